@@ -1,0 +1,275 @@
+"""Python API: start or attach to a server, manage sessions, and get official SDK clients bound to them.
+
+    with LlmTestServer.start() as server:
+        session = server.create_session()
+        session.configure(ConfigBuilder().scenario().text("Hello!").build())
+        reply = session.openai_client().chat.completions.create(
+            model="gpt-4.1-mini", messages=[{"role": "user", "content": "Hi"}]
+        )
+
+Only the standard library is used for the control API; each provider SDK is imported when its client is
+first asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from llmts.schema.builder import ConfigBuilder, ScenarioBuilder
+from llmts.schema.config import SessionConfig
+
+__all__ = ["DEFAULT_API_KEY", "LlmTestServer", "ServerError", "SessionClient"]
+
+# The key SDK clients send when the session configures no provider credential (SDKs insist on one).
+DEFAULT_API_KEY = "llmts-test-key"
+_SESSION_HEADER = "X-Llm-Test-Server-Session"
+
+ConfigInput = SessionConfig | ConfigBuilder | ScenarioBuilder | dict[str, Any]
+
+
+class ServerError(Exception):
+    """A control API call failed; ``code``, ``message`` and ``details`` come from the server's error body."""
+
+    def __init__(self, status: int, code: str, message: str, details: list[Any] | None = None) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details or []
+
+
+def _config_payload(config: ConfigInput) -> dict[str, Any]:
+    if isinstance(config, ConfigBuilder | ScenarioBuilder):
+        return config.to_dict()
+    if isinstance(config, SessionConfig):
+        payload: dict[str, Any] = config.model_dump(mode="json")
+        return payload
+    if isinstance(config, dict):
+        return config
+    raise TypeError(
+        f"configure() takes a SessionConfig, a ConfigBuilder or a dict, not {type(config).__name__}"
+    )
+
+
+class LlmTestServer:
+    """A running llmts server: one this object started (``start``) or one it attached to (``attach``)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        control_key: str | None = None,
+        process: subprocess.Popen[bytes] | None = None,
+        log_path: Path | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.control_key = control_key
+        self.process = process
+        self.log_path = log_path
+
+    # --- lifecycle ----------------------------------------------------------------------------------
+
+    @classmethod
+    def attach(cls, url: str, *, control_key: str | None = None, timeout: float = 10.0) -> LlmTestServer:
+        server = cls(url, control_key=control_key)
+        server.wait_healthy(timeout)
+        return server
+
+    @classmethod
+    def start(
+        cls,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        control_key: str | None = None,
+        fixtures: ConfigInput | str | Path | None = None,
+        access_log: bool = True,
+        parent_pid: int | None = None,
+        startup_timeout: float = 30.0,
+        extra_args: list[str] | None = None,
+    ) -> LlmTestServer:
+        """Start ``llmts serve`` as a subprocess on a free port and wait until ``/health`` answers.
+
+        The server logs to ``log_path``; it also stops by itself when ``parent_pid`` (default: this
+        process) exits, so a killed test run never leaves a server behind.
+        """
+        workdir = Path(tempfile.mkdtemp(prefix="llmts-"))
+        ready_file = workdir / "url"
+        log_path = workdir / "server.log"
+        args = [sys.executable, "-m", "llmts", "serve", "--host", host, "--port", str(port)]
+        args += ["--parent-pid", str(parent_pid or os.getpid()), "--ready-file", str(ready_file)]
+        if control_key:
+            args += ["--control-key", control_key]
+        if not access_log:
+            args.append("--no-access-log")
+        if fixtures is not None:
+            if isinstance(fixtures, str | Path):
+                args += ["--fixtures", str(fixtures)]
+            else:
+                fixtures_path = workdir / "fixtures.json"
+                fixtures_path.write_text(json.dumps(_config_payload(fixtures)))
+                args += ["--fixtures", str(fixtures_path)]
+        args += extra_args or []
+        with open(log_path, "ab") as log:
+            process = subprocess.Popen(
+                args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
+        deadline = time.monotonic() + startup_timeout
+        while not ready_file.exists():
+            if process.poll() is not None:
+                raise RuntimeError(
+                    f"llmts exited with {process.returncode} during start-up:\n{log_path.read_text()}"
+                )
+            if time.monotonic() > deadline:
+                process.kill()
+                raise TimeoutError(f"llmts did not start within {startup_timeout} s:\n{log_path.read_text()}")
+            time.sleep(0.02)
+        server = cls(
+            ready_file.read_text().strip(), control_key=control_key, process=process, log_path=log_path
+        )
+        try:
+            server.wait_healthy(max(1.0, deadline - time.monotonic()))
+        except Exception:
+            server.stop()
+            raise
+        return server
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
+    def wait_healthy(self, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if self.health():
+                    return
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.url}/health did not answer within {timeout} s")
+            time.sleep(0.02)
+
+    def health(self) -> bool:
+        with urllib.request.urlopen(self.url + "/health", timeout=5) as response:
+            return bool(response.status == 200)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop a server this object started (SIGTERM, then SIGKILL); attached servers are left running."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout)
+
+    def __enter__(self) -> LlmTestServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- control API --------------------------------------------------------------------------------
+
+    def request(
+        self, method: str, path: str, payload: Any = None, *, session_id: str | None = None
+    ) -> tuple[int, dict[str, str], Any]:
+        """Call the control API; returns (status, headers, decoded JSON) or raises ``ServerError``."""
+        data = None if payload is None else json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        if self.control_key:
+            headers["Authorization"] = f"Bearer {self.control_key}"
+        if session_id is not None:
+            headers[_SESSION_HEADER] = session_id
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as response:
+                body = response.read()
+                return response.status, dict(response.headers), json.loads(body) if body else None
+        except urllib.error.HTTPError as exc:
+            raw = exc.read()
+            try:
+                error = json.loads(raw)["error"]
+            except (ValueError, KeyError, TypeError):
+                raise ServerError(exc.code, "http_error", raw.decode(errors="replace")[:500]) from None
+            raise ServerError(
+                exc.code, error.get("code", ""), error.get("message", ""), error.get("details")
+            ) from None
+
+    def create_session(self) -> SessionClient:
+        _, _, info = self.request("POST", "/admin-api/sessions")
+        return SessionClient(self, info["id"], info["provider_base"])
+
+    def session(self, session_id: str = "default") -> SessionClient:
+        """A handle on an existing session (``default`` unless named)."""
+        base = self.url if session_id == "default" else f"{self.url}/sessions/{session_id}"
+        return SessionClient(self, session_id, base)
+
+    @property
+    def default_session(self) -> SessionClient:
+        return self.session("default")
+
+    def sessions(self) -> list[dict[str, Any]]:
+        _, _, listing = self.request("GET", "/admin-api/sessions")
+        return list(listing)
+
+
+class SessionClient:
+    """One session: configure it, reset it, and get official SDK clients bound to it."""
+
+    def __init__(self, server: LlmTestServer, session_id: str, provider_base: str) -> None:
+        self.server = server
+        self.id = session_id
+        self.provider_base = provider_base.rstrip("/")
+        self._credentials: dict[str, str] = {}
+
+    def __repr__(self) -> str:
+        return f"SessionClient(id={self.id!r}, provider_base={self.provider_base!r})"
+
+    def configure(self, config: ConfigInput) -> dict[str, Any]:
+        """Replace the session's configuration atomically; returns the effective configuration."""
+        _, _, result = self.server.request(
+            "POST", "/admin-api/configure", _config_payload(config), session_id=self.id
+        )
+        effective: dict[str, Any] = result["configuration"]
+        self._credentials = dict(effective.get("provider_credentials") or {})
+        return effective
+
+    def reset(self) -> None:
+        self.server.request("POST", "/admin-api/reset", session_id=self.id)
+
+    def configuration(self) -> dict[str, Any]:
+        _, _, config = self.server.request("GET", "/admin-api/configuration", session_id=self.id)
+        return dict(config)
+
+    def delete(self) -> None:
+        self.server.request("DELETE", f"/admin-api/sessions/{self.id}")
+
+    def credential(self, provider: str) -> str:
+        return self._credentials.get(provider, DEFAULT_API_KEY)
+
+    def openai_client(self, **kwargs: Any) -> Any:
+        """An official ``openai.OpenAI`` bound to this session (extra kwargs go to the constructor)."""
+        import openai
+
+        kwargs.setdefault("api_key", self.credential("openai"))
+        return openai.OpenAI(base_url=f"{self.provider_base}/openai/v1", **kwargs)
+
+    def async_openai_client(self, **kwargs: Any) -> Any:
+        import openai
+
+        kwargs.setdefault("api_key", self.credential("openai"))
+        return openai.AsyncOpenAI(base_url=f"{self.provider_base}/openai/v1", **kwargs)

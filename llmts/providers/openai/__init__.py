@@ -1,0 +1,31 @@
+"""The ``openai`` namespace: Chat Completions and models under ``/openai/v1``."""
+
+from __future__ import annotations
+
+from llmts.providers.base import InferenceRoute, ProviderAdapter, Reply, SimpleRoute, bearer_token
+from llmts.providers.openai.chat_parse import parse_chat_request
+from llmts.providers.openai.chat_render import render_chat_completion, render_chat_stream
+from llmts.providers.openai.errors import render_openai_error
+from llmts.providers.openai.models import list_models, retrieve_model
+from llmts.schema.neutral import Completion, NeutralRequest
+
+__all__ = ["OPENAI"]
+
+
+def _render_chat(request: NeutralRequest, completion: Completion, request_id: str) -> Reply:
+    if request.stream:
+        return render_chat_stream(request, completion, request_id)
+    return render_chat_completion(request, completion, request_id)
+
+
+OPENAI = ProviderAdapter(
+    namespace="openai",
+    prefix="/openai",
+    routes=(
+        InferenceRoute("/openai/v1/chat/completions", ("POST",), parse_chat_request, _render_chat),
+        SimpleRoute("/openai/v1/models", ("GET",), list_models),
+        SimpleRoute("/openai/v1/models/<path:model>", ("GET",), retrieve_model),
+    ),
+    credential=bearer_token,
+    render_error=render_openai_error,
+)

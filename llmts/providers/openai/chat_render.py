@@ -1,0 +1,130 @@
+"""``Completion`` -> OpenAI Chat Completions JSON or SSE frames (wire/PROTOCOLS.md §1.1, §1.2).
+
+Stream frames are assembled from byte templates: the per-request head (id, created, model) is serialized
+once, each delta is serialized once, and every frame is ``head + delta + tail``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from llmts.providers.base import Reply
+from llmts.schema.neutral import Completion, NeutralRequest, Usage
+
+__all__ = ["render_chat_completion", "render_chat_stream", "usage_payload"]
+
+_JSON_HEADERS = ("Content-Type", "application/json")
+_SSE_HEADERS = [("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-cache")]
+_DONE = b"data: [DONE]\n\n"
+_FINISH_REASONS = {"text": "stop", "json": "stop", "tool_calls": "tool_calls"}
+
+
+def usage_payload(usage: Usage) -> dict[str, Any]:
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens, "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": usage.reasoning_tokens,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
+    }
+
+
+def _message(completion: Completion) -> dict[str, Any]:
+    output = completion.output
+    if output.kind == "tool_calls":
+        return {
+            "role": "assistant",
+            "content": None,
+            "refusal": None,
+            "annotations": [],
+            "tool_calls": [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in output.tool_calls
+            ],
+        }
+    return {"role": "assistant", "content": output.text, "refusal": None, "annotations": []}
+
+
+def render_chat_completion(request: NeutralRequest, completion: Completion, request_id: str) -> Reply:
+    payload = {
+        "id": "chatcmpl-" + completion.response_id,
+        "object": "chat.completion",
+        "created": completion.created_at,
+        "model": request.model,
+        "choices": [
+            {
+                "index": 0,
+                "message": _message(completion),
+                "logprobs": None,
+                "finish_reason": _FINISH_REASONS[completion.output.kind],
+            }
+        ],
+        "usage": usage_payload(completion.usage),
+        "service_tier": "default",
+        "system_fingerprint": None,
+    }
+    return Reply(200, [_JSON_HEADERS, ("x-request-id", request_id)], orjson.dumps(payload))
+
+
+def render_chat_stream(request: NeutralRequest, completion: Completion, request_id: str) -> Reply:
+    head = (
+        b'data: {"id":"chatcmpl-'
+        + completion.response_id.encode()
+        + b'","object":"chat.completion.chunk","created":'
+        + str(completion.created_at).encode()
+        + b',"model":'
+        + orjson.dumps(request.model)
+        + b',"service_tier":"default","system_fingerprint":null,"choices":'
+    )
+    usage_tail = b',"usage":null}\n\n' if request.stream_include_usage else b"}\n\n"
+    delta_head = head + b'[{"index":0,"delta":'
+    delta_tail = b',"logprobs":null,"finish_reason":null}]' + usage_tail
+
+    def frame(delta: dict[str, Any]) -> bytes:
+        return delta_head + orjson.dumps(delta) + delta_tail
+
+    output = completion.output
+    frames: list[bytes] = []
+    if output.kind == "tool_calls":
+        frames.append(frame({"role": "assistant", "content": None, "refusal": None}))
+        for index, call in enumerate(output.tool_calls):
+            # id, type and name only in the first delta of each index: the SDK helper concatenates strings.
+            frames.append(
+                frame(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "id": call.id,
+                                "type": "function",
+                                "function": {"name": call.name, "arguments": ""},
+                            }
+                        ]
+                    }
+                )
+            )
+            frames.extend(
+                frame({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+                for piece in call.arguments_chunks
+                if piece
+            )
+    else:
+        frames.append(frame({"role": "assistant", "content": "", "refusal": None}))
+        frames.extend(frame({"content": chunk}) for chunk in output.chunks if chunk)
+    finish = _FINISH_REASONS[output.kind].encode()
+    frames.append(delta_head + b'{},"logprobs":null,"finish_reason":"' + finish + b'"}]' + usage_tail)
+    if request.stream_include_usage:
+        frames.append(head + b'[],"usage":' + orjson.dumps(usage_payload(completion.usage)) + b"}\n\n")
+    frames.append(_DONE)
+    return Reply(200, [*_SSE_HEADERS, ("x-request-id", request_id)], frames=frames)

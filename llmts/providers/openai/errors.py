@@ -1,0 +1,35 @@
+"""OpenAI's error envelope and retry headers (wire/PROTOCOLS.md §1.3)."""
+
+from __future__ import annotations
+
+import orjson
+
+from llmts.errors import LlmtsError, ScriptedError
+from llmts.providers.base import Reply
+
+__all__ = ["render_openai_error"]
+
+
+def _default_type(status: int) -> str:
+    if status >= 500:
+        return "server_error"
+    if status == 429:
+        return "rate_limit_error"
+    if status == 401:
+        return "invalid_request_error"
+    if status == 403:
+        return "permission_error"
+    return "invalid_request_error"
+
+
+def render_openai_error(error: LlmtsError, request_id: str) -> Reply:
+    error_type = getattr(error, "error_type", None) or _default_type(error.http_status)
+    body = {"error": {"message": error.message, "type": error_type, "param": error.param, "code": error.code}}
+    headers = [("Content-Type", "application/json"), ("x-request-id", request_id)]
+    if isinstance(error, ScriptedError) and error.retry_after is not None:
+        seconds = error.retry_after
+        headers.append(("retry-after", str(int(seconds)) if seconds == int(seconds) else f"{seconds:g}"))
+        headers.append(("retry-after-ms", str(round(seconds * 1000))))
+    if error.should_retry is not None:
+        headers.append(("x-should-retry", "true" if error.should_retry else "false"))
+    return Reply(error.http_status, headers, orjson.dumps(body))

@@ -1,0 +1,45 @@
+"""Does a scripted output make sense for this request? A real model could not answer a request that forbids
+tools with a tool call, or call a tool the request never declared; a fixture that would do so is drift in the
+test's script, reported as 409 ``llm_test_server_fixture_mismatch`` before any state advances."""
+
+from __future__ import annotations
+
+import orjson
+
+from llmts.errors import FixtureMismatch
+from llmts.schema.neutral import NeutralRequest, ScriptedOutput
+
+__all__ = ["check_output_fits"]
+
+
+def check_output_fits(request: NeutralRequest, output: ScriptedOutput, where: str) -> None:
+    choice = request.tool_choice
+    if output.kind == "tool_calls":
+        if choice.mode == "none":
+            raise FixtureMismatch(f"{where} calls a tool but the request set tool_choice to none")
+        declared = request.tool_names
+        for call in output.tool_calls:
+            if call.name not in declared:
+                listed = ", ".join(declared) if declared else "no tools"
+                raise FixtureMismatch(
+                    f"{where} calls tool {call.name!r} but the request declares {listed}", param="tools"
+                )
+            if choice.mode == "function" and call.name != choice.name:
+                raise FixtureMismatch(
+                    f"{where} calls tool {call.name!r} but the request forces tool {choice.name!r}",
+                    param="tool_choice",
+                )
+        return
+    if choice.mode in ("required", "function"):
+        raise FixtureMismatch(
+            f"{where} answers with {output.kind} but the request requires a tool call", param="tool_choice"
+        )
+    if request.response_format != "text" and output.kind == "text":
+        try:
+            orjson.loads(output.text)
+        except orjson.JSONDecodeError:
+            raise FixtureMismatch(
+                f"{where} answers with text that is not JSON but the request asks for "
+                f"response_format {request.response_format}",
+                param="response_format",
+            ) from None

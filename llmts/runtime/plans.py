@@ -1,0 +1,123 @@
+"""Compile a validated ``SessionConfig`` into immutable plans, once, at configure time.
+
+Everything a request needs that does not depend on the request itself (serialized tool arguments, stream
+chunks, output token counts, generated tool call ids) is computed here, never per request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import orjson
+
+from llmts.runtime.tokens import estimate_text_tokens, estimate_tool_call_tokens
+from llmts.schema.config import ErrorFixture, ResponseFixture, SessionConfig, UsageOverride
+from llmts.schema.neutral import NeutralToolCall, ScriptedOutput
+
+__all__ = ["ARGUMENT_CHUNK_CHARS", "ResponsePlan", "ScenarioPlan", "SessionPlan", "compile_config"]
+
+# Streams split tool-call arguments into pieces of this many characters unless the fixture says how.
+ARGUMENT_CHUNK_CHARS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ResponsePlan:
+    index: int
+    output: ScriptedOutput | None
+    error: ErrorFixture | None
+    delay_ms: int
+    usage: UsageOverride | None
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioPlan:
+    id: str
+    model: str | None
+    provider: str | None
+    terminal_policy: str
+    responses: tuple[ResponsePlan, ...]
+
+    def matches(self, provider: str, model: str) -> bool:
+        return (self.model is None or self.model == model) and (
+            self.provider is None or self.provider == provider
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPlan:
+    config: SessionConfig
+    models: frozenset[str]
+    credentials: dict[str, str]
+    scenarios: tuple[ScenarioPlan, ...]
+
+
+def _split(text: str, size: int) -> tuple[str, ...]:
+    if not text:
+        return ("",)
+    return tuple(text[start : start + size] for start in range(0, len(text), size))
+
+
+def _stable_call_id(scenario_id: str, response_index: int, call_index: int) -> str:
+    digest = hashlib.sha256(f"{scenario_id}\x00{response_index}\x00{call_index}".encode()).hexdigest()
+    return "call_" + digest[:24]
+
+
+def _compile_output(fixture: ResponseFixture, scenario_id: str, index: int) -> ScriptedOutput | None:
+    kind = fixture.kind
+    if kind == "text":
+        text = fixture.text or ""
+        chunks = tuple(fixture.chunks) if fixture.chunks else (text,)
+        return ScriptedOutput(kind="text", text=text, chunks=chunks, output_tokens=estimate_text_tokens(text))
+    if kind == "json":
+        text = orjson.dumps(fixture.json_value).decode()
+        return ScriptedOutput(
+            kind="json", text=text, chunks=(text,), output_tokens=estimate_text_tokens(text)
+        )
+    if kind == "tool_calls":
+        calls = tuple(
+            NeutralToolCall(
+                id=call.id or _stable_call_id(scenario_id, index, call_index),
+                name=call.name,
+                arguments=call.arguments_text(),
+                arguments_chunks=tuple(call.arguments_chunks)
+                if call.arguments_chunks
+                else _split(call.arguments_text(), ARGUMENT_CHUNK_CHARS),
+            )
+            for call_index, call in enumerate(fixture.tool_calls or ())
+        )
+        return ScriptedOutput(
+            kind="tool_calls", tool_calls=calls, output_tokens=estimate_tool_call_tokens(calls)
+        )
+    return None
+
+
+def compile_config(config: SessionConfig) -> SessionPlan:
+    scenarios = []
+    for s_index, scenario in enumerate(config.scenarios):
+        scenario_id = scenario.id or f"scenario_{s_index}"
+        responses = tuple(
+            ResponsePlan(
+                index=r_index,
+                output=_compile_output(fixture, scenario_id, r_index),
+                error=fixture.error,
+                delay_ms=fixture.delay_ms,
+                usage=fixture.usage,
+            )
+            for r_index, fixture in enumerate(scenario.responses)
+        )
+        scenarios.append(
+            ScenarioPlan(
+                id=scenario_id,
+                model=scenario.model,
+                provider=scenario.provider,
+                terminal_policy=scenario.terminal_policy,
+                responses=responses,
+            )
+        )
+    return SessionPlan(
+        config=config,
+        models=frozenset(config.models),
+        credentials=dict(config.provider_credentials),
+        scenarios=tuple(scenarios),
+    )

@@ -1,0 +1,74 @@
+"""The session registry: the only process-wide mutable state.
+
+Lookups on the request path are a plain dict read (no lock); the registry lock guards create/delete only.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+
+from llmts.errors import InvalidRequest, SessionCapacityExceeded, SessionNotFound
+from llmts.runtime.clock import Clock, IdSource, RandomIds, SystemClock
+from llmts.runtime.session import Session
+
+__all__ = ["DEFAULT_MAX_SESSIONS", "DEFAULT_SESSION_ID", "SessionRegistry"]
+
+DEFAULT_SESSION_ID = "default"
+DEFAULT_MAX_SESSIONS = 4096
+
+
+class SessionRegistry:
+    def __init__(
+        self,
+        *,
+        clock: Clock | None = None,
+        ids: IdSource | None = None,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+    ) -> None:
+        self._clock = clock or SystemClock()
+        self._ids = ids or RandomIds()
+        self._max_sessions = max_sessions
+        self._lock = threading.Lock()
+        self._sessions: dict[str, Session] = {}
+        self.default = self._new(DEFAULT_SESSION_ID)
+        self._sessions[DEFAULT_SESSION_ID] = self.default
+
+    @property
+    def max_sessions(self) -> int:
+        return self._max_sessions
+
+    def _new(self, session_id: str) -> Session:
+        return Session(session_id, clock=self._clock, ids=self._ids)
+
+    def create(self) -> Session:
+        with self._lock:
+            # The default session does not count against the limit.
+            if len(self._sessions) - 1 >= self._max_sessions:
+                raise SessionCapacityExceeded(
+                    f"the server already holds {self._max_sessions} sessions (its limit); delete some first"
+                )
+            session = self._new("ses_" + secrets.token_hex(16))
+            self._sessions[session.id] = session
+            return session
+
+    def get(self, session_id: str) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise SessionNotFound(f"no session {session_id!r} on this server")
+        return session
+
+    def delete(self, session_id: str) -> None:
+        if session_id == DEFAULT_SESSION_ID:
+            raise InvalidRequest(
+                "the default session cannot be deleted; reset or reconfigure it instead",
+                code="default_session_not_deletable",
+            )
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is None:
+            raise SessionNotFound(f"no session {session_id!r} on this server")
+        session.retire()
+
+    def list(self) -> list[Session]:
+        return list(self._sessions.values())

@@ -1,0 +1,196 @@
+"""One test session: its configuration plan, queue cursors and generation, behind its own lock.
+
+A request goes through two steps:
+
+* ``admit`` (under the lock, no waiting): pick the scenario, check the fixture fits the request, and
+  consume the queue entry. Order of admission is the order answers are handed out.
+* ``complete`` (after the fixture's delay, which the caller performs outside the lock): turn the admission
+  into a ``Completion``, or raise the scripted error. If the session was reset, reconfigured or deleted in
+  between, the request is superseded (409) instead.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from llmts.errors import (
+    ModelNotFound,
+    NoMatchingScenario,
+    RequestSuperseded,
+    ScenarioExhausted,
+    ScriptedError,
+)
+from llmts.runtime.clock import Clock, IdSource
+from llmts.runtime.compat import check_output_fits
+from llmts.runtime.plans import ResponsePlan, ScenarioPlan, SessionPlan, compile_config
+from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
+from llmts.schema.config import SessionConfig
+from llmts.schema.neutral import Completion, NeutralRequest, ScriptedOutput, Usage
+
+__all__ = ["Admission", "Session"]
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    generation: int
+    delay_ms: int
+    response: ResponsePlan | None
+    echo: ScriptedOutput | None
+    scenario_id: str | None
+    input_tokens: int
+
+
+class Session:
+    def __init__(self, session_id: str, *, clock: Clock, ids: IdSource) -> None:
+        self.id = session_id
+        self.created_at = clock.now()
+        self._clock = clock
+        self._ids = ids
+        self._lock = threading.Lock()
+        self._plan: SessionPlan | None = None
+        self._cursors: list[int] = []
+        self._generation = 0
+        self._retired = False
+
+    # --- control -----------------------------------------------------------------------------------
+
+    @property
+    def configured(self) -> bool:
+        return self._plan is not None
+
+    @property
+    def configuration(self) -> SessionConfig | None:
+        plan = self._plan
+        return plan.config if plan is not None else None
+
+    @property
+    def generation(self) -> int:
+        return self._generation
+
+    @property
+    def retired(self) -> bool:
+        return self._retired
+
+    def configure(self, config: SessionConfig) -> None:
+        plan = compile_config(config)  # may be slow for big configs: done before taking the lock
+        with self._lock:
+            self._plan = plan
+            self._cursors = [0] * len(plan.scenarios)
+            self._generation += 1
+
+    def reset(self) -> None:
+        with self._lock:
+            if self._plan is not None:
+                self._cursors = [0] * len(self._plan.scenarios)
+            self._generation += 1
+
+    def retire(self) -> None:
+        """The session was deleted: supersede whatever is still pending."""
+        with self._lock:
+            self._retired = True
+            self._generation += 1
+
+    def is_current(self, generation: int) -> bool:
+        return not self._retired and self._generation == generation
+
+    def credential_for(self, provider: str) -> str | None:
+        plan = self._plan
+        return plan.credentials.get(provider) if plan is not None else None
+
+    def serves_model(self, model: str) -> bool:
+        plan = self._plan
+        return plan is None or model in plan.models
+
+    def model_ids(self) -> list[str]:
+        plan = self._plan
+        return list(plan.config.models) if plan is not None else ["gpt-4.1-mini"]
+
+    # --- requests ----------------------------------------------------------------------------------
+
+    def admit(self, request: NeutralRequest) -> Admission:
+        input_tokens = estimate_input_tokens(request.messages, request.extra_prompt_chars)
+        with self._lock:
+            plan = self._plan
+            if plan is None:
+                text = request.latest_user_text()
+                echo = ScriptedOutput(
+                    kind="text", text=text, chunks=(text,), output_tokens=estimate_text_tokens(text)
+                )
+                return Admission(self._generation, 0, None, echo, None, input_tokens)
+            if request.model not in plan.models:
+                raise ModelNotFound(
+                    f"The model `{request.model}` does not exist or you do not have access to it.",
+                    param="model",
+                )
+            for index, scenario in enumerate(plan.scenarios):
+                if scenario.matches(request.provider, request.model):
+                    response = self._take(index, scenario, request)
+                    return Admission(
+                        self._generation, response.delay_ms, response, None, scenario.id, input_tokens
+                    )
+            raise NoMatchingScenario(
+                f"no scenario of this session serves {request.provider} requests for model {request.model!r}"
+            )
+
+    def _take(self, index: int, scenario: ScenarioPlan, request: NeutralRequest) -> ResponsePlan:
+        """Pick the scenario's next response, check it fits, and only then advance the cursor."""
+        position = self._cursors[index]
+        count = len(scenario.responses)
+        if position >= count:
+            if scenario.terminal_policy == "repeat_last_response":
+                position = count - 1
+            elif scenario.terminal_policy == "restart":
+                position = 0
+            else:
+                raise ScenarioExhausted(
+                    f"scenario {scenario.id!r} has no responses left ({count} configured, all consumed)"
+                )
+        response = scenario.responses[position]
+        if response.output is not None:
+            check_output_fits(request, response.output, f"scenario {scenario.id!r} response {position}")
+        self._cursors[index] = position + 1
+        return response
+
+    def complete(self, admission: Admission) -> Completion:
+        if not self.is_current(admission.generation):
+            raise RequestSuperseded(
+                "the session was reset, reconfigured or deleted while this request was pending"
+            )
+        response = admission.response
+        if response is None:
+            output = admission.echo
+            assert output is not None
+            override = None
+            response_index = None
+        else:
+            if response.error is not None:
+                error = response.error
+                raise ScriptedError(
+                    error.message,
+                    code=error.code,
+                    http_status=error.status,
+                    error_type=error.type,
+                    retry_after=error.retry_after,
+                    should_retry=error.should_retry,
+                )
+            output = response.output
+            assert output is not None
+            override = response.usage
+            response_index = response.index
+        usage = Usage.model_construct(
+            input_tokens=admission.input_tokens,
+            output_tokens=output.output_tokens,
+            cached_tokens=0,
+            reasoning_tokens=0,
+        )
+        if override is not None:
+            usage = usage.model_copy(update=override.model_dump())
+        return Completion.model_construct(
+            output=output,
+            usage=usage,
+            response_id=self._ids.new_hex(12),
+            created_at=int(self._clock.now()),
+            scenario_id=admission.scenario_id,
+            response_index=response_index,
+        )

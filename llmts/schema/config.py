@@ -1,0 +1,243 @@
+"""The session configuration JSON (CONTRACT.md), as pydantic models.
+
+Everything here is validated once, at configure time; the runtime compiles it into precomputed plans so
+that nothing is re-validated per request. Every list has a documented bound (see ``LIMITS``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+
+__all__ = [
+    "LIMITS",
+    "PROVIDER_NAMESPACES",
+    "ErrorFixture",
+    "ResponseFixture",
+    "Scenario",
+    "SessionConfig",
+    "ToolCallFixture",
+    "UsageOverride",
+]
+
+PROVIDER_NAMESPACES: tuple[str, ...] = (
+    "openai",
+    "azure-openai",
+    "anthropic",
+    "gemini",
+    "cohere",
+    "ollama",
+    "bedrock",
+)
+
+# Documented in docs/configuration.md; each overflow is a 400 naming the field.
+LIMITS: dict[str, int] = {
+    "models": 256,
+    "model_id_chars": 256,
+    "scenarios": 256,
+    "responses_per_scenario": 4096,
+    "identifier_chars": 128,
+    "chunks_per_response": 4096,
+    "tool_calls_per_response": 128,
+    "delay_ms": 300_000,
+    "retry_after_seconds": 3600,
+    "credential_chars": 1024,
+}
+
+TerminalPolicy = Literal["reject", "repeat_last_response", "restart"]
+
+_STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class UsageOverride(BaseModel):
+    """Token counts that replace the deterministic estimate (any subset)."""
+
+    model_config = _STRICT
+
+    input_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+    cached_tokens: int | None = Field(default=None, ge=0)
+    reasoning_tokens: int | None = Field(default=None, ge=0)
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
+class ToolCallFixture(BaseModel):
+    """One tool call the model "makes". ``arguments`` is any JSON value; a string is sent verbatim."""
+
+    model_config = _STRICT
+
+    id: str | None = Field(default=None, min_length=1, max_length=LIMITS["identifier_chars"])
+    name: str = Field(min_length=1, max_length=LIMITS["identifier_chars"])
+    arguments: Any = Field(default_factory=dict)
+    arguments_chunks: list[str] | None = Field(
+        default=None, min_length=1, max_length=LIMITS["chunks_per_response"]
+    )
+
+    def arguments_text(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return orjson.dumps(self.arguments).decode()
+
+    @model_validator(mode="after")
+    def _chunks_concatenate(self) -> ToolCallFixture:
+        if self.arguments_chunks is not None and "".join(self.arguments_chunks) != self.arguments_text():
+            raise ValueError("arguments_chunks must concatenate to the serialized arguments")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if v is not None or k == "arguments"}
+
+
+class ErrorFixture(BaseModel):
+    """A scripted provider error, rendered in the provider's own envelope."""
+
+    model_config = _STRICT
+
+    status: int = Field(ge=400, le=599)
+    code: str = Field(min_length=1, max_length=LIMITS["identifier_chars"])
+    message: str = Field(min_length=1)
+    type: str | None = Field(default=None, min_length=1, max_length=LIMITS["identifier_chars"])
+    retry_after: float | None = Field(default=None, ge=0, le=LIMITS["retry_after_seconds"])
+    should_retry: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
+_RESPONSE_KINDS = ("text", "json", "tool_calls", "error")
+
+
+class ResponseFixture(BaseModel):
+    """One scripted answer: exactly one of ``text``, ``json``, ``tool_calls``, ``error``."""
+
+    model_config = _STRICT
+
+    text: str | None = None
+    json_value: Any = Field(default=None, alias="json")
+    tool_calls: list[ToolCallFixture] | None = Field(
+        default=None, min_length=1, max_length=LIMITS["tool_calls_per_response"]
+    )
+    error: ErrorFixture | None = None
+    chunks: list[str] | None = Field(default=None, min_length=1, max_length=LIMITS["chunks_per_response"])
+    delay_ms: int = Field(default=0, ge=0, le=LIMITS["delay_ms"])
+    usage: UsageOverride | None = None
+
+    @property
+    def kind(self) -> str:
+        for kind in _RESPONSE_KINDS:
+            if self._has(kind):
+                return kind
+        raise AssertionError("validated fixtures always have a kind")
+
+    def _has(self, kind: str) -> bool:
+        if kind == "json":
+            return "json_value" in self.model_fields_set
+        return getattr(self, kind) is not None
+
+    @model_validator(mode="after")
+    def _exactly_one_kind(self) -> ResponseFixture:
+        present = [kind for kind in _RESPONSE_KINDS if self._has(kind)]
+        if len(present) != 1:
+            found = ", ".join(present) if present else "none"
+            raise ValueError(
+                "a response needs exactly one of text, json, tool_calls, error (found: " + found + ")"
+            )
+        if self.chunks is not None:
+            if self.text is None:
+                raise ValueError("chunks are only allowed with text")
+            if "".join(self.chunks) != self.text:
+                raise ValueError("chunks must concatenate to text")
+        tool_ids = [call.id for call in self.tool_calls or () if call.id is not None]
+        if len(tool_ids) != len(set(tool_ids)):
+            raise ValueError("tool call ids must be unique within a response")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: Any) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        out = {k: v for k, v in data.items() if v is not None and k not in ("json", "json_value")}
+        if self._has("json"):
+            out["json"] = self.json_value
+        if out.get("delay_ms") == 0:
+            del out["delay_ms"]
+        return out
+
+
+class Scenario(BaseModel):
+    """A queue of responses, consumed in order by the requests it matches."""
+
+    model_config = _STRICT
+
+    id: str | None = Field(default=None, min_length=1, max_length=LIMITS["identifier_chars"])
+    model: str | None = Field(default=None, min_length=1, max_length=LIMITS["model_id_chars"])
+    provider: str | None = None
+    terminal_policy: TerminalPolicy = "reject"
+    responses: list[ResponseFixture] = Field(min_length=1, max_length=LIMITS["responses_per_scenario"])
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str | None) -> str | None:
+        if value is not None and value not in PROVIDER_NAMESPACES:
+            raise ValueError("unknown provider namespace; expected one of " + ", ".join(PROVIDER_NAMESPACES))
+        return value
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
+class SessionConfig(BaseModel):
+    """A whole session configuration; ``configure`` replaces the previous one atomically."""
+
+    model_config = _STRICT
+
+    models: list[str] = Field(
+        default_factory=lambda: ["gpt-4.1-mini"], min_length=1, max_length=LIMITS["models"]
+    )
+    provider_credentials: dict[str, str] = Field(default_factory=dict)
+    scenarios: list[Scenario] = Field(default_factory=list, max_length=LIMITS["scenarios"])
+
+    @field_validator("models")
+    @classmethod
+    def _model_ids(cls, value: list[str]) -> list[str]:
+        for model in value:
+            if not model or len(model) > LIMITS["model_id_chars"]:
+                raise ValueError(f"model ids must be 1..{LIMITS['model_id_chars']} characters")
+        if len(set(value)) != len(value):
+            raise ValueError("model ids must be unique")
+        return value
+
+    @field_validator("provider_credentials")
+    @classmethod
+    def _credentials(cls, value: dict[str, str]) -> dict[str, str]:
+        for namespace, credential in value.items():
+            if namespace not in PROVIDER_NAMESPACES:
+                raise ValueError(
+                    f"unknown provider namespace {namespace!r}; expected one of "
+                    + ", ".join(PROVIDER_NAMESPACES)
+                )
+            if not credential or len(credential) > LIMITS["credential_chars"]:
+                raise ValueError(f"credentials must be 1..{LIMITS['credential_chars']} characters")
+        return value
+
+    @model_validator(mode="after")
+    def _scenario_references(self) -> SessionConfig:
+        seen: set[str] = set()
+        for index, scenario in enumerate(self.scenarios):
+            scenario_id = scenario.id or f"scenario_{index}"
+            if scenario_id in seen:
+                raise ValueError(f"duplicate scenario id {scenario_id!r}")
+            seen.add(scenario_id)
+            if scenario.model is not None and scenario.model not in self.models:
+                raise ValueError(
+                    f"scenarios[{index}].model {scenario.model!r} is not one of the session's models"
+                )
+        return self

@@ -1,0 +1,117 @@
+"""Provider-neutral request and result models.
+
+Provider adapters build a ``NeutralRequest`` from their wire format (already checked by the adapter, so it
+is built with ``model_construct`` on the hot path) and render a ``Completion`` back into their wire format.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "Completion",
+    "NeutralMessage",
+    "NeutralRequest",
+    "NeutralToolCall",
+    "OutputKind",
+    "ResponseFormat",
+    "ScriptedOutput",
+    "ToolChoice",
+    "Usage",
+]
+
+OutputKind = Literal["text", "json", "tool_calls"]
+ResponseFormat = Literal["text", "json_object", "json_schema"]
+
+_FROZEN = ConfigDict(frozen=True)
+
+
+class NeutralToolCall(BaseModel):
+    model_config = _FROZEN
+
+    id: str
+    name: str
+    arguments: str
+    # How a stream splits ``arguments``; concatenates to it.
+    arguments_chunks: tuple[str, ...] = ()
+
+
+class NeutralMessage(BaseModel):
+    model_config = _FROZEN
+
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    text: str = ""
+    tool_calls: tuple[NeutralToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+
+class ToolChoice(BaseModel):
+    """``auto`` | ``none`` | ``required``, or ``function`` with the forced ``name``."""
+
+    model_config = _FROZEN
+
+    mode: Literal["auto", "none", "required", "function"] = "auto"
+    name: str | None = None
+
+
+class NeutralRequest(BaseModel):
+    model_config = _FROZEN
+
+    provider: str
+    operation: str
+    model: str
+    messages: tuple[NeutralMessage, ...]
+    tool_names: tuple[str, ...] = ()
+    tool_choice: ToolChoice = ToolChoice()
+    response_format: ResponseFormat = "text"
+    stream: bool = False
+    # The client asked for a usage report at the end of a stream (OpenAI ``stream_options.include_usage``).
+    stream_include_usage: bool = False
+    # Characters of tool declarations and other prompt material that count towards input tokens.
+    extra_prompt_chars: int = 0
+
+    def latest_user_text(self) -> str:
+        for message in reversed(self.messages):
+            if message.role == "user":
+                return message.text
+        return ""
+
+
+class Usage(BaseModel):
+    model_config = _FROZEN
+
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class ScriptedOutput(BaseModel):
+    """A successful fixture, compiled once at configure time."""
+
+    model_config = _FROZEN
+
+    kind: OutputKind
+    text: str = ""
+    chunks: tuple[str, ...] = ()
+    tool_calls: tuple[NeutralToolCall, ...] = ()
+    output_tokens: int = 0
+
+
+class Completion(BaseModel):
+    """What the runtime decided for one request: the output, its usage and its identity."""
+
+    model_config = _FROZEN
+
+    output: ScriptedOutput
+    usage: Usage
+    response_id: str
+    created_at: int
+    scenario_id: str | None = None
+    response_index: int | None = None

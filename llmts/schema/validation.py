@@ -1,0 +1,99 @@
+"""Turn raw configuration input into a ``SessionConfig`` or one ``ConfigurationInvalid`` with field paths."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from llmts.errors import ConfigurationInvalid
+from llmts.schema.config import SessionConfig
+
+__all__ = ["format_location", "parse_session_config", "parse_session_config_json"]
+
+# Sections of the public configuration that later work implements. Until then they are rejected, never
+# silently ignored, so a test that relies on them fails loudly instead of passing by accident.
+_PENDING_TOP_LEVEL = {
+    "conversations": "conversation graphs",
+    "conversation_capacity": "conversation graphs",
+    "determinism": "determinism (seeded ids, fixed clock)",
+    "journal": "the request journal",
+    "azure_deployments": "the Azure OpenAI surface",
+}
+_PENDING_RESPONSE_FIELDS = {
+    "stream_delivery": "stream delivery faults",
+    "items": "OpenAI Responses native tool items",
+}
+
+
+def format_location(location: tuple[int | str, ...]) -> str:
+    """``("scenarios", 0, "responses", 1)`` -> ``scenarios[0].responses[1]``."""
+    path = ""
+    for part in location:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += ("." if path else "") + str(part)
+    return path
+
+
+def _pending_sections(data: dict[str, Any]) -> list[dict[str, Any]]:
+    details = [
+        {"path": key, "message": f"{feature} are not supported by this server version yet"}
+        for key, feature in _PENDING_TOP_LEVEL.items()
+        if key in data
+    ]
+    scenarios = data.get("scenarios")
+    if isinstance(scenarios, list):
+        for s_index, scenario in enumerate(scenarios):
+            responses = scenario.get("responses") if isinstance(scenario, dict) else None
+            if not isinstance(responses, list):
+                continue
+            for r_index, response in enumerate(responses):
+                if not isinstance(response, dict):
+                    continue
+                for key, feature in _PENDING_RESPONSE_FIELDS.items():
+                    if key in response:
+                        details.append(
+                            {
+                                "path": f"scenarios[{s_index}].responses[{r_index}].{key}",
+                                "message": f"{feature} are not supported by this server version yet",
+                            }
+                        )
+    return details
+
+
+def parse_session_config(data: Any) -> SessionConfig:
+    if isinstance(data, SessionConfig):
+        return data
+    if not isinstance(data, dict):
+        raise ConfigurationInvalid(
+            "the configuration must be a JSON object",
+            details=[{"path": "", "message": f"expected an object, got {type(data).__name__}"}],
+        )
+    pending = _pending_sections(data)
+    if pending:
+        raise ConfigurationInvalid("the configuration uses unsupported sections", details=pending)
+    try:
+        return SessionConfig.model_validate(data)
+    except ValidationError as exc:
+        details = [
+            {"path": format_location(tuple(err["loc"])), "message": err["msg"]}
+            for err in exc.errors(include_url=False)
+        ]
+        first = details[0]
+        where = f" at {first['path']}" if first["path"] else ""
+        raise ConfigurationInvalid(
+            f"invalid configuration{where}: {first['message']}", details=details
+        ) from None
+
+
+def parse_session_config_json(body: bytes) -> SessionConfig:
+    try:
+        data = orjson.loads(body) if body.strip() else {}
+    except orjson.JSONDecodeError as exc:
+        raise ConfigurationInvalid(
+            "the configuration is not valid JSON", details=[{"path": "", "message": str(exc)}]
+        ) from None
+    return parse_session_config(data)

@@ -1,0 +1,211 @@
+"""The WSGI application: one routing map over every adapter's routes, plus control and health.
+
+The provider path is the hot path. It reads ``environ`` directly, matches with a pre-bound werkzeug
+``MapAdapter``, and hands bytes to gunicorn without building werkzeug Request/Response objects.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from werkzeug.exceptions import MethodNotAllowed as _WzMethodNotAllowed
+from werkzeug.exceptions import NotFound as _WzNotFound
+from werkzeug.routing import Map, Rule
+
+from llmts.errors import (
+    BodyTooLarge,
+    InvalidRequest,
+    LlmtsError,
+    MethodNotAllowed,
+    ProviderUnauthorized,
+    RouteNotFound,
+)
+from llmts.providers import ADAPTERS, InferenceRoute, ProviderAdapter, ProviderRequest, Reply, Route
+from llmts.runtime import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_ID, Session, SessionRegistry
+from llmts.schema.config import SessionConfig
+from llmts.server.control import SESSION_HEADER_ENVIRON, ControlApi
+from llmts.server.http import DEFAULT_MAX_BODY_BYTES, StartResponse, json_body, read_body, send, status_line
+from llmts.transport import WaitOutcome, stream_body, wait
+
+__all__ = ["LlmtsApp", "create_app"]
+
+_log = logging.getLogger("llmts")
+_HEALTH = b'{"status":"ok"}'
+_SESSIONS_PREFIX = "/sessions/"
+
+
+class LlmtsApp:
+    def __init__(
+        self,
+        *,
+        registry: SessionRegistry | None = None,
+        control_key: str | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        adapters: tuple[ProviderAdapter, ...] = ADAPTERS,
+    ) -> None:
+        self.registry = registry or SessionRegistry()
+        self.control_key = control_key or None
+        self.max_body_bytes = max_body_bytes
+        self._adapters = adapters
+        self._control = ControlApi(self.registry, self.control_key, max_body_bytes)
+        rules = [
+            Rule(route.rule, methods=list(route.methods), endpoint=(adapter, route))
+            for adapter in adapters
+            for route in adapter.routes
+        ]
+        self._routes = Map(rules, strict_slashes=False).bind("llmts")
+
+    # --- entry ------------------------------------------------------------------------------------
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        # Let a connection whose next request already arrived wait its turn behind others (p99 under load).
+        time.sleep(0)
+        path: str = environ.get("PATH_INFO") or "/"
+        path_session: str | None = None
+        if path.startswith(_SESSIONS_PREFIX):
+            path_session, _, rest = path[len(_SESSIONS_PREFIX) :].partition("/")
+            path = "/" + rest
+        if path.startswith("/admin-api"):
+            return self._control(environ, start_response, path, path_session)
+        if path == "/health" and path_session is None:
+            return send(start_response, 200, [("Content-Type", "application/json")], _HEALTH)
+        return self._provider(environ, start_response, path, path_session)
+
+    # --- provider routes --------------------------------------------------------------------------
+
+    def _adapter_for(self, path: str) -> ProviderAdapter | None:
+        for adapter in self._adapters:
+            if path == adapter.prefix or path.startswith(adapter.prefix + "/"):
+                return adapter
+        return None
+
+    def _provider(
+        self, environ: dict[str, Any], start_response: StartResponse, path: str, path_session: str | None
+    ) -> Iterable[bytes]:
+        method: str = environ["REQUEST_METHOD"]
+        adapter: ProviderAdapter | None = None
+        request_id = "req_" + os.urandom(12).hex()
+        try:
+            try:
+                (adapter, route), args = self._routes.match(path, method)
+            except _WzMethodNotAllowed:
+                adapter = self._adapter_for(path)
+                raise MethodNotAllowed(f"{method} is not allowed on {path}") from None
+            except _WzNotFound:
+                adapter = self._adapter_for(path)
+                raise RouteNotFound(f"llmts has no route {method} {path}") from None
+            request_id = adapter.request_id_prefix + request_id[4:]
+            session = self._session(environ, path_session)
+            body = read_body(environ, self.max_body_bytes)
+            request = ProviderRequest(method, path, args, body, environ)
+            self._authenticate(adapter, request, session)
+            reply = self._run(route, request, session, request_id, environ)
+            if reply is None:  # the client left during a delay: nothing to write
+                start_response("499 Client Closed Request", [("Content-Length", "0")])
+                return []
+        except LlmtsError as error:
+            if adapter is None:
+                return json_body(start_response, error.http_status, error.to_control_body())
+            reply = adapter.render_error(error, request_id)
+            if isinstance(error, BodyTooLarge):
+                reply.headers.append(("Connection", "close"))
+        except Exception:  # a bug: still answer in the provider's envelope, never with a traceback page
+            _log.exception("unhandled error on %s %s", method, path)
+            internal = LlmtsError(
+                "llmts hit an internal error; see the server log", code="llm_test_server_internal_error"
+            )
+            if adapter is None:
+                return json_body(start_response, 500, internal.to_control_body())
+            reply = adapter.render_error(internal, request_id)
+        if reply.frames is not None:
+            start_response(status_line(reply.status), reply.headers)
+            return stream_body(reply.frames)
+        return send(start_response, reply.status, reply.headers, reply.body)
+
+    def _session(self, environ: Mapping[str, Any], path_session: str | None) -> Session:
+        header_session = environ.get(SESSION_HEADER_ENVIRON)
+        if path_session is not None and header_session is not None and header_session != path_session:
+            raise InvalidRequest(
+                f"the path selects session {path_session!r} "
+                f"but X-Llm-Test-Server-Session says {header_session!r}",
+                code="llm_test_server_session_conflict",
+            )
+        session_id = path_session or header_session or DEFAULT_SESSION_ID
+        if session_id == DEFAULT_SESSION_ID:
+            return self.registry.default
+        return self.registry.get(session_id)
+
+    def _authenticate(self, adapter: ProviderAdapter, request: ProviderRequest, session: Session) -> None:
+        presented = adapter.credential(request)
+        if (
+            self.control_key is not None
+            and presented is not None
+            and hmac.compare_digest(presented, self.control_key)
+        ):
+            raise ProviderUnauthorized("the control key is not a provider credential")
+        expected = session.credential_for(adapter.namespace)
+        if expected is not None and (presented is None or not hmac.compare_digest(presented, expected)):
+            shown = (
+                "none"
+                if presented is None
+                else presented[:3] + "*" * max(0, min(len(presented) - 7, 20)) + presented[-4:]
+            )
+            raise ProviderUnauthorized(f"Incorrect API key provided: {shown}.")
+
+    def _run(
+        self,
+        route: Route,
+        request: ProviderRequest,
+        session: Session,
+        request_id: str,
+        environ: Mapping[str, Any],
+    ) -> Reply | None:
+        if not isinstance(route, InferenceRoute):
+            return route.handle(request, session)
+        neutral = route.parse(request)
+        admission = session.admit(neutral)
+        if admission.delay_ms:
+            generation = admission.generation
+            outcome = wait(
+                admission.delay_ms / 1000,
+                environ.get("gunicorn.socket"),
+                lambda: not session.is_current(generation),
+            )
+            if outcome is WaitOutcome.CLIENT_GONE:
+                return None
+        completion = session.complete(admission)
+        return route.render(neutral, completion, request_id)
+
+
+def create_app(
+    *,
+    control_key: str | None = None,
+    fixtures: SessionConfig | None = None,
+    max_body_bytes: int | None = None,
+    max_sessions: int | None = None,
+) -> LlmtsApp:
+    """WSGI factory: ``gunicorn -k gevent 'llmts.app:create_app()'``.
+
+    Unset arguments fall back to ``LLMTS_CONTROL_KEY``, ``LLMTS_FIXTURES``, ``LLMTS_MAX_BODY_BYTES`` and
+    ``LLMTS_MAX_SESSIONS``.
+    """
+    from llmts.server.settings import load_fixtures_file
+
+    env = os.environ
+    registry = SessionRegistry(
+        max_sessions=max_sessions or int(env.get("LLMTS_MAX_SESSIONS", DEFAULT_MAX_SESSIONS))
+    )
+    if fixtures is None and env.get("LLMTS_FIXTURES"):
+        fixtures = load_fixtures_file(env["LLMTS_FIXTURES"])
+    if fixtures is not None:
+        registry.default.configure(fixtures)
+    return LlmtsApp(
+        registry=registry,
+        control_key=control_key or env.get("LLMTS_CONTROL_KEY") or None,
+        max_body_bytes=max_body_bytes or int(env.get("LLMTS_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)),
+    )

@@ -1,0 +1,85 @@
+"""``llmts serve``: the command line (CONTRACT.md, "Process and start-up")."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from llmts import __version__
+from llmts.server.http import DEFAULT_MAX_BODY_BYTES
+
+__all__ = ["main"]
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return int(value) if value else default
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="llmts", description="LLM test server for the official provider SDKs."
+    )
+    parser.add_argument("--version", action="version", version=f"llmts {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run the server (gunicorn, one gevent worker)")
+    serve.add_argument("--host", default=os.environ.get("LLMTS_HOST", "127.0.0.1"))
+    serve.add_argument("--port", type=int, default=_env_int("LLMTS_PORT", 8080), help="0 picks a free port")
+    serve.add_argument("--control-key", default=os.environ.get("LLMTS_CONTROL_KEY"))
+    serve.add_argument(
+        "--fixtures",
+        default=os.environ.get("LLMTS_FIXTURES"),
+        help="JSON or YAML configuration for the default session",
+    )
+    serve.add_argument(
+        "--max-body-bytes", type=int, default=_env_int("LLMTS_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)
+    )
+    serve.add_argument("--max-sessions", type=int, default=_env_int("LLMTS_MAX_SESSIONS", 4096))
+    serve.add_argument("--no-access-log", action="store_true", help="do not log one line per request")
+    serve.add_argument("--parent-pid", type=int, default=None, help="exit when this process is gone")
+    serve.add_argument("--ready-file", default=None, help="write the base URL to this file once listening")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from llmts.server.settings import FixturesFileError, load_fixtures_file
+
+    fixtures = None
+    if args.fixtures:
+        try:
+            fixtures = load_fixtures_file(args.fixtures)
+        except FixturesFileError as exc:
+            print(f"llmts: {exc}", file=sys.stderr)
+            return 2
+    if args.max_body_bytes <= 0 or args.max_sessions <= 0:
+        print("llmts: --max-body-bytes and --max-sessions must be positive", file=sys.stderr)
+        return 2
+
+    def factory() -> object:
+        from llmts.server.app import create_app
+
+        return create_app(
+            control_key=args.control_key,
+            fixtures=fixtures,
+            max_body_bytes=args.max_body_bytes,
+            max_sessions=args.max_sessions,
+        )
+
+    from llmts.server.gunicorn_app import GunicornServer
+
+    GunicornServer(
+        factory,
+        host=args.host,
+        port=args.port,
+        access_log=not args.no_access_log,
+        parent_pid=args.parent_pid,
+        ready_file=args.ready_file,
+    ).run()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

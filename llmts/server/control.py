@@ -1,0 +1,134 @@
+"""The control API under ``/admin-api``: sessions, configure, reset, configuration.
+
+Every answer is JSON; every error is ``{"error": {"code", "message", "details"}}``.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import orjson
+from werkzeug.exceptions import MethodNotAllowed as _WzMethodNotAllowed
+from werkzeug.exceptions import NotFound as _WzNotFound
+from werkzeug.routing import Map, Rule
+
+from llmts.errors import ControlUnauthorized, LlmtsError, MethodNotAllowed, RouteNotFound
+from llmts.runtime import DEFAULT_SESSION_ID, Session, SessionRegistry
+from llmts.schema.control import SessionInfo
+from llmts.schema.validation import parse_session_config_json
+from llmts.server.http import StartResponse, control_error, read_body, send
+
+__all__ = ["SESSION_HEADER_ENVIRON", "ControlApi", "server_base"]
+
+SESSION_HEADER_ENVIRON = "HTTP_X_LLM_TEST_SERVER_SESSION"
+
+
+def server_base(environ: Mapping[str, Any]) -> str:
+    host = (
+        environ.get("HTTP_HOST")
+        or f"{environ.get('SERVER_NAME', '127.0.0.1')}:{environ.get('SERVER_PORT', '80')}"
+    )
+    return f"{environ.get('wsgi.url_scheme', 'http')}://{host}"
+
+
+Handler = Callable[
+    [Mapping[str, Any], Mapping[str, str], "str | None"], tuple[int, Any, list[tuple[str, str]]]
+]
+
+
+class ControlApi:
+    def __init__(self, registry: SessionRegistry, control_key: str | None, max_body_bytes: int) -> None:
+        self._registry = registry
+        self._control_key = control_key
+        self._max_body_bytes = max_body_bytes
+        self._routes = Map(
+            [
+                Rule("/admin-api/sessions", methods=["GET"], endpoint=self._list_sessions),
+                Rule("/admin-api/sessions", methods=["POST"], endpoint=self._create_session),
+                Rule("/admin-api/sessions/<session_id>", methods=["DELETE"], endpoint=self._delete_session),
+                Rule("/admin-api/sessions/<session_id>", methods=["GET"], endpoint=self._get_session),
+                Rule("/admin-api/configure", methods=["POST"], endpoint=self._configure),
+                Rule("/admin-api/reset", methods=["POST"], endpoint=self._reset),
+                Rule("/admin-api/configuration", methods=["GET"], endpoint=self._configuration),
+            ],
+            strict_slashes=False,
+        ).bind("llmts")
+
+    def __call__(
+        self, environ: Mapping[str, Any], start_response: StartResponse, path: str, path_session: str | None
+    ) -> Iterable[bytes]:
+        try:
+            self._authorize(environ)
+            try:
+                handler, args = self._routes.match(path, environ["REQUEST_METHOD"])
+            except _WzMethodNotAllowed:
+                raise MethodNotAllowed(f"{environ['REQUEST_METHOD']} is not allowed on {path}") from None
+            except _WzNotFound:
+                raise RouteNotFound(f"no control route {path}") from None
+            status, payload, headers = handler(environ, args, path_session)
+            if status == 204:
+                return send(start_response, 204, headers, b"")
+            return send(
+                start_response,
+                status,
+                [("Content-Type", "application/json"), *headers],
+                orjson.dumps(payload),
+            )
+        except LlmtsError as error:
+            return control_error(start_response, error)
+
+    def _authorize(self, environ: Mapping[str, Any]) -> None:
+        if self._control_key is None:
+            return
+        scheme, _, token = str(environ.get("HTTP_AUTHORIZATION", "")).partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip(), self._control_key):
+            raise ControlUnauthorized("this server needs Authorization: Bearer <control key> on /admin-api")
+
+    def _selected(self, environ: Mapping[str, Any], path_session: str | None) -> Session:
+        session_id = path_session or environ.get(SESSION_HEADER_ENVIRON) or DEFAULT_SESSION_ID
+        return self._registry.get(session_id)
+
+    def _info(self, environ: Mapping[str, Any], session: Session) -> dict[str, Any]:
+        return SessionInfo(
+            id=session.id,
+            provider_base=f"{server_base(environ)}/sessions/{session.id}",
+            configured=session.configured,
+        ).model_dump()
+
+    # --- handlers: (environ, path args, path session) -> (status, payload, extra headers) ---------------
+
+    def _list_sessions(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
+        return 200, [self._info(environ, s) for s in self._registry.list()], []
+
+    def _create_session(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
+        return 201, self._info(environ, self._registry.create()), []
+
+    def _get_session(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
+        return 200, self._info(environ, self._registry.get(args["session_id"])), []
+
+    def _delete_session(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
+        self._registry.delete(args["session_id"])
+        return 204, None, []
+
+    def _configure(
+        self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None
+    ) -> Any:
+        session = self._selected(environ, path_session)
+        config = parse_session_config_json(read_body(environ, self._max_body_bytes))
+        session.configure(config)
+        return 200, {"session_id": session.id, "configuration": config.model_dump(mode="json")}, []
+
+    def _reset(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
+        session = self._selected(environ, path_session)
+        session.reset()
+        return 200, {"session_id": session.id, "status": "reset"}, []
+
+    def _configuration(
+        self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None
+    ) -> Any:
+        session = self._selected(environ, path_session)
+        config = session.configuration
+        payload = config.model_dump(mode="json") if config is not None else {}
+        return 200, payload, [("X-Llm-Test-Server-Configured", "true" if config is not None else "false")]

@@ -1,0 +1,81 @@
+"""Run the WSGI app on gunicorn with exactly one gevent worker, embedded through ``BaseApplication``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+__all__ = ["GunicornServer"]
+
+
+def _watch_parent(pid: int) -> None:
+    """Stop the server when the process that started it is gone (a killed test run leaves no server)."""
+    while True:
+        time.sleep(1.0)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        except PermissionError:
+            continue
+
+
+class GunicornServer(BaseApplication):  # type: ignore[misc]
+    def __init__(
+        self,
+        app_factory: Callable[[], Any],
+        *,
+        host: str,
+        port: int,
+        access_log: bool = True,
+        parent_pid: int | None = None,
+        ready_file: str | None = None,
+    ) -> None:
+        self._app_factory = app_factory
+        self._options: dict[str, Any] = {
+            "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+            "workers": 1,
+            "worker_class": "gevent",
+            "worker_connections": 10_000,
+            "control_socket_disable": True,
+            "accesslog": "-" if access_log else None,
+            "errorlog": "-",
+            "loglevel": "info",
+            "graceful_timeout": 5,
+            "keepalive": 30,
+            "when_ready": self._when_ready,
+        }
+        self._parent_pid = parent_pid
+        self._ready_file = ready_file
+        super().__init__()
+
+    def _when_ready(self, arbiter: Any) -> None:
+        sockname = arbiter.LISTENERS[0].sock.getsockname()
+        host, port = sockname[0], sockname[1]
+        shown = f"[{host}]" if ":" in host else host
+        url = f"http://{shown}:{port}"
+        print(f"llmts listening on {url}", file=sys.stdout, flush=True)
+        if self._ready_file:
+            # Write then rename, so a reader never sees a half-written URL.
+            partial = self._ready_file + ".partial"
+            with open(partial, "w") as handle:
+                handle.write(url)
+            os.replace(partial, self._ready_file)
+        if self._parent_pid:
+            threading.Thread(target=_watch_parent, args=(self._parent_pid,), daemon=True).start()
+
+    def load_config(self) -> None:
+        for key, value in self._options.items():
+            if value is not None:
+                self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        return self._app_factory()

@@ -1,0 +1,71 @@
+"""Small WSGI helpers shared by the control API and the provider dispatcher."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from http import HTTPStatus
+from typing import Any
+
+import orjson
+
+from llmts.errors import BodyTooLarge, InvalidRequest, LlmtsError
+
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "StartResponse",
+    "control_error",
+    "json_body",
+    "read_body",
+    "send",
+    "status_line",
+]
+
+# Largest request body accepted on any route (provider or control); bigger bodies get 413.
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+
+StartResponse = Callable[..., Any]
+
+_STATUS_LINES = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
+
+
+def status_line(status: int) -> str:
+    return _STATUS_LINES.get(status) or f"{status} Status {status}"
+
+
+def send(
+    start_response: StartResponse, status: int, headers: list[tuple[str, str]], body: bytes
+) -> Iterable[bytes]:
+    if status != 204:
+        headers = [*headers, ("Content-Length", str(len(body)))]
+    start_response(status_line(status), headers)
+    return [body] if body else []
+
+
+def json_body(start_response: StartResponse, status: int, payload: Any) -> Iterable[bytes]:
+    return send(start_response, status, [("Content-Type", "application/json")], orjson.dumps(payload))
+
+
+def read_body(environ: Mapping[str, Any], limit: int) -> bytes:
+    stream = environ["wsgi.input"]
+    length_text = environ.get("CONTENT_LENGTH")
+    if length_text:
+        try:
+            length = int(length_text)
+        except ValueError:
+            raise InvalidRequest("Content-Length is not a number", code="invalid_request") from None
+        if length > limit:
+            raise BodyTooLarge(f"the request body is {length} bytes; the limit is {limit} bytes")
+        return bytes(stream.read(length)) if length > 0 else b""
+    if environ.get("HTTP_TRANSFER_ENCODING", "").lower() == "chunked":
+        body = bytes(stream.read(limit + 1))
+        if len(body) > limit:
+            raise BodyTooLarge(f"the request body exceeds the limit of {limit} bytes")
+        return body
+    return b""
+
+
+def control_error(start_response: StartResponse, error: LlmtsError) -> Iterable[bytes]:
+    headers = [("Content-Type", "application/json")]
+    if isinstance(error, BodyTooLarge):
+        headers.append(("Connection", "close"))
+    return send(start_response, error.http_status, headers, orjson.dumps(error.to_control_body()))

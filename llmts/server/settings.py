@@ -1,0 +1,45 @@
+"""Start-up settings: the fixtures file for the ``default`` session (JSON or YAML)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+
+from llmts.errors import ConfigurationInvalid
+from llmts.schema.config import SessionConfig
+from llmts.schema.validation import parse_session_config
+
+__all__ = ["FixturesFileError", "load_fixtures_file"]
+
+
+class FixturesFileError(Exception):
+    """The fixtures file cannot be used; the message names the file, the field path and the problem."""
+
+
+def _read(path: Path) -> Any:
+    try:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise FixturesFileError(f"{path}: cannot read fixtures file: {exc.strerror or exc}") from None
+    if path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise FixturesFileError(f"{path}: not valid YAML: {exc}") from None
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise FixturesFileError(f"{path}: not valid JSON: {exc}") from None
+
+
+def load_fixtures_file(path: str | Path) -> SessionConfig:
+    path = Path(path)
+    data = _read(path)
+    try:
+        return parse_session_config(data if data is not None else {})
+    except ConfigurationInvalid as exc:
+        problems = "; ".join(f"{d['path'] or '<root>'}: {d['message']}" for d in exc.details) or exc.message
+        raise FixturesFileError(f"{path}: invalid configuration: {problems}") from None

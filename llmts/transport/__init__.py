@@ -1,0 +1,9 @@
+"""Socket-level delivery: stream bodies, interruptible waits, disconnect detection. Never imports runtime."""
+
+from __future__ import annotations
+
+from llmts.transport.delivery import stream_body
+from llmts.transport.peer import peer_gone
+from llmts.transport.waiting import WaitOutcome, wait
+
+__all__ = ["WaitOutcome", "peer_gone", "stream_body", "wait"]

@@ -49,7 +49,9 @@ class ServerError(Exception):
 
 
 def _config_payload(config: ConfigInput) -> dict[str, Any]:
-    if isinstance(config, ConfigBuilder | ScenarioBuilder):
+    if isinstance(config, ScenarioBuilder):
+        config = config.config
+    if isinstance(config, ConfigBuilder):
         return config.to_dict()
     if isinstance(config, SessionConfig):
         payload: dict[str, Any] = config.model_dump(mode="json")

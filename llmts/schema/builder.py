@@ -132,6 +132,11 @@ class ScenarioBuilder:
                 error[key] = value
         return self._add({"error": error}, delay_ms, None)
 
+    @property
+    def config(self) -> ConfigBuilder:
+        """The configuration this scenario belongs to."""
+        return self._parent
+
     def scenario(self, id: str | None = None, **fields: Any) -> ScenarioBuilder:
         return self._parent.scenario(id, **fields)
 

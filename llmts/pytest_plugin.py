@@ -1,0 +1,164 @@
+"""pytest plugin (entry point ``pytest11``): one llmts server per test run, a fresh session per test.
+
+* ``llmts_server`` (session scope): the run's server. Under pytest-xdist every worker gets the *same*
+  server: the first worker that needs it starts it under a file lock in a directory the controlling
+  process chose, the others attach to the URL it wrote there, and the controlling process stops it when
+  the run ends. ``--llmts-url URL`` (or ``LLMTS_URL``) attaches to an external server instead.
+* ``llmts_session``: a new session for each test, deleted afterwards; sessions never see each other.
+* ``llmts_openai``: an official ``openai.OpenAI`` client bound to ``llmts_session``.
+
+Nothing starts unless a test asks for one of these fixtures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from filelock import FileLock
+
+from llmts.client import LlmTestServer, ServerError, SessionClient
+
+__all__ = [
+    "llmts_openai",
+    "llmts_server",
+    "llmts_session",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_configure_node",
+    "pytest_unconfigure",
+]
+
+_RUN_KEY = "llmts_run_dir"
+_CONTROLLER_KEY = "llmts_controller_pid"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("llmts", "LLM test server")
+    group.addoption(
+        "--llmts-url",
+        default=os.environ.get("LLMTS_URL"),
+        help="attach to a running llmts server instead of starting one (env LLMTS_URL)",
+    )
+    group.addoption(
+        "--llmts-control-key",
+        default=os.environ.get("LLMTS_CONTROL_KEY"),
+        help="control key of the server (env LLMTS_CONTROL_KEY)",
+    )
+
+
+class _Run:
+    """Where the run's shared server is recorded: ``<dir>/server.json`` holds its URL and pid."""
+
+    def __init__(self, directory: Path, controller_pid: int, owner: bool) -> None:
+        self.directory = directory
+        self.controller_pid = controller_pid
+        self.owner = owner
+        self.started: LlmTestServer | None = None
+
+    @property
+    def record(self) -> Path:
+        return self.directory / "server.json"
+
+    def server(self, control_key: str | None) -> LlmTestServer:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.directory / "server.lock")):
+            if self.record.exists():
+                info = json.loads(self.record.read_text())
+                return LlmTestServer.attach(info["url"], control_key=control_key)
+            server = LlmTestServer.start(control_key=control_key, parent_pid=self.controller_pid)
+            self.record.write_text(
+                json.dumps({"url": server.url, "pid": server.pid, "log": str(server.log_path)})
+            )
+            self.started = server
+            return server
+
+    def stop(self) -> None:
+        """Called in the controlling process once every worker is done."""
+        if self.started is not None:
+            self.started.stop()
+        elif self.record.exists():
+            _terminate(int(json.loads(self.record.read_text())["pid"]))
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+_RUN_STASH = pytest.StashKey[_Run]()
+
+
+def _terminate(pid: int, timeout: float = 10.0) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if workerinput is not None and _RUN_KEY in workerinput:
+        run = _Run(Path(workerinput[_RUN_KEY]), int(workerinput[_CONTROLLER_KEY]), owner=False)
+    else:
+        directory = Path(tempfile.gettempdir()) / f"llmts-run-{os.getpid()}-{os.urandom(4).hex()}"
+        run = _Run(directory, os.getpid(), owner=True)
+    config.stash[_RUN_STASH] = run
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist hook (controller side): tell each worker where the run's server is recorded."""
+    run = node.config.stash[_RUN_STASH]
+    node.workerinput[_RUN_KEY] = str(run.directory)
+    node.workerinput[_CONTROLLER_KEY] = run.controller_pid
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = config.stash.get(_RUN_STASH, None)
+    if run is not None and run.owner:
+        run.stop()
+
+
+@pytest.fixture(scope="session")
+def llmts_server(request: pytest.FixtureRequest) -> LlmTestServer:
+    """The test run's llmts server (shared by all xdist workers)."""
+    url = request.config.getoption("--llmts-url")
+    control_key = request.config.getoption("--llmts-control-key")
+    if url:
+        return LlmTestServer.attach(url, control_key=control_key)
+    return request.config.stash[_RUN_STASH].server(control_key)
+
+
+@pytest.fixture
+def llmts_session(llmts_server: LlmTestServer) -> Iterator[SessionClient]:
+    """A fresh session for this test, deleted afterwards."""
+    session = llmts_server.create_session()
+    try:
+        yield session
+    finally:
+        try:
+            session.delete()
+        except (ServerError, OSError):
+            pass  # the server may already be gone at the very end of a run
+
+
+@pytest.fixture
+def llmts_openai(llmts_session: SessionClient) -> Any:
+    """An official ``openai.OpenAI`` client bound to ``llmts_session``."""
+    return llmts_session.openai_client()

@@ -1,0 +1,60 @@
+"""Helpers for tests: raw HTTP (what SDKs hide) and common request pieces."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+
+@dataclass
+class RawResponse:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def raw_request(
+    base_url: str,
+    method: str,
+    path: str,
+    body: bytes | str | dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> RawResponse:
+    """One HTTP request over a fresh connection, with nothing added or hidden by an SDK."""
+    parts = urlsplit(base_url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    try:
+        if isinstance(body, dict):
+            body = json.dumps(body)
+        if isinstance(body, str):
+            body = body.encode()
+        all_headers = {"Content-Type": "application/json", **(headers or {})}
+        conn.request(method, parts.path.rstrip("/") + path, body=body, headers=all_headers)
+        response = conn.getresponse()
+        return RawResponse(response.status, {k.lower(): v for k, v in response.getheaders()}, response.read())
+    finally:
+        conn.close()
+
+
+USER_HI = [{"role": "user", "content": "Hi"}]
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather for a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+TIME_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}},
+    },
+}

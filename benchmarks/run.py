@@ -58,7 +58,7 @@ class _ProtocolError(Exception):
 
 
 class _Conn:
-    __slots__ = ("buf", "fd", "need", "pos", "sock", "state", "status", "t0", "tail", "close_after")
+    __slots__ = ("buf", "close_after", "fd", "need", "pos", "sock", "state", "status", "t0", "tail")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
@@ -199,7 +199,7 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[index]
 
 
-def _run_load(spec: LoadSpec) -> LoadResult:  # noqa: C901 - one tight event loop, kept in one place
+def _run_load(spec: LoadSpec) -> LoadResult:
     if spec.cpu is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {spec.cpu})
     result = LoadResult()
@@ -360,9 +360,9 @@ def _run_load(spec: LoadSpec) -> LoadResult:  # noqa: C901 - one tight event loo
 
 def _load_entry(spec: LoadSpec, pipe: Connection) -> None:
     try:
-        pipe.send(_run_load(spec))
+        pipe.send(asdict(_run_load(spec)))
     except BaseException as exc:  # report anything to the parent instead of dying silently
-        pipe.send(LoadResult(fatal=f"{type(exc).__name__}: {exc}"))
+        pipe.send(asdict(LoadResult(fatal=f"{type(exc).__name__}: {exc}")))
     finally:
         pipe.close()
 
@@ -374,16 +374,19 @@ def run_load(spec: LoadSpec) -> LoadResult:
     proc = ctx.Process(target=_load_entry, args=(spec, child_end), daemon=True)
     proc.start()
     child_end.close()
+    finished = False
     try:
         if parent_end.poll(spec.warmup + spec.duration + 60):
-            result: LoadResult = parent_end.recv()
+            result = LoadResult(**parent_end.recv())
+            finished = True
         else:
             result = LoadResult(fatal="load generator timed out")
     except EOFError:
         result = LoadResult(fatal=f"load generator died (exit code {proc.exitcode})")
     finally:
         parent_end.close()
-        proc.join(5)
+        if finished:
+            proc.join(5)
         if proc.is_alive():
             proc.terminate()
             proc.join(5)

@@ -1,0 +1,109 @@
+"""The pytest plugin, run for real in a subprocess pytest (with pytest-xdist)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+INNER_TESTS = """
+import json, os, pathlib
+import pytest
+from llmts import ConfigBuilder
+
+RECORD = pathlib.Path(os.environ["LLMTS_PLUGIN_RECORD"])
+
+@pytest.mark.parametrize("n", range(12))
+def test_session_is_private(llmts_server, llmts_session, llmts_openai, n):
+    sid = llmts_session.id
+    llmts_session.configure(ConfigBuilder().scenario().text(sid + "-1").text(sid + "-2").build())
+    got = [
+        llmts_openai.chat.completions.create(
+            model="gpt-4.1-mini", messages=[{"role": "user", "content": "hi"}]
+        ).choices[0].message.content
+        for _ in range(2)
+    ]
+    assert got == [sid + "-1", sid + "-2"]
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    (RECORD / f"{worker}-{n}.json").write_text(json.dumps({"url": llmts_server.url, "session": sid, "worker": worker}))
+"""
+
+
+def _records(directory: Path) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in directory.glob("*.json")]
+
+
+def _port_open(url: str) -> bool:
+    parts = urlsplit(url)
+    try:
+        socket.create_connection((parts.hostname, parts.port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def test_xdist_workers_share_one_server_and_never_see_each_others_sessions(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    record = tmp_path / "record"
+    record.mkdir()
+    monkeypatch.setenv("LLMTS_PLUGIN_RECORD", str(record))
+    monkeypatch.delenv("LLMTS_URL", raising=False)
+    pytester.makepyfile(test_inner=INNER_TESTS)
+
+    result = pytester.runpytest_subprocess("-n", "4", "-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=12)
+    records = _records(record)
+    assert len(records) == 12
+    assert len({r["worker"] for r in records}) == 4, "all four workers ran tests"
+    urls = {r["url"] for r in records}
+    assert len(urls) == 1, f"workers used different servers: {urls}"
+    assert len({r["session"] for r in records}) == 12
+    assert not _port_open(urls.pop()), "the run's server must be stopped when the run ends"
+
+
+def test_without_xdist_the_run_starts_and_stops_its_server(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("LLMTS_PLUGIN_RECORD", str(tmp_path))
+    monkeypatch.delenv("LLMTS_URL", raising=False)
+    pytester.makepyfile(test_inner=INNER_TESTS)
+
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:xdist",
+        "test_inner.py::test_session_is_private[0]",
+        "test_inner.py::test_session_is_private[1]",
+    )
+
+    result.assert_outcomes(passed=2)
+    (url,) = {r["url"] for r in _records(tmp_path)}
+    assert not _port_open(url)
+
+
+def test_llmts_url_attaches_to_an_external_server(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, own_server_factory: Any
+) -> None:
+    external = own_server_factory()
+    monkeypatch.setenv("LLMTS_PLUGIN_RECORD", str(tmp_path))
+    pytester.makepyfile(test_inner=INNER_TESTS)
+
+    result = pytester.runpytest_subprocess("-n", "2", "--llmts-url", external.url)
+
+    result.assert_outcomes(passed=12)
+    assert {r["url"] for r in _records(tmp_path)} == {external.url}
+    assert external.health(), "an attached server is left running"
+    # Every test's session was deleted afterwards: only the default session remains.
+    assert [s["id"] for s in external.sessions()] == ["default"]
+
+
+def test_tests_that_need_no_server_start_none(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    pytester.makepyfile(test_plain="def test_nothing():\n    assert True\n")
+    result = pytester.runpytest_subprocess("-n", "2")
+    result.assert_outcomes(passed=1)
+    assert not list(Path(pytester.path).glob("**/server.log"))

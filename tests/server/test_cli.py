@@ -1,0 +1,195 @@
+"""``llmts serve`` and plain gunicorn, as real subprocesses."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from llmts import LlmTestServer
+from tests.helpers import USER_HI, raw_request
+
+_URL = re.compile(r"llmts listening on (http://\S+)")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class _Proc:
+    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
+        self.popen = subprocess.Popen(
+            args,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+        )
+
+    def url_from_stdout(self, timeout: float = 20) -> str:
+        assert self.popen.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.popen.stdout.readline().decode()
+            match = _URL.search(line)
+            if match:
+                return match.group(1)
+            if not line and self.popen.poll() is not None:
+                break
+        raise AssertionError(
+            "no URL printed: " + self.popen.stderr.read().decode() if self.popen.stderr else ""
+        )
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+        self.popen.wait(10)
+
+
+@pytest.fixture
+def procs() -> Iterator[list[_Proc]]:
+    started: list[_Proc] = []
+    yield started
+    for proc in started:
+        proc.stop()
+
+
+def _serve(procs: list[_Proc], *args: str, env: dict[str, str] | None = None) -> _Proc:
+    proc = _Proc([sys.executable, "-m", "llmts", "serve", *args], env)
+    procs.append(proc)
+    return proc
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_port_zero_prints_url_and_signals_stop_cleanly(procs: list[_Proc], signum: int) -> None:
+    proc = _serve(procs, "--port", "0")
+    url = proc.url_from_stdout()
+    LlmTestServer.attach(url)
+
+    proc.popen.send_signal(signum)
+
+    assert proc.popen.wait(15) == 0
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=1).close()
+
+
+def test_env_settings_and_access_log(procs: list[_Proc]) -> None:
+    port = _free_port()
+    proc = _serve(procs, env={"LLMTS_PORT": str(port), "LLMTS_HOST": "127.0.0.1", "LLMTS_CONTROL_KEY": "ck"})
+    url = proc.url_from_stdout()
+    assert url == f"http://127.0.0.1:{port}"
+    assert raw_request(url, "GET", "/admin-api/sessions").status == 401
+    raw_request(url, "GET", "/health")
+
+    proc.popen.send_signal(signal.SIGTERM)
+    out, _ = proc.popen.communicate(timeout=15)
+    access_lines = [line for line in out.decode().splitlines() if "GET /health" in line]
+    assert len(access_lines) == 1 and " 200 " in access_lines[0]
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_fixtures_file_configures_default_session(procs: list[_Proc], tmp_path: Path, suffix: str) -> None:
+    fixtures = tmp_path / f"fixtures{suffix}"
+    if suffix == ".json":
+        fixtures.write_text('{"scenarios": [{"responses": [{"text": "from file"}]}]}')
+    else:
+        fixtures.write_text("scenarios:\n  - responses:\n      - text: from file\n")
+    url = _serve(procs, "--port", "0", "--fixtures", str(fixtures)).url_from_stdout()
+
+    response = raw_request(
+        url, "POST", "/openai/v1/chat/completions", {"model": "gpt-4.1-mini", "messages": USER_HI}
+    )
+
+    assert response.json()["choices"][0]["message"]["content"] == "from file"
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"scenarios": [{"responses": [{"text": "a", "json": 1}]}]}', "scenarios[0].responses[0]"),
+        ("{broken", "not valid JSON"),
+        ('{"models": "gpt"}', "models"),
+    ],
+)
+def test_invalid_fixtures_file_stops_start_up(tmp_path: Path, content: str, expected: str) -> None:
+    fixtures = tmp_path / "bad.json"
+    fixtures.write_text(content)
+
+    result = subprocess.run(
+        [sys.executable, "-m", "llmts", "serve", "--port", "0", "--fixtures", str(fixtures)],
+        capture_output=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
+
+    assert result.returncode == 2
+    message = result.stderr.decode()
+    assert str(fixtures) in message
+    assert expected in message
+    assert "listening" not in result.stdout.decode()
+
+
+def test_missing_fixtures_file(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "llmts", "serve", "--fixtures", str(tmp_path / "nope.yaml")],
+        capture_output=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 2
+    assert "nope.yaml" in result.stderr.decode()
+
+
+def test_plain_gunicorn_with_create_app(procs: list[_Proc], tmp_path: Path) -> None:
+    fixtures = tmp_path / "f.json"
+    fixtures.write_text('{"scenarios": [{"responses": [{"text": "plain gunicorn"}]}]}')
+    port = _free_port()
+    proc = _Proc(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "-k",
+            "gevent",
+            "-w",
+            "1",
+            "--no-control-socket",
+            "-b",
+            f"127.0.0.1:{port}",
+            "llmts.app:create_app()",
+        ],
+        {"LLMTS_FIXTURES": str(fixtures)},
+    )
+    procs.append(proc)
+    url = f"http://127.0.0.1:{port}"
+    LlmTestServer.attach(url, timeout=20)
+
+    response = raw_request(
+        url, "POST", "/openai/v1/chat/completions", {"model": "gpt-4.1-mini", "messages": USER_HI}
+    )
+
+    assert response.json()["choices"][0]["message"]["content"] == "plain gunicorn"
+
+
+def test_server_exits_with_its_parent(tmp_path: Path) -> None:
+    """A server started for a test run stops by itself when the run's process dies."""
+    parent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        server = LlmTestServer.start(parent_pid=parent.pid)
+        assert server.process is not None
+        parent.kill()
+        parent.wait()
+        assert server.process.wait(15) == 0
+    finally:
+        parent.kill()
+        server.stop()

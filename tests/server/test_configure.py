@@ -1,0 +1,214 @@
+"""Configuration over the control API: atomic replace, validation with field paths, reset."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from llmts import ConfigBuilder, ServerError, SessionClient
+from tests.helpers import USER_HI, raw_request
+
+
+def _ask(client: Any) -> str:
+    return client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI).choices[0].message.content
+
+
+@pytest.mark.parametrize(
+    ("config", "path"),
+    [
+        (
+            {"scenarios": [{"responses": [{"text": "a"}, {"text": "b", "json": {}}]}]},
+            "scenarios[0].responses[1]",
+        ),
+        ({"scenarios": [{"responses": [{"text": "ab", "chunks": ["a", "c"]}]}]}, "scenarios[0].responses[0]"),
+        ({"scenarios": [{"responses": []}]}, "scenarios[0].responses"),
+        (
+            {"scenarios": [{"responses": [{"error": {"status": 200, "code": "x", "message": "m"}}]}]},
+            "scenarios[0].responses[0].error.status",
+        ),
+        (
+            {"scenarios": [{"terminal_policy": "forever", "responses": [{"text": "a"}]}]},
+            "scenarios[0].terminal_policy",
+        ),
+        (
+            {"scenarios": [{"responses": [{"text": "a", "delay_ms": -1}]}]},
+            "scenarios[0].responses[0].delay_ms",
+        ),
+        (
+            {"scenarios": [{"responses": [{"text": "a", "delay_ms": 10_000_000}]}]},
+            "scenarios[0].responses[0].delay_ms",
+        ),
+        ({"models": []}, "models"),
+        ({"provider_credentials": {"openia": "k"}}, "provider_credentials"),
+        ({"unknown_section": 1}, "unknown_section"),
+        ({"conversations": []}, "conversations"),
+        ({"determinism": {"seed": "x"}}, "determinism"),
+        (
+            {"scenarios": [{"responses": [{"text": "a", "stream_delivery": {"mode": "abort_connection"}}]}]},
+            "scenarios[0].responses[0].stream_delivery",
+        ),
+        ({"scenarios": [{"responses": [{"items": []}]}]}, "scenarios[0].responses[0].items"),
+        (
+            {
+                "scenarios": [
+                    {"id": "x", "responses": [{"text": "a"}]},
+                    {"id": "x", "responses": [{"text": "b"}]},
+                ]
+            },
+            "",
+        ),
+        ({"scenarios": [{"model": "not-served", "responses": [{"text": "a"}]}]}, ""),
+        (
+            {
+                "scenarios": [
+                    {
+                        "responses": [
+                            {"tool_calls": [{"name": "f", "arguments": {"a": 1}, "arguments_chunks": ["{"]}]}
+                        ]
+                    }
+                ]
+            },
+            "scenarios[0].responses[0].tool_calls[0]",
+        ),
+    ],
+)
+def test_invalid_configuration_is_rejected_atomically(
+    llmts_session: SessionClient, config: dict[str, Any], path: str
+) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("kept").build())
+    before = llmts_session.configuration()
+
+    response = raw_request(
+        llmts_session.server.url,
+        "POST",
+        "/admin-api/configure",
+        config,
+        {"X-Llm-Test-Server-Session": llmts_session.id},
+    )
+
+    assert response.status == 400
+    error = response.json()["error"]
+    assert error["code"] == "invalid_configuration"
+    assert error["message"]
+    assert error["details"] and all(set(d) == {"path", "message"} for d in error["details"])
+    assert path in [d["path"] for d in error["details"]]
+    assert llmts_session.configuration() == before
+    assert _ask(llmts_session.openai_client(max_retries=0)) == "kept"
+
+
+def test_malformed_configuration_json(llmts_session: SessionClient) -> None:
+    response = raw_request(
+        llmts_session.server.url,
+        "POST",
+        "/admin-api/configure",
+        b"{oops",
+        {"X-Llm-Test-Server-Session": llmts_session.id},
+    )
+    assert response.status == 400
+    assert response.json()["error"]["code"] == "invalid_configuration"
+
+
+def test_client_raises_server_error_with_details(llmts_session: SessionClient) -> None:
+    with pytest.raises(ServerError) as caught:
+        llmts_session.configure({"scenarios": [{"responses": [{}]}]})
+    assert caught.value.status == 400
+    assert caught.value.details[0]["path"] == "scenarios[0].responses[0]"
+
+
+def test_configuration_round_trips(llmts_session: SessionClient) -> None:
+    config = {
+        "models": ["gpt-4.1-mini", "gpt-4.1"],
+        "provider_credentials": {"openai": "sk-test"},
+        "scenarios": [
+            {
+                "id": "greet",
+                "model": "gpt-4.1-mini",
+                "terminal_policy": "reject",
+                "responses": [
+                    {"text": "Hello there.", "chunks": ["Hello", " there."]},
+                    {"tool_calls": [{"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}]},
+                    {"json": {"answer": 42}},
+                    {"json": None},
+                    {
+                        "error": {
+                            "status": 429,
+                            "code": "rate_limit_exceeded",
+                            "message": "Slow down",
+                            "retry_after": 2,
+                        }
+                    },
+                    {"text": "Late.", "delay_ms": 200},
+                ],
+            }
+        ],
+    }
+
+    effective = llmts_session.configure(config)
+
+    assert effective == config
+    assert llmts_session.configuration() == config
+
+
+def test_unconfigured_configuration_is_empty_and_flagged(llmts_session: SessionClient) -> None:
+    response = raw_request(
+        llmts_session.server.url,
+        "GET",
+        "/admin-api/configuration",
+        headers={"X-Llm-Test-Server-Session": llmts_session.id},
+    )
+    assert response.json() == {}
+    assert response.headers["x-llm-test-server-configured"] == "false"
+
+
+def test_reset_restarts_queues_and_keeps_configuration(llmts_session: SessionClient) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("one").text("two").build())
+    client = llmts_session.openai_client(max_retries=0)
+    assert _ask(client) == "one"
+
+    llmts_session.reset()
+
+    assert _ask(client) == "one"
+    assert _ask(client) == "two"
+
+
+def test_reconfigure_replaces_everything(llmts_session: SessionClient) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("old-1").text("old-2").build())
+    client = llmts_session.openai_client(max_retries=0)
+    assert _ask(client) == "old-1"
+
+    llmts_session.configure(ConfigBuilder().scenario().text("new").build())
+
+    assert _ask(client) == "new"
+
+
+def test_configure_accepts_models_builder_and_dict(llmts_session: SessionClient) -> None:
+    from llmts.schema import ResponseFixture, Scenario, SessionConfig
+
+    typed = SessionConfig(scenarios=[Scenario(responses=[ResponseFixture(text="typed")])])
+    builder = ConfigBuilder().scenario().text("built")
+    for config, expected in (
+        (typed, "typed"),
+        (builder, "built"),
+        ({"scenarios": [{"responses": [{"text": "dict"}]}]}, "dict"),
+    ):
+        llmts_session.configure(config)
+        assert _ask(llmts_session.openai_client(max_retries=0)) == expected
+
+
+def test_request_body_limit_gives_413_in_provider_envelope(own_server_factory: Any) -> None:
+    server = own_server_factory(extra_args=["--max-body-bytes", "1000"])
+    big = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "x" * 2000}]}
+
+    response = raw_request(
+        server.url, "POST", "/openai/v1/chat/completions", big, {"Authorization": "Bearer k"}
+    )
+
+    assert response.status == 413
+    assert response.json()["error"]["code"] == "request_too_large"
+    assert set(response.json()["error"]) == {"message", "type", "param", "code"}
+    control = raw_request(
+        server.url, "POST", "/admin-api/configure", {"scenarios": [{"responses": [{"text": "x" * 2000}]}]}
+    )
+    assert control.status == 413
+    assert control.json()["error"]["code"] == "request_too_large"

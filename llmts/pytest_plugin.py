@@ -12,6 +12,7 @@ Nothing starts unless a test asks for one of these fixtures.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -105,10 +106,8 @@ def _terminate(pid: int, timeout: float = 10.0) -> None:
         except ProcessLookupError:
             return
         time.sleep(0.05)
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -152,10 +151,9 @@ def llmts_session(llmts_server: LlmTestServer) -> Iterator[SessionClient]:
     try:
         yield session
     finally:
-        try:
+        # The server may already be gone at the very end of a run.
+        with contextlib.suppress(ServerError, OSError):
             session.delete()
-        except (ServerError, OSError):
-            pass  # the server may already be gone at the very end of a run
 
 
 @pytest.fixture

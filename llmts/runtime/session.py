@@ -26,7 +26,7 @@ from llmts.runtime.compat import check_output_fits
 from llmts.runtime.plans import ResponsePlan, ScenarioPlan, SessionPlan, compile_config
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
 from llmts.schema.config import SessionConfig
-from llmts.schema.neutral import Completion, NeutralRequest, ScriptedOutput, Usage
+from llmts.schema.neutral import Completion, NeutralRequest, ScriptedOutput, Usage, build
 
 __all__ = ["Admission", "Session"]
 
@@ -178,7 +178,8 @@ class Session:
             assert output is not None
             override = response.usage
             response_index = response.index
-        usage = Usage.model_construct(
+        usage = build(
+            Usage,
             input_tokens=admission.input_tokens,
             output_tokens=output.output_tokens,
             cached_tokens=0,
@@ -186,7 +187,8 @@ class Session:
         )
         if override is not None:
             usage = usage.model_copy(update=override.model_dump())
-        return Completion.model_construct(
+        return build(
+            Completion,
             output=output,
             usage=usage,
             response_id=self._ids.new_hex(12),

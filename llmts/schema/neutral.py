@@ -1,12 +1,12 @@
 """Provider-neutral request and result models.
 
 Provider adapters build a ``NeutralRequest`` from their wire format (already checked by the adapter, so it
-is built with ``model_construct`` on the hot path) and render a ``Completion`` back into their wire format.
+is built with ``build`` on the hot path) and render a ``Completion`` back into their wire format.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,7 +20,24 @@ __all__ = [
     "ScriptedOutput",
     "ToolChoice",
     "Usage",
+    "build",
 ]
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def build(cls: type[_M], **values: Any) -> _M:
+    """Construct an already-checked model without validation, ~6x cheaper than ``model_construct``.
+
+    For the request hot path only: the caller passes every field (defaults included) with correct types.
+    """
+    model = cls.__new__(cls)
+    object.__setattr__(model, "__dict__", values)
+    object.__setattr__(model, "__pydantic_fields_set__", set(values))
+    object.__setattr__(model, "__pydantic_extra__", None)
+    object.__setattr__(model, "__pydantic_private__", None)
+    return model
+
 
 OutputKind = Literal["text", "json", "tool_calls"]
 ResponseFormat = Literal["text", "json_object", "json_schema"]

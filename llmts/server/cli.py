@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from llmts import __version__
+from llmts.server.gunicorn_app import DEFAULT_WORKER_CLASS, WORKER_CLASSES
 from llmts.server.http import DEFAULT_MAX_BODY_BYTES
 
 __all__ = ["main"]
@@ -37,6 +38,12 @@ def _parser() -> argparse.ArgumentParser:
         "--max-body-bytes", type=int, default=_env_int("LLMTS_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)
     )
     serve.add_argument("--max-sessions", type=int, default=_env_int("LLMTS_MAX_SESSIONS", 4096))
+    serve.add_argument(
+        "--worker-class",
+        choices=WORKER_CLASSES,
+        default=os.environ.get("LLMTS_WORKER_CLASS", DEFAULT_WORKER_CLASS),
+        help="gunicorn's gevent worker flavour (default: gevent_pywsgi, the faster one)",
+    )
     serve.add_argument("--no-access-log", action="store_true", help="do not log one line per request")
     serve.add_argument("--parent-pid", type=int, default=None, help="exit when this process is gone")
     serve.add_argument("--ready-file", default=None, help="write the base URL to this file once listening")
@@ -77,6 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         access_log=not args.no_access_log,
         parent_pid=args.parent_pid,
         ready_file=args.ready_file,
+        worker_class=args.worker_class,
     ).run()
     return 0
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from llmts.transport.delivery import stream_body
-from llmts.transport.peer import peer_gone
+from llmts.transport.peer import client_socket, peer_gone
 from llmts.transport.waiting import WaitOutcome, wait
 
-__all__ = ["WaitOutcome", "peer_gone", "stream_body", "wait"]
+__all__ = ["WaitOutcome", "client_socket", "peer_gone", "stream_body", "wait"]

@@ -6,10 +6,12 @@ write: the client sees exactly the same bytes, at a fraction of the syscalls.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 __all__ = ["stream_body"]
 
 
-def stream_body(frames: Sequence[bytes]) -> list[bytes]:
-    return [b"".join(frames)]
+def stream_body(frames: Sequence[bytes]) -> Iterator[bytes]:
+    # A generator, not a one-item list: servers then frame the body as chunked (as the providers do)
+    # instead of computing a Content-Length.
+    yield b"".join(frames)

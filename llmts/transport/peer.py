@@ -4,9 +4,22 @@ from __future__ import annotations
 
 import select
 import socket
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["peer_gone"]
+__all__ = ["client_socket", "peer_gone"]
+
+# gunicorn's ``gevent`` worker, its ``gevent_pywsgi`` worker, and werkzeug's dev server.
+_SOCKET_KEYS = ("gunicorn.socket", "gunicorn.sock", "werkzeug.socket")
+
+
+def client_socket(environ: Mapping[str, Any]) -> Any:
+    """The client's socket from a WSGI environ, or None where the server does not expose it."""
+    for key in _SOCKET_KEYS:
+        sock = environ.get(key)
+        if sock is not None:
+            return sock
+    return None
 
 
 def peer_gone(sock: Any, timeout: float = 0.0) -> bool:

@@ -29,7 +29,8 @@ def test_session_is_private(llmts_server, llmts_session, llmts_openai, n):
     ]
     assert got == [sid + "-1", sid + "-2"]
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    (RECORD / f"{worker}-{n}.json").write_text(json.dumps({"url": llmts_server.url, "session": sid, "worker": worker}))
+    record = {"url": llmts_server.url, "session": sid, "worker": worker}
+    (RECORD / f"{worker}-{n}.json").write_text(json.dumps(record))
 """
 
 

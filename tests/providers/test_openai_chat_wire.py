@@ -12,6 +12,8 @@ import pytest
 from llmts import ConfigBuilder, SessionClient
 from tests.helpers import raw_request
 
+pytestmark = pytest.mark.sdk
+
 CHAT = "/openai/v1/chat/completions"
 
 
@@ -90,7 +92,7 @@ def test_streamed_tool_call_ids_and_names_only_in_first_delta(llmts_session: Ses
 
 
 def test_stream_over_keep_alive_connection_finishes_each_body(llmts_session: SessionClient) -> None:
-    """Two streamed requests on one connection: the first body must end (chunked 0-terminator) after [DONE]."""
+    """Two streamed requests on one connection: each body ends (chunked terminator) right after [DONE]."""
     llmts_session.configure(
         ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok").build()
     )

@@ -9,6 +9,8 @@ import pytest
 from llmts import ConfigBuilder, ServerError, SessionClient
 from tests.helpers import USER_HI, raw_request
 
+pytestmark = pytest.mark.sdk
+
 
 def _ask(client: Any) -> str:
     return client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI).choices[0].message.content

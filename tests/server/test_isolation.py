@@ -13,6 +13,8 @@ import pytest
 from llmts import ConfigBuilder, LlmTestServer, SessionClient
 from tests.helpers import USER_HI
 
+pytestmark = pytest.mark.sdk
+
 
 def _ask(client: Any) -> str:
     return client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI).choices[0].message.content

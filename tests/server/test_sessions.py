@@ -11,6 +11,8 @@ import pytest
 from llmts import ConfigBuilder, LlmTestServer, ServerError, SessionClient
 from tests.helpers import USER_HI, raw_request
 
+pytestmark = pytest.mark.sdk
+
 CHAT_BODY = {"model": "gpt-4.1-mini", "messages": USER_HI}
 
 

@@ -12,15 +12,15 @@ import orjson
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderRequest, load_json_object
-from llmts.schema.neutral import NeutralMessage, NeutralRequest, NeutralToolCall, ToolChoice
+from llmts.schema.neutral import NeutralMessage, NeutralRequest, NeutralToolCall, ToolChoice, build
 
 __all__ = ["parse_chat_request"]
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 _TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
 _AUTO = ToolChoice()
-_CHOICE_NONE = ToolChoice.model_construct(mode="none", name=None)
-_CHOICE_REQUIRED = ToolChoice.model_construct(mode="required", name=None)
+_CHOICE_NONE = ToolChoice(mode="none")
+_CHOICE_REQUIRED = ToolChoice(mode="required")
 
 
 def _bad(message: str, param: str, code: str = "invalid_value") -> InvalidRequest:
@@ -58,7 +58,8 @@ def _tool_calls(raw: Any, param: str) -> tuple[NeutralToolCall, ...]:
             raise _bad("a tool call needs function.name", f"{param}[{index}].function.name", "invalid_type")
         arguments = function.get("arguments", "")
         calls.append(
-            NeutralToolCall.model_construct(
+            build(
+                NeutralToolCall,
                 id=str(call.get("id", "")),
                 name=function["name"],
                 arguments=arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode(),
@@ -90,7 +91,8 @@ def _messages(raw: Any) -> tuple[NeutralMessage, ...]:
         if role == "function":  # the deprecated function-calling role carries a result like a tool message
             role = "tool"
         messages.append(
-            NeutralMessage.model_construct(
+            build(
+                NeutralMessage,
                 role=role,
                 text=_content_text(message.get("content"), f"{param}.content"),
                 tool_calls=_tool_calls(message.get("tool_calls"), f"{param}.tool_calls")
@@ -137,7 +139,7 @@ def _tool_choice(raw: Any) -> ToolChoice:
             name = function.get("name") if isinstance(function, dict) else None
             if not isinstance(name, str):
                 raise _bad("tool_choice.function.name is required", "tool_choice.function.name")
-            return ToolChoice.model_construct(mode="function", name=name)
+            return build(ToolChoice, mode="function", name=name)
         if kind == "allowed_tools":
             mode = (raw.get("allowed_tools") or {}).get("mode", "auto")
             return _CHOICE_REQUIRED if mode == "required" else _AUTO
@@ -176,7 +178,8 @@ def parse_chat_request(request: ProviderRequest) -> NeutralRequest:
     if n is not None and n != 1:
         raise _bad("llmts answers one choice per request; n must be 1", "n", "unsupported_value")
     tool_names, tool_chars = _tools(body.get("tools"))
-    return NeutralRequest.model_construct(
+    return build(
+        NeutralRequest,
         provider="openai",
         operation="chat.completions",
         model=model,

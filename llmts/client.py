@@ -275,3 +275,36 @@ class SessionClient:
 
         kwargs.setdefault("api_key", self.credential("openai"))
         return openai.AsyncOpenAI(base_url=f"{self.provider_base}/openai/v1", **kwargs)
+
+    def azure_openai_client(self, *, api_version: str = "2024-10-21", **kwargs: Any) -> Any:
+        """An official ``openai.AzureOpenAI`` bound to this session (deployment routes, ``api-key`` auth)."""
+        import openai
+
+        kwargs.setdefault("api_key", self.credential("azure-openai"))
+        return openai.AzureOpenAI(
+            azure_endpoint=f"{self.provider_base}/azure-openai", api_version=api_version, **kwargs
+        )
+
+    def anthropic_client(self, **kwargs: Any) -> Any:
+        """An official ``anthropic.Anthropic`` bound to this session."""
+        import anthropic
+
+        kwargs.setdefault("api_key", self.credential("anthropic"))
+        return anthropic.Anthropic(base_url=f"{self.provider_base}/anthropic", **kwargs)
+
+    def async_anthropic_client(self, **kwargs: Any) -> Any:
+        import anthropic
+
+        kwargs.setdefault("api_key", self.credential("anthropic"))
+        return anthropic.AsyncAnthropic(base_url=f"{self.provider_base}/anthropic", **kwargs)
+
+    def gemini_client(self, *, api_version: str | None = None, **kwargs: Any) -> Any:
+        """An official ``google.genai.Client`` bound to this session (``api_version``: the SDK's default)."""
+        from google import genai
+
+        http_options: Any = {"base_url": f"{self.provider_base}/gemini"}
+        if api_version is not None:
+            http_options["api_version"] = api_version
+        http_options.update(kwargs.pop("http_options", None) or {})
+        kwargs.setdefault("api_key", self.credential("gemini"))
+        return genai.Client(http_options=http_options, **kwargs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from llmts.providers.base import (
     InferenceRoute,
     ProviderAdapter,
+    ProviderCall,
     ProviderRequest,
     Reply,
     Route,
@@ -16,6 +17,7 @@ __all__ = [
     "ADAPTERS",
     "InferenceRoute",
     "ProviderAdapter",
+    "ProviderCall",
     "ProviderRequest",
     "Reply",
     "Route",

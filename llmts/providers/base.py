@@ -20,6 +20,7 @@ from llmts.schema.neutral import Completion, NeutralRequest
 __all__ = [
     "InferenceRoute",
     "ProviderAdapter",
+    "ProviderCall",
     "ProviderRequest",
     "Reply",
     "Route",
@@ -70,26 +71,36 @@ class Reply:
     frames: list[bytes] | None = None
 
 
+@dataclass(slots=True)
+class ProviderCall:
+    """One provider request in flight: the wire request, its session, and the id the server assigned
+    (rendered in the provider's request-id header and error bodies)."""
+
+    request: ProviderRequest
+    session: Session
+    request_id: str
+
+
 @dataclass(frozen=True, slots=True)
 class InferenceRoute:
-    """A route that asks the runtime for an answer: parse wire -> neutral, render neutral -> wire.
-
-    ``render`` gets the request id the server assigned, so the reply can carry it in the provider's header.
-    """
+    """A route that asks the runtime for an answer: parse wire -> neutral, render neutral -> wire."""
 
     rule: str
     methods: tuple[str, ...]
-    parse: Callable[[ProviderRequest], NeutralRequest]
-    render: Callable[[NeutralRequest, Completion, str], Reply]
+    parse: Callable[[ProviderCall], NeutralRequest]
+    render: Callable[[ProviderCall, NeutralRequest, Completion], Reply]
+    # Answers some requests without consuming a scripted response (e.g. Anthropic ``max_tokens: 0``
+    # cache warm-ups): return a Reply to short-circuit, or None to go on to the runtime.
+    shortcut: Callable[[ProviderCall, NeutralRequest], Reply | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class SimpleRoute:
-    """A route answered from session state alone (model lists and the like)."""
+    """A route answered from session state alone (model lists, stored objects, token counts...)."""
 
     rule: str
     methods: tuple[str, ...]
-    handle: Callable[[ProviderRequest, Session], Reply]
+    handle: Callable[[ProviderCall], Reply]
 
 
 Route = InferenceRoute | SimpleRoute

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from llmts.errors import (
     ModelNotFound,
@@ -24,6 +25,8 @@ from llmts.errors import (
 from llmts.runtime.clock import Clock, IdSource
 from llmts.runtime.compat import check_output_fits
 from llmts.runtime.plans import ResponsePlan, ScenarioPlan, SessionPlan, compile_config
+from llmts.runtime.prompt_cache import PromptCache
+from llmts.runtime.store import BoundedStore
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
 from llmts.schema.config import SessionConfig
 from llmts.schema.neutral import Completion, NeutralRequest, ScriptedOutput, Usage, build
@@ -52,6 +55,8 @@ class Session:
         self._cursors: list[int] = []
         self._generation = 0
         self._retired = False
+        self._prompt_cache = PromptCache()
+        self._stores: dict[str, BoundedStore] = {}
 
     # --- control -----------------------------------------------------------------------------------
 
@@ -76,14 +81,19 @@ class Session:
         plan = compile_config(config)  # may be slow for big configs: done before taking the lock
         with self._lock:
             self._plan = plan
-            self._cursors = [0] * len(plan.scenarios)
-            self._generation += 1
+            self._clear_state()
 
     def reset(self) -> None:
         with self._lock:
-            if self._plan is not None:
-                self._cursors = [0] * len(self._plan.scenarios)
-            self._generation += 1
+            self._clear_state()
+
+    def _clear_state(self) -> None:
+        """Queues, prompt cache and stored objects start over; pending work is superseded."""
+        self._cursors = [0] * len(self._plan.scenarios) if self._plan is not None else []
+        self._prompt_cache.clear()
+        for store in self._stores.values():
+            store.clear()
+        self._generation += 1
 
     def retire(self) -> None:
         """The session was deleted: supersede whatever is still pending."""
@@ -102,14 +112,53 @@ class Session:
         plan = self._plan
         return plan is None or model in plan.models
 
+    def azure_deployment_model(self, deployment: str) -> str | None:
+        """The model an Azure deployment serves; unconfigured sessions serve any deployment as its name."""
+        plan = self._plan
+        if plan is None:
+            return deployment
+        return plan.config.azure_deployments.get(deployment)
+
     def model_ids(self) -> list[str]:
         plan = self._plan
         return list(plan.config.models) if plan is not None else ["gpt-4.1-mini"]
 
+    # --- stored objects (per provider namespace, bounded) ------------------------------------------
+
+    def store_put(self, namespace: str, key: str, value: Any, size: int) -> None:
+        with self._lock:
+            store = self._stores.get(namespace)
+            if store is None:
+                store = self._stores[namespace] = BoundedStore()
+            store.put(key, value, size)
+
+    def store_get(self, namespace: str, key: str) -> Any | None:
+        with self._lock:
+            store = self._stores.get(namespace)
+            return store.get(key) if store is not None else None
+
+    def store_delete(self, namespace: str, key: str) -> bool:
+        with self._lock:
+            store = self._stores.get(namespace)
+            return store.delete(key) if store is not None else False
+
     # --- requests ----------------------------------------------------------------------------------
 
+    def warm_cache(self, request: NeutralRequest) -> Usage:
+        """Only write/read the prompt cache (Anthropic ``max_tokens: 0``): no scripted answer is consumed."""
+        with self._lock:
+            effect = self._prompt_cache.observe(request)
+        return build(
+            Usage,
+            input_tokens=estimate_input_tokens(request.messages, request.preamble),
+            output_tokens=0,
+            cached_tokens=effect.read_tokens,
+            cache_write_tokens=effect.write_tokens,
+            reasoning_tokens=0,
+        )
+
     def admit(self, request: NeutralRequest) -> Admission:
-        input_tokens = estimate_input_tokens(request.messages, request.extra_prompt_chars)
+        input_tokens = estimate_input_tokens(request.messages, request.preamble)
         with self._lock:
             plan = self._plan
             if plan is None:
@@ -152,11 +201,13 @@ class Session:
         self._cursors[index] = position + 1
         return response
 
-    def complete(self, admission: Admission) -> Completion:
-        if not self.is_current(admission.generation):
-            raise RequestSuperseded(
-                "the session was reset, reconfigured or deleted while this request was pending"
-            )
+    def complete(self, admission: Admission, request: NeutralRequest) -> Completion:
+        with self._lock:
+            if not self.is_current(admission.generation):
+                raise RequestSuperseded(
+                    "the session was reset, reconfigured or deleted while this request was pending"
+                )
+            cache = self._prompt_cache.observe(request)
         response = admission.response
         if response is None:
             output = admission.echo
@@ -182,7 +233,8 @@ class Session:
             Usage,
             input_tokens=admission.input_tokens,
             output_tokens=output.output_tokens,
-            cached_tokens=0,
+            cached_tokens=cache.read_tokens,
+            cache_write_tokens=cache.write_tokens,
             reasoning_tokens=0,
         )
         if override is not None:

@@ -44,6 +44,7 @@ LIMITS: dict[str, int] = {
     "delay_ms": 300_000,
     "retry_after_seconds": 3600,
     "credential_chars": 1024,
+    "azure_deployments": 256,
 }
 
 TerminalPolicy = Literal["reject", "repeat_last_response", "restart"]
@@ -59,6 +60,7 @@ class UsageOverride(BaseModel):
     input_tokens: int | None = Field(default=None, ge=0)
     output_tokens: int | None = Field(default=None, ge=0)
     cached_tokens: int | None = Field(default=None, ge=0)
+    cache_write_tokens: int | None = Field(default=None, ge=0)
     reasoning_tokens: int | None = Field(default=None, ge=0)
 
     @model_serializer(mode="wrap")
@@ -204,6 +206,8 @@ class SessionConfig(BaseModel):
     )
     provider_credentials: dict[str, str] = Field(default_factory=dict)
     scenarios: list[Scenario] = Field(default_factory=list, max_length=LIMITS["scenarios"])
+    # Azure OpenAI deployment name -> the model it serves (one of ``models``).
+    azure_deployments: dict[str, str] = Field(default_factory=dict, max_length=LIMITS["azure_deployments"])
 
     @field_validator("models")
     @classmethod
@@ -228,6 +232,23 @@ class SessionConfig(BaseModel):
                 raise ValueError(f"credentials must be 1..{LIMITS['credential_chars']} characters")
         return value
 
+    @model_serializer(mode="wrap")
+    def _drop_empty_optional_sections(self, handler: Any) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not data.get("azure_deployments"):
+            data.pop("azure_deployments", None)
+        return data
+
+    @field_validator("azure_deployments")
+    @classmethod
+    def _deployment_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not name or len(name) > LIMITS["identifier_chars"] or "/" in name:
+                raise ValueError(
+                    f"deployment names must be 1..{LIMITS['identifier_chars']} characters without '/'"
+                )
+        return value
+
     @model_validator(mode="after")
     def _scenario_references(self) -> SessionConfig:
         seen: set[str] = set()
@@ -239,5 +260,11 @@ class SessionConfig(BaseModel):
             if scenario.model is not None and scenario.model not in self.models:
                 raise ValueError(
                     f"scenarios[{index}].model {scenario.model!r} is not one of the session's models"
+                )
+        for deployment, model in self.azure_deployments.items():
+            if model not in self.models:
+                raise ValueError(
+                    f"azure_deployments[{deployment!r}] maps to {model!r}, "
+                    "which is not one of the session's models"
                 )
         return self

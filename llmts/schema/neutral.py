@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 __all__ = [
+    "CacheMode",
     "Completion",
     "NeutralMessage",
     "NeutralRequest",
@@ -40,6 +41,9 @@ def build(cls: type[_M], **values: Any) -> _M:
 
 
 OutputKind = Literal["text", "json", "tool_calls"]
+# How the provider caches prompts: not at all, implicitly by repeated prefix (OpenAI, Gemini), or at
+# explicit breakpoints the request marks (Anthropic ``cache_control``).
+CacheMode = Literal["none", "implicit", "explicit"]
 ResponseFormat = Literal["text", "json_object", "json_schema"]
 
 _FROZEN = ConfigDict(frozen=True)
@@ -86,8 +90,12 @@ class NeutralRequest(BaseModel):
     stream: bool = False
     # The client asked for a usage report at the end of a stream (OpenAI ``stream_options.include_usage``).
     stream_include_usage: bool = False
-    # Characters of tool declarations and other prompt material that count towards input tokens.
-    extra_prompt_chars: int = 0
+    # Prompt material before the messages (tool declarations, system blocks...) as text: it counts towards
+    # input tokens and is the first segment of the prompt-cache prefix.
+    preamble: str = ""
+    cache_mode: CacheMode = "none"
+    # Explicit mode: cache breakpoints as segment indexes (0 = preamble, 1 + i = messages[i]).
+    cache_breakpoints: tuple[int, ...] = ()
 
     def latest_user_text(self) -> str:
         for message in reversed(self.messages):
@@ -101,7 +109,9 @@ class Usage(BaseModel):
 
     input_tokens: int
     output_tokens: int
+    # Of input_tokens: read from the prompt cache, and written to it (Anthropic's cache creation).
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
     reasoning_tokens: int = 0
 
     @property

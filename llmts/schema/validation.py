@@ -19,7 +19,6 @@ _PENDING_TOP_LEVEL = {
     "conversation_capacity": "conversation graphs",
     "determinism": "determinism (seeded ids, fixed clock)",
     "journal": "the request journal",
-    "azure_deployments": "the Azure OpenAI surface",
 }
 _PENDING_RESPONSE_FIELDS = {
     "stream_delivery": "stream delivery faults",

@@ -24,7 +24,15 @@ from llmts.errors import (
     ProviderUnauthorized,
     RouteNotFound,
 )
-from llmts.providers import ADAPTERS, InferenceRoute, ProviderAdapter, ProviderRequest, Reply, Route
+from llmts.providers import (
+    ADAPTERS,
+    InferenceRoute,
+    ProviderAdapter,
+    ProviderCall,
+    ProviderRequest,
+    Reply,
+    Route,
+)
 from llmts.runtime import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_ID, Session, SessionRegistry
 from llmts.schema.config import SessionConfig
 from llmts.server.control import SESSION_HEADER_ENVIRON, ControlApi
@@ -125,7 +133,7 @@ class LlmtsApp:
             body = read_body(environ, self.max_body_bytes)
             request = ProviderRequest(method, path, args, body, environ)
             self._authenticate(adapter, request, session)
-            reply = self._run(route, request, session, request_id, environ)
+            reply = self._run(route, ProviderCall(request, session, request_id), environ)
             if reply is None:  # the client left during a delay: nothing to write
                 start_response("499 Client Closed Request", [("Content-Length", "0")])
                 return []
@@ -178,17 +186,15 @@ class LlmtsApp:
             )
             raise ProviderUnauthorized(f"Incorrect API key provided: {shown}.")
 
-    def _run(
-        self,
-        route: Route,
-        request: ProviderRequest,
-        session: Session,
-        request_id: str,
-        environ: Mapping[str, Any],
-    ) -> Reply | None:
+    def _run(self, route: Route, call: ProviderCall, environ: Mapping[str, Any]) -> Reply | None:
         if not isinstance(route, InferenceRoute):
-            return route.handle(request, session)
-        neutral = route.parse(request)
+            return route.handle(call)
+        session = call.session
+        neutral = route.parse(call)
+        if route.shortcut is not None:
+            early = route.shortcut(call, neutral)
+            if early is not None:
+                return early
         admission = session.admit(neutral)
         if admission.delay_ms:
             generation = admission.generation
@@ -199,8 +205,8 @@ class LlmtsApp:
             )
             if outcome is WaitOutcome.CLIENT_GONE:
                 return None
-        completion = session.complete(admission)
-        return route.render(neutral, completion, request_id)
+        completion = session.complete(admission, neutral)
+        return route.render(call, neutral, completion)
 
 
 def create_app(

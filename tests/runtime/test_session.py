@@ -44,7 +44,7 @@ def _registry() -> SessionRegistry:
 def test_clock_and_ids_are_injected() -> None:
     session = _registry().create()
     session.configure(ConfigBuilder().scenario().text("a").build())
-    completion = session.complete(session.admit(_request()))
+    completion = session.complete(session.admit(_request()), _request())
     assert completion.created_at == 1_700_000_000
     assert completion.response_id == "000000000000000000000001"
 
@@ -52,7 +52,7 @@ def test_clock_and_ids_are_injected() -> None:
 def test_queue_consumed_in_order_then_rejected() -> None:
     session = _registry().create()
     session.configure(ConfigBuilder().scenario("s").text("a").text("b").build())
-    answers = [session.complete(session.admit(_request())).output.text for _ in range(2)]
+    answers = [session.complete(session.admit(_request()), _request()).output.text for _ in range(2)]
     assert answers == ["a", "b"]
     with pytest.raises(ScenarioExhausted):
         session.admit(_request())
@@ -65,9 +65,9 @@ def test_scripted_error_is_consumed_and_raised_on_completion() -> None:
     )
     admission = session.admit(_request())
     with pytest.raises(ScriptedError) as caught:
-        session.complete(admission)
+        session.complete(admission, _request())
     assert (caught.value.http_status, caught.value.code, caught.value.retry_after) == (429, "rate", 1.5)
-    assert session.complete(session.admit(_request())).output.text == "ok"
+    assert session.complete(session.admit(_request()), _request()).output.text == "ok"
 
 
 def test_mismatch_does_not_advance() -> None:
@@ -75,7 +75,7 @@ def test_mismatch_does_not_advance() -> None:
     session.configure(ConfigBuilder().scenario().tool_call("f", {}).build())
     with pytest.raises(FixtureMismatch):
         session.admit(_request())  # declares no tools
-    completion = session.complete(session.admit(_request(tool_names=("f",))))
+    completion = session.complete(session.admit(_request(tool_names=("f",))), _request())
     assert completion.output.tool_calls[0].name == "f"
 
 
@@ -92,7 +92,7 @@ def test_reset_supersedes_admitted_work() -> None:
     admission = session.admit(_request())
     session.reset()
     with pytest.raises(RequestSuperseded):
-        session.complete(admission)
+        session.complete(admission, _request())
 
 
 def test_unknown_model() -> None:
@@ -104,14 +104,17 @@ def test_unknown_model() -> None:
 
 def test_echo_until_configured() -> None:
     session = _registry().create()
-    assert session.complete(session.admit(_request("repeat me", model="anything"))).output.text == "repeat me"
+    assert (
+        session.complete(session.admit(_request("repeat me", model="anything")), _request()).output.text
+        == "repeat me"
+    )
 
 
 def test_token_estimates_are_documented_numbers() -> None:
     assert [estimate_text_tokens(t) for t in ("", "a", "abcd", "abcde")] == [0, 1, 1, 2]
     messages = (NeutralMessage(role="system", text="x" * 8), NeutralMessage(role="user", text="y"))
     assert estimate_input_tokens(messages) == 3 + (4 + 2) + (4 + 1)
-    assert estimate_input_tokens(messages, extra_prompt_chars=10) == 11 + 3 + 3
+    assert estimate_input_tokens(messages, preamble="z" * 10) == 11 + 3 + 3
 
 
 def test_registry_bounds_and_default() -> None:

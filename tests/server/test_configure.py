@@ -46,6 +46,8 @@ def _ask(client: Any) -> str:
         ({"unknown_section": 1}, "unknown_section"),
         ({"conversations": []}, "conversations"),
         ({"determinism": {"seed": "x"}}, "determinism"),
+        ({"azure_deployments": {"prod": "gpt-unknown"}}, ""),
+        ({"azure_deployments": {"a/b": "gpt-4.1-mini"}}, "azure_deployments"),
         (
             {"scenarios": [{"responses": [{"text": "a", "stream_delivery": {"mode": "abort_connection"}}]}]},
             "scenarios[0].responses[0].stream_delivery",

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from llmts.providers.base import InferenceRoute, ProviderAdapter, Reply, SimpleRoute, bearer_token
+from llmts.providers.base import (
+    InferenceRoute,
+    ProviderAdapter,
+    ProviderCall,
+    Reply,
+    SimpleRoute,
+    bearer_token,
+)
 from llmts.providers.openai.chat_parse import parse_chat_request
 from llmts.providers.openai.chat_render import render_chat_completion, render_chat_stream
 from llmts.providers.openai.errors import render_openai_error
@@ -12,10 +19,10 @@ from llmts.schema.neutral import Completion, NeutralRequest
 __all__ = ["OPENAI"]
 
 
-def _render_chat(request: NeutralRequest, completion: Completion, request_id: str) -> Reply:
+def _render_chat(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
     if request.stream:
-        return render_chat_stream(request, completion, request_id)
-    return render_chat_completion(request, completion, request_id)
+        return render_chat_stream(request, completion, call.request_id)
+    return render_chat_completion(request, completion, call.request_id)
 
 
 OPENAI = ProviderAdapter(

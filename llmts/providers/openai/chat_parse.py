@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from llmts.errors import InvalidRequest
-from llmts.providers.base import ProviderRequest, load_json_object
+from llmts.providers.base import ProviderCall, load_json_object
 from llmts.schema.neutral import NeutralMessage, NeutralRequest, NeutralToolCall, ToolChoice, build
 
 __all__ = ["parse_chat_request"]
@@ -104,9 +104,9 @@ def _messages(raw: Any) -> tuple[NeutralMessage, ...]:
     return tuple(messages)
 
 
-def _tools(raw: Any) -> tuple[tuple[str, ...], int]:
+def _tools(raw: Any) -> tuple[tuple[str, ...], str]:
     if raw is None:
-        return (), 0
+        return (), ""
     if not isinstance(raw, list):
         raise _bad("tools must be an array", "tools", "invalid_type")
     names = []
@@ -122,7 +122,7 @@ def _tools(raw: Any) -> tuple[tuple[str, ...], int]:
                 "each tool needs a name", f"tools[{index}].function.name", "missing_required_parameter"
             )
         names.append(name)
-    return tuple(names), len(orjson.dumps(raw))
+    return tuple(names), orjson.dumps(raw).decode()
 
 
 def _tool_choice(raw: Any) -> ToolChoice:
@@ -160,8 +160,8 @@ def _response_format(raw: Any) -> str:
     raise _bad("response_format.type must be text, json_object or json_schema", "response_format.type")
 
 
-def parse_chat_request(request: ProviderRequest) -> NeutralRequest:
-    body = load_json_object(request.body)
+def parse_chat_request(call: ProviderCall) -> NeutralRequest:
+    body = load_json_object(call.request.body)
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise _bad("you must provide a model parameter", "model", "missing_required_parameter")
@@ -177,7 +177,7 @@ def parse_chat_request(request: ProviderRequest) -> NeutralRequest:
     n = body.get("n")
     if n is not None and n != 1:
         raise _bad("llmts answers one choice per request; n must be 1", "n", "unsupported_value")
-    tool_names, tool_chars = _tools(body.get("tools"))
+    tool_names, tools_text = _tools(body.get("tools"))
     return build(
         NeutralRequest,
         provider="openai",
@@ -188,6 +188,8 @@ def parse_chat_request(request: ProviderRequest) -> NeutralRequest:
         tool_choice=_tool_choice(body.get("tool_choice")),
         response_format=_response_format(body.get("response_format")),
         stream=bool(stream),
-        extra_prompt_chars=tool_chars,
+        preamble=tools_text,
+        cache_mode="implicit",
+        cache_breakpoints=(),
         stream_include_usage=bool(stream_options and stream_options.get("include_usage")),
     )

@@ -26,7 +26,11 @@ def usage_payload(usage: Usage) -> dict[str, Any]:
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.input_tokens + usage.output_tokens,
-        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens, "audio_tokens": 0},
+        "prompt_tokens_details": {
+            "cached_tokens": usage.cached_tokens,
+            "audio_tokens": 0,
+            "cache_write_tokens": usage.cache_write_tokens,
+        },
         "completion_tokens_details": {
             "reasoning_tokens": usage.reasoning_tokens,
             "audio_tokens": 0,

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmts.errors import ModelNotFound
-from llmts.providers.base import ProviderRequest, Reply, json_reply
-from llmts.runtime.session import Session
+from llmts.providers.base import ProviderCall, Reply, json_reply
 
 __all__ = ["list_models", "retrieve_model"]
 
@@ -15,13 +14,13 @@ def _model(model_id: str) -> dict[str, Any]:
     return {"id": model_id, "object": "model", "created": 0, "owned_by": "llmts"}
 
 
-def list_models(request: ProviderRequest, session: Session) -> Reply:
-    return json_reply(200, {"object": "list", "data": [_model(m) for m in session.model_ids()]})
+def list_models(call: ProviderCall) -> Reply:
+    return json_reply(200, {"object": "list", "data": [_model(m) for m in call.session.model_ids()]})
 
 
-def retrieve_model(request: ProviderRequest, session: Session) -> Reply:
-    model_id = request.args["model"]
-    if not session.serves_model(model_id):
+def retrieve_model(call: ProviderCall) -> Reply:
+    model_id = call.request.args["model"]
+    if not call.session.serves_model(model_id):
         raise ModelNotFound(
             f"The model `{model_id}` does not exist or you do not have access to it.", param="model"
         )

@@ -15,6 +15,7 @@ import orjson
 
 from llmts.errors import InvalidRequest, LlmtsError
 from llmts.runtime.session import Session
+from llmts.schema.faults import FrameKind, StreamDelivery
 from llmts.schema.neutral import Completion, NeutralRequest
 
 __all__ = [
@@ -63,12 +64,19 @@ class ProviderRequest:
 
 @dataclass(slots=True)
 class Reply:
-    """A finished HTTP answer: either a whole ``body`` or a list of stream ``frames``."""
+    """A finished HTTP answer: either a whole ``body`` or a list of stream ``frames``.
+
+    ``frame_kinds`` (one per frame) tells delivery plans and evidence which frames are counted content
+    and which one is the protocol's terminal marker; without it only the last frame is terminal.
+    ``delivery`` is set by the server from the completion, never by adapters.
+    """
 
     status: int
     headers: list[tuple[str, str]]
     body: bytes = b""
     frames: list[bytes] | None = None
+    frame_kinds: list[FrameKind] | None = None
+    delivery: StreamDelivery | None = None
 
 
 @dataclass(slots=True)
@@ -101,6 +109,8 @@ class SimpleRoute:
     rule: str
     methods: tuple[str, ...]
     handle: Callable[[ProviderCall], Reply]
+    # Name recorded in the journal (defaults to the rule).
+    operation: str = ""
 
 
 Route = InferenceRoute | SimpleRoute

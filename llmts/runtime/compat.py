@@ -7,9 +7,22 @@ from __future__ import annotations
 import orjson
 
 from llmts.errors import FixtureMismatch
+from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
 from llmts.schema.neutral import NeutralRequest, ScriptedOutput
 
-__all__ = ["check_output_fits"]
+__all__ = ["FAULT_SURFACES", "check_delivery_fits", "check_output_fits"]
+
+# (provider, operation) pairs whose streaming transport is SSE text that in-stream delivery plans act on.
+FAULT_SURFACES = frozenset(
+    {
+        ("openai", "chat.completions"),
+        ("azure-openai", "chat.completions"),
+        ("openai", "responses"),
+        ("azure-openai", "responses"),
+        ("anthropic", "messages"),
+        ("gemini", "stream_generate_content.sse"),
+    }
+)
 
 
 def check_output_fits(request: NeutralRequest, output: ScriptedOutput, where: str) -> None:
@@ -43,3 +56,24 @@ def check_output_fits(request: NeutralRequest, output: ScriptedOutput, where: st
                 f"response_format {request.response_format}",
                 param="response_format",
             ) from None
+
+
+def check_delivery_fits(request: NeutralRequest, plan: StreamDelivery, where: str) -> None:
+    """In-stream plans need a plain SSE text stream on a qualified route; connection faults fit anything."""
+    if plan.mode in CONNECTION_MODES:
+        return
+    if not request.stream:
+        raise FixtureMismatch(
+            f"{where} has a {plan.mode} stream_delivery plan but the request is not streaming"
+        )
+    if (request.provider, request.operation) not in FAULT_SURFACES:
+        raise FixtureMismatch(
+            f"{where} has a {plan.mode} stream_delivery plan, which does not apply to "
+            f"{request.provider} {request.operation} streams"
+        )
+    if request.tool_names or any(m.tool_calls or m.role == "tool" for m in request.messages):
+        raise FixtureMismatch(f"{where} has a stream_delivery plan but the request declares or carries tools")
+    if request.response_format != "text":
+        raise FixtureMismatch(
+            f"{where} has a stream_delivery plan but the request asks for structured output"
+        )

@@ -13,6 +13,7 @@ import orjson
 
 from llmts.runtime.tokens import estimate_text_tokens, estimate_tool_call_tokens
 from llmts.schema.config import ErrorFixture, ResponseFixture, SessionConfig, UsageOverride
+from llmts.schema.faults import StreamDelivery
 from llmts.schema.neutral import NeutralToolCall, ScriptedOutput
 
 __all__ = ["ARGUMENT_CHUNK_CHARS", "ResponsePlan", "ScenarioPlan", "SessionPlan", "compile_config"]
@@ -28,6 +29,7 @@ class ResponsePlan:
     error: ErrorFixture | None
     delay_ms: int
     usage: UsageOverride | None
+    stream_delivery: StreamDelivery | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +105,7 @@ def compile_config(config: SessionConfig) -> SessionPlan:
                 error=fixture.error,
                 delay_ms=fixture.delay_ms,
                 usage=fixture.usage,
+                stream_delivery=fixture.stream_delivery,
             )
             for r_index, fixture in enumerate(scenario.responses)
         )

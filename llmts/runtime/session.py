@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from llmts.errors import (
@@ -23,15 +24,29 @@ from llmts.errors import (
     ScriptedError,
 )
 from llmts.runtime.clock import Clock, IdSource
-from llmts.runtime.compat import check_output_fits
+from llmts.runtime.compat import check_delivery_fits, check_output_fits
+from llmts.runtime.journal import Journal, JournalSnapshot
 from llmts.runtime.plans import ResponsePlan, ScenarioPlan, SessionPlan, compile_config
 from llmts.runtime.prompt_cache import PromptCache
 from llmts.runtime.store import BoundedStore
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
 from llmts.schema.config import SessionConfig
+from llmts.schema.journal import JournalEntry
 from llmts.schema.neutral import Completion, NeutralRequest, ScriptedOutput, Usage, build
 
 __all__ = ["Admission", "Session"]
+
+_ENTRY_DEFAULTS = {
+    name: field.get_default(call_default_factory=True)
+    for name, field in JournalEntry.model_fields.items()
+    if not field.is_required()
+}
+
+
+def _utc_iso(epoch: float) -> str:
+    return (
+        datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +72,7 @@ class Session:
         self._retired = False
         self._prompt_cache = PromptCache()
         self._stores: dict[str, BoundedStore] = {}
+        self._journal = Journal()
 
     # --- control -----------------------------------------------------------------------------------
 
@@ -93,6 +109,7 @@ class Session:
         self._prompt_cache.clear()
         for store in self._stores.values():
             store.clear()
+        self._journal.clear()
         self._generation += 1
 
     def retire(self) -> None:
@@ -122,6 +139,35 @@ class Session:
     def model_ids(self) -> list[str]:
         plan = self._plan
         return list(plan.config.models) if plan is not None else ["gpt-4.1-mini"]
+
+    # --- journal ------------------------------------------------------------------------------------
+
+    def journal_begin(self, request_id: str, provider: str, method: str, path: str) -> JournalEntry:
+        """Record a provider attempt at entry; the caller completes the returned entry in place."""
+        now = self._clock.now()
+        with self._lock:
+            values = dict(_ENTRY_DEFAULTS)
+            values.update(
+                request_id=request_id,
+                sequence=self._journal.next_sequence(),
+                provider=provider,
+                method=method,
+                path=path,
+                started_at=_utc_iso(now),
+                started_monotonic_seconds=self._clock.monotonic(),
+            )
+            entry = build(JournalEntry, **values)
+            self._journal.append(entry)
+        return entry
+
+    def journal_finish(self, entry: JournalEntry) -> None:
+        entry.completed_at = _utc_iso(self._clock.now())
+        entry.completed_monotonic_seconds = self._clock.monotonic()
+        entry.completed = True
+
+    def journal_snapshot(self) -> JournalSnapshot:
+        with self._lock:
+            return self._journal.snapshot()
 
     # --- stored objects (per provider namespace, bounded) ------------------------------------------
 
@@ -196,8 +242,11 @@ class Session:
                     f"scenario {scenario.id!r} has no responses left ({count} configured, all consumed)"
                 )
         response = scenario.responses[position]
+        where = f"scenario {scenario.id!r} response {position}"
         if response.output is not None:
-            check_output_fits(request, response.output, f"scenario {scenario.id!r} response {position}")
+            check_output_fits(request, response.output, where)
+        if response.stream_delivery is not None:
+            check_delivery_fits(request, response.stream_delivery, where)
         self._cursors[index] = position + 1
         return response
 
@@ -214,6 +263,7 @@ class Session:
             assert output is not None
             override = None
             response_index = None
+            plan = None
         else:
             if response.error is not None:
                 error = response.error
@@ -229,6 +279,7 @@ class Session:
             assert output is not None
             override = response.usage
             response_index = response.index
+            plan = response.stream_delivery
         usage = build(
             Usage,
             input_tokens=admission.input_tokens,
@@ -247,4 +298,5 @@ class Session:
             created_at=int(self._clock.now()),
             scenario_id=admission.scenario_id,
             response_index=response_index,
+            stream_delivery=plan,
         )

@@ -11,6 +11,8 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
+from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
+
 __all__ = [
     "LIMITS",
     "PROVIDER_NAMESPACES",
@@ -131,6 +133,7 @@ class ResponseFixture(BaseModel):
     chunks: list[str] | None = Field(default=None, min_length=1, max_length=LIMITS["chunks_per_response"])
     delay_ms: int = Field(default=0, ge=0, le=LIMITS["delay_ms"])
     usage: UsageOverride | None = None
+    stream_delivery: StreamDelivery | None = None
 
     @property
     def kind(self) -> str:
@@ -157,10 +160,28 @@ class ResponseFixture(BaseModel):
                 raise ValueError("chunks are only allowed with text")
             if "".join(self.chunks) != self.text:
                 raise ValueError("chunks must concatenate to text")
+        if self.stream_delivery is not None:
+            self._check_delivery_plan(self.stream_delivery)
         tool_ids = [call.id for call in self.tool_calls or () if call.id is not None]
         if len(tool_ids) != len(set(tool_ids)):
             raise ValueError("tool call ids must be unique within a response")
         return self
+
+    def _check_delivery_plan(self, plan: StreamDelivery) -> None:
+        if self.error is not None:
+            raise ValueError("stream_delivery cannot be combined with an error response")
+        if plan.mode in CONNECTION_MODES:
+            return  # connection faults act before any byte: they fit every successful response
+        if self.text is None:
+            raise ValueError(f"stream_delivery {plan.mode} applies only to plain-text responses")
+        content_frames = sum(1 for chunk in (self.chunks or [self.text]) if chunk)
+        if content_frames == 0:
+            raise ValueError("stream_delivery needs non-empty text")
+        if plan.in_stream and plan.after_content_frames > content_frames:
+            raise ValueError(
+                f"after_content_frames {plan.after_content_frames} is unreachable: "
+                f"the response has {content_frames} non-empty content frame(s)"
+            )
 
     @model_serializer(mode="wrap")
     def _serialize(self, handler: Any) -> dict[str, Any]:

@@ -10,6 +10,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from llmts.schema.faults import StreamDelivery
+
 __all__ = [
     "CacheMode",
     "Completion",
@@ -142,3 +144,5 @@ class Completion(BaseModel):
     created_at: int
     scenario_id: str | None = None
     response_index: int | None = None
+    # The response's delivery plan, for the transport to apply (already checked against the request).
+    stream_delivery: StreamDelivery | None = None

@@ -21,7 +21,6 @@ _PENDING_TOP_LEVEL = {
     "journal": "the request journal",
 }
 _PENDING_RESPONSE_FIELDS = {
-    "stream_delivery": "stream delivery faults",
     "items": "OpenAI Responses native tool items",
 }
 

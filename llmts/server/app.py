@@ -23,6 +23,7 @@ from llmts.errors import (
     MethodNotAllowed,
     ProviderUnauthorized,
     RouteNotFound,
+    ScriptedError,
 )
 from llmts.providers import (
     ADAPTERS,
@@ -35,9 +36,11 @@ from llmts.providers import (
 )
 from llmts.runtime import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_ID, Session, SessionRegistry
 from llmts.schema.config import SessionConfig
+from llmts.schema.journal import JournalEntry
 from llmts.server.control import SESSION_HEADER_ENVIRON, ControlApi
-from llmts.server.http import DEFAULT_MAX_BODY_BYTES, StartResponse, json_body, read_body, send, status_line
-from llmts.transport import WaitOutcome, client_socket, stream_body, wait
+from llmts.server.http import DEFAULT_MAX_BODY_BYTES, StartResponse, json_body, read_body, send
+from llmts.server.respond import respond
+from llmts.transport import WaitOutcome, client_socket, wait
 
 __all__ = ["LlmtsApp", "create_app"]
 
@@ -117,6 +120,8 @@ class LlmtsApp:
     ) -> Iterable[bytes]:
         method: str = environ["REQUEST_METHOD"]
         adapter: ProviderAdapter | None = None
+        session: Session | None = None
+        entry: JournalEntry | None = None
         request_id = "req_" + os.urandom(12).hex()
         try:
             static = self._static_routes.get((path, method))
@@ -130,16 +135,30 @@ class LlmtsApp:
                 raise RouteNotFound(f"llmts has no route {method} {path}") from None
             request_id = adapter.request_id_prefix + request_id[4:]
             session = self._session(environ, path_session)
+            entry = session.journal_begin(request_id, adapter.namespace, method, path)
+            entry.retry_group = _retry_group(environ)
             body = read_body(environ, self.max_body_bytes)
             request = ProviderRequest(method, path, args, body, environ)
             self._authenticate(adapter, request, session)
-            reply = self._run(route, ProviderCall(request, session, request_id), environ)
+            reply = self._run(route, ProviderCall(request, session, request_id), environ, entry)
             if reply is None:  # the client left during a delay: nothing to write
+                entry.status = 499
+                entry.success = False
+                entry.transport_outcome = "client_gone"
+                session.journal_finish(entry)
                 start_response("499 Client Closed Request", [("Content-Length", "0")])
                 return []
         except LlmtsError as error:
             if adapter is None:
                 return json_body(start_response, error.http_status, error.to_control_body())
+            if session is None and error.http_status != 404:
+                session = self._session_or_none(environ, path_session)
+                if session is not None:
+                    entry = session.journal_begin(request_id, adapter.namespace, method, path)
+            if entry is not None:
+                entry.error_code = error.code
+                if isinstance(error, ScriptedError):
+                    entry.retry_after_seconds = error.retry_after
             reply = adapter.render_error(error, request_id)
             if isinstance(error, BodyTooLarge):
                 reply.headers.append(("Connection", "close"))
@@ -150,11 +169,16 @@ class LlmtsApp:
             )
             if adapter is None:
                 return json_body(start_response, 500, internal.to_control_body())
+            if entry is not None:
+                entry.error_code = internal.code
             reply = adapter.render_error(internal, request_id)
-        if reply.frames is not None:
-            start_response(status_line(reply.status), reply.headers)
-            return stream_body(reply.frames)
-        return send(start_response, reply.status, reply.headers, reply.body)
+        return respond(start_response, reply, environ, session, entry)
+
+    def _session_or_none(self, environ: Mapping[str, Any], path_session: str | None) -> Session | None:
+        try:
+            return self._session(environ, path_session)
+        except LlmtsError:
+            return None
 
     def _session(self, environ: Mapping[str, Any], path_session: str | None) -> Session:
         header_session = environ.get(SESSION_HEADER_ENVIRON)
@@ -186,16 +210,23 @@ class LlmtsApp:
             )
             raise ProviderUnauthorized(f"Incorrect API key provided: {shown}.")
 
-    def _run(self, route: Route, call: ProviderCall, environ: Mapping[str, Any]) -> Reply | None:
+    def _run(
+        self, route: Route, call: ProviderCall, environ: Mapping[str, Any], entry: JournalEntry
+    ) -> Reply | None:
         if not isinstance(route, InferenceRoute):
+            entry.operation = route.operation or route.rule
             return route.handle(call)
         session = call.session
         neutral = route.parse(call)
+        entry.operation = neutral.operation
+        entry.model = neutral.model
+        entry.streaming = neutral.stream
         if route.shortcut is not None:
             early = route.shortcut(call, neutral)
             if early is not None:
                 return early
         admission = session.admit(neutral)
+        entry.scenario = admission.scenario_id
         if admission.delay_ms:
             generation = admission.generation
             outcome = wait(
@@ -206,7 +237,30 @@ class LlmtsApp:
             if outcome is WaitOutcome.CLIENT_GONE:
                 return None
         completion = session.complete(admission, neutral)
-        return route.render(call, neutral, completion)
+        entry.response_index = completion.response_index
+        entry.wire_created_at = completion.created_at
+        usage = completion.usage
+        entry.usage = {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cached_tokens": usage.cached_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
+        }
+        reply = route.render(call, neutral, completion)
+        reply.delivery = completion.stream_delivery
+        return reply
+
+
+def _retry_group(environ: Mapping[str, Any]) -> str | None:
+    value = environ.get("HTTP_X_LLM_TEST_SERVER_RETRY_GROUP")
+    if value is None:
+        return None
+    if not value.strip() or len(value) > 128 or "," in value:
+        raise InvalidRequest(
+            "X-Llm-Test-Server-Retry-Group must be one nonblank value of at most 128 characters",
+            code="invalid_retry_group",
+        )
+    return str(value)
 
 
 def create_app(

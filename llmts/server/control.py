@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -14,15 +15,30 @@ from werkzeug.exceptions import MethodNotAllowed as _WzMethodNotAllowed
 from werkzeug.exceptions import NotFound as _WzNotFound
 from werkzeug.routing import Map, Rule
 
-from llmts.errors import ControlUnauthorized, LlmtsError, MethodNotAllowed, RouteNotFound
+from llmts.errors import ControlUnauthorized, InvalidRequest, LlmtsError, MethodNotAllowed, RouteNotFound
 from llmts.runtime import DEFAULT_SESSION_ID, Session, SessionRegistry
 from llmts.schema.control import SessionInfo
 from llmts.schema.validation import parse_session_config_json
 from llmts.server.http import StartResponse, control_error, read_body, send
+from llmts.server.journal_api import (
+    export_payload,
+    parse_query,
+    query_headers,
+    query_session,
+    requests_listing,
+)
 
 __all__ = ["SESSION_HEADER_ENVIRON", "ControlApi", "server_base"]
 
 SESSION_HEADER_ENVIRON = "HTTP_X_LLM_TEST_SERVER_SESSION"
+
+
+@dataclass(frozen=True, slots=True)
+class RawBody:
+    """A handler result that is already serialized (exports)."""
+
+    content_type: str
+    body: bytes
 
 
 def server_base(environ: Mapping[str, Any]) -> str:
@@ -52,6 +68,8 @@ class ControlApi:
                 Rule("/admin-api/configure", methods=["POST"], endpoint=self._configure),
                 Rule("/admin-api/reset", methods=["POST"], endpoint=self._reset),
                 Rule("/admin-api/configuration", methods=["GET"], endpoint=self._configuration),
+                Rule("/admin-api/requests", methods=["GET"], endpoint=self._requests),
+                Rule("/admin-api/requests/export", methods=["GET"], endpoint=self._export),
             ],
             strict_slashes=False,
         ).bind("llmts")
@@ -70,6 +88,10 @@ class ControlApi:
             status, payload, headers = handler(environ, args, path_session)
             if status == 204:
                 return send(start_response, 204, headers, b"")
+            if isinstance(payload, RawBody):
+                return send(
+                    start_response, status, [("Content-Type", payload.content_type), *headers], payload.body
+                )
             return send(
                 start_response,
                 status,
@@ -132,3 +154,20 @@ class ControlApi:
         config = session.configuration
         payload = config.model_dump(mode="json") if config is not None else {}
         return 200, payload, [("X-Llm-Test-Server-Configured", "true" if config is not None else "false")]
+
+    def _requests(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
+        listing, headers = requests_listing(self._selected(environ, path_session), environ)
+        return 200, listing, headers
+
+    def _export(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
+        query, extras = parse_query(str(environ.get("QUERY_STRING", "")), frozenset({"format"}))
+        fmt = extras.get("format", "json")
+        if fmt not in ("json", "ndjson"):
+            raise InvalidRequest(
+                "format must be json or ndjson",
+                code="invalid_query",
+                details=[{"path": "format", "message": "expected json or ndjson"}],
+            )
+        result = query_session(self._selected(environ, path_session), query)
+        content_type, body = export_payload(result, query, fmt)
+        return 200, RawBody(content_type, body), query_headers(result)

@@ -1,0 +1,88 @@
+"""The per-session request journal: bounded, append-only with a rising sequence, updated in place.
+
+Limits (defaults; configurable per session): 500 entries and 16 MiB retained. The oldest entries are
+evicted first and counted; the journal records how many attempts it observed in total.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from llmts.schema.journal import JournalEntry
+
+__all__ = ["DEFAULT_JOURNAL_BYTES", "DEFAULT_JOURNAL_ENTRIES", "Journal", "JournalSnapshot"]
+
+DEFAULT_JOURNAL_ENTRIES = 500
+DEFAULT_JOURNAL_BYTES = 16 * 1024 * 1024
+# Estimated retained size of an entry without payload previews.
+_ENTRY_BYTES = 768
+
+
+@dataclass(frozen=True, slots=True)
+class JournalSnapshot:
+    entries: tuple[JournalEntry, ...]
+    total_observed: int
+    evicted: int
+    retained_bytes: int
+    truncated: bool
+
+
+class Journal:
+    """Not thread-safe on its own: the owning session guards it with its lock."""
+
+    def __init__(
+        self, max_entries: int = DEFAULT_JOURNAL_ENTRIES, max_bytes: int = DEFAULT_JOURNAL_BYTES
+    ) -> None:
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[int, JournalEntry] = OrderedDict()
+        self._sizes: dict[int, int] = {}
+        self._bytes = 0
+        self._observed = 0
+        self._evicted = 0
+        self._truncated = False
+
+    def next_sequence(self) -> int:
+        self._observed += 1
+        return self._observed
+
+    def append(self, entry: JournalEntry) -> None:
+        self._entries[entry.sequence] = entry
+        self._sizes[entry.sequence] = _ENTRY_BYTES
+        self._bytes += _ENTRY_BYTES
+        self._evict()
+
+    def resize(self, sequence: int, size: int) -> None:
+        old = self._sizes.get(sequence)
+        if old is None:
+            return
+        self._sizes[sequence] = size
+        self._bytes += size - old
+        self._evict()
+
+    def _evict(self) -> None:
+        while self._entries and (len(self._entries) > self.max_entries or self._bytes > self.max_bytes):
+            sequence, _ = self._entries.popitem(last=False)
+            self._bytes -= self._sizes.pop(sequence)
+            self._evicted += 1
+
+    def mark_truncated(self) -> None:
+        self._truncated = True
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._sizes.clear()
+        self._bytes = 0
+        self._observed = 0
+        self._evicted = 0
+        self._truncated = False
+
+    def snapshot(self) -> JournalSnapshot:
+        return JournalSnapshot(
+            entries=tuple(entry.model_copy() for entry in self._entries.values()),
+            total_observed=self._observed,
+            evicted=self._evicted,
+            retained_bytes=self._bytes,
+            truncated=self._truncated,
+        )

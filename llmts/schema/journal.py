@@ -1,0 +1,91 @@
+"""Request journal entries (CONTRACT.md "Journal entries"): one per provider attempt, per session."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from llmts.schema.faults import StreamDelivery, TransportOutcome
+
+__all__ = ["JournalEntry", "JournalQuery"]
+
+
+class JournalEntry(BaseModel):
+    """Recorded at request entry (in progress) and completed later; keeps its sequence on update."""
+
+    model_config = ConfigDict(validate_assignment=False)
+
+    request_id: str
+    sequence: int
+    provider: str
+    model: str | None = None
+    operation: str | None = None
+    method: str = "POST"
+    path: str = ""
+    status: int | None = None
+    scenario: str | None = None
+    response_index: int | None = None
+    conversation: str | None = None
+    step: str | None = None
+    turn: int | None = None
+    streaming: bool = False
+    completed: bool = False
+    success: bool | None = None
+    error_code: str | None = None
+    started_at: str
+    completed_at: str | None = None
+    started_monotonic_seconds: float
+    completed_monotonic_seconds: float | None = None
+    retry_group: str | None = None
+    retry_after_seconds: float | None = None
+    stream_delivery: StreamDelivery | None = None
+    stream_delivery_applied: bool = False
+    emitted_content_frames: int = 0
+    terminal_marker_observed: bool = False
+    transport_outcome: TransportOutcome | None = None
+    wire_clock_mode: str = "live"
+    wire_created_at: int | None = None
+    wire_sequence: int | None = None
+    usage: dict[str, int] | None = None
+
+    def public(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+class JournalQuery(BaseModel):
+    """Filters of ``GET /admin-api/requests`` (all exact matches; ``from``/``to`` are inclusive UTC)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    provider: str | None = None
+    model: str | None = None
+    request_id: str | None = None
+    status: int | None = Field(default=None, ge=100, le=599)
+    operation: str | None = None
+    scenario: str | None = None
+    conversation: str | None = None
+    step: str | None = None
+    streaming: bool | None = None
+    completed: bool | None = None
+    success: bool | None = None
+    error_code: str | None = None
+    from_: datetime | None = Field(default=None, alias="from")
+    to: datetime | None = None
+    order: Literal["asc", "desc"] = "desc"
+    offset: int = Field(default=0, ge=0)
+    limit: int = Field(default=500, ge=1, le=500)
+
+    @model_validator(mode="after")
+    def _range(self) -> JournalQuery:
+        if self.from_ is not None and self.to is not None and self.from_ > self.to:
+            raise ValueError("from must not follow to")
+        for bound in (self.from_, self.to):
+            if bound is not None and bound.tzinfo is None:
+                raise ValueError("from/to need a time zone (e.g. 2026-01-01T00:00:00Z)")
+        return self
+
+    def echo(self) -> dict[str, Any]:
+        """The query as given back in exports (only the set filters, plus order/offset/limit)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,17 @@ DEFAULT_API_KEY = "llmts-test-key"
 _SESSION_HEADER = "X-Llm-Test-Server-Session"
 
 ConfigInput = SessionConfig | ConfigBuilder | ScenarioBuilder | dict[str, Any]
+
+
+def _query_string(query: dict[str, Any]) -> str:
+    pairs = []
+    for key, value in query.items():
+        if value is None:
+            continue
+        name = "from" if key == "from_" else key
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        pairs.append((name, text))
+    return "?" + urllib.parse.urlencode(pairs) if pairs else ""
 
 
 class ServerError(Exception):
@@ -61,6 +73,15 @@ def _config_payload(config: ConfigInput) -> dict[str, Any]:
     raise TypeError(
         f"configure() takes a SessionConfig, a ConfigBuilder or a dict, not {type(config).__name__}"
     )
+
+
+def _server_error(exc: urllib.error.HTTPError) -> ServerError:
+    raw = exc.read()
+    try:
+        error = json.loads(raw)["error"]
+    except (ValueError, KeyError, TypeError):
+        return ServerError(exc.code, "http_error", raw.decode(errors="replace")[:500])
+    return ServerError(exc.code, error.get("code", ""), error.get("message", ""), error.get("details"))
 
 
 class LlmTestServer:
@@ -202,14 +223,24 @@ class LlmTestServer:
                 body = response.read()
                 return response.status, dict(response.headers), json.loads(body) if body else None
         except urllib.error.HTTPError as exc:
-            raw = exc.read()
-            try:
-                error = json.loads(raw)["error"]
-            except (ValueError, KeyError, TypeError):
-                raise ServerError(exc.code, "http_error", raw.decode(errors="replace")[:500]) from None
-            raise ServerError(
-                exc.code, error.get("code", ""), error.get("message", ""), error.get("details")
-            ) from None
+            raise _server_error(exc) from None
+
+    def request_text(self, method: str, path: str, *, session_id: str | None = None) -> str:
+        """Like ``request`` for routes that answer text (NDJSON exports)."""
+        headers = {"Authorization": f"Bearer {self.control_key}"} if self.control_key else {}
+        if session_id is not None:
+            headers[_SESSION_HEADER] = session_id
+        req = urllib.request.Request(self.url + path, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as response:
+                return str(response.read().decode())
+        except urllib.error.HTTPError as exc:
+            raise _server_error(exc) from None
+
+    def process_stats(self) -> dict[str, Any]:
+        """Greenlets, open sockets and RSS of the server's worker (for leak checks)."""
+        _, _, stats = self.request("GET", "/admin-api/process")
+        return dict(stats)
 
     def create_session(self) -> SessionClient:
         _, _, info = self.request("POST", "/admin-api/sessions")
@@ -259,6 +290,25 @@ class SessionClient:
 
     def delete(self) -> None:
         self.server.request("DELETE", f"/admin-api/sessions/{self.id}")
+
+    def requests(self, **query: Any) -> list[dict[str, Any]]:
+        """Journal entries of this session (newest first); keyword filters as in ``GET /admin-api/requests``
+        (``from_`` for ``from``; booleans as Python bools)."""
+        _, _, entries = self.server.request(
+            "GET", "/admin-api/requests" + _query_string(query), session_id=self.id
+        )
+        return list(entries)
+
+    def export(self, format: str = "json", **query: Any) -> Any:
+        """``GET /admin-api/requests/export``: the JSON envelope, or the NDJSON lines decoded one by one."""
+        path = "/admin-api/requests/export" + _query_string({**query, "format": format})
+        if format == "ndjson":
+            return [
+                json.loads(line)
+                for line in self.server.request_text("GET", path, session_id=self.id).splitlines()
+            ]
+        _, _, payload = self.server.request("GET", path, session_id=self.id)
+        return payload
 
     def credential(self, provider: str) -> str:
         return self._credentials.get(provider, DEFAULT_API_KEY)

@@ -27,6 +27,7 @@ from llmts.server.journal_api import (
     query_session,
     requests_listing,
 )
+from llmts.server.process_stats import process_stats
 
 __all__ = ["SESSION_HEADER_ENVIRON", "ControlApi", "server_base"]
 
@@ -69,6 +70,7 @@ class ControlApi:
                 Rule("/admin-api/reset", methods=["POST"], endpoint=self._reset),
                 Rule("/admin-api/configuration", methods=["GET"], endpoint=self._configuration),
                 Rule("/admin-api/requests", methods=["GET"], endpoint=self._requests),
+                Rule("/admin-api/process", methods=["GET"], endpoint=self._process),
                 Rule("/admin-api/requests/export", methods=["GET"], endpoint=self._export),
             ],
             strict_slashes=False,
@@ -171,3 +173,6 @@ class ControlApi:
         result = query_session(self._selected(environ, path_session), query)
         content_type, body = export_payload(result, query, fmt)
         return 200, RawBody(content_type, body), query_headers(result)
+
+    def _process(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
+        return 200, process_stats(), []

@@ -11,9 +11,10 @@ from typing import Any
 import orjson
 
 from llmts.providers.base import Reply
+from llmts.schema.faults import FrameKind
 from llmts.schema.neutral import Completion, NeutralRequest, Usage
 
-__all__ = ["render_chat_completion", "render_chat_stream", "usage_payload"]
+__all__ = ["chat_completion_payload", "render_chat_completion", "render_chat_stream", "usage_payload"]
 
 _JSON_HEADERS = ("Content-Type", "application/json")
 _SSE_HEADERS = [("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-cache")]
@@ -60,8 +61,8 @@ def _message(completion: Completion) -> dict[str, Any]:
     return {"role": "assistant", "content": output.text, "refusal": None, "annotations": []}
 
 
-def render_chat_completion(request: NeutralRequest, completion: Completion, request_id: str) -> Reply:
-    payload = {
+def chat_completion_payload(request: NeutralRequest, completion: Completion) -> dict[str, Any]:
+    return {
         "id": "chatcmpl-" + completion.response_id,
         "object": "chat.completion",
         "created": completion.created_at,
@@ -78,6 +79,10 @@ def render_chat_completion(request: NeutralRequest, completion: Completion, requ
         "service_tier": "default",
         "system_fingerprint": None,
     }
+
+
+def render_chat_completion(request: NeutralRequest, completion: Completion, request_id: str) -> Reply:
+    payload = chat_completion_payload(request, completion)
     return Reply(200, [_JSON_HEADERS, ("x-request-id", request_id)], orjson.dumps(payload))
 
 
@@ -126,9 +131,13 @@ def render_chat_stream(request: NeutralRequest, completion: Completion, request_
     else:
         frames.append(frame({"role": "assistant", "content": "", "refusal": None}))
         frames.extend(frame({"content": chunk}) for chunk in output.chunks if chunk)
+    # Delivery plans count the content deltas; everything before them is start, after them ending.
+    content_frames = len(frames) - 1 if output.kind != "tool_calls" else 0
     finish = _FINISH_REASONS[output.kind].encode()
     frames.append(delta_head + b'{},"logprobs":null,"finish_reason":"' + finish + b'"}]' + usage_tail)
     if request.stream_include_usage:
         frames.append(head + b'[],"usage":' + orjson.dumps(usage_payload(completion.usage)) + b"}\n\n")
     frames.append(_DONE)
-    return Reply(200, [*_SSE_HEADERS, ("x-request-id", request_id)], frames=frames)
+    kinds = [FrameKind.OTHER] + [FrameKind.CONTENT] * content_frames
+    kinds += [FrameKind.OTHER] * (len(frames) - len(kinds) - 1) + [FrameKind.TERMINAL]
+    return Reply(200, [*_SSE_HEADERS, ("x-request-id", request_id)], frames=frames, frame_kinds=kinds)

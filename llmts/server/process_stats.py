@@ -1,0 +1,53 @@
+"""Process-level diagnostics for leak checks: greenlets, open sockets and resident memory."""
+
+from __future__ import annotations
+
+import gc
+import os
+from typing import Any
+
+__all__ = ["process_stats"]
+
+
+def _greenlets() -> int:
+    try:
+        from greenlet import greenlet
+    except ImportError:  # pragma: no cover - gevent depends on greenlet
+        return 0
+    return sum(1 for obj in gc.get_objects() if isinstance(obj, greenlet) and not obj.dead)
+
+
+def _open_sockets() -> int:
+    count = 0
+    try:
+        for name in os.listdir("/proc/self/fd"):
+            try:
+                if os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
+                    count += 1
+            except OSError:
+                continue
+    except OSError:
+        return -1
+    return count
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return -1
+
+
+def process_stats() -> dict[str, Any]:
+    """Live greenlets, open socket descriptors and RSS of the worker (-1 where the OS cannot tell)."""
+    gc.collect()
+    return {
+        "pid": os.getpid(),
+        "greenlets": _greenlets(),
+        "open_sockets": _open_sockets(),
+        "rss_bytes": _rss_bytes(),
+    }

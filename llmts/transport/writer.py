@@ -145,17 +145,18 @@ def _drip(
     rate = plan.bytes_per_second or 1
     piece_size = max(1, rate // _DRIP_WRITES_PER_SECOND)
     evidence.stream_delivery_applied = True
+    owed = 0.0  # seconds the previous piece "costs" at the configured rate, slept before the next one
     for frame, kind in zip(frames, kinds, strict=True):
         for start in range(0, len(frame), piece_size):
+            if owed > 0 and wait(owed, sock, _never) is WaitOutcome.CLIENT_GONE:
+                evidence.transport_outcome = "client_gone"
+                return
             piece = frame[start : start + piece_size]
             started = time.monotonic()
             yield piece
             evidence.headers_committed = True
             evidence.emitted_bytes += len(piece)
-            pause = len(piece) / rate - (time.monotonic() - started)
-            if pause > 0 and wait(pause, sock, _never) is WaitOutcome.CLIENT_GONE:
-                evidence.transport_outcome = "client_gone"
-                return
+            owed = len(piece) / rate - (time.monotonic() - started)
         evidence.emitted_frames += 1
         if kind is FrameKind.CONTENT:
             evidence.emitted_content_frames += 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -34,6 +35,17 @@ __all__ = ["DEFAULT_API_KEY", "LlmTestServer", "ServerError", "SessionClient"]
 # The key SDK clients send when the session configures no provider credential (SDKs insist on one).
 DEFAULT_API_KEY = "llmts-test-key"
 _SESSION_HEADER = "X-Llm-Test-Server-Session"
+_SERVER_ENV = frozenset(
+    {
+        "LLMTS_HOST",
+        "LLMTS_PORT",
+        "LLMTS_CONTROL_KEY",
+        "LLMTS_FIXTURES",
+        "LLMTS_MAX_BODY_BYTES",
+        "LLMTS_MAX_SESSIONS",
+        "LLMTS_WORKER_CLASS",
+    }
+)
 
 ConfigInput = SessionConfig | ConfigBuilder | ScenarioBuilder | dict[str, Any]
 
@@ -143,9 +155,16 @@ class LlmTestServer:
                 fixtures_path.write_text(json.dumps(_config_payload(fixtures)))
                 args += ["--fixtures", str(fixtures_path)]
         args += extra_args or []
+        # Settings come from the arguments above, never from LLMTS_* variables this process happens to have.
+        env = {key: value for key, value in os.environ.items() if key not in _SERVER_ENV}
         with open(log_path, "ab") as log:
             process = subprocess.Popen(
-                args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+                args,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                env=env,
             )
         deadline = time.monotonic() + startup_timeout
         while not ready_file.exists():
@@ -188,16 +207,20 @@ class LlmTestServer:
             return bool(response.status == 200)
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop a server this object started (SIGTERM, then SIGKILL); attached servers are left running."""
+        """Stop a server this object started (SIGTERM, then SIGKILL) and remove its working directory
+        (log included); attached servers are left running."""
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
+        if process is None:
             return
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout)
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout)
+        if self.log_path is not None:
+            shutil.rmtree(self.log_path.parent, ignore_errors=True)
 
     def __enter__(self) -> LlmTestServer:
         return self
@@ -267,7 +290,7 @@ class SessionClient:
         self.server = server
         self.id = session_id
         self.provider_base = provider_base.rstrip("/")
-        self._credentials: dict[str, str] = {}
+        self._credentials: dict[str, str] | None = None
 
     def __repr__(self) -> str:
         return f"SessionClient(id={self.id!r}, provider_base={self.provider_base!r})"
@@ -311,6 +334,12 @@ class SessionClient:
         return payload
 
     def credential(self, provider: str) -> str:
+        """The session's credential for ``provider`` (read from the server once), else a default key."""
+        if self._credentials is None:
+            try:
+                self._credentials = dict(self.configuration().get("provider_credentials") or {})
+            except (ServerError, OSError):
+                return DEFAULT_API_KEY
         return self._credentials.get(provider, DEFAULT_API_KEY)
 
     def openai_client(self, **kwargs: Any) -> Any:

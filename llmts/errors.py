@@ -132,6 +132,7 @@ class FixtureMismatch(LlmtsError):
 
 
 class RequestSuperseded(LlmtsError):
+    should_retry = False
     code = "llm_test_server_request_superseded"
     http_status = 409
 

@@ -6,6 +6,7 @@ Every answer is JSON; every error is ``{"error": {"code", "message", "details"}}
 from __future__ import annotations
 
 import hmac
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,7 @@ from llmts.server.process_stats import process_stats
 __all__ = ["SESSION_HEADER_ENVIRON", "ControlApi", "server_base"]
 
 SESSION_HEADER_ENVIRON = "HTTP_X_LLM_TEST_SERVER_SESSION"
+_log = logging.getLogger("llmts")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,14 @@ class ControlApi:
             )
         except LlmtsError as error:
             return control_error(start_response, error)
+        except Exception:  # a bug: still a JSON error, never the WSGI server's error page
+            _log.exception("unhandled error on control route %s", path)
+            return control_error(
+                start_response,
+                LlmtsError(
+                    "llmts hit an internal error; see the server log", code="llm_test_server_internal_error"
+                ),
+            )
 
     def _authorize(self, environ: Mapping[str, Any]) -> None:
         if self._control_key is None:
@@ -111,7 +121,14 @@ class ControlApi:
             raise ControlUnauthorized("this server needs Authorization: Bearer <control key> on /admin-api")
 
     def _selected(self, environ: Mapping[str, Any], path_session: str | None) -> Session:
-        session_id = path_session or environ.get(SESSION_HEADER_ENVIRON) or DEFAULT_SESSION_ID
+        header_session = environ.get(SESSION_HEADER_ENVIRON)
+        if path_session is not None and header_session is not None and header_session != path_session:
+            raise InvalidRequest(
+                f"the path selects session {path_session!r} "
+                f"but X-Llm-Test-Server-Session says {header_session!r}",
+                code="llm_test_server_session_conflict",
+            )
+        session_id = path_session or header_session or DEFAULT_SESSION_ID
         return self._registry.get(session_id)
 
     def _info(self, environ: Mapping[str, Any], session: Session) -> dict[str, Any]:

@@ -1,0 +1,222 @@
+"""Every ```python block in README.md and docs/*.md runs, against a real server.
+
+Conventions for documentation code blocks (so examples read naturally and still run here):
+
+* A block that contains ``def test_`` is a complete pytest test file. It is written to a temporary
+  directory and run with ``pytester.runpytest_subprocess`` against the run's server (``--llmts-url`` from
+  the ``llmts_server`` fixture); every test in it must pass.
+* Any other ``python`` block is a script, executed on its own (blocks never share state) as ``__main__``.
+  A script that talks to a server started by ``llmts serve`` reads its URL with
+  ``os.environ.get("LLMTS_URL", "http://127.0.0.1:8080")``. For a block that mentions ``LLMTS_URL``, this
+  test starts a dedicated, unconfigured server and sets ``LLMTS_URL`` to it, so the block may configure
+  (and echo from) the ``default`` session. Blocks may also start their own server with
+  ``with LlmTestServer.start() as server:``.
+* Blocks in other languages (``sh``, ``json``, ``yaml``...) are not executed.
+
+Test ids are ``<file>:<line of the opening fence>``. Scripts are compiled with the Markdown file as their
+file name and their real line numbers, so a failing assertion's traceback points into the document.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import llmts.errors
+from llmts import LlmTestServer
+from llmts.schema import LIMITS
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+_FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
+
+
+@dataclass(frozen=True)
+class Block:
+    path: Path
+    line: int  # 1-based line of the opening fence
+    language: str
+    source: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.path.relative_to(ROOT)}:{self.line}"
+
+    @property
+    def is_test_file(self) -> bool:
+        return re.search(r"^\s*(async\s+)?def test_", self.source, re.MULTILINE) is not None
+
+
+def code_blocks(path: Path) -> Iterator[Block]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    index = 0
+    while index < len(lines):
+        opening = _FENCE.match(lines[index])
+        if opening is None:
+            index += 1
+            continue
+        fence, indent = opening["fence"], len(opening["indent"])
+        language = opening["info"].strip().split(" ")[0].lower()
+        body: list[str] = []
+        end = index + 1
+        while end < len(lines):
+            closing = _FENCE.match(lines[end])
+            if (
+                closing
+                and not closing["info"].strip()
+                and closing["fence"][0] == fence[0]
+                and len(closing["fence"]) >= len(fence)
+            ):
+                break
+            body.append(lines[end][indent:] if lines[end][:indent].isspace() else lines[end])
+            end += 1
+        yield Block(path, index + 1, language, "\n".join(body) + "\n")
+        index = end + 1
+
+
+def python_blocks() -> list[Block]:
+    return [
+        block
+        for path in DOCUMENTS
+        for block in code_blocks(path)
+        if block.language in ("python", "py", "python3")
+    ]
+
+
+PYTHON_BLOCKS = python_blocks()
+SCRIPTS = [b for b in PYTHON_BLOCKS if not b.is_test_file]
+TEST_FILES = [b for b in PYTHON_BLOCKS if b.is_test_file]
+
+
+def _params(blocks: list[Block]) -> list[object]:
+    return [pytest.param(block, id=block.where) for block in blocks]
+
+
+@pytest.fixture
+def docs_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A clean environment: no inherited llmts settings, and a scratch working directory."""
+    for name in ("LLMTS_URL", "LLMTS_CONTROL_KEY", "LLMTS_FIXTURES", "LLMTS_HOST", "LLMTS_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _execute(block: Block) -> None:
+    # Pad with blank lines so tracebacks show the Markdown file's own line numbers.
+    code = compile("\n" * block.line + block.source, str(block.path), "exec")
+    namespace: dict[str, object] = {"__name__": "__main__", "__file__": str(block.path)}
+    trace = None
+    try:
+        exec(code, namespace)
+    except Exception as exc:
+        # Only the example's own frames: not this helper's.
+        assert exc.__traceback__ is not None
+        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next))
+    if trace is not None:
+        pytest.fail(f"the example at {block.where} failed:\n{trace}", pytrace=False)
+
+
+@pytest.mark.sdk
+@pytest.mark.parametrize("block", _params(SCRIPTS))
+def test_python_block_runs(block: Block, docs_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if "LLMTS_URL" not in block.source:
+        _execute(block)
+        return
+    with LlmTestServer.start(access_log=False) as server:
+        monkeypatch.setenv("LLMTS_URL", server.url)
+        _execute(block)
+
+
+@pytest.mark.sdk
+@pytest.mark.parametrize("block", _params(TEST_FILES))
+def test_python_test_file_block_passes(
+    block: Block, docs_env: Path, pytester: pytest.Pytester, llmts_server: LlmTestServer
+) -> None:
+    name = "test_" + re.sub(r"\W", "_", block.where)
+    pytester.makepyfile(**{name: block.source})
+    args = ["-p", "no:cacheprovider", "-p", "no:xdist", "--llmts-url", llmts_server.url]
+    if llmts_server.control_key:
+        args += ["--llmts-control-key", llmts_server.control_key]
+
+    result = pytester.runpytest_subprocess(*args)
+
+    assert result.ret == 0, f"{block.where}: the example tests failed:\n{result.stdout.str()}"
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) >= 1 and not outcomes.keys() - {"passed"}, (
+        f"{block.where}: expected only passing tests, got {outcomes}"
+    )
+
+
+def test_documents_have_python_examples() -> None:
+    documents = {block.path.name for block in PYTHON_BLOCKS}
+    assert documents >= {
+        "README.md",
+        "quickstart.md",
+        "configuration.md",
+        "python-api.md",
+        "pytest-plugin.md",
+    }
+    assert TEST_FILES, "at least one example is a pytest test file"
+
+
+def test_readme_opens_with_the_quickstart() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    sections = re.split(r"^## ", text, flags=re.MULTILINE)
+    head, first = sections[0], sections[1]
+    assert head.startswith("# "), "README starts with its title"
+    assert len([p for p in head.split("\n\n")[1:] if p.strip()]) == 1, "then one pitch paragraph"
+    assert first.startswith("Quickstart\n"), "then the Quickstart section"
+    commands = [block.source.strip() for block in code_blocks(ROOT / "README.md") if block.language == "sh"]
+    assert commands[:2] == ["pip install -e . && llmts serve", "pip install -e '.[test]' && pytest -n auto"]
+    assert "http://127.0.0.1:8080" in first
+
+
+def test_relative_links_resolve() -> None:
+    broken = []
+    for path in DOCUMENTS:
+        for target in re.findall(r"\]\(([^)\s]+)\)", path.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file_part = target.split("#", 1)[0]
+            if file_part and not (path.parent / file_part).exists():
+                broken.append(f"{path.relative_to(ROOT)}: {target}")
+    assert not broken, "broken links: " + ", ".join(broken)
+
+
+def test_anchors_resolve() -> None:
+    def slug(heading: str) -> str:
+        return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+    anchors = {
+        path: {slug(h) for h in re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.MULTILINE)}
+        for path in DOCUMENTS
+    }
+    broken = []
+    for path in DOCUMENTS:
+        for file_part, anchor in re.findall(r"\]\(([^)#\s]*)#([^)\s]+)\)", path.read_text(encoding="utf-8")):
+            target = (path.parent / file_part).resolve() if file_part else path
+            if target in anchors and anchor not in anchors[target]:
+                broken.append(f"{path.relative_to(ROOT)}: {file_part}#{anchor}")
+    assert not broken, "links to missing headings: " + ", ".join(broken)
+
+
+def test_configuration_reference_covers_every_limit_and_error_code() -> None:
+    """docs/configuration.md drifts from the code: name what is missing."""
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    missing_limits = [
+        f"{key} = {value}" for key, value in LIMITS.items() if f"`{key}` | {value} |" not in text
+    ]
+    assert not missing_limits, f"limits missing from the Limits table: {missing_limits}"
+    codes = {
+        cls.code
+        for name in llmts.errors.__all__
+        if isinstance(cls := getattr(llmts.errors, name), type) and issubclass(cls, llmts.errors.LlmtsError)
+    } - {llmts.errors.LlmtsError.code}
+    missing_codes = sorted(code for code in codes if f"`{code}`" not in text)
+    assert not missing_codes, f"error codes missing from the Error codes table: {missing_codes}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from llmts.providers.anthropic import ANTHROPIC
 from llmts.providers.base import (
     InferenceRoute,
     ProviderAdapter,
@@ -11,7 +12,8 @@ from llmts.providers.base import (
     Route,
     SimpleRoute,
 )
-from llmts.providers.openai import OPENAI
+from llmts.providers.gemini import GEMINI
+from llmts.providers.openai import AZURE_OPENAI, OPENAI
 
 __all__ = [
     "ADAPTERS",
@@ -24,4 +26,4 @@ __all__ = [
     "SimpleRoute",
 ]
 
-ADAPTERS: tuple[ProviderAdapter, ...] = (OPENAI,)
+ADAPTERS: tuple[ProviderAdapter, ...] = (OPENAI, AZURE_OPENAI, ANTHROPIC, GEMINI)

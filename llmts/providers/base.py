@@ -27,6 +27,7 @@ __all__ = [
     "Route",
     "SimpleRoute",
     "bearer_token",
+    "classify_frames",
     "json_reply",
     "load_json_object",
 ]
@@ -128,6 +129,20 @@ class ProviderAdapter:
     render_error: Callable[[LlmtsError, str], Reply]
     # Prefix of the request ids this provider reports (``x-request-id`` and friends).
     request_id_prefix: str = field(default="req_")
+
+
+def classify_frames(
+    frames: list[bytes], content_prefix: bytes, is_terminal: Callable[[bytes], bool]
+) -> list[FrameKind]:
+    """Frame kinds for delivery plans: frames starting with ``content_prefix`` are counted text frames."""
+    return [
+        FrameKind.CONTENT
+        if frame.startswith(content_prefix)
+        else FrameKind.TERMINAL
+        if is_terminal(frame)
+        else FrameKind.OTHER
+        for frame in frames
+    ]
 
 
 def bearer_token(request: ProviderRequest) -> str | None:

@@ -49,8 +49,18 @@ def _ask(client: Any) -> str:
         ({"azure_deployments": {"prod": "gpt-unknown"}}, ""),
         ({"azure_deployments": {"a/b": "gpt-4.1-mini"}}, "azure_deployments"),
         (
-            {"scenarios": [{"responses": [{"text": "a", "stream_delivery": {"mode": "abort_connection",
-                                                                             "after_content_frames": 2}}]}]},
+            {
+                "scenarios": [
+                    {
+                        "responses": [
+                            {
+                                "text": "a",
+                                "stream_delivery": {"mode": "abort_connection", "after_content_frames": 2},
+                            }
+                        ]
+                    }
+                ]
+            },
             "scenarios[0].responses[0]",
         ),
         ({"scenarios": [{"responses": [{"items": []}]}]}, "scenarios[0].responses[0].items"),

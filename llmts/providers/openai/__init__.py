@@ -1,4 +1,5 @@
-"""The ``openai`` namespace: Chat Completions and models under ``/openai/v1``."""
+"""The ``openai`` namespace: Chat Completions, Responses and models under ``/openai/v1``; and the
+``azure-openai`` namespace (the same wire under Azure's routes, see ``azure.py``)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ from llmts.providers.base import (
     SimpleRoute,
     bearer_token,
 )
+from llmts.providers.openai.azure import AZURE_OPENAI
 from llmts.providers.openai.chat_parse import parse_chat_request
 from llmts.providers.openai.chat_render import render_chat_completion, render_chat_stream
 from llmts.providers.openai.errors import render_openai_error
 from llmts.providers.openai.models import list_models, retrieve_model
+from llmts.providers.openai.responses_routes import ResponsesSurface, responses_routes
 from llmts.schema.neutral import Completion, NeutralRequest
 
-__all__ = ["OPENAI"]
+__all__ = ["AZURE_OPENAI", "OPENAI"]
 
 
 def _render_chat(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
@@ -32,6 +35,9 @@ OPENAI = ProviderAdapter(
         InferenceRoute("/openai/v1/chat/completions", ("POST",), parse_chat_request, _render_chat),
         SimpleRoute("/openai/v1/models", ("GET",), list_models),
         SimpleRoute("/openai/v1/models/<path:model>", ("GET",), retrieve_model),
+        *responses_routes(
+            "/openai/v1", ResponsesSurface(provider="openai", store_namespace="openai.responses")
+        ),
     ),
     credential=bearer_token,
     render_error=render_openai_error,

@@ -14,7 +14,7 @@ from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, load_json_object
 from llmts.schema.neutral import NeutralMessage, NeutralRequest, NeutralToolCall, ToolChoice, build
 
-__all__ = ["parse_chat_request"]
+__all__ = ["chat_request_from_body", "parse_chat_request"]
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 _TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
@@ -161,8 +161,15 @@ def _response_format(raw: Any) -> str:
 
 
 def parse_chat_request(call: ProviderCall) -> NeutralRequest:
-    body = load_json_object(call.request.body)
-    model = body.get("model")
+    return chat_request_from_body(load_json_object(call.request.body))
+
+
+def chat_request_from_body(
+    body: dict[str, Any], *, provider: str = "openai", model: str | None = None
+) -> NeutralRequest:
+    """``model`` overrides the body's (Azure deployment routes name the model in the path)."""
+    if model is None:
+        model = body.get("model")
     if not isinstance(model, str) or not model:
         raise _bad("you must provide a model parameter", "model", "missing_required_parameter")
     stream = body.get("stream", False)
@@ -180,7 +187,7 @@ def parse_chat_request(call: ProviderCall) -> NeutralRequest:
     tool_names, tools_text = _tools(body.get("tools"))
     return build(
         NeutralRequest,
-        provider="openai",
+        provider=provider,
         operation="chat.completions",
         model=model,
         messages=_messages(body.get("messages")),

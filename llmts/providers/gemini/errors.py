@@ -1,0 +1,86 @@
+"""Google's error envelope (wire/PROTOCOLS.md §5.3).
+
+``{"error": {"code": <HTTP status>, "message", "status": <google.rpc.Code name>, "details": [...]}}``.
+``details`` always carries a ``google.rpc.ErrorInfo`` whose ``reason`` is llmts's stable error code (domain
+``llmts``); a scripted ``retry_after`` adds Google's ``google.rpc.RetryInfo`` beside the ``retry-after``
+header, and a request error naming a field adds a ``google.rpc.BadRequest`` field violation.
+
+google-genai raises ``errors.ClientError`` (4xx) or ``errors.ServerError`` (5xx) with ``.code``,
+``.status``, ``.message`` and ``.details`` (the whole body). It has no "don't retry" header: it retries
+only when the client sets ``retry_options``, by status code alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from llmts.errors import LlmtsError, ProviderUnauthorized, ScriptedError
+from llmts.providers.base import Reply
+
+__all__ = ["google_status", "render_gemini_error"]
+
+# HTTP status -> the google.rpc.Code name Google pairs with it.
+_STATUS_NAMES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    405: "UNIMPLEMENTED",
+    408: "DEADLINE_EXCEEDED",
+    409: "ABORTED",
+    412: "FAILED_PRECONDITION",
+    413: "INVALID_ARGUMENT",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "UNIMPLEMENTED",
+    502: "UNAVAILABLE",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+# Google answers a wrong API key with 400 INVALID_ARGUMENT and this sentence, not with a 401.
+_BAD_KEY_MESSAGE = "API key not valid. Please pass a valid API key."
+
+
+def google_status(http_status: int) -> str:
+    named = _STATUS_NAMES.get(http_status)
+    if named is not None:
+        return named
+    return "INTERNAL" if http_status >= 500 else "FAILED_PRECONDITION"
+
+
+def _seconds(value: float) -> str:
+    return str(int(value)) if value == int(value) else f"{value:g}"
+
+
+def render_gemini_error(error: LlmtsError, request_id: str) -> Reply:
+    status = error.http_status
+    message = error.message
+    if isinstance(error, ProviderUnauthorized):
+        status, message = 400, f"{_BAD_KEY_MESSAGE} ({error.message})"
+    name = getattr(error, "error_type", None) or google_status(status)
+    details: list[dict[str, Any]] = [
+        {
+            "@type": _ERROR_INFO,
+            "reason": error.code,
+            "domain": "llmts",
+            "metadata": {"request_id": request_id},
+        }
+    ]
+    if error.param is not None:
+        details.append(
+            {
+                "@type": "type.googleapis.com/google.rpc.BadRequest",
+                "fieldViolations": [{"field": error.param, "description": error.message}],
+            }
+        )
+    headers = [("Content-Type", "application/json; charset=UTF-8"), ("x-request-id", request_id)]
+    if isinstance(error, ScriptedError) and error.retry_after is not None:
+        seconds = _seconds(error.retry_after)
+        headers.append(("retry-after", seconds))
+        details.append({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": seconds + "s"})
+    body = {"error": {"code": status, "message": message, "status": name, "details": details}}
+    return Reply(status, headers, orjson.dumps(body))

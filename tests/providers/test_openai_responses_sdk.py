@@ -1,0 +1,601 @@
+"""OpenAI Responses API through the official ``openai`` SDK (strict response validation) against a real
+gunicorn+gevent server: create, streams (raw and the ``responses.stream()`` helper), function calls,
+structured output, stored responses and ``previous_response_id``, errors and prompt caching."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import openai
+import pydantic
+import pytest
+
+from llmts import ConfigBuilder, SessionClient
+
+pytestmark = pytest.mark.sdk
+
+MODEL = "gpt-4.1-mini"
+WEATHER = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "Weather for a city",
+    "parameters": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+        "additionalProperties": False,
+    },
+    "strict": True,
+}
+TIME = {"type": "function", "name": "get_time", "parameters": {"type": "object", "properties": {}}}
+TEXT_EVENTS_HEAD = ["response.created", "response.in_progress", "response.output_item.added"]
+
+
+def _tokens(text: str) -> int:
+    """The documented estimate: ceil(characters / 4)."""
+    return (len(text) + 3) // 4
+
+
+def _msg(text: str) -> int:
+    return 4 + _tokens(text)
+
+
+def _needs(client: Any, *path: str) -> None:
+    target = client
+    for name in path:
+        target = getattr(target, name, None)
+        if target is None:
+            pytest.skip(f"openai {openai.__version__} has no client.{'.'.join(path)}")
+
+
+def test_text_response_object(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("Hello there.").build())
+
+    response = openai_client.responses.create(model=MODEL, input="Hi")
+
+    assert response.id.startswith("resp_")
+    assert response.object == "response"
+    assert response.status == "completed"
+    assert response.model == MODEL
+    assert response.output_text == "Hello there."
+    (message,) = response.output
+    assert message.type == "message" and message.role == "assistant" and message.status == "completed"
+    assert message.id.startswith("msg_")
+    (part,) = message.content
+    assert (part.type, part.text, part.annotations) == ("output_text", "Hello there.", [])
+    assert response.store is True
+    assert response.previous_response_id is None
+    assert response.tool_choice == "auto" and response.tools == [] and response.parallel_tool_calls is True
+    assert response.text.format.type == "text"
+    usage = response.usage
+    assert usage.input_tokens == 3 + _msg("Hi")
+    assert usage.output_tokens == _tokens("Hello there.")
+    assert usage.total_tokens == usage.input_tokens + usage.output_tokens
+    assert usage.input_tokens_details.cached_tokens == 0
+    assert usage.output_tokens_details.reasoning_tokens == 0
+
+
+def test_instructions_and_message_items_count_as_input(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("ok").build())
+
+    response = openai_client.responses.create(
+        model=MODEL,
+        instructions="Be brief.",
+        input=[
+            {"role": "user", "content": "first"},
+            {"role": "assistant", "content": "noted"},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "second"}]},
+        ],
+    )
+
+    assert response.instructions == "Be brief."
+    expected = 3 + _msg("Be brief.") + _msg("first") + _msg("noted") + _msg("second")
+    assert response.usage.input_tokens == expected
+
+
+def test_stream_helper_text(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("Hello there.", chunks=["Hel", "lo", " there."]))
+
+    with openai_client.responses.stream(model=MODEL, input="Hi") as stream:
+        events = list(stream)
+        final = stream.get_final_response()
+
+    assert [e.type for e in events] == [
+        *TEXT_EVENTS_HEAD,
+        "response.content_part.added",
+        "response.output_text.delta",
+        "response.output_text.delta",
+        "response.output_text.delta",
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    deltas = [e for e in events if e.type == "response.output_text.delta"]
+    assert [e.delta for e in deltas] == ["Hel", "lo", " there."]
+    assert [e.snapshot for e in deltas] == ["Hel", "Hello", "Hello there."]
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    assert final.output_text == "Hello there."
+    assert final.id == events[0].response.id
+    assert final.usage.output_tokens == 3
+    stored = openai_client.responses.retrieve(final.id)
+    assert stored.output_text == "Hello there." and stored.usage == final.usage
+
+
+def test_create_stream_true_event_order_ids_and_sequence(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("ab", chunks=["a", "b"]).build())
+
+    events = list(openai_client.responses.create(model=MODEL, input="Hi", stream=True))
+
+    assert [e.type for e in events] == [
+        *TEXT_EVENTS_HEAD,
+        "response.content_part.added",
+        "response.output_text.delta",
+        "response.output_text.delta",
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    created, in_progress, added = events[0], events[1], events[2]
+    assert created.response.status == "in_progress" and created.response.output == []
+    assert created.response.usage is None
+    assert in_progress.response.id == created.response.id == events[-1].response.id
+    item_id = added.item.id
+    assert added.item.status == "in_progress" and added.item.content == []
+    assert {e.item_id for e in events[3:-2]} == {item_id}
+    assert events[-2].item.id == item_id and events[-2].item.status == "completed"
+    assert events[-4].text == "ab"
+    completed = events[-1].response
+    assert completed.status == "completed" and completed.output_text == "ab"
+    assert completed.model_dump() == openai_client.responses.retrieve(completed.id).model_dump()
+
+
+def test_function_call_json(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(
+        ConfigBuilder().scenario().tool_call("get_weather", {"city": "Paris"}, id="call_1")
+    )
+
+    response = openai_client.responses.create(model=MODEL, input="Weather?", tools=[WEATHER])
+
+    (call,) = response.output
+    assert call.type == "function_call"
+    assert call.id.startswith("fc_") and call.status == "completed"
+    assert (call.call_id, call.name) == ("call_1", "get_weather")
+    assert json.loads(call.arguments) == {"city": "Paris"}
+    assert response.output_text == ""
+    assert response.tools[0].name == "get_weather"
+    assert response.usage.output_tokens == _tokens("get_weather") + _tokens('{"city":"Paris"}')
+
+
+def test_parallel_function_calls_streamed_with_helper(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    long_args = {"city": "Paris", "note": "a fairly long argument value to split"}
+    llmts_session.configure(
+        ConfigBuilder()
+        .scenario()
+        .tool_calls(
+            {"id": "call_a", "name": "get_weather", "arguments": long_args},
+            {"id": "call_b", "name": "get_time", "arguments": {}},
+        )
+        .build()
+    )
+
+    with openai_client.responses.stream(model=MODEL, input="Hi", tools=[WEATHER, TIME]) as stream:
+        events = list(stream)
+        final = stream.get_final_response()
+
+    added = [e for e in events if e.type == "response.output_item.added"]
+    assert [(e.output_index, e.item.type, e.item.call_id) for e in added] == [
+        (0, "function_call", "call_a"),
+        (1, "function_call", "call_b"),
+    ]
+    deltas = [e for e in events if e.type == "response.function_call_arguments.delta" and e.output_index == 0]
+    assert len(deltas) > 2  # arguments really arrive in pieces
+    assert json.loads(deltas[-1].snapshot) == long_args
+    done = [e for e in events if e.type == "response.function_call_arguments.done"]
+    assert [json.loads(e.arguments) for e in done] == [long_args, {}]
+    calls = final.output
+    assert [(c.call_id, c.name) for c in calls] == [("call_a", "get_weather"), ("call_b", "get_time")]
+    # The helper parses arguments of strict tools it was given.
+    assert calls[0].parsed_arguments == long_args
+
+
+def test_function_call_output_round_trip(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(
+        ConfigBuilder()
+        .scenario()
+        .tool_call("get_weather", {"city": "Paris"}, id="call_9")
+        .text("Sunny in Paris.")
+        .text("Still sunny.")
+        .build()
+    )
+    user = [{"role": "user", "content": "Weather in Paris?"}]
+
+    first = openai_client.responses.create(model=MODEL, input=user, tools=[WEATHER])
+    call = first.output[0]
+    result = {"type": "function_call_output", "call_id": call.call_id, "output": '{"sky": "clear"}'}
+    # Stateless: the whole history goes back, the function_call item as the SDK returned it.
+    second = openai_client.responses.create(
+        model=MODEL, input=[*user, call.model_dump(exclude_none=True), result], tools=[WEATHER], store=False
+    )
+    # Stateful: only the result, the rest restored from the stored first response.
+    third = openai_client.responses.create(
+        model=MODEL, previous_response_id=first.id, input=[result], tools=[WEATHER]
+    )
+
+    assert second.output_text == "Sunny in Paris."
+    assert third.output_text == "Still sunny."
+    assert second.usage.input_tokens == third.usage.input_tokens > first.usage.input_tokens
+    # Added to the first prompt: the assistant's call turn and the tool result.
+    call_turn = 4 + _tokens("get_weather") + _tokens('{"city":"Paris"}')
+    assert third.usage.input_tokens - first.usage.input_tokens == call_turn + _msg('{"sky": "clear"}')
+
+
+def test_parse_with_pydantic_text_format(llmts_session: SessionClient, openai_client: Any) -> None:
+    class Answer(pydantic.BaseModel):
+        answer: int
+        reason: str
+
+    llmts_session.configure(ConfigBuilder().scenario().json({"answer": 42, "reason": "because"}).build())
+
+    response = openai_client.responses.parse(model=MODEL, input="Why?", text_format=Answer)
+
+    assert response.output_parsed == Answer(answer=42, reason="because")
+    assert response.text.format.type == "json_schema"
+    assert response.text.format.name == "Answer"
+
+
+def test_stream_helper_with_text_format(llmts_session: SessionClient, openai_client: Any) -> None:
+    class Answer(pydantic.BaseModel):
+        answer: int
+
+    llmts_session.configure(ConfigBuilder().scenario().json({"answer": 7}).build())
+
+    with openai_client.responses.stream(model=MODEL, input="n?", text_format=Answer) as stream:
+        done = [e for e in stream if e.type == "response.output_text.done"]
+        final = stream.get_final_response()
+
+    assert done[0].parsed == Answer(answer=7)
+    assert final.output_parsed == Answer(answer=7)
+
+
+def test_text_fixture_for_json_schema_request_is_a_fixture_mismatch(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("not json").build())
+
+    with pytest.raises(openai.ConflictError) as caught:
+        openai_client.responses.create(model=MODEL, input="x", text={"format": {"type": "json_object"}})
+    assert caught.value.code == "llm_test_server_fixture_mismatch"
+
+
+@pytest.mark.parametrize(
+    ("tool_choice", "fixture"),
+    [
+        ("none", "tool"),
+        ("required", "text"),
+        ({"type": "function", "name": "get_time"}, "tool"),
+    ],
+)
+def test_tool_choice_is_enforced(
+    llmts_session: SessionClient, openai_client: Any, tool_choice: Any, fixture: str
+) -> None:
+    builder = ConfigBuilder().scenario()
+    if fixture == "tool":
+        builder.tool_call("get_weather", {"city": "Paris"})
+    else:
+        builder.text("plain")
+    llmts_session.configure(builder.build())
+
+    with pytest.raises(openai.ConflictError) as caught:
+        openai_client.responses.create(model=MODEL, input="x", tools=[WEATHER, TIME], tool_choice=tool_choice)
+    assert caught.value.code == "llm_test_server_fixture_mismatch"
+
+
+def test_forced_function_is_answered_and_echoed(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().tool_call("get_time", {}).build())
+
+    response = openai_client.responses.create(
+        model=MODEL, input="x", tools=[WEATHER, TIME], tool_choice={"type": "function", "name": "get_time"}
+    )
+
+    assert response.output[0].name == "get_time"
+    assert response.tool_choice.type == "function" and response.tool_choice.name == "get_time"
+
+
+def test_previous_response_id_over_three_turns(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("One.").text("Two.").text("Three.").build())
+
+    first = openai_client.responses.create(model=MODEL, input="first", instructions="Be brief.")
+    second = openai_client.responses.create(model=MODEL, input="second", previous_response_id=first.id)
+    with openai_client.responses.stream(model=MODEL, input="third", previous_response_id=second.id) as stream:
+        third = stream.get_final_response()
+
+    assert [r.output_text for r in (first, second, third)] == ["One.", "Two.", "Three."]
+    assert first.usage.input_tokens == 3 + _msg("Be brief.") + _msg("first")
+    # Instructions are not carried over; the earlier turns (inputs and outputs) are.
+    assert second.usage.input_tokens == 3 + _msg("first") + _msg("One.") + _msg("second")
+    assert third.usage.input_tokens == second.usage.input_tokens + _msg("Two.") + _msg("third")
+    assert second.previous_response_id == first.id
+    retrieved = openai_client.responses.retrieve(second.id)
+    assert retrieved.previous_response_id == first.id
+    assert retrieved.model_dump() == second.model_dump()
+
+
+def test_retrieve_delete_and_404s(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("kept").text("after").build())
+    created = openai_client.responses.create(model=MODEL, input="Hi")
+
+    assert openai_client.responses.retrieve(created.id).model_dump() == created.model_dump()
+    deleted = openai_client.responses.with_raw_response.delete(created.id)
+    assert deleted.http_response.json() == {"id": created.id, "object": "response.deleted", "deleted": True}
+
+    with pytest.raises(openai.NotFoundError):
+        openai_client.responses.retrieve(created.id)
+    with pytest.raises(openai.NotFoundError):
+        openai_client.responses.delete(created.id)
+    with pytest.raises(openai.NotFoundError) as caught:
+        openai_client.responses.create(model=MODEL, input="again", previous_response_id=created.id)
+    assert caught.value.code == "previous_response_not_found"
+    assert caught.value.param == "previous_response_id"
+    # The rejected continuation consumed nothing.
+    assert openai_client.responses.create(model=MODEL, input="x").output_text == "after"
+
+
+def test_store_false_is_not_retrievable(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(
+        ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("x").build()
+    )
+
+    response = openai_client.responses.create(model=MODEL, input="Hi", store=False)
+
+    assert response.store is False
+    with pytest.raises(openai.NotFoundError):
+        openai_client.responses.retrieve(response.id)
+    with pytest.raises(openai.NotFoundError) as caught:
+        openai_client.responses.create(model=MODEL, input="x", previous_response_id=response.id)
+    assert caught.value.code == "previous_response_not_found"
+
+
+def test_reset_forgets_stored_responses(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("x").build())
+    response = openai_client.responses.create(model=MODEL, input="Hi")
+
+    llmts_session.reset()
+
+    with pytest.raises(openai.NotFoundError):
+        openai_client.responses.retrieve(response.id)
+
+
+def test_input_items_list(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("ok").build())
+    response = openai_client.responses.create(
+        model=MODEL,
+        input=[
+            {"role": "user", "content": "Weather?"},
+            {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "sunny"},
+        ],
+        tools=[WEATHER],
+    )
+
+    items = list(openai_client.responses.input_items.list(response.id, order="asc"))
+    newest_first = list(openai_client.responses.input_items.list(response.id))
+
+    assert [item.type for item in items] == ["message", "function_call", "function_call_output"]
+    assert items[0].content[0].text == "Weather?"
+    assert (items[1].call_id, items[1].name) == ("call_1", "get_weather")
+    assert items[2].output == "sunny"
+    assert [i.id for i in newest_first] == [i.id for i in reversed(items)]
+    assert len({i.id for i in items}) == 3
+
+
+def test_retrieve_as_stream(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("Hello there.", chunks=["Hello", " there."]))
+    created = openai_client.responses.create(model=MODEL, input="Hi")
+
+    events = list(openai_client.responses.retrieve(created.id, stream=True))
+
+    assert events[0].type == "response.created" and events[-1].type == "response.completed"
+    assert events[-1].response.model_dump() == created.model_dump()
+    assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == "Hello there."
+
+
+def test_input_tokens_count_consumes_nothing(llmts_session: SessionClient, openai_client: Any) -> None:
+    _needs(openai_client, "responses", "input_tokens")
+    llmts_session.configure(ConfigBuilder().scenario().text("x").build())
+
+    counted = openai_client.responses.input_tokens.count(model=MODEL, input="Hi")
+
+    assert counted.input_tokens == 3 + _msg("Hi")
+    assert openai_client.responses.create(model=MODEL, input="Hi").output_text == "x"
+
+
+def test_scripted_429_is_retried_into_next_answer(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        ConfigBuilder()
+        .scenario()
+        .error(429, "rate_limit_exceeded", "Slow down", retry_after=0.25)
+        .text("After the retry.")
+        .build()
+    )
+    client = llmts_session.openai_client(_strict_response_validation=True, max_retries=2)
+
+    started = time.monotonic()
+    raw = client.responses.with_raw_response.create(model=MODEL, input="Hi")
+
+    assert raw.parse().output_text == "After the retry."
+    assert raw.retries_taken == 1
+    assert time.monotonic() - started >= 0.25
+
+
+def test_scripted_429_on_a_stream_request_raises_before_streaming(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().error(429, "rate_limit_exceeded", "Slow down").build())
+
+    with (
+        pytest.raises(openai.RateLimitError) as caught,
+        openai_client.responses.stream(model=MODEL, input="Hi"),
+    ):
+        pass
+    assert caught.value.code == "rate_limit_exceeded"
+
+
+def test_non_retryable_errors_are_typed(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        ConfigBuilder()
+        .scenario("only")
+        .error(400, "context_length_exceeded", "Too long", type="invalid_request_error")
+        .build()
+    )
+    client = llmts_session.openai_client(_strict_response_validation=True, max_retries=2)
+
+    with pytest.raises(openai.BadRequestError) as bad:
+        client.responses.create(model=MODEL, input="Hi")
+    started = time.monotonic()
+    with pytest.raises(openai.ConflictError) as exhausted:
+        client.responses.create(model=MODEL, input="Hi")
+
+    assert bad.value.code == "context_length_exceeded" and bad.value.type == "invalid_request_error"
+    assert exhausted.value.code == "llm_test_server_scenario_exhausted"
+    assert time.monotonic() - started < 0.4  # x-should-retry: false
+
+
+def test_unknown_model_is_404(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(ConfigBuilder().models(MODEL).scenario().text("ok").build())
+
+    with pytest.raises(openai.NotFoundError) as caught:
+        openai_client.responses.create(model="gpt-9-imaginary", input="Hi")
+    assert caught.value.code == "model_not_found"
+    assert caught.value.param == "model"
+
+
+def test_wrong_credentials_get_401(llmts_session: SessionClient) -> None:
+    llmts_session.configure(ConfigBuilder().credentials(openai="sk-right").scenario().text("ok").build())
+    wrong = llmts_session.openai_client(api_key="sk-wrong-key-123", max_retries=0)
+    right = llmts_session.openai_client(_strict_response_validation=True, max_retries=0)
+
+    with pytest.raises(openai.AuthenticationError) as caught:
+        wrong.responses.create(model=MODEL, input="Hi")
+    assert caught.value.code == "invalid_api_key"
+    with pytest.raises(openai.AuthenticationError):
+        wrong.responses.retrieve("resp_anything")
+    assert right.responses.create(model=MODEL, input="Hi").output_text == "ok"
+
+
+def test_prompt_cache_cached_tokens_rise_on_repeated_long_prompt(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    llmts_session.configure(
+        ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok").build()
+    )
+    instructions = "You are a careful assistant. " * 160  # ~4.6k characters, over 1024 estimated tokens
+
+    first = openai_client.responses.create(model=MODEL, instructions=instructions, input="Question one")
+    second = openai_client.responses.create(model=MODEL, instructions=instructions, input="Question one")
+    third = openai_client.responses.create(model=MODEL, instructions=instructions, input="Question two")
+
+    assert first.usage.input_tokens > 1024
+    assert first.usage.input_tokens_details.cached_tokens == 0
+    cached = second.usage.input_tokens_details.cached_tokens
+    assert 1024 <= cached <= second.usage.input_tokens and cached % 128 == 0
+    # A different last message still reads the shared instructions prefix.
+    assert 1024 <= third.usage.input_tokens_details.cached_tokens <= cached
+
+
+def test_async_stream_helper(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        ConfigBuilder().scenario().text("async hello", chunks=["async", " hello"]).build()
+    )
+
+    async def run() -> tuple[list[str], str]:
+        client = llmts_session.async_openai_client(_strict_response_validation=True, max_retries=0)
+        async with client, client.responses.stream(model=MODEL, input="Hi") as stream:
+            deltas = [e.delta async for e in stream if e.type == "response.output_text.delta"]
+            final = await stream.get_final_response()
+        return deltas, final.output_text
+
+    assert asyncio.run(run()) == (["async", " hello"], "async hello")
+
+
+def test_unconfigured_session_echoes_latest_user_text(openai_client: Any) -> None:
+    response = openai_client.responses.create(
+        model="any-model",
+        input=[
+            {"role": "user", "content": "first"},
+            {"role": "user", "content": [{"type": "input_text", "text": "echo"}]},
+        ],
+    )
+
+    assert response.output_text == "echo"
+
+
+def _journal_entry(session: SessionClient) -> dict[str, Any]:
+    deadline = time.monotonic() + 5
+    while True:
+        entries = session.requests(operation="responses", streaming=True)
+        if entries and entries[0]["completed"]:
+            return entries[0]
+        assert time.monotonic() < deadline, f"no completed entry: {entries}"
+        time.sleep(0.01)
+
+
+def test_early_clean_end_stops_before_completed_but_the_response_is_stored(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    llmts_session.configure(
+        {
+            "scenarios": [
+                {
+                    "responses": [
+                        {
+                            "text": "First second.",
+                            "chunks": ["First ", "second."],
+                            "stream_delivery": {"mode": "early_clean_end", "after_content_frames": 1},
+                        }
+                    ]
+                }
+            ]
+        }
+    )
+
+    with openai_client.responses.stream(model=MODEL, input="Hi") as stream:
+        events = list(stream)
+        with pytest.raises(RuntimeError, match=r"response\.completed"):
+            stream.get_final_response()
+
+    assert [e.delta for e in events if e.type == "response.output_text.delta"] == ["First "]
+    assert events[-1].type == "response.output_text.delta"
+    entry = _journal_entry(llmts_session)
+    assert entry["emitted_content_frames"] == 1
+    assert entry["terminal_marker_observed"] is False
+    assert entry["transport_outcome"] == "early_end"
+    # Committed before delivery: the whole answer is stored even though the stream was cut.
+    created_id = events[0].response.id
+    assert openai_client.responses.retrieve(created_id).output_text == "First second."
+
+
+def test_completed_stream_records_the_terminal_marker(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("ab", chunks=["a", "b"]).build())
+
+    with openai_client.responses.stream(model=MODEL, input="Hi") as stream:
+        stream.get_final_response()
+
+    entry = _journal_entry(llmts_session)
+    assert entry["provider"] == "openai" and entry["model"] == MODEL
+    assert entry["emitted_content_frames"] == 2
+    assert entry["terminal_marker_observed"] is True
+    assert entry["transport_outcome"] == "completed"

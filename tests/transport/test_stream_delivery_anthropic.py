@@ -1,0 +1,143 @@
+"""Stream delivery plans on Anthropic Messages, through the official anthropic SDK."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any
+
+import anthropic
+import pytest
+
+from llmts import SessionClient
+
+pytestmark = pytest.mark.sdk
+
+MESSAGES = [{"role": "user", "content": "Hi"}]
+
+
+def _read_errors() -> tuple[type[BaseException], ...]:
+    errors: list[type[BaseException]] = []
+    for module in ("httpx", "httpx2"):
+        with contextlib.suppress(ImportError):
+            errors.append(__import__(module).ReadError)
+    return tuple(errors)
+
+
+def _configure(session: SessionClient, plan: dict[str, Any]) -> None:
+    session.configure(
+        {
+            "models": ["claude-llmts-test"],
+            "scenarios": [
+                {
+                    "responses": [
+                        {"text": "First second.", "chunks": ["First ", "second."], "stream_delivery": plan},
+                        {"text": "Explicit next attempt."},
+                    ]
+                }
+            ],
+        }
+    )
+
+
+def _events(client: Any) -> list[Any]:
+    return list(
+        client.messages.create(model="claude-llmts-test", max_tokens=64, messages=MESSAGES, stream=True)
+    )
+
+
+def _text(events: list[Any]) -> str:
+    return "".join(
+        e.delta.text for e in events if e.type == "content_block_delta" and e.delta.type == "text_delta"
+    )
+
+
+def _entry(session: SessionClient) -> dict[str, Any]:
+    deadline = time.monotonic() + 5
+    while True:
+        entries = session.requests(provider="anthropic", streaming=True)
+        if entries and entries[0]["completed"]:
+            return entries[0]
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def test_early_clean_end_gives_the_prefix_without_message_stop(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"mode": "early_clean_end"})
+    client = llmts_session.anthropic_client(_strict_response_validation=True, max_retries=0)
+
+    events = _events(client)
+
+    assert _text(events) == "First "
+    assert "message_stop" not in [e.type for e in events]
+    assert "message_delta" not in [e.type for e in events]
+    entry = _entry(llmts_session)
+    assert (
+        entry["transport_outcome"],
+        entry["terminal_marker_observed"],
+        entry["emitted_content_frames"],
+    ) == (
+        "early_end",
+        False,
+        1,
+    )
+    reply = client.messages.create(model="claude-llmts-test", max_tokens=64, messages=MESSAGES)
+    assert reply.content[0].text == "Explicit next attempt."
+
+
+def test_abort_raises_the_sdk_connection_error(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"mode": "abort_connection"})
+    client = llmts_session.anthropic_client(max_retries=0)
+
+    # anthropic 2.x (httpx2) lets the transport's ReadError through while a stream is read; 1.x wraps it.
+    with (
+        pytest.raises((anthropic.APIConnectionError, *_read_errors())),
+        client.messages.stream(model="claude-llmts-test", max_tokens=64, messages=MESSAGES) as stream,
+    ):
+        for _ in stream.text_stream:
+            pass
+    entry = _entry(llmts_session)
+    assert entry["transport_outcome"] == "aborted" and entry["terminal_marker_observed"] is False
+
+
+def test_delay_then_continue_completes_with_message_stop(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"mode": "delay_then_continue", "delay_ms": 400})
+    client = llmts_session.anthropic_client(_strict_response_validation=True, max_retries=0)
+
+    arrivals = []
+    started = time.monotonic()
+    with client.messages.stream(model="claude-llmts-test", max_tokens=64, messages=MESSAGES) as stream:
+        for text in stream.text_stream:
+            arrivals.append((text, time.monotonic()))
+        final = stream.get_final_message()
+
+    assert [t for t, _ in arrivals] == ["First ", "second."]
+    # The pause starts once the first frame left the server; the client needs a little to parse it.
+    assert arrivals[1][1] - started >= 0.4
+    assert arrivals[1][1] - arrivals[0][1] >= 0.3
+    assert final.stop_reason == "end_turn"
+    entry = _entry(llmts_session)
+    assert entry["transport_outcome"] == "completed" and entry["terminal_marker_observed"] is True
+
+
+def test_plans_do_not_apply_to_tool_requests(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"mode": "early_clean_end"})
+    client = llmts_session.anthropic_client(max_retries=0)
+    tools = [{"name": "f", "description": "f", "input_schema": {"type": "object"}}]
+
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        client.messages.create(
+            model="claude-llmts-test", max_tokens=64, messages=MESSAGES, stream=True, tools=tools
+        )
+    assert caught.value.status_code == 409
+    assert _text(_events(client)) == "First "  # not consumed
+
+
+def test_cache_warmup_bypasses_the_planned_response(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"mode": "early_clean_end"})
+    client = llmts_session.anthropic_client(max_retries=0)
+
+    warm = client.messages.create(model="claude-llmts-test", max_tokens=0, messages=MESSAGES)
+
+    assert warm.content == []
+    assert _text(_events(client)) == "First "

@@ -21,7 +21,14 @@ from dataclasses import dataclass
 from llmts.runtime.tokens import estimate_message_tokens, estimate_preamble_tokens
 from llmts.schema.neutral import NeutralMessage, NeutralRequest
 
-__all__ = ["CACHE_BLOCK_TOKENS", "MAX_CACHED_PREFIXES", "MIN_CACHEABLE_TOKENS", "CacheEffect", "PromptCache"]
+__all__ = [
+    "CACHE_BLOCK_TOKENS",
+    "MAX_CACHED_PREFIXES",
+    "MIN_CACHEABLE_TOKENS",
+    "NO_CACHE_EFFECT",
+    "CacheEffect",
+    "PromptCache",
+]
 
 MIN_CACHEABLE_TOKENS = 1024
 CACHE_BLOCK_TOKENS = 128
@@ -35,7 +42,7 @@ class CacheEffect:
     write_tokens: int = 0
 
 
-_NO_EFFECT = CacheEffect()
+NO_CACHE_EFFECT = CacheEffect()
 
 
 def _message_key(message: NeutralMessage) -> bytes:
@@ -76,7 +83,7 @@ class PromptCache:
 
     def observe(self, request: NeutralRequest) -> CacheEffect:
         if request.cache_mode == "none":
-            return _NO_EFFECT
+            return NO_CACHE_EFFECT
         prefixes = list(_prefixes(request))
         if request.cache_mode == "implicit":
             read = 0
@@ -91,7 +98,7 @@ class PromptCache:
         marked = [prefixes[i] for i in sorted(set(request.cache_breakpoints)) if 0 <= i < len(prefixes)]
         marked = [(key, tokens) for key, tokens in marked if tokens >= MIN_CACHEABLE_TOKENS]
         if not marked:
-            return _NO_EFFECT
+            return NO_CACHE_EFFECT
         read = 0
         for key, tokens in marked:
             if key in self._seen:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from llmts.errors import (
@@ -25,28 +24,15 @@ from llmts.errors import (
 )
 from llmts.runtime.clock import Clock, IdSource
 from llmts.runtime.compat import check_delivery_fits, check_output_fits
-from llmts.runtime.journal import Journal, JournalSnapshot
+from llmts.runtime.journal import Journal, JournalRecord, JournalSnapshot
 from llmts.runtime.plans import ResponsePlan, ScenarioPlan, SessionPlan, compile_config
-from llmts.runtime.prompt_cache import PromptCache
+from llmts.runtime.prompt_cache import MIN_CACHEABLE_TOKENS, NO_CACHE_EFFECT, PromptCache
 from llmts.runtime.store import BoundedStore
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
 from llmts.schema.config import SessionConfig
-from llmts.schema.journal import JournalEntry
 from llmts.schema.neutral import Completion, NeutralRequest, ScriptedOutput, Usage, build
 
 __all__ = ["Admission", "Session"]
-
-_ENTRY_DEFAULTS = {
-    name: field.get_default(call_default_factory=True)
-    for name, field in JournalEntry.model_fields.items()
-    if not field.is_required()
-}
-
-
-def _utc_iso(epoch: float) -> str:
-    return (
-        datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,28 +128,20 @@ class Session:
 
     # --- journal ------------------------------------------------------------------------------------
 
-    def journal_begin(self, request_id: str, provider: str, method: str, path: str) -> JournalEntry:
-        """Record a provider attempt at entry; the caller completes the returned entry in place."""
-        now = self._clock.now()
+    def journal_begin(self, request_id: str, provider: str, method: str, path: str) -> JournalRecord:
+        """Record a provider attempt at entry; the caller completes the returned record in place."""
+        now, monotonic = self._clock.now(), self._clock.monotonic()
         with self._lock:
-            values = dict(_ENTRY_DEFAULTS)
-            values.update(
-                request_id=request_id,
-                sequence=self._journal.next_sequence(),
-                provider=provider,
-                method=method,
-                path=path,
-                started_at=_utc_iso(now),
-                started_monotonic_seconds=self._clock.monotonic(),
+            record = JournalRecord(
+                request_id, self._journal.next_sequence(), provider, now, monotonic, method, path
             )
-            entry = build(JournalEntry, **values)
-            self._journal.append(entry)
-        return entry
+            self._journal.append(record)
+        return record
 
-    def journal_finish(self, entry: JournalEntry) -> None:
-        entry.completed_at = _utc_iso(self._clock.now())
-        entry.completed_monotonic_seconds = self._clock.monotonic()
-        entry.completed = True
+    def journal_finish(self, record: JournalRecord) -> None:
+        record.completed_epoch = self._clock.now()
+        record.completed_monotonic_seconds = self._clock.monotonic()
+        record.completed = True
 
     def journal_snapshot(self) -> JournalSnapshot:
         with self._lock:
@@ -256,7 +234,12 @@ class Session:
                 raise RequestSuperseded(
                     "the session was reset, reconfigured or deleted while this request was pending"
                 )
-            cache = self._prompt_cache.observe(request)
+            # Prompts shorter than the cacheable minimum can neither read nor write the cache.
+            cache = (
+                self._prompt_cache.observe(request)
+                if admission.input_tokens >= MIN_CACHEABLE_TOKENS
+                else NO_CACHE_EFFECT
+            )
         response = admission.response
         if response is None:
             output = admission.echo

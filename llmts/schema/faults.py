@@ -29,7 +29,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_valid
 __all__ = [
     "CONNECTION_MODES",
     "IN_STREAM_MODES",
-    "DeliveryEvidence",
     "DeliveryMode",
     "FrameKind",
     "StreamDelivery",
@@ -121,18 +120,3 @@ class FrameKind(enum.IntEnum):
     OTHER = 0  # start/progress frames: do not advance the delivery boundary
     CONTENT = 1  # a counted non-empty text frame
     TERMINAL = 2  # the protocol's terminal marker ([DONE], response.completed, message_stop, final STOP)
-
-
-class DeliveryEvidence(BaseModel):
-    """What the transport really did for one response (mutable while the response is written)."""
-
-    model_config = ConfigDict(validate_assignment=False)
-
-    stream_delivery: StreamDelivery | None = None
-    stream_delivery_applied: bool = False
-    headers_committed: bool = False
-    emitted_frames: int = 0
-    emitted_content_frames: int = 0
-    emitted_bytes: int = 0
-    terminal_marker_observed: bool = False
-    transport_outcome: TransportOutcome | None = None

@@ -35,8 +35,8 @@ from llmts.providers import (
     Route,
 )
 from llmts.runtime import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_ID, Session, SessionRegistry
+from llmts.runtime.journal import JournalRecord
 from llmts.schema.config import SessionConfig
-from llmts.schema.journal import JournalEntry
 from llmts.server.control import SESSION_HEADER_ENVIRON, ControlApi
 from llmts.server.http import DEFAULT_MAX_BODY_BYTES, StartResponse, json_body, read_body, send
 from llmts.server.respond import respond
@@ -121,7 +121,7 @@ class LlmtsApp:
         method: str = environ["REQUEST_METHOD"]
         adapter: ProviderAdapter | None = None
         session: Session | None = None
-        entry: JournalEntry | None = None
+        entry: JournalRecord | None = None
         request_id = "req_" + os.urandom(12).hex()
         try:
             static = self._static_routes.get((path, method))
@@ -211,7 +211,7 @@ class LlmtsApp:
             raise ProviderUnauthorized(f"Incorrect API key provided: {shown}.")
 
     def _run(
-        self, route: Route, call: ProviderCall, environ: Mapping[str, Any], entry: JournalEntry
+        self, route: Route, call: ProviderCall, environ: Mapping[str, Any], entry: JournalRecord
     ) -> Reply | None:
         if not isinstance(route, InferenceRoute):
             entry.operation = route.operation or route.rule

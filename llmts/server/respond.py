@@ -7,11 +7,10 @@ from typing import Any
 
 from llmts.providers import Reply
 from llmts.runtime import Session
-from llmts.schema.faults import CONNECTION_MODES, DeliveryEvidence, FrameKind, StreamDelivery
-from llmts.schema.journal import JournalEntry
-from llmts.schema.neutral import build
+from llmts.runtime.journal import JournalRecord
+from llmts.schema.faults import CONNECTION_MODES, FrameKind, StreamDelivery
 from llmts.server.http import StartResponse, status_line
-from llmts.transport import client_socket
+from llmts.transport import DeliveryEvidence, client_socket
 from llmts.transport.abort import close_silently, reset_connection
 from llmts.transport.pages import proxy_error_page
 from llmts.transport.writer import deliver_body, deliver_stream
@@ -24,26 +23,12 @@ def _default_kinds(count: int) -> list[FrameKind]:
     return [FrameKind.OTHER] * (count - 1) + [FrameKind.TERMINAL] if count else []
 
 
-def _new_evidence(plan: StreamDelivery | None) -> DeliveryEvidence:
-    return build(
-        DeliveryEvidence,
-        stream_delivery=plan,
-        stream_delivery_applied=False,
-        headers_committed=False,
-        emitted_frames=0,
-        emitted_content_frames=0,
-        emitted_bytes=0,
-        terminal_marker_observed=False,
-        transport_outcome=None,
-    )
-
-
 class _Finisher:
     """Copies the transport's evidence into the journal entry once the response is over."""
 
     __slots__ = ("entry", "session")
 
-    def __init__(self, session: Session, entry: JournalEntry) -> None:
+    def __init__(self, session: Session, entry: JournalRecord) -> None:
         self.session = session
         self.entry = entry
 
@@ -68,11 +53,11 @@ def respond(
     reply: Reply,
     environ: Mapping[str, Any],
     session: Session | None,
-    entry: JournalEntry | None,
+    entry: JournalRecord | None,
 ) -> Iterable[bytes]:
     plan = reply.delivery
     finish = _Finisher(session, entry) if session is not None and entry is not None else _ignore
-    evidence = _new_evidence(plan)
+    evidence = DeliveryEvidence(plan)
     if entry is not None:
         entry.status = reply.status
         entry.success = reply.status < 400
@@ -94,7 +79,7 @@ def _connection_fault(
     plan: StreamDelivery,
     environ: Mapping[str, Any],
     evidence: DeliveryEvidence,
-    entry: JournalEntry | None,
+    entry: JournalRecord | None,
     finish: Any,
 ) -> Iterable[bytes]:
     evidence.stream_delivery_applied = True

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from llmts.transport.delivery import stream_body
+from llmts.transport.evidence import DeliveryEvidence
 from llmts.transport.peer import client_socket, peer_gone
 from llmts.transport.waiting import WaitOutcome, wait
 
-__all__ = ["WaitOutcome", "client_socket", "peer_gone", "stream_body", "wait"]
+__all__ = ["DeliveryEvidence", "WaitOutcome", "client_socket", "peer_gone", "wait"]

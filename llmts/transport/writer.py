@@ -14,8 +14,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from llmts.schema.faults import DeliveryEvidence, FrameKind, StreamDelivery
+from llmts.schema.faults import FrameKind, StreamDelivery
 from llmts.transport.abort import reset_connection
+from llmts.transport.evidence import DeliveryEvidence
 from llmts.transport.waiting import WaitOutcome, wait
 
 __all__ = ["MALFORMED_SSE_FRAME", "deliver_body", "deliver_stream"]

@@ -1,0 +1,24 @@
+"""What the transport really did for one response, filled in while the response is written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llmts.schema.faults import StreamDelivery
+
+__all__ = ["DeliveryEvidence"]
+
+
+@dataclass(slots=True)
+class DeliveryEvidence:
+    """Plain mutable record (not a pydantic model): it is updated after every frame on the hot path."""
+
+    stream_delivery: StreamDelivery | None = None
+    stream_delivery_applied: bool = False
+    headers_committed: bool = False
+    emitted_frames: int = 0
+    emitted_content_frames: int = 0
+    emitted_bytes: int = 0
+    terminal_marker_observed: bool = False
+    # completed | early_end | aborted | client_gone; None while the response is being written.
+    transport_outcome: str | None = None

@@ -34,10 +34,10 @@ from llmts.providers import (
     Reply,
     Route,
 )
-from llmts.runtime import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_ID, Session, SessionRegistry
+from llmts.runtime import DEFAULT_MAX_SESSIONS, Session, SessionRegistry
 from llmts.runtime.journal import JournalRecord
 from llmts.schema.config import SessionConfig
-from llmts.server.control import SESSION_HEADER_ENVIRON, ControlApi
+from llmts.server.control import ControlApi, select_session
 from llmts.server.http import DEFAULT_MAX_BODY_BYTES, StartResponse, json_body, read_body, send
 from llmts.server.respond import respond
 from llmts.transport import WaitOutcome, client_socket, wait
@@ -181,17 +181,7 @@ class LlmtsApp:
             return None
 
     def _session(self, environ: Mapping[str, Any], path_session: str | None) -> Session:
-        header_session = environ.get(SESSION_HEADER_ENVIRON)
-        if path_session is not None and header_session is not None and header_session != path_session:
-            raise InvalidRequest(
-                f"the path selects session {path_session!r} "
-                f"but X-Llm-Test-Server-Session says {header_session!r}",
-                code="llm_test_server_session_conflict",
-            )
-        session_id = path_session or header_session or DEFAULT_SESSION_ID
-        if session_id == DEFAULT_SESSION_ID:
-            return self.registry.default
-        return self.registry.get(session_id)
+        return select_session(self.registry, environ, path_session)
 
     def _authenticate(self, adapter: ProviderAdapter, request: ProviderRequest, session: Session) -> None:
         presented = adapter.credential(request)

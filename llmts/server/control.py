@@ -30,7 +30,7 @@ from llmts.server.journal_api import (
 )
 from llmts.server.process_stats import process_stats
 
-__all__ = ["SESSION_HEADER_ENVIRON", "ControlApi", "server_base"]
+__all__ = ["SESSION_HEADER_ENVIRON", "ControlApi", "select_session", "server_base"]
 
 SESSION_HEADER_ENVIRON = "HTTP_X_LLM_TEST_SERVER_SESSION"
 _log = logging.getLogger("llmts")
@@ -42,6 +42,20 @@ class RawBody:
 
     content_type: str
     body: bytes
+
+
+def select_session(
+    registry: SessionRegistry, environ: Mapping[str, Any], path_session: str | None
+) -> Session:
+    """The session a request names by ``/sessions/{id}`` prefix or header (``default`` when neither)."""
+    header_session = environ.get(SESSION_HEADER_ENVIRON)
+    if path_session is not None and header_session is not None and header_session != path_session:
+        raise InvalidRequest(
+            f"the path selects session {path_session!r} "
+            f"but X-Llm-Test-Server-Session says {header_session!r}",
+            code="llm_test_server_session_conflict",
+        )
+    return registry.get(path_session or header_session or DEFAULT_SESSION_ID)
 
 
 def server_base(environ: Mapping[str, Any]) -> str:
@@ -121,15 +135,7 @@ class ControlApi:
             raise ControlUnauthorized("this server needs Authorization: Bearer <control key> on /admin-api")
 
     def _selected(self, environ: Mapping[str, Any], path_session: str | None) -> Session:
-        header_session = environ.get(SESSION_HEADER_ENVIRON)
-        if path_session is not None and header_session is not None and header_session != path_session:
-            raise InvalidRequest(
-                f"the path selects session {path_session!r} "
-                f"but X-Llm-Test-Server-Session says {header_session!r}",
-                code="llm_test_server_session_conflict",
-            )
-        session_id = path_session or header_session or DEFAULT_SESSION_ID
-        return self._registry.get(session_id)
+        return select_session(self._registry, environ, path_session)
 
     def _info(self, environ: Mapping[str, Any], session: Session) -> dict[str, Any]:
         return SessionInfo(

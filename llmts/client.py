@@ -29,8 +29,11 @@ from typing import Any
 
 from llmts.schema.builder import ConfigBuilder, ScenarioBuilder
 from llmts.schema.config import SessionConfig
+from llmts.schema.conversation_builder import ConversationBuilder, StepBuilder
+from llmts.schema.journal import JournalQuery
+from llmts.schema.verify import VerificationRequest, VerificationResult
 
-__all__ = ["DEFAULT_API_KEY", "LlmTestServer", "ServerError", "SessionClient"]
+__all__ = ["DEFAULT_API_KEY", "ConversationClient", "LlmTestServer", "ServerError", "SessionClient"]
 
 # The key SDK clients send when the session configures no provider credential (SDKs insist on one).
 DEFAULT_API_KEY = "llmts-test-key"
@@ -47,10 +50,14 @@ _SERVER_ENV = frozenset(
     }
 )
 
-ConfigInput = SessionConfig | ConfigBuilder | ScenarioBuilder | dict[str, Any]
+ConfigInput = (
+    SessionConfig | ConfigBuilder | ScenarioBuilder | ConversationBuilder | StepBuilder | dict[str, Any]
+)
 
 
-def _query_string(query: dict[str, Any]) -> str:
+def _query_string(query: dict[str, Any], typed: JournalQuery | None = None) -> str:
+    if typed is not None:
+        query = {**typed.model_dump(mode="json", by_alias=True, exclude_defaults=True), **query}
     pairs = []
     for key, value in query.items():
         if value is None:
@@ -73,7 +80,7 @@ class ServerError(Exception):
 
 
 def _config_payload(config: ConfigInput) -> dict[str, Any]:
-    if isinstance(config, ScenarioBuilder):
+    if isinstance(config, ScenarioBuilder | ConversationBuilder | StepBuilder):
         config = config.config
     if isinstance(config, ConfigBuilder):
         return config.to_dict()
@@ -231,11 +238,19 @@ class LlmTestServer:
     # --- control API --------------------------------------------------------------------------------
 
     def request(
-        self, method: str, path: str, payload: Any = None, *, session_id: str | None = None
+        self,
+        method: str,
+        path: str,
+        payload: Any = None,
+        *,
+        session_id: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, dict[str, str], Any]:
         """Call the control API; returns (status, headers, decoded JSON) or raises ``ServerError``."""
         data = None if payload is None else json.dumps(payload).encode()
-        headers = {"Content-Type": "application/json"} if data is not None else {}
+        headers = dict(headers or {})
+        if data is not None:
+            headers["Content-Type"] = "application/json"
         if self.control_key:
             headers["Authorization"] = f"Bearer {self.control_key}"
         if session_id is not None:
@@ -314,17 +329,17 @@ class SessionClient:
     def delete(self) -> None:
         self.server.request("DELETE", f"/admin-api/sessions/{self.id}")
 
-    def requests(self, **query: Any) -> list[dict[str, Any]]:
-        """Journal entries of this session (newest first); keyword filters as in ``GET /admin-api/requests``
-        (``from_`` for ``from``; booleans as Python bools)."""
+    def requests(self, query: JournalQuery | None = None, /, **filters: Any) -> list[dict[str, Any]]:
+        """Journal entries of this session (newest first); a ``JournalQuery`` and/or keyword filters as in
+        ``GET /admin-api/requests`` (``from_`` for ``from``; booleans as Python bools)."""
         _, _, entries = self.server.request(
-            "GET", "/admin-api/requests" + _query_string(query), session_id=self.id
+            "GET", "/admin-api/requests" + _query_string(filters, query), session_id=self.id
         )
         return list(entries)
 
-    def export(self, format: str = "json", **query: Any) -> Any:
+    def export(self, format: str = "json", query: JournalQuery | None = None, **filters: Any) -> Any:
         """``GET /admin-api/requests/export``: the JSON envelope, or the NDJSON lines decoded one by one."""
-        path = "/admin-api/requests/export" + _query_string({**query, "format": format})
+        path = "/admin-api/requests/export" + _query_string({**filters, "format": format}, query)
         if format == "ndjson":
             return [
                 json.loads(line)
@@ -332,6 +347,32 @@ class SessionClient:
             ]
         _, _, payload = self.server.request("GET", path, session_id=self.id)
         return payload
+
+    def verify(
+        self,
+        request: VerificationRequest | dict[str, Any] | None = None,
+        /,
+        *,
+        conversation: str | None = None,
+        **fields: Any,
+    ) -> VerificationResult:
+        """``POST /admin-api/verify``: a ``VerificationRequest`` (or its JSON as a dict), or its fields as
+        keyword arguments. ``conversation`` sends ``X-Llm-Test-Server-Conversation`` (scopes the journal).
+        Returns the verdict; ``result.assert_passed()`` raises with a readable report."""
+        if request is None:
+            request = VerificationRequest(**fields)
+        elif fields:
+            raise TypeError("pass either a verification request or keyword fields, not both")
+        payload = (
+            request.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            if isinstance(request, VerificationRequest)
+            else request
+        )
+        headers = {_CONVERSATION_HEADER: conversation} if conversation is not None else None
+        _, _, verdict = self.server.request(
+            "POST", "/admin-api/verify", payload, session_id=self.id, headers=headers
+        )
+        return VerificationResult.model_validate(verdict)
 
     def credential(self, provider: str) -> str:
         """The session's credential for ``provider`` (read from the server once), else a default key."""
@@ -387,3 +428,147 @@ class SessionClient:
         http_options.update(kwargs.pop("http_options", None) or {})
         kwargs.setdefault("api_key", self.credential("gemini"))
         return genai.Client(http_options=http_options, **kwargs)
+
+    # --- conversation graphs ------------------------------------------------------------------------
+
+    def conversations(self, conversation_id: str | None = None) -> list[dict[str, Any]]:
+        """``GET /admin-api/conversations``: the state of every conversation identity of this session
+        (only ``conversation_id``'s when given)."""
+        headers = {_CONVERSATION_HEADER: conversation_id} if conversation_id is not None else None
+        _, _, states = self.server.request(
+            "GET", "/admin-api/conversations", session_id=self.id, headers=headers
+        )
+        return list(states)
+
+    def explain(
+        self,
+        request: Any,
+        provider: str | None = None,
+        *,
+        conversation_id: str | None = None,
+        credential: str | None = None,
+    ) -> dict[str, Any]:
+        """``POST /admin-api/match/explain``: which graph step or scenario ``request`` would select, and why
+        the others did not, without changing anything. ``request`` is a normalized request (a dict with
+        ``model``, ``messages`` [{role, text|content, tool_calls, tool_call_id}], ``tool_names``... or a
+        ``NeutralRequest``); ``credential`` defaults to the one this session's SDK clients send."""
+        body = _explained_request(request)
+        provider = provider or body.pop("provider", None) or "openai"
+        body.pop("provider", None)
+        payload = {
+            "provider_namespace": provider,
+            "credential": credential if credential is not None else self.credential(provider),
+            "request": body,
+        }
+        headers = {_CONVERSATION_HEADER: conversation_id} if conversation_id is not None else None
+        _, _, explanation = self.server.request(
+            "POST", "/admin-api/match/explain", payload, session_id=self.id, headers=headers
+        )
+        return dict(explanation)
+
+    def for_conversation(self, conversation_id: str) -> ConversationClient:
+        """SDK clients (and status/explain) for one conversation identity: every request they send carries
+        ``X-Llm-Test-Server-Conversation: <conversation_id>``."""
+        return ConversationClient(self, conversation_id)
+
+
+_CONVERSATION_HEADER = "X-Llm-Test-Server-Conversation"
+_EXPLAINED_FIELDS = (
+    "model",
+    "operation",
+    "messages",
+    "tool_names",
+    "tool_choice",
+    "response_format",
+    "stream",
+)
+
+
+def _explained_request(request: Any) -> dict[str, Any]:
+    """A normalized request as the explain route takes it (from a dict or a ``NeutralRequest``)."""
+    if isinstance(request, dict):
+        return dict(request)
+    dump = getattr(request, "model_dump", None)
+    if dump is None:
+        raise TypeError(f"explain() takes a dict or a NeutralRequest, not {type(request).__name__}")
+    data: dict[str, Any] = dump(mode="json")
+    body = {key: data[key] for key in _EXPLAINED_FIELDS if key in data}
+    body["provider"] = data.get("provider")
+    choice = data.get("tool_choice") or {}
+    body["tool_choice"] = (
+        {"name": choice["name"]} if choice.get("mode") == "function" else choice.get("mode", "auto")
+    )
+    body["messages"] = [
+        {
+            "role": m["role"],
+            "text": m.get("text", ""),
+            "tool_calls": [
+                {"id": c["id"], "name": c["name"], "arguments": c["arguments"]}
+                for c in m.get("tool_calls", ())
+            ],
+            "tool_call_id": m.get("tool_call_id"),
+        }
+        for m in data.get("messages", ())
+    ]
+    return body
+
+
+class ConversationClient:
+    """One conversation identity of a session (``SessionClient.for_conversation``).
+
+    Its SDK clients send ``X-Llm-Test-Server-Conversation`` on every request (SDK ``default_headers``), so
+    two clients with different ids keep separate graph state in the same session. Dropping this object
+    changes nothing on the server: reset, configure or delete the session to clear state.
+    """
+
+    def __init__(self, session: SessionClient, conversation_id: str) -> None:
+        if not conversation_id.strip() or len(conversation_id) > 128 or "," in conversation_id:
+            raise ValueError("a conversation id is 1..128 characters, not blank, without commas")
+        self.session = session
+        self.id = conversation_id
+
+    def __repr__(self) -> str:
+        return f"ConversationClient(id={self.id!r}, session={self.session.id!r})"
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {_CONVERSATION_HEADER: self.id}
+
+    def _with_header(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        kwargs["default_headers"] = {**(kwargs.get("default_headers") or {}), **self.headers}
+        return kwargs
+
+    def openai_client(self, **kwargs: Any) -> Any:
+        return self.session.openai_client(**self._with_header(kwargs))
+
+    def async_openai_client(self, **kwargs: Any) -> Any:
+        return self.session.async_openai_client(**self._with_header(kwargs))
+
+    def azure_openai_client(self, **kwargs: Any) -> Any:
+        return self.session.azure_openai_client(**self._with_header(kwargs))
+
+    def anthropic_client(self, **kwargs: Any) -> Any:
+        return self.session.anthropic_client(**self._with_header(kwargs))
+
+    def async_anthropic_client(self, **kwargs: Any) -> Any:
+        return self.session.async_anthropic_client(**self._with_header(kwargs))
+
+    def gemini_client(self, **kwargs: Any) -> Any:
+        http_options = dict(kwargs.pop("http_options", None) or {})
+        http_options["headers"] = {**(http_options.get("headers") or {}), **self.headers}
+        return self.session.gemini_client(http_options=http_options, **kwargs)
+
+    def conversations(self) -> list[dict[str, Any]]:
+        """This identity's state in every graph of the session."""
+        return self.session.conversations(self.id)
+
+    def explain(
+        self, request: Any, provider: str | None = None, *, credential: str | None = None
+    ) -> dict[str, Any]:
+        return self.session.explain(request, provider, conversation_id=self.id, credential=credential)
+
+    def verify(
+        self, request: VerificationRequest | dict[str, Any] | None = None, /, **fields: Any
+    ) -> VerificationResult:
+        """``SessionClient.verify`` scoped to this conversation's requests (and state)."""
+        return self.session.verify(request, conversation=self.id, **fields)

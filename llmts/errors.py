@@ -13,7 +13,14 @@ __all__ = [
     "BodyTooLarge",
     "ConfigurationInvalid",
     "ControlUnauthorized",
+    "ConversationBusy",
+    "ConversationCapacityExceeded",
+    "ConversationCompleted",
+    "ConversationExhausted",
+    "ConversationStepMismatch",
+    "ConversationTurnNotAdvanced",
     "FixtureMismatch",
+    "InvalidConversationId",
     "InvalidRequest",
     "LlmtsError",
     "MethodNotAllowed",
@@ -134,6 +141,50 @@ class FixtureMismatch(LlmtsError):
 class RequestSuperseded(LlmtsError):
     should_retry = False
     code = "llm_test_server_request_superseded"
+    http_status = 409
+
+
+class InvalidConversationId(LlmtsError):
+    should_retry = False
+    code = "invalid_conversation_id"
+    http_status = 400
+
+
+class ConversationBusy(LlmtsError):
+    """Another step of the same conversation identity is still in flight."""
+
+    should_retry = False
+    code = "conversation_busy"
+    http_status = 409
+
+
+class ConversationStepMismatch(LlmtsError):
+    should_retry = False
+    code = "conversation_step_mismatch"
+    http_status = 409
+
+
+class ConversationTurnNotAdvanced(LlmtsError):
+    should_retry = False
+    code = "conversation_turn_not_advanced"
+    http_status = 409
+
+
+class ConversationCompleted(LlmtsError):
+    should_retry = False
+    code = "conversation_completed"
+    http_status = 409
+
+
+class ConversationExhausted(LlmtsError):
+    should_retry = False
+    code = "conversation_exhausted"
+    http_status = 409
+
+
+class ConversationCapacityExceeded(LlmtsError):
+    should_retry = False
+    code = "conversation_capacity_exceeded"
     http_status = 409
 
 

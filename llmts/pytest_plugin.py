@@ -6,6 +6,9 @@
   the run ends. ``--llmts-url URL`` (or ``LLMTS_URL``) attaches to an external server instead.
 * ``llmts_session``: a new session for each test, deleted afterwards; sessions never see each other.
 * ``llmts_openai``: an official ``openai.OpenAI`` client bound to ``llmts_session``.
+* ``llmts_expect`` and the marker ``@pytest.mark.llmts_verify(**expectations)``: expectations on what the
+  test sent (see ``llmts.pytest_verify``), checked with ``POST /admin-api/verify`` once the test body
+  passed; a failed verification fails the test with the server's explanation.
 
 Nothing starts unless a test asks for one of these fixtures.
 """
@@ -19,7 +22,7 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +30,18 @@ import pytest
 from filelock import FileLock
 
 from llmts.client import LlmTestServer, ServerError, SessionClient
+from llmts.pytest_verify import MARKER, LlmtsExpectations
 
 __all__ = [
+    "llmts_expect",
     "llmts_openai",
     "llmts_server",
     "llmts_session",
     "pytest_addoption",
+    "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_configure_node",
+    "pytest_runtest_call",
     "pytest_unconfigure",
 ]
 
@@ -111,6 +118,11 @@ def _terminate(pid: int, timeout: float = 10.0) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(**expectations): verify the test's requests with POST /admin-api/verify after the test "
+        "(keyword arguments: the verification request's fields, e.g. no_unexpected_calls=True)",
+    )
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     if workerinput is not None and _RUN_KEY in workerinput:
         run = _Run(Path(workerinput[_RUN_KEY]), int(workerinput[_CONTROLLER_KEY]), owner=False)
@@ -160,3 +172,31 @@ def llmts_session(llmts_server: LlmTestServer) -> Iterator[SessionClient]:
 def llmts_openai(llmts_session: SessionClient) -> Any:
     """An official ``openai.OpenAI`` client bound to ``llmts_session``."""
     return llmts_session.openai_client()
+
+
+@pytest.fixture
+def llmts_expect(request: pytest.FixtureRequest, llmts_session: SessionClient) -> LlmtsExpectations:
+    """Expectations on ``llmts_session``'s requests, verified once the test body passed (together with the
+    test's ``llmts_verify`` marker, if any)."""
+    marker = request.node.get_closest_marker(MARKER)
+    return LlmtsExpectations(llmts_session, **(marker.kwargs if marker is not None else {}))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test with the ``llmts_verify`` marker gets ``llmts_expect`` (and so ``llmts_session``)."""
+    for item in items:
+        names = getattr(item, "fixturenames", None)
+        if item.get_closest_marker(MARKER) is not None and names is not None and "llmts_expect" not in names:
+            names.append("llmts_expect")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    result = yield  # a test body that failed already re-raises here: its own failure is the report
+    funcargs = getattr(item, "funcargs", {})
+    expect = funcargs.get("llmts_expect")
+    if isinstance(expect, LlmtsExpectations) and expect.active:
+        verdict = expect.verify()
+        if not verdict.passed:
+            pytest.fail(f"llmts: {verdict.report()}", pytrace=False)
+    return result

@@ -15,7 +15,8 @@ ALLOWED = {
     "providers": {"runtime", "schema", "errors"},
     "transport": {"schema", "errors"},
     "client": {"schema", "errors"},
-    "pytest_plugin": {"client", "schema", "errors"},
+    "pytest_plugin": {"client", "pytest_verify", "schema", "errors"},
+    "pytest_verify": {"client", "schema", "errors"},
 }
 FORBIDDEN_THIRD_PARTY = {
     "runtime": {"werkzeug", "gunicorn", "gevent", "socket"},

@@ -14,6 +14,7 @@ from urllib.parse import parse_qs
 import orjson
 
 from llmts.errors import InvalidRequest, LlmtsError
+from llmts.runtime.determinism import WireIdentity
 from llmts.runtime.session import Session
 from llmts.schema.faults import FrameKind, StreamDelivery
 from llmts.schema.neutral import Completion, NeutralRequest
@@ -78,16 +79,21 @@ class Reply:
     frames: list[bytes] | None = None
     frame_kinds: list[FrameKind] | None = None
     delivery: StreamDelivery | None = None
+    # What the ``malformed_frame`` plan inserts: a frame this protocol's parsers reject (default: SSE
+    # ``data:`` with cut-off JSON; protocols that skip event-less frames supply their own).
+    malformed_frame: bytes | None = None
 
 
 @dataclass(slots=True)
 class ProviderCall:
-    """One provider request in flight: the wire request, its session, and the id the server assigned
-    (rendered in the provider's request-id header and error bodies)."""
+    """One provider request in flight: the wire request, its session, the id the server assigned
+    (rendered in the provider's request-id header and error bodies), and the wire identity its answer's
+    ids and timestamps come from (seeded under ``determinism``)."""
 
     request: ProviderRequest
     session: Session
     request_id: str
+    wire: WireIdentity | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import orjson
 
 from llmts.errors import FixtureMismatch
+from llmts.runtime.native.fit import check_native_fits
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
 from llmts.schema.neutral import NeutralRequest, ScriptedOutput
 
@@ -26,6 +27,8 @@ FAULT_SURFACES = frozenset(
 
 
 def check_output_fits(request: NeutralRequest, output: ScriptedOutput, where: str) -> None:
+    if check_native_fits(request, output, where):  # ``items`` fixtures (OpenAI Responses native tools)
+        return
     choice = request.tool_choice
     if output.kind == "tool_calls":
         if choice.mode == "none":

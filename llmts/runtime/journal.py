@@ -1,25 +1,39 @@
 """The per-session request journal: bounded, append-only with a rising sequence, updated in place.
 
-Limits (defaults; configurable per session): 500 entries and 16 MiB retained. The oldest entries are
-evicted first and counted; the journal records how many attempts it observed in total.
+Limits (the ``journal`` configuration section; defaults 500 entries, 16 MiB retained, 64 KiB previews).
+The oldest entries are evicted first and counted; the journal records how many attempts it observed in
+total. Anything cut to the limits (a payload preview, a tool list) sets the sticky ``truncated`` flag
+until the next reset. The journal also hands out provider-local request ordinals (the wire sequence of
+seeded ids): they have its lifecycle, start at 1 per provider and restart on reset/configure.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from typing import Any
 
+from llmts.runtime.journal_capture import (
+    ToolCallItem,
+    ToolResultItem,
+    frames_preview,
+    history_tools,
+    output_calls,
+)
 from llmts.schema.faults import StreamDelivery
-from llmts.schema.journal import JournalEntry
+from llmts.schema.journal import JOURNAL_LIMITS, JournalEntry, JournalSettings
+from llmts.schema.neutral import NeutralMessage, NeutralToolCall
 
-__all__ = ["DEFAULT_JOURNAL_BYTES", "DEFAULT_JOURNAL_ENTRIES", "Journal", "JournalRecord", "JournalSnapshot"]
+__all__ = ["Journal", "JournalRecord", "JournalSnapshot", "utc_iso"]
 
-DEFAULT_JOURNAL_ENTRIES = 500
-DEFAULT_JOURNAL_BYTES = 16 * 1024 * 1024
-# Estimated retained size of an entry without payload previews.
+# Estimated retained size of an entry without payload previews, and of one structured tool item.
 _ENTRY_BYTES = 768
+_TOOL_ITEM_BYTES = 96
+_DEFAULT_SETTINGS = JournalSettings()
+_MAX_TOOL_ITEMS = JOURNAL_LIMITS["journal_tool_items"]
 
 
 def utc_iso(epoch: float | None) -> str | None:
@@ -30,11 +44,15 @@ def utc_iso(epoch: float | None) -> str | None:
     )
 
 
+def _text(data: bytes | None) -> str | None:
+    return data.decode("utf-8", "replace") if data is not None else None
+
+
 @dataclass(slots=True)
 class JournalRecord:
     """The live, mutable record of one provider attempt (cheap to update on the request path).
 
-    Queries turn records into ``JournalEntry`` models; times stay epoch floats until then.
+    Queries turn records into ``JournalEntry`` models; times stay epoch floats and previews bytes until then.
     """
 
     request_id: str
@@ -69,83 +87,188 @@ class JournalRecord:
     wire_created_at: int | None = None
     wire_sequence: int | None = None
     usage: dict[str, int] | None = None
+    request_preview: bytes | None = None
+    request_bytes: int = 0
+    response_preview: bytes | None = None
+    response_bytes: int = 0
+    response_tool_calls: tuple[ToolCallItem, ...] = ()
+    request_tool_calls: tuple[ToolCallItem, ...] = ()
+    tool_results: tuple[ToolResultItem, ...] = ()
+    truncated: bool = False
+
+    def retained_bytes(self) -> int:
+        size = _ENTRY_BYTES
+        if self.request_preview is not None:
+            size += len(self.request_preview)
+        if self.response_preview is not None:
+            size += len(self.response_preview)
+        for items in (self.response_tool_calls, self.request_tool_calls, self.tool_results):
+            for item in items:
+                size += _TOOL_ITEM_BYTES + len(item[0]) + len(item[1] or "") + len(item[2])
+        return size
 
     def to_entry(self) -> JournalEntry:
-        values: dict[str, Any] = {name: getattr(self, name) for name in _ENTRY_FIELDS}
+        values: dict[str, Any] = {name: getattr(self, name) for name in _PLAIN_FIELDS}
         values["started_at"] = utc_iso(self.started_epoch)
         values["completed_at"] = utc_iso(self.completed_epoch)
+        # An attempt still in progress has no outcome yet.
+        if not self.completed:
+            values["success"] = None
+        values["request_preview"] = _text(self.request_preview)
+        values["request_truncated"] = (
+            self.request_preview is not None and len(self.request_preview) < self.request_bytes
+        )
+        values["response_preview"] = _text(self.response_preview)
+        values["response_truncated"] = (
+            self.response_preview is not None and len(self.response_preview) < self.response_bytes
+        )
+        values["response_tool_calls"] = [_call(item) for item in self.response_tool_calls]
+        values["request_tool_calls"] = [_call(item) for item in self.request_tool_calls]
+        values["tool_results"] = [
+            {"call_id": call_id, "name": name, "content": content, "truncated": cut}
+            for call_id, name, content, cut in self.tool_results
+        ]
         return JournalEntry.model_validate(values)
 
 
-_ENTRY_FIELDS = tuple(
-    f.name for f in fields(JournalRecord) if f.name not in ("started_epoch", "completed_epoch")
+def _call(item: ToolCallItem) -> dict[str, Any]:
+    return {"id": item[0], "name": item[1], "arguments": item[2], "truncated": item[3]}
+
+
+_DERIVED = frozenset(
+    {
+        "started_epoch",
+        "completed_epoch",
+        "request_preview",
+        "response_preview",
+        "response_tool_calls",
+        "request_tool_calls",
+        "tool_results",
+    }
 )
+_PLAIN_FIELDS = tuple(f.name for f in fields(JournalRecord) if f.name not in _DERIVED)
 
 
 @dataclass(frozen=True, slots=True)
 class JournalSnapshot:
+    """One consistent view of the journal: its entries (sequence order) and its counters."""
+
     entries: tuple[JournalEntry, ...]
     total_observed: int
     evicted: int
     retained_bytes: int
     truncated: bool
 
+    @property
+    def first_sequence(self) -> int | None:
+        return self.entries[0].sequence if self.entries else None
+
+    @property
+    def last_sequence(self) -> int | None:
+        return self.entries[-1].sequence if self.entries else None
+
 
 class Journal:
-    """Not thread-safe on its own: the owning session guards it with its lock."""
+    """Thread-safe on its own (one short lock per operation); records are mutated by their request only."""
 
-    def __init__(
-        self, max_entries: int = DEFAULT_JOURNAL_ENTRIES, max_bytes: int = DEFAULT_JOURNAL_BYTES
-    ) -> None:
-        self.max_entries = max_entries
-        self.max_bytes = max_bytes
+    def __init__(self, settings: JournalSettings = _DEFAULT_SETTINGS) -> None:
+        self._lock = threading.Lock()
+        self.settings = settings
         self._entries: OrderedDict[int, JournalRecord] = OrderedDict()
         self._sizes: dict[int, int] = {}
+        self._ordinals: dict[str, int] = {}
         self._bytes = 0
         self._observed = 0
         self._evicted = 0
         self._truncated = False
 
-    def next_sequence(self) -> int:
-        self._observed += 1
-        return self._observed
+    @property
+    def preview_bytes(self) -> int:
+        return self.settings.preview_bytes
 
-    def append(self, entry: JournalRecord) -> None:
-        self._entries[entry.sequence] = entry
-        self._sizes[entry.sequence] = _ENTRY_BYTES
-        self._bytes += _ENTRY_BYTES
-        self._evict()
+    def apply(self, settings: JournalSettings | None) -> None:
+        """New retention limits (configure); the caller clears the journal right after."""
+        with self._lock:
+            self.settings = settings or _DEFAULT_SETTINGS
 
-    def resize(self, sequence: int, size: int) -> None:
-        old = self._sizes.get(sequence)
-        if old is None:
+    # --- recording ----------------------------------------------------------------------------------
+
+    def begin(
+        self, request_id: str, provider: str, method: str, path: str, epoch: float, monotonic: float
+    ) -> JournalRecord:
+        """Append an in-progress record; reserves the next sequence and the provider's next ordinal."""
+        with self._lock:
+            self._observed += 1
+            ordinal = self._ordinals.get(provider, 0) + 1
+            self._ordinals[provider] = ordinal
+            record = JournalRecord(request_id, self._observed, provider, epoch, monotonic, method, path)
+            record.wire_sequence = ordinal
+            self._entries[record.sequence] = record
+            self._sizes[record.sequence] = _ENTRY_BYTES
+            self._bytes += _ENTRY_BYTES
+            self._evict()
+        return record
+
+    def record_request(self, record: JournalRecord, body: bytes) -> None:
+        limit = self.settings.preview_bytes
+        record.request_bytes = len(body)
+        record.request_preview = body if len(body) <= limit else body[:limit]
+        self._account(record, len(body) > limit)
+
+    def record_history(self, record: JournalRecord, messages: Sequence[NeutralMessage]) -> None:
+        calls, results, cut = history_tools(messages, _MAX_TOOL_ITEMS, self.settings.preview_bytes)
+        if not (calls or results or cut):
             return
-        self._sizes[sequence] = size
-        self._bytes += size - old
-        self._evict()
+        record.request_tool_calls, record.tool_results = calls, results
+        self._account(record, cut)
+
+    def record_output_calls(self, record: JournalRecord, calls: Sequence[NeutralToolCall]) -> None:
+        if not calls:
+            return
+        record.response_tool_calls, cut = output_calls(calls, _MAX_TOOL_ITEMS, self.settings.preview_bytes)
+        self._account(record, cut)
+
+    def record_response(self, record: JournalRecord, body: bytes, frames: Sequence[bytes] | None) -> None:
+        limit = self.settings.preview_bytes
+        if frames is not None:
+            record.response_preview, record.response_bytes = frames_preview(frames, limit)
+        else:
+            record.response_bytes = len(body)
+            record.response_preview = body if len(body) <= limit else body[:limit]
+        self._account(record, record.response_bytes > limit)
+
+    def _account(self, record: JournalRecord, truncated: bool) -> None:
+        size = record.retained_bytes()
+        with self._lock:
+            if truncated:
+                record.truncated = True
+                self._truncated = True
+            old = self._sizes.get(record.sequence)
+            if old is None:  # already evicted
+                return
+            self._sizes[record.sequence] = size
+            self._bytes += size - old
+            self._evict()
 
     def _evict(self) -> None:
-        while self._entries and (len(self._entries) > self.max_entries or self._bytes > self.max_bytes):
+        limits = self.settings
+        while self._entries and (len(self._entries) > limits.max_entries or self._bytes > limits.max_bytes):
             sequence, _ = self._entries.popitem(last=False)
             self._bytes -= self._sizes.pop(sequence)
             self._evicted += 1
 
-    def mark_truncated(self) -> None:
-        self._truncated = True
-
     def clear(self) -> None:
-        self._entries.clear()
-        self._sizes.clear()
-        self._bytes = 0
-        self._observed = 0
-        self._evicted = 0
-        self._truncated = False
+        with self._lock:
+            self._entries.clear()
+            self._sizes.clear()
+            self._ordinals.clear()
+            self._bytes = 0
+            self._observed = 0
+            self._evicted = 0
+            self._truncated = False
 
     def snapshot(self) -> JournalSnapshot:
-        return JournalSnapshot(
-            entries=tuple(record.to_entry() for record in self._entries.values()),
-            total_observed=self._observed,
-            evicted=self._evicted,
-            retained_bytes=self._bytes,
-            truncated=self._truncated,
-        )
+        with self._lock:
+            records = tuple(self._entries.values())
+            counters = (self._observed, self._evicted, self._bytes, self._truncated)
+        return JournalSnapshot(tuple(record.to_entry() for record in records), *counters)

@@ -11,12 +11,21 @@ from dataclasses import dataclass
 
 import orjson
 
+from llmts.runtime.native.compile import compile_items
 from llmts.runtime.tokens import estimate_text_tokens, estimate_tool_call_tokens
 from llmts.schema.config import ErrorFixture, ResponseFixture, SessionConfig, UsageOverride
+from llmts.schema.determinism import Determinism
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.neutral import NeutralToolCall, ScriptedOutput
 
-__all__ = ["ARGUMENT_CHUNK_CHARS", "ResponsePlan", "ScenarioPlan", "SessionPlan", "compile_config"]
+__all__ = [
+    "ARGUMENT_CHUNK_CHARS",
+    "ResponsePlan",
+    "ScenarioPlan",
+    "SessionPlan",
+    "compile_config",
+    "compile_response",
+]
 
 # Streams split tool-call arguments into pieces of this many characters unless the fixture says how.
 ARGUMENT_CHUNK_CHARS = 16
@@ -30,6 +39,8 @@ class ResponsePlan:
     delay_ms: int
     usage: UsageOverride | None
     stream_delivery: StreamDelivery | None
+    # Positions of tool calls whose fixture left ``id`` unset (seeded per request under ``determinism``).
+    generated_call_ids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +63,7 @@ class SessionPlan:
     models: frozenset[str]
     credentials: dict[str, str]
     scenarios: tuple[ScenarioPlan, ...]
+    determinism: Determinism | None = None
 
 
 def _split(text: str, size: int) -> tuple[str, ...]:
@@ -91,7 +103,22 @@ def _compile_output(fixture: ResponseFixture, scenario_id: str, index: int) -> S
         return ScriptedOutput(
             kind="tool_calls", tool_calls=calls, output_tokens=estimate_tool_call_tokens(calls)
         )
+    if kind == "items":
+        return compile_items(fixture.items or [])
     return None
+
+
+def compile_response(fixture: ResponseFixture, owner_id: str, index: int) -> ResponsePlan:
+    """One response fixture as a plan (scenario queues and conversation steps share this)."""
+    return ResponsePlan(
+        index=index,
+        output=_compile_output(fixture, owner_id, index),
+        error=fixture.error,
+        delay_ms=fixture.delay_ms,
+        usage=fixture.usage,
+        stream_delivery=fixture.stream_delivery,
+        generated_call_ids=tuple(i for i, call in enumerate(fixture.tool_calls or ()) if call.id is None),
+    )
 
 
 def compile_config(config: SessionConfig) -> SessionPlan:
@@ -99,14 +126,7 @@ def compile_config(config: SessionConfig) -> SessionPlan:
     for s_index, scenario in enumerate(config.scenarios):
         scenario_id = scenario.id or f"scenario_{s_index}"
         responses = tuple(
-            ResponsePlan(
-                index=r_index,
-                output=_compile_output(fixture, scenario_id, r_index),
-                error=fixture.error,
-                delay_ms=fixture.delay_ms,
-                usage=fixture.usage,
-                stream_delivery=fixture.stream_delivery,
-            )
+            compile_response(fixture, scenario_id, r_index)
             for r_index, fixture in enumerate(scenario.responses)
         )
         scenarios.append(
@@ -123,4 +143,5 @@ def compile_config(config: SessionConfig) -> SessionPlan:
         models=frozenset(config.models),
         credentials=dict(config.provider_credentials),
         scenarios=tuple(scenarios),
+        determinism=config.determinism,
     )

@@ -24,12 +24,16 @@ from llmts.errors import (
 )
 from llmts.runtime.clock import Clock, IdSource
 from llmts.runtime.compat import check_delivery_fits, check_output_fits
+from llmts.runtime.conversations import DEFAULT_CALLER, Caller, ConversationBook, Ticket, compile_graphs
+from llmts.runtime.conversations.explain import explain_match
+from llmts.runtime.determinism import WireIdentity, with_generated_call_ids
 from llmts.runtime.journal import Journal, JournalRecord, JournalSnapshot
 from llmts.runtime.plans import ResponsePlan, ScenarioPlan, SessionPlan, compile_config
 from llmts.runtime.prompt_cache import MIN_CACHEABLE_TOKENS, NO_CACHE_EFFECT, PromptCache
 from llmts.runtime.store import BoundedStore
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
 from llmts.schema.config import SessionConfig
+from llmts.schema.conversations import ConversationStatus, MatchExplanation
 from llmts.schema.neutral import Completion, NeutralRequest, ScriptedOutput, Usage, build
 
 __all__ = ["Admission", "Session"]
@@ -43,6 +47,8 @@ class Admission:
     echo: ScriptedOutput | None
     scenario_id: str | None
     input_tokens: int
+    # Set when a conversation graph owns the request: its reservation (or replay) to settle.
+    conversation: Ticket | None = None
 
 
 class Session:
@@ -59,6 +65,7 @@ class Session:
         self._prompt_cache = PromptCache()
         self._stores: dict[str, BoundedStore] = {}
         self._journal = Journal()
+        self._conversations: ConversationBook | None = None
 
     # --- control -----------------------------------------------------------------------------------
 
@@ -81,8 +88,11 @@ class Session:
 
     def configure(self, config: SessionConfig) -> None:
         plan = compile_config(config)  # may be slow for big configs: done before taking the lock
+        book = ConversationBook(compile_graphs(config)) if config.conversations else None
         with self._lock:
             self._plan = plan
+            self._conversations = book
+            self._journal.apply(config.journal)
             self._clear_state()
 
     def reset(self) -> None:
@@ -93,6 +103,8 @@ class Session:
         """Queues, prompt cache and stored objects start over; pending work is superseded."""
         self._cursors = [0] * len(self._plan.scenarios) if self._plan is not None else []
         self._prompt_cache.clear()
+        if self._conversations is not None:
+            self._conversations.clear()
         for store in self._stores.values():
             store.clear()
         self._journal.clear()
@@ -128,15 +140,26 @@ class Session:
 
     # --- journal ------------------------------------------------------------------------------------
 
+    @property
+    def journal(self) -> Journal:
+        return self._journal
+
     def journal_begin(self, request_id: str, provider: str, method: str, path: str) -> JournalRecord:
-        """Record a provider attempt at entry; the caller completes the returned record in place."""
-        now, monotonic = self._clock.now(), self._clock.monotonic()
-        with self._lock:
-            record = JournalRecord(
-                request_id, self._journal.next_sequence(), provider, now, monotonic, method, path
-            )
-            self._journal.append(record)
+        """Record a provider attempt at entry (reserving its provider-local ordinal, ``wire_sequence``);
+        the caller completes the returned record in place."""
+        record = self._journal.begin(
+            request_id, provider, method, path, self._clock.now(), self._clock.monotonic()
+        )
+        plan = self._plan
+        if plan is not None and plan.determinism is not None and plan.determinism.fixed_utc is not None:
+            record.wire_clock_mode = "fixed"
         return record
+
+    def wire_identity(self, record: JournalRecord) -> WireIdentity:
+        """The ids and wire time of the answer to this attempt (seeded when ``determinism`` is set)."""
+        plan = self._plan
+        determinism = plan.determinism if plan is not None else None
+        return WireIdentity(record.provider, record.wire_sequence or 0, determinism, self._clock, self._ids)
 
     def journal_finish(self, record: JournalRecord) -> None:
         record.completed_epoch = self._clock.now()
@@ -144,8 +167,7 @@ class Session:
         record.completed = True
 
     def journal_snapshot(self) -> JournalSnapshot:
-        with self._lock:
-            return self._journal.snapshot()
+        return self._journal.snapshot()
 
     # --- stored objects (per provider namespace, bounded) ------------------------------------------
 
@@ -181,7 +203,11 @@ class Session:
             reasoning_tokens=0,
         )
 
-    def admit(self, request: NeutralRequest) -> Admission:
+    def admit(
+        self, request: NeutralRequest, caller: Caller | None = None, record: JournalRecord | None = None
+    ) -> Admission:
+        """``caller``: the conversation identity inputs (header, credential); ``record``: the journal
+        entry to tag with the conversation, step and turn."""
         input_tokens = estimate_input_tokens(request.messages, request.preamble)
         with self._lock:
             plan = self._plan
@@ -196,12 +222,27 @@ class Session:
                     f"The model `{request.model}` does not exist or you do not have access to it.",
                     param="model",
                 )
+            book = self._conversations
+            if book is not None:  # graphs come before scenarios
+                ticket = book.admit(request, caller or DEFAULT_CALLER, record)
+                if ticket is not None:
+                    return Admission(
+                        self._generation,
+                        ticket.delay_ms,
+                        ticket.response,
+                        None,
+                        ticket.graph_id,
+                        input_tokens,
+                        ticket,
+                    )
             for index, scenario in enumerate(plan.scenarios):
                 if scenario.matches(request.provider, request.model):
                     response = self._take(index, scenario, request)
                     return Admission(
                         self._generation, response.delay_ms, response, None, scenario.id, input_tokens
                     )
+            if book is not None and (unclaimed := book.unclaimed(request, caller or DEFAULT_CALLER)):
+                raise unclaimed
             raise NoMatchingScenario(
                 f"no scenario of this session serves {request.provider} requests for model {request.model!r}"
             )
@@ -228,16 +269,23 @@ class Session:
         self._cursors[index] = position + 1
         return response
 
-    def complete(self, admission: Admission, request: NeutralRequest) -> Completion:
+    def complete(
+        self, admission: Admission, request: NeutralRequest, wire: WireIdentity | None = None
+    ) -> Completion:
         with self._lock:
             if not self.is_current(admission.generation):
                 raise RequestSuperseded(
                     "the session was reset, reconfigured or deleted while this request was pending"
                 )
-            # Prompts shorter than the cacheable minimum can neither read nor write the cache.
+            ticket = admission.conversation
+            if ticket is not None and ticket.replay is not None:
+                return ticket.replay  # the retained result: nothing advances
+            # Prompts shorter than the cacheable minimum can neither read nor write the cache, and a
+            # scripted error is answered before any prompt processing.
+            scripted_error = admission.response is not None and admission.response.error is not None
             cache = (
                 self._prompt_cache.observe(request)
-                if admission.input_tokens >= MIN_CACHEABLE_TOKENS
+                if admission.input_tokens >= MIN_CACHEABLE_TOKENS and not scripted_error
                 else NO_CACHE_EFFECT
             )
         response = admission.response
@@ -250,6 +298,7 @@ class Session:
         else:
             if response.error is not None:
                 error = response.error
+                self._settle(admission, None)  # a committed error step advances the graph
                 raise ScriptedError(
                     error.message,
                     code=error.code,
@@ -260,6 +309,8 @@ class Session:
                 )
             output = response.output
             assert output is not None
+            if wire is not None and wire.seeded and response.generated_call_ids:
+                output = with_generated_call_ids(output, wire, response.generated_call_ids)
             override = response.usage
             response_index = response.index
             plan = response.stream_delivery
@@ -273,13 +324,43 @@ class Session:
         )
         if override is not None:
             usage = usage.model_copy(update=override.model_dump())
-        return build(
+        completion = build(
             Completion,
             output=output,
             usage=usage,
-            response_id=self._ids.new_hex(12),
-            created_at=int(self._clock.now()),
+            response_id=wire.id_for() if wire is not None else self._ids.new_hex(12),
+            created_at=wire.created_at() if wire is not None else int(self._clock.now()),
             scenario_id=admission.scenario_id,
             response_index=response_index,
             stream_delivery=plan,
         )
+        if admission.conversation is not None:
+            self._settle(admission, completion)
+        return completion
+
+    # --- conversation graphs -----------------------------------------------------------------------
+
+    def _settle(self, admission: Admission, completion: Completion | None) -> None:
+        ticket = admission.conversation
+        with self._lock:
+            if ticket is not None and self._conversations is not None:
+                self._conversations.commit(ticket, completion)
+
+    def release(self, admission: Admission) -> None:
+        """The request ended before ``complete`` committed it (client gone, superseded, an error): roll its
+        conversation reservation back. A no-op for committed or scenario admissions."""
+        ticket = admission.conversation
+        if ticket is not None:
+            with self._lock:
+                if self._conversations is not None:
+                    self._conversations.rollback(ticket)
+
+    def conversation_status(self, conversation_id: str | None = None) -> list[ConversationStatus]:
+        with self._lock:
+            book = self._conversations
+            return book.status(conversation_id) if book is not None else []
+
+    def explain(self, request: NeutralRequest, caller: Caller) -> MatchExplanation:
+        """What ``admit`` would do with this request, without changing anything."""
+        with self._lock:
+            return explain_match(self._plan, list(self._cursors), self._conversations, request, caller)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmts.schema.config import SessionConfig, TerminalPolicy
+from llmts.schema.conversation_builder import ConversationBuilder
 from llmts.schema.validation import parse_session_config
 
 __all__ = ["ConfigBuilder", "ScenarioBuilder"]
@@ -29,9 +30,27 @@ class ConfigBuilder:
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self._scenarios: list[ScenarioBuilder] = []
+        self._conversations: list[ConversationBuilder] = []
 
     def models(self, *model_ids: str) -> ConfigBuilder:
         self._data["models"] = list(model_ids)
+        return self
+
+    def journal(
+        self,
+        *,
+        max_entries: int | None = None,
+        max_bytes: int | None = None,
+        preview_bytes: int | None = None,
+    ) -> ConfigBuilder:
+        """Request journal retention (unset keys keep their defaults: 500 entries, 16 MiB, 64 KiB)."""
+        limits = {"max_entries": max_entries, "max_bytes": max_bytes, "preview_bytes": preview_bytes}
+        self._data["journal"] = {key: value for key, value in limits.items() if value is not None}
+        return self
+
+    def determinism(self, seed: str, fixed_utc: str | None = None) -> ConfigBuilder:
+        """Seeded wire ids and, with ``fixed_utc`` (ISO 8601: ``2026-01-01T00:00:00Z``), a fixed clock."""
+        self._data["determinism"] = {"seed": seed, **({"fixed_utc": fixed_utc} if fixed_utc else {})}
         return self
 
     def credentials(self, **by_provider: str) -> ConfigBuilder:
@@ -55,10 +74,44 @@ class ConfigBuilder:
         self._scenarios.append(builder)
         return builder
 
+    def conversation(
+        self,
+        id: str | None = None,
+        *,
+        model: str | None = None,
+        provider: str | None = None,
+        start_at: str | None = None,
+        terminal_policy: TerminalPolicy | None = None,
+        max_steps: int | None = None,
+        replay_successful_requests: bool | None = None,
+    ) -> ConversationBuilder:
+        """A conversation graph (docs/conversations.md); add steps with ``.step(id)``."""
+        builder = ConversationBuilder(
+            self,
+            id=id,
+            model=model,
+            provider=provider,
+            start_at=start_at,
+            terminal_policy=terminal_policy,
+            max_steps=max_steps,
+            replay_successful_requests=replay_successful_requests,
+        )
+        self._conversations.append(builder)
+        return builder
+
+    def conversation_capacity(
+        self, *, max_conversations: int | None = None, max_bytes: int | None = None
+    ) -> ConfigBuilder:
+        capacity = {"max_conversations": max_conversations, "max_bytes": max_bytes}
+        self._data["conversation_capacity"] = {k: v for k, v in capacity.items() if v is not None}
+        return self
+
     def to_dict(self) -> dict[str, Any]:
         data = dict(self._data)
         if self._scenarios:
             data["scenarios"] = [scenario.to_dict() for scenario in self._scenarios]
+        if self._conversations:
+            data["conversations"] = [graph.to_dict() for graph in self._conversations]
         return data
 
     def build(self) -> SessionConfig:
@@ -132,6 +185,12 @@ class ScenarioBuilder:
                 error[key] = value
         return self._add({"error": error}, delay_ms, None)
 
+    def items(self, *items: Any, delay_ms: int = 0, usage: dict[str, int] | None = None) -> ScenarioBuilder:
+        """OpenAI Responses native output items (docs/native-tools.md), each a dict with ``kind`` or a
+        typed model from ``llmts.schema.items`` (``FileSearchItem``, ``MessageItem``...)."""
+        dumped = [dict(item) if isinstance(item, dict) else item.model_dump(mode="json") for item in items]
+        return self._add({"items": dumped}, delay_ms, usage)
+
     @property
     def config(self) -> ConfigBuilder:
         """The configuration this scenario belongs to."""
@@ -139,6 +198,9 @@ class ScenarioBuilder:
 
     def scenario(self, id: str | None = None, **fields: Any) -> ScenarioBuilder:
         return self._parent.scenario(id, **fields)
+
+    def conversation(self, id: str | None = None, **fields: Any) -> ConversationBuilder:
+        return self._parent.conversation(id, **fields)
 
     def build(self) -> SessionConfig:
         return self._parent.build()

@@ -11,7 +11,11 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
+from llmts.schema.conversation_limits import CONVERSATION_LIMITS
+from llmts.schema.determinism import DETERMINISM_LIMITS, Determinism
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
+from llmts.schema.items import NATIVE_LIMITS, OutputItem, check_items
+from llmts.schema.journal import JOURNAL_LIMITS, JournalSettings
 
 __all__ = [
     "LIMITS",
@@ -47,6 +51,10 @@ LIMITS: dict[str, int] = {
     "retry_after_seconds": 3600,
     "credential_chars": 1024,
     "azure_deployments": 256,
+    **JOURNAL_LIMITS,
+    **NATIVE_LIMITS,
+    **DETERMINISM_LIMITS,
+    **CONVERSATION_LIMITS,
 }
 
 TerminalPolicy = Literal["reject", "repeat_last_response", "restart"]
@@ -116,11 +124,11 @@ class ErrorFixture(BaseModel):
         return {key: value for key, value in handler(self).items() if value is not None}
 
 
-_RESPONSE_KINDS = ("text", "json", "tool_calls", "error")
+_RESPONSE_KINDS = ("text", "json", "tool_calls", "error", "items")
 
 
 class ResponseFixture(BaseModel):
-    """One scripted answer: exactly one of ``text``, ``json``, ``tool_calls``, ``error``."""
+    """One scripted answer: exactly one of ``text``, ``json``, ``tool_calls``, ``error``, ``items``."""
 
     model_config = _STRICT
 
@@ -130,6 +138,10 @@ class ResponseFixture(BaseModel):
         default=None, min_length=1, max_length=LIMITS["tool_calls_per_response"]
     )
     error: ErrorFixture | None = None
+    # OpenAI Responses native output items (``llmts.schema.items``).
+    items: list[OutputItem] | None = Field(
+        default=None, min_length=1, max_length=LIMITS["native_items_per_response"]
+    )
     chunks: list[str] | None = Field(default=None, min_length=1, max_length=LIMITS["chunks_per_response"])
     delay_ms: int = Field(default=0, ge=0, le=LIMITS["delay_ms"])
     usage: UsageOverride | None = None
@@ -153,7 +165,7 @@ class ResponseFixture(BaseModel):
         if len(present) != 1:
             found = ", ".join(present) if present else "none"
             raise ValueError(
-                "a response needs exactly one of text, json, tool_calls, error (found: " + found + ")"
+                "a response needs exactly one of text, json, tool_calls, error, items (found: " + found + ")"
             )
         if self.chunks is not None:
             if self.text is None:
@@ -162,6 +174,8 @@ class ResponseFixture(BaseModel):
                 raise ValueError("chunks must concatenate to text")
         if self.stream_delivery is not None:
             self._check_delivery_plan(self.stream_delivery)
+        if self.items is not None:
+            check_items(self.items)
         tool_ids = [call.id for call in self.tool_calls or () if call.id is not None]
         if len(tool_ids) != len(set(tool_ids)):
             raise ValueError("tool call ids must be unique within a response")
@@ -217,6 +231,14 @@ class Scenario(BaseModel):
         return {key: value for key, value in handler(self).items() if value is not None}
 
 
+# Conversation graphs reuse the response fixtures above, so they are imported once those exist.
+from llmts.schema.conversations import (  # noqa: E402
+    ConversationCapacity,
+    ConversationGraph,
+    check_conversation_references,
+)
+
+
 class SessionConfig(BaseModel):
     """A whole session configuration; ``configure`` replaces the previous one atomically."""
 
@@ -229,6 +251,10 @@ class SessionConfig(BaseModel):
     scenarios: list[Scenario] = Field(default_factory=list, max_length=LIMITS["scenarios"])
     # Azure OpenAI deployment name -> the model it serves (one of ``models``).
     azure_deployments: dict[str, str] = Field(default_factory=dict, max_length=LIMITS["azure_deployments"])
+    journal: JournalSettings | None = None
+    determinism: Determinism | None = None
+    conversations: list[ConversationGraph] = Field(default_factory=list, max_length=LIMITS["conversations"])
+    conversation_capacity: ConversationCapacity | None = None
 
     @field_validator("models")
     @classmethod
@@ -258,6 +284,13 @@ class SessionConfig(BaseModel):
         data: dict[str, Any] = handler(self)
         if not data.get("azure_deployments"):
             data.pop("azure_deployments", None)
+        for optional in ("journal", "determinism"):
+            if data.get(optional) is None:
+                data.pop(optional, None)
+        if not data.get("conversations"):
+            data.pop("conversations", None)
+        if data.get("conversation_capacity") is None:
+            data.pop("conversation_capacity", None)
         return data
 
     @field_validator("azure_deployments")
@@ -288,4 +321,9 @@ class SessionConfig(BaseModel):
                     f"azure_deployments[{deployment!r}] maps to {model!r}, "
                     "which is not one of the session's models"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _conversation_references(self) -> SessionConfig:
+        check_conversation_references(self)
         return self

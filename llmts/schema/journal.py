@@ -9,7 +9,64 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from llmts.schema.faults import StreamDelivery, TransportOutcome
 
-__all__ = ["JournalEntry", "JournalQuery"]
+__all__ = [
+    "DEFAULT_JOURNAL_BYTES",
+    "DEFAULT_JOURNAL_ENTRIES",
+    "DEFAULT_PREVIEW_BYTES",
+    "JOURNAL_LIMITS",
+    "JournalEntry",
+    "JournalQuery",
+    "JournalSettings",
+    "RecordedToolCall",
+    "RecordedToolResult",
+]
+
+DEFAULT_JOURNAL_ENTRIES = 500
+DEFAULT_JOURNAL_BYTES = 16 * 1024 * 1024
+DEFAULT_PREVIEW_BYTES = 64 * 1024
+
+# Upper bounds of the ``journal`` section (documented in docs/configuration.md with the other LIMITS).
+JOURNAL_LIMITS: dict[str, int] = {
+    "journal_max_entries": 10_000,
+    "journal_max_bytes": 256 * 1024 * 1024,
+    "journal_preview_bytes": 1024 * 1024,
+    # Structured tool calls (and, separately, tool results) kept per entry and list.
+    "journal_tool_items": 128,
+}
+# Smallest ``max_bytes``: one entry without previews must fit.
+_MIN_JOURNAL_BYTES = 1024
+
+
+class JournalSettings(BaseModel):
+    """The ``journal`` configuration section: retention of this session's request journal."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_entries: int = Field(default=DEFAULT_JOURNAL_ENTRIES, ge=1, le=JOURNAL_LIMITS["journal_max_entries"])
+    max_bytes: int = Field(
+        default=DEFAULT_JOURNAL_BYTES, ge=_MIN_JOURNAL_BYTES, le=JOURNAL_LIMITS["journal_max_bytes"]
+    )
+    preview_bytes: int = Field(
+        default=DEFAULT_PREVIEW_BYTES, ge=1, le=JOURNAL_LIMITS["journal_preview_bytes"]
+    )
+
+
+class RecordedToolCall(BaseModel):
+    """A tool call as the journal keeps it: ``arguments`` is the call's argument text (maybe cut short)."""
+
+    id: str
+    name: str
+    arguments: str
+    truncated: bool = False
+
+
+class RecordedToolResult(BaseModel):
+    """A tool result in a request's history; ``name`` is resolved from the call with that id, if present."""
+
+    call_id: str
+    name: str | None = None
+    content: str
+    truncated: bool = False
 
 
 class JournalEntry(BaseModel):
@@ -49,6 +106,21 @@ class JournalEntry(BaseModel):
     wire_created_at: int | None = None
     wire_sequence: int | None = None
     usage: dict[str, int] | None = None
+    # Payload previews: the first ``preview_bytes`` of the request body and of the response (the body, or
+    # the stream's frames concatenated), decoded as UTF-8; ``*_bytes`` are the full sizes.
+    request_preview: str | None = None
+    request_bytes: int = 0
+    request_truncated: bool = False
+    response_preview: str | None = None
+    response_bytes: int = 0
+    response_truncated: bool = False
+    # Tool calls the response made, tool calls in the request's assistant history, and the tool results
+    # the request sends back (linked to their calls by ``call_id``).
+    response_tool_calls: list[RecordedToolCall] = Field(default_factory=list)
+    request_tool_calls: list[RecordedToolCall] = Field(default_factory=list)
+    tool_results: list[RecordedToolResult] = Field(default_factory=list)
+    # Something of this entry (a preview, a tool list or text) was cut to the retention limits.
+    truncated: bool = False
 
     def public(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from llmts.schema.faults import StreamDelivery
+from llmts.schema.native import NativeOutput
 
 __all__ = [
     "CacheMode",
@@ -42,7 +43,7 @@ def build(cls: type[_M], **values: Any) -> _M:
     return model
 
 
-OutputKind = Literal["text", "json", "tool_calls"]
+OutputKind = Literal["text", "json", "tool_calls", "items"]
 # How the provider caches prompts: not at all, implicitly by repeated prefix (OpenAI, Gemini), or at
 # explicit breakpoints the request marks (Anthropic ``cache_control``).
 CacheMode = Literal["none", "implicit", "explicit"]
@@ -131,6 +132,8 @@ class ScriptedOutput(BaseModel):
     chunks: tuple[str, ...] = ()
     tool_calls: tuple[NeutralToolCall, ...] = ()
     output_tokens: int = 0
+    # ``items`` (OpenAI Responses native output): the compiled items; ``text`` is their messages' text.
+    native: NativeOutput | None = None
 
 
 class Completion(BaseModel):

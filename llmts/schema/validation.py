@@ -9,20 +9,14 @@ from pydantic import ValidationError
 
 from llmts.errors import ConfigurationInvalid
 from llmts.schema.config import SessionConfig
+from llmts.schema.items import exact_fixture_numbers
 
 __all__ = ["format_location", "parse_session_config", "parse_session_config_json"]
 
 # Sections of the public configuration that later work implements. Until then they are rejected, never
 # silently ignored, so a test that relies on them fails loudly instead of passing by accident.
-_PENDING_TOP_LEVEL = {
-    "conversations": "conversation graphs",
-    "conversation_capacity": "conversation graphs",
-    "determinism": "determinism (seeded ids, fixed clock)",
-    "journal": "the request journal",
-}
-_PENDING_RESPONSE_FIELDS = {
-    "items": "OpenAI Responses native tool items",
-}
+_PENDING_TOP_LEVEL: dict[str, str] = {}
+_PENDING_RESPONSE_FIELDS: dict[str, str] = {}
 
 
 def format_location(location: tuple[int | str, ...]) -> str:
@@ -34,6 +28,15 @@ def format_location(location: tuple[int | str, ...]) -> str:
         else:
             path += ("." if path else "") + str(part)
     return path
+
+
+def _error_path(error: Any) -> str:
+    """The error's location; a cross-field error (type ``llmts_at``) adds the path inside that model."""
+    path = format_location(tuple(error["loc"]))
+    at = (error.get("ctx") or {}).get("at") if error["type"] == "llmts_at" else None
+    if not at:
+        return path
+    return f"{path}.{at}" if path and not at.startswith("[") else path + at
 
 
 def _pending_sections(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -77,8 +80,7 @@ def parse_session_config(data: Any) -> SessionConfig:
         return SessionConfig.model_validate(data)
     except ValidationError as exc:
         details = [
-            {"path": format_location(tuple(err["loc"])), "message": err["msg"]}
-            for err in exc.errors(include_url=False)
+            {"path": _error_path(err), "message": err["msg"]} for err in exc.errors(include_url=False)
         ]
         first = details[0]
         where = f" at {first['path']}" if first["path"] else ""
@@ -94,4 +96,5 @@ def parse_session_config_json(body: bytes) -> SessionConfig:
         raise ConfigurationInvalid(
             "the configuration is not valid JSON", details=[{"path": "", "message": str(exc)}]
         ) from None
-    return parse_session_config(data)
+    # File-search result numbers keep their exact JSON literals (filters compare decimals).
+    return parse_session_config(exact_fixture_numbers(body, data))

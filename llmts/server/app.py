@@ -35,6 +35,8 @@ from llmts.providers import (
     Route,
 )
 from llmts.runtime import DEFAULT_MAX_SESSIONS, Session, SessionRegistry
+from llmts.runtime.conversations import CONVERSATION_ENVIRON, Caller, conversation_id_from
+from llmts.runtime.determinism import WireIdentity
 from llmts.runtime.journal import JournalRecord
 from llmts.schema.config import SessionConfig
 from llmts.server.control import ControlApi, select_session
@@ -122,6 +124,7 @@ class LlmtsApp:
         adapter: ProviderAdapter | None = None
         session: Session | None = None
         entry: JournalRecord | None = None
+        wire: WireIdentity | None = None
         request_id = "req_" + os.urandom(12).hex()
         try:
             static = self._static_routes.get((path, method))
@@ -136,11 +139,16 @@ class LlmtsApp:
             request_id = adapter.request_id_prefix + request_id[4:]
             session = self._session(environ, path_session)
             entry = session.journal_begin(request_id, adapter.namespace, method, path)
+            wire = session.wire_identity(entry)
             entry.retry_group = _retry_group(environ)
+            conversation_id = conversation_id_from(raw_conversation := environ.get(CONVERSATION_ENVIRON))
+            if raw_conversation is not None:  # journaled even when a scenario answers
+                entry.conversation = conversation_id
             body = read_body(environ, self.max_body_bytes)
+            session.journal.record_request(entry, body)
             request = ProviderRequest(method, path, args, body, environ)
-            self._authenticate(adapter, request, session)
-            reply = self._run(route, ProviderCall(request, session, request_id), environ, entry)
+            caller = Caller(conversation_id, self._authenticate(adapter, request, session))
+            reply = self._run(route, ProviderCall(request, session, request_id, wire), environ, entry, caller)
             if reply is None:  # the client left during a delay: nothing to write
                 entry.status = 499
                 entry.success = False
@@ -172,6 +180,8 @@ class LlmtsApp:
             if entry is not None:
                 entry.error_code = internal.code
             reply = adapter.render_error(internal, request_id)
+        if wire is not None and (date := wire.http_date()) is not None:
+            reply.headers.append(("Date", date))
         return respond(start_response, reply, environ, session, entry)
 
     def _session_or_none(self, environ: Mapping[str, Any], path_session: str | None) -> Session | None:
@@ -183,7 +193,10 @@ class LlmtsApp:
     def _session(self, environ: Mapping[str, Any], path_session: str | None) -> Session:
         return select_session(self.registry, environ, path_session)
 
-    def _authenticate(self, adapter: ProviderAdapter, request: ProviderRequest, session: Session) -> None:
+    def _authenticate(
+        self, adapter: ProviderAdapter, request: ProviderRequest, session: Session
+    ) -> str | None:
+        """Check the presented provider credential; return it (its hash is part of conversation identity)."""
         presented = adapter.credential(request)
         if (
             self.control_key is not None
@@ -199,9 +212,15 @@ class LlmtsApp:
                 else presented[:3] + "*" * max(0, min(len(presented) - 7, 20)) + presented[-4:]
             )
             raise ProviderUnauthorized(f"Incorrect API key provided: {shown}.")
+        return presented
 
     def _run(
-        self, route: Route, call: ProviderCall, environ: Mapping[str, Any], entry: JournalRecord
+        self,
+        route: Route,
+        call: ProviderCall,
+        environ: Mapping[str, Any],
+        entry: JournalRecord,
+        caller: Caller,
     ) -> Reply | None:
         if not isinstance(route, InferenceRoute):
             entry.operation = route.operation or route.rule
@@ -211,11 +230,12 @@ class LlmtsApp:
         entry.operation = neutral.operation
         entry.model = neutral.model
         entry.streaming = neutral.stream
+        session.journal.record_history(entry, neutral.messages)
         if route.shortcut is not None:
             early = route.shortcut(call, neutral)
             if early is not None:
                 return early
-        admission = session.admit(neutral)
+        admission = session.admit(neutral, caller, entry)
         entry.scenario = admission.scenario_id
         if admission.delay_ms:
             generation = admission.generation
@@ -225,10 +245,12 @@ class LlmtsApp:
                 lambda: not session.is_current(generation),
             )
             if outcome is WaitOutcome.CLIENT_GONE:
+                session.release(admission)  # a conversation step that never ran does not advance
                 return None
-        completion = session.complete(admission, neutral)
+        completion = session.complete(admission, neutral, call.wire)
         entry.response_index = completion.response_index
         entry.wire_created_at = completion.created_at
+        session.journal.record_output_calls(entry, completion.output.tool_calls)
         usage = completion.usage
         entry.usage = {
             "input_tokens": usage.input_tokens,

@@ -20,6 +20,7 @@ from llmts.errors import ControlUnauthorized, InvalidRequest, LlmtsError, Method
 from llmts.runtime import DEFAULT_SESSION_ID, Session, SessionRegistry
 from llmts.schema.control import SessionInfo
 from llmts.schema.validation import parse_session_config_json
+from llmts.server.conversations_api import conversations_listing, explain_match
 from llmts.server.http import StartResponse, control_error, read_body, send
 from llmts.server.journal_api import (
     export_payload,
@@ -29,6 +30,7 @@ from llmts.server.journal_api import (
     requests_listing,
 )
 from llmts.server.process_stats import process_stats
+from llmts.server.verify_api import verify_session
 
 __all__ = ["SESSION_HEADER_ENVIRON", "ControlApi", "select_session", "server_base"]
 
@@ -88,6 +90,9 @@ class ControlApi:
                 Rule("/admin-api/requests", methods=["GET"], endpoint=self._requests),
                 Rule("/admin-api/process", methods=["GET"], endpoint=self._process),
                 Rule("/admin-api/requests/export", methods=["GET"], endpoint=self._export),
+                Rule("/admin-api/conversations", methods=["GET"], endpoint=self._conversations),
+                Rule("/admin-api/match/explain", methods=["POST"], endpoint=self._explain),
+                Rule("/admin-api/verify", methods=["POST"], endpoint=self._verify),
             ],
             strict_slashes=False,
         ).bind("llmts")
@@ -196,6 +201,19 @@ class ControlApi:
         result = query_session(self._selected(environ, path_session), query)
         content_type, body = export_payload(result, query, fmt)
         return 200, RawBody(content_type, body), query_headers(result)
+
+    def _verify(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
+        session = self._selected(environ, path_session)
+        return 200, verify_session(session, environ, read_body(environ, self._max_body_bytes)), []
+
+    def _conversations(
+        self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None
+    ) -> Any:
+        return 200, conversations_listing(self._selected(environ, path_session), environ), []
+
+    def _explain(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
+        session = self._selected(environ, path_session)
+        return 200, explain_match(session, environ, read_body(environ, self._max_body_bytes)), []
 
     def _process(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
         return 200, process_stats(), []

@@ -89,15 +89,14 @@ def query_headers(result: QueryResult) -> list[tuple[str, str]]:
 
 def _evidence(result: QueryResult) -> dict[str, Any]:
     snapshot = result.snapshot
-    sequences = [entry.sequence for entry in snapshot.entries]
     return {
         "total_matched": result.total_matched,
         "total_observed": snapshot.total_observed,
         "evicted_count": snapshot.evicted,
         "retained_byte_count": snapshot.retained_bytes,
         "retention_truncated": snapshot.truncated,
-        "first_retained_sequence": min(sequences) if sequences else None,
-        "last_retained_sequence": max(sequences) if sequences else None,
+        "first_retained_sequence": snapshot.first_sequence,
+        "last_retained_sequence": snapshot.last_sequence,
         "returned": len(result.entries),
     }
 

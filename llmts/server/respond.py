@@ -13,7 +13,7 @@ from llmts.server.http import StartResponse, status_line
 from llmts.transport import DeliveryEvidence, client_socket
 from llmts.transport.abort import close_silently, reset_connection
 from llmts.transport.pages import proxy_error_page
-from llmts.transport.writer import deliver_body, deliver_stream
+from llmts.transport.writer import MALFORMED_SSE_FRAME, deliver_body, deliver_stream
 
 __all__ = ["respond"]
 
@@ -39,9 +39,16 @@ class _Finisher:
         entry.emitted_content_frames = evidence.emitted_content_frames
         entry.terminal_marker_observed = evidence.terminal_marker_observed
         entry.transport_outcome = evidence.transport_outcome
-        if evidence.transport_outcome != "completed" and entry.success:
+        damaged = evidence.stream_delivery_applied and evidence.stream_delivery is not None and (
+            evidence.stream_delivery.mode not in _HARMLESS_MODES
+        )
+        if entry.success and (evidence.transport_outcome != "completed" or damaged):
             entry.success = False
         self.session.journal_finish(entry)
+
+
+# Plans that only change timing: the client still gets the whole, valid answer.
+_HARMLESS_MODES = frozenset({"delay_then_continue", "slow_drip"})
 
 
 def _ignore(evidence: DeliveryEvidence) -> None:
@@ -63,10 +70,13 @@ def respond(
         entry.success = reply.status < 400
     if plan is not None and plan.mode in CONNECTION_MODES:
         return _connection_fault(start_response, plan, environ, evidence, entry, finish)
+    if session is not None and entry is not None:
+        session.journal.record_response(entry, reply.body, reply.frames)
     if reply.frames is not None:
         kinds: Sequence[FrameKind] = reply.frame_kinds or _default_kinds(len(reply.frames))
         start_response(status_line(reply.status), reply.headers)
-        return deliver_stream(reply.frames, kinds, plan, client_socket(environ), evidence, finish)
+        malformed = reply.malformed_frame or MALFORMED_SSE_FRAME
+        return deliver_stream(reply.frames, kinds, plan, client_socket(environ), evidence, finish, malformed)
     headers = (
         reply.headers if reply.status == 204 else [*reply.headers, ("Content-Length", str(len(reply.body)))]
     )
@@ -90,7 +100,7 @@ def _connection_fault(
             entry.status = plan.status
             entry.success = False
         start_response(status, headers)
-        return deliver_body(body, evidence, finish)
+        return deliver_body(body, evidence, finish, protocol_complete=False)
     if entry is not None:
         entry.status = None
         entry.success = False

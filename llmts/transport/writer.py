@@ -32,15 +32,20 @@ def _never() -> bool:
 
 
 def deliver_body(
-    body: bytes, evidence: DeliveryEvidence, on_finish: Callable[[DeliveryEvidence], None]
+    body: bytes,
+    evidence: DeliveryEvidence,
+    on_finish: Callable[[DeliveryEvidence], None],
+    *,
+    protocol_complete: bool = True,
 ) -> Iterator[bytes]:
-    """A whole (non-stream) body: one write; its completion is the protocol's end."""
+    """A whole (non-stream) body: one write; its completion is the protocol's end unless the body is not
+    the provider's own answer (a proxy error page: ``protocol_complete=False``)."""
     try:
         if body:
             yield body
         evidence.headers_committed = True
         evidence.emitted_bytes = len(body)
-        evidence.terminal_marker_observed = True
+        evidence.terminal_marker_observed = protocol_complete
         evidence.transport_outcome = "completed"
     finally:
         if evidence.transport_outcome is None:
@@ -55,6 +60,7 @@ def deliver_stream(
     sock: Any,
     evidence: DeliveryEvidence,
     on_finish: Callable[[DeliveryEvidence], None],
+    malformed_frame: bytes = MALFORMED_SSE_FRAME,
 ) -> Iterator[bytes]:
     try:
         if plan is None or not (plan.in_stream or plan.mode == "slow_drip"):
@@ -64,7 +70,7 @@ def deliver_stream(
         elif plan.mode == "slow_drip":
             yield from _drip(frames, kinds, plan, sock, evidence)
         else:
-            yield from _planned(frames, kinds, plan, sock, evidence)
+            yield from _planned(frames, kinds, plan, sock, evidence, malformed_frame)
     finally:
         if evidence.transport_outcome is None:
             evidence.transport_outcome = "client_gone"
@@ -96,6 +102,7 @@ def _planned(
     plan: StreamDelivery,
     sock: Any,
     evidence: DeliveryEvidence,
+    malformed_frame: bytes,
 ) -> Iterator[bytes]:
     mode = plan.mode
     index = 0
@@ -121,9 +128,9 @@ def _planned(
             evidence.transport_outcome = "early_end"
             return
         if mode == "malformed_frame":
-            yield MALFORMED_SSE_FRAME
+            yield malformed_frame
             evidence.emitted_frames += 1
-            evidence.emitted_bytes += len(MALFORMED_SSE_FRAME)
+            evidence.emitted_bytes += len(malformed_frame)
             continue
         # delay_then_continue and stall: hold the connection, noticing a client that leaves.
         outcome = wait(plan.delay_ms / 1000, sock, _never)

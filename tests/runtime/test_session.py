@@ -123,3 +123,21 @@ def test_registry_bounds_and_default() -> None:
     with pytest.raises(Exception, match="limit"):
         registry.create()
     assert registry.get("default") is registry.default
+
+
+def test_scripted_errors_do_not_touch_the_prompt_cache() -> None:
+    session = _registry().create()
+    session.configure(ConfigBuilder().scenario().error(500, "boom", "m").text("ok").text("ok").build())
+    long_request = NeutralRequest(
+        provider="openai",
+        operation="chat.completions",
+        model="gpt-4.1-mini",
+        messages=(NeutralMessage(role="system", text="x" * 6000), NeutralMessage(role="user", text="q")),
+        cache_mode="implicit",
+    )
+    with pytest.raises(ScriptedError):
+        session.complete(session.admit(long_request), long_request)
+    first = session.complete(session.admit(long_request), long_request)
+    second = session.complete(session.admit(long_request), long_request)
+    assert first.usage.cached_tokens == 0  # the error before it cached nothing
+    assert second.usage.cached_tokens >= 1024

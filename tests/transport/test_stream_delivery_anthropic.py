@@ -141,3 +141,15 @@ def test_cache_warmup_bypasses_the_planned_response(llmts_session: SessionClient
 
     assert warm.content == []
     assert _text(_events(client)) == "First "
+
+
+def test_malformed_frame_breaks_the_anthropic_parser(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"mode": "malformed_frame"})
+    client = llmts_session.anthropic_client(max_retries=0)
+
+    with pytest.raises(ValueError):  # json.JSONDecodeError: the frame names an event the SDK parses
+        _events(client)
+    entry = _entry(llmts_session)
+    assert entry["stream_delivery_applied"] is True
+    assert entry["transport_outcome"] == "completed"
+    assert entry["success"] is False  # the stream was damaged on purpose

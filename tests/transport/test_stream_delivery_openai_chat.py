@@ -199,6 +199,8 @@ def test_malformed_frame_makes_the_sdk_fail_to_decode(llmts_session: SessionClie
 
     with pytest.raises(json.JSONDecodeError):
         list(_stream(client))
+    entry = _entry(llmts_session)
+    assert (entry["transport_outcome"], entry["success"]) == ("completed", False)
 
 
 def test_stall_holds_until_the_client_times_out(llmts_session: SessionClient) -> None:
@@ -255,6 +257,8 @@ def test_http_error_page_is_a_typed_5xx(llmts_session: SessionClient) -> None:
     assert caught.value.status_code == 502
     assert caught.value.response.headers["content-type"] == "text/html"
     assert "502 Bad Gateway" in caught.value.response.text
+    entry = llmts_session.requests()[0]
+    assert (entry["status"], entry["success"], entry["terminal_marker_observed"]) == (502, False, False)
 
 
 @pytest.mark.parametrize(

@@ -46,8 +46,9 @@ def _warm_cache(call: ProviderCall, request: NeutralRequest) -> Reply | None:
         raise model_not_found(request.model)
     usage = call.session.warm_cache(request)
     render = render_message_stream if request.stream else render_message
-    # No runtime completion (and so no response id) here: the message id derives from the request id.
-    return render(request.model, "msg_" + call.request_id[4:], None, usage, call.request_id)
+    # No runtime completion here: the message id comes from the request's wire identity.
+    message_id = "msg_" + (call.wire.id_for() if call.wire is not None else call.request_id[4:])
+    return render(request.model, message_id, None, usage, call.request_id)
 
 
 ANTHROPIC = ProviderAdapter(
@@ -55,9 +56,9 @@ ANTHROPIC = ProviderAdapter(
     prefix="/anthropic",
     routes=(
         InferenceRoute("/anthropic/v1/messages", ("POST",), parse_messages_request, _render, _warm_cache),
-        SimpleRoute("/anthropic/v1/messages/count_tokens", ("POST",), count_tokens),
-        SimpleRoute("/anthropic/v1/models", ("GET",), list_models),
-        SimpleRoute("/anthropic/v1/models/<path:model>", ("GET",), retrieve_model),
+        SimpleRoute("/anthropic/v1/messages/count_tokens", ("POST",), count_tokens, "messages.count_tokens"),
+        SimpleRoute("/anthropic/v1/models", ("GET",), list_models, "models.list"),
+        SimpleRoute("/anthropic/v1/models/<path:model>", ("GET",), retrieve_model, "models.get"),
     ),
     credential=anthropic_credential,
     render_error=render_anthropic_error,

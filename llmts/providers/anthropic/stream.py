@@ -27,6 +27,8 @@ _TEXT_DELTA = b',"delta":{"type":"text_delta","text":'
 _JSON_DELTA = b',"delta":{"type":"input_json_delta","partial_json":'
 _START_HEAD = b'event: content_block_start\ndata: {"type":"content_block_start","index":'
 _STOP_HEAD = b'event: content_block_stop\ndata: {"type":"content_block_stop","index":'
+# The SDK skips frames without an ``event:`` line, so a malformed frame must name an event it parses.
+_MALFORMED = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":\n\n'
 # Delivery plans count the text deltas of block 0 (only plain-text answers carry plans).
 _TEXT_DELTA_FRAME = _DELTA_HEAD + b"0" + _TEXT_DELTA
 
@@ -98,4 +100,10 @@ def render_message_stream(
     )
     frames.append(_MESSAGE_STOP)
     kinds = classify_frames(frames, _TEXT_DELTA_FRAME, _MESSAGE_STOP.__eq__)
-    return Reply(200, [*_SSE_HEADERS, ("request-id", request_id)], frames=frames, frame_kinds=kinds)
+    return Reply(
+        200,
+        [*_SSE_HEADERS, ("request-id", request_id)],
+        frames=frames,
+        frame_kinds=kinds,
+        malformed_frame=_MALFORMED,
+    )

@@ -33,8 +33,8 @@ OPENAI = ProviderAdapter(
     prefix="/openai",
     routes=(
         InferenceRoute("/openai/v1/chat/completions", ("POST",), parse_chat_request, _render_chat),
-        SimpleRoute("/openai/v1/models", ("GET",), list_models),
-        SimpleRoute("/openai/v1/models/<path:model>", ("GET",), retrieve_model),
+        SimpleRoute("/openai/v1/models", ("GET",), list_models, "models.list"),
+        SimpleRoute("/openai/v1/models/<path:model>", ("GET",), retrieve_model, "models.get"),
         *responses_routes(
             "/openai/v1", ResponsesSurface(provider="openai", store_namespace="openai.responses")
         ),

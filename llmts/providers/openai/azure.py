@@ -140,8 +140,8 @@ def _routes() -> tuple[Route, ...]:
         )
         routes.extend(responses_routes(root, _SURFACE))
         routes.extend(responses_routes(f"{root}/deployments/<deployment>", _SURFACE))
-        routes.append(SimpleRoute(f"{root}/models", ("GET",), list_models))
-        routes.append(SimpleRoute(f"{root}/models/<path:model>", ("GET",), retrieve_model))
+        routes.append(SimpleRoute(f"{root}/models", ("GET",), list_models, "models.list"))
+        routes.append(SimpleRoute(f"{root}/models/<path:model>", ("GET",), retrieve_model, "models.get"))
     routes.append(InferenceRoute(f"{_ROOT}/v1/chat/completions", ("POST",), _parse_chat, _render_chat))
     return tuple(routes)
 

@@ -12,6 +12,7 @@ import orjson
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, load_json_object
+from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
 from llmts.schema.neutral import NeutralMessage, NeutralRequest, NeutralToolCall, ToolChoice, build
 
 __all__ = ["chat_request_from_body", "parse_chat_request"]
@@ -113,6 +114,11 @@ def _tools(raw: Any) -> tuple[tuple[str, ...], str]:
     for index, tool in enumerate(raw):
         if not isinstance(tool, dict):
             raise _bad("each tool must be an object", f"tools[{index}]", "invalid_type")
+        if tool.get("type") in NATIVE_TOOL_TYPES:
+            raise _bad(
+                f"{tool['type']} is a Responses API tool; Chat Completions accepts function tools only",
+                f"tools[{index}].type",
+            )
         spec = (
             tool.get("function") if tool.get("type", "function") == "function" else tool.get(tool.get("type"))
         )

@@ -16,7 +16,9 @@ from pydantic import Field
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall
+from llmts.providers.openai.native_parse import NATIVE_CHOICES, NATIVE_INPUT_TYPES, parse_native
 from llmts.providers.openai.responses_store import load_stored
+from llmts.schema.native import NativeRequest
 from llmts.schema.neutral import NeutralMessage, NeutralRequest, NeutralToolCall, ToolChoice, build
 
 __all__ = ["ResponsesRequest", "parse_responses_body"]
@@ -45,6 +47,8 @@ class ResponsesRequest(NeutralRequest):
     history_start: int = 0
     # This request's own input as wire items without ids (``GET /responses/{id}/input_items``).
     input_items: tuple[dict[str, Any], ...] = ()
+    # Native tools (web_search, file_search, code_interpreter): declarations, named choice, include.
+    native: NativeRequest | None = None
 
 
 def _bad(message: str, param: str, code: str = "invalid_value") -> InvalidRequest:
@@ -156,11 +160,15 @@ def _input(raw: Any, keep_items: bool) -> tuple[list[NeutralMessage], list[dict[
             open_assistant = False
             if keep_items:
                 items.append({"type": "function_call_output", "call_id": call_id, "output": output})
+        elif kind in NATIVE_INPUT_TYPES:  # a prior native call keeps its kind (validated by parse_native)
+            if keep_items:
+                items.append(dict(item))
         elif kind in _IGNORED_ITEMS:
             continue
         else:
             raise _bad(
                 "llmts accepts input items of type message, function_call, function_call_output, "
+                "web_search_call, file_search_call, code_interpreter_call, "
                 f"reasoning and item_reference (got {kind!r})",
                 f"{param}.type",
             )
@@ -201,6 +209,8 @@ def _tool_choice(raw: Any) -> ToolChoice:
             return build(ToolChoice, mode="function", name=name)
         if kind == "allowed_tools":
             return _CHOICE_REQUIRED if raw.get("mode") == "required" else _AUTO
+        if kind in NATIVE_CHOICES:  # a named native tool must be called (checked against the fixture)
+            return _CHOICE_REQUIRED
         return _AUTO  # a hosted tool: the scripted answer decides
     raise _bad("tool_choice must be auto, none, required or a tool object", "tool_choice")
 
@@ -290,4 +300,5 @@ def parse_responses_body(
         previous_response_id=previous_id,
         history_start=len(head),
         input_items=tuple(items),
+        native=parse_native(body, call.request.body, model),
     )

@@ -11,6 +11,8 @@ from typing import Any
 import orjson
 
 from llmts.providers.base import ProviderCall, Reply
+from llmts.providers.openai.native_items import native_chunks, native_output
+from llmts.providers.openai.native_stream import native_stream_frames
 from llmts.providers.openai.responses_parse import ResponsesRequest
 from llmts.providers.openai.responses_store import StoredResponse, save_stored
 from llmts.providers.openai.responses_stream import SSE_HEADERS, response_stream_frames
@@ -72,7 +74,9 @@ def response_payload(request: ResponsesRequest, completion: Completion) -> dict[
         "incomplete_details": None,
         "instructions": request.instructions,
         "model": request.model,
-        "output": _output(response_id, completion),
+        "output": _output(response_id, completion)
+        if completion.output.native is None
+        else native_output(response_id, completion.output.native, _include(request)),
         "previous_response_id": request.previous_response_id,
         "service_tier": "default",
         "store": request.store,
@@ -80,6 +84,10 @@ def response_payload(request: ResponsesRequest, completion: Completion) -> dict[
         **request.echo,
         "usage": responses_usage(completion.usage),
     }
+
+
+def _include(request: ResponsesRequest) -> frozenset[str]:
+    return request.native.include if request.native is not None else frozenset()
 
 
 def _assistant_turn(completion: Completion) -> NeutralMessage:
@@ -115,7 +123,11 @@ def render_response(
         save_stored(call.session, store_namespace, payload["id"], stored)
     headers = [("x-request-id", call.request_id)]
     if request.stream:
-        frames, kinds = response_stream_frames(payload, body, _chunks(completion))
+        native = completion.output.native
+        if native is not None:  # native items: their own event sequence (native_stream.py)
+            frames, kinds = native_stream_frames(payload, body, native_chunks(native))
+        else:
+            frames, kinds = response_stream_frames(payload, body, _chunks(completion))
         return Reply(200, [*SSE_HEADERS, *headers], frames=frames, frame_kinds=kinds)
     return Reply(200, [_JSON_HEADER, *headers], body)
 

@@ -147,8 +147,10 @@ def responses_routes(root: str, surface: ResponsesSurface) -> tuple[Route, ...]:
     by_id = f"{root}/responses/<response_id>"
     return (
         InferenceRoute(f"{root}/responses", ("POST",), _parse(surface), _render(surface)),
-        SimpleRoute(f"{root}/responses/input_tokens", ("POST",), _input_tokens(surface)),
-        SimpleRoute(by_id, ("GET",), _retrieve(surface)),
-        SimpleRoute(by_id, ("DELETE",), _delete(surface)),
-        SimpleRoute(f"{by_id}/input_items", ("GET",), _input_items(surface)),
+        SimpleRoute(
+            f"{root}/responses/input_tokens", ("POST",), _input_tokens(surface), "responses.input_tokens"
+        ),
+        SimpleRoute(by_id, ("GET",), _retrieve(surface), "responses.retrieve"),
+        SimpleRoute(by_id, ("DELETE",), _delete(surface), "responses.delete"),
+        SimpleRoute(f"{by_id}/input_items", ("GET",), _input_items(surface), "responses.input_items"),
     )

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from llmts.providers.openai.native_stream import native_replay_frames, needs_native_stream
 from llmts.schema.faults import FrameKind
 
 __all__ = ["SSE_HEADERS", "replay_frames", "response_stream_frames"]
@@ -124,6 +125,10 @@ def response_stream_frames(
 def replay_frames(body: bytes, starting_after: int | None) -> tuple[list[bytes], list[FrameKind]]:
     """A stored response as a stream (``GET /responses/{id}?stream=true``): one delta per item."""
     payload = orjson.loads(body)
+    if needs_native_stream(payload):
+        frames, kinds = native_replay_frames(payload, body)
+        start = starting_after + 1 if starting_after is not None and starting_after >= 0 else 0
+        return frames[start:], kinds[start:]
     chunks = [
         (item["content"][0]["text"],) if item["type"] == "message" else (item["arguments"],)
         for item in payload["output"]

@@ -1,0 +1,87 @@
+"""What a journal entry keeps of a request's payloads: bounded previews and structured tool calls.
+
+Pure functions over bytes and neutral models, cheap on the request path: previews are byte slices (no
+re-serialization), tool items are plain tuples turned into models only when the journal is queried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from llmts.schema.neutral import NeutralMessage, NeutralToolCall
+
+__all__ = ["ToolCallItem", "ToolResultItem", "frames_preview", "history_tools", "output_calls"]
+
+# (id, name, arguments, truncated)
+ToolCallItem = tuple[str, str, str, bool]
+# (call id, name of the originating call or None, content, truncated)
+ToolResultItem = tuple[str, "str | None", str, bool]
+
+
+def frames_preview(frames: Sequence[bytes], limit: int) -> tuple[bytes, int]:
+    """The first ``limit`` bytes of the frames concatenated, and the frames' total size."""
+    total = 0
+    kept = 0
+    pieces = []
+    for frame in frames:
+        total += len(frame)
+        if kept < limit:
+            piece = frame[: limit - kept]
+            pieces.append(piece)
+            kept += len(piece)
+    return b"".join(pieces), total
+
+
+def _call_item(call: NeutralToolCall, limit: int) -> ToolCallItem:
+    arguments = call.arguments
+    if len(arguments) > limit:
+        return (call.id, call.name, arguments[:limit], True)
+    return (call.id, call.name, arguments, False)
+
+
+def output_calls(
+    calls: Iterable[NeutralToolCall], max_items: int, limit: int
+) -> tuple[tuple[ToolCallItem, ...], bool]:
+    """The response's tool calls (at most ``max_items``, texts cut to ``limit`` characters); truncated?"""
+    items: list[ToolCallItem] = []
+    truncated = False
+    for call in calls:
+        if len(items) >= max_items:
+            truncated = True
+            break
+        item = _call_item(call, limit)
+        truncated |= item[3]
+        items.append(item)
+    return tuple(items), truncated
+
+
+def history_tools(
+    messages: Sequence[NeutralMessage], max_items: int, limit: int
+) -> tuple[tuple[ToolCallItem, ...], tuple[ToolResultItem, ...], bool]:
+    """Tool calls of the request's assistant history and the tool results it sends back, in order.
+
+    A result's name comes from the call with its id earlier in the same history (None when absent).
+    """
+    calls: list[ToolCallItem] = []
+    results: list[ToolResultItem] = []
+    names: dict[str, str] = {}
+    truncated = False
+    for message in messages:
+        if message.tool_calls:
+            for call in message.tool_calls:
+                names[call.id] = call.name
+                if len(calls) >= max_items:
+                    truncated = True
+                    continue
+                item = _call_item(call, limit)
+                truncated |= item[3]
+                calls.append(item)
+        elif message.role == "tool" and message.tool_call_id is not None:
+            if len(results) >= max_items:
+                truncated = True
+                continue
+            call_id, text = message.tool_call_id, message.text
+            cut = len(text) > limit
+            truncated |= cut
+            results.append((call_id, names.get(call_id), text[:limit] if cut else text, cut))
+    return tuple(calls), tuple(results), truncated

@@ -1,0 +1,425 @@
+"""Conversation graphs in the session configuration, and the diagnostics models of their runtime state.
+
+A graph is a set of steps. Each step has predicates on the request (``when``), exactly one response
+fixture, and either ordered alternative next steps (``then``) or ``complete: true``. Structure is checked
+here, once, at configure time; the runtime compiles graphs into plans.
+
+Cross-step problems are raised as ``PydanticCustomError("llmts_at", ...)`` whose ``at`` context names the
+path inside the graph (``steps[1].then[0]``), so the 400's ``details`` point at the offending field.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic_core import PydanticCustomError
+
+# config.py imports this module just before SessionConfig, once everything used here is defined.
+from llmts.schema.config import LIMITS, PROVIDER_NAMESPACES, ResponseFixture, TerminalPolicy
+from llmts.schema.json_path import JSON_PATH_CHARS, parse_json_path
+
+if TYPE_CHECKING:
+    from llmts.schema.config import SessionConfig
+
+__all__ = [
+    "DEFAULT_MAX_CONVERSATIONS",
+    "DEFAULT_MAX_CONVERSATION_BYTES",
+    "DEFAULT_MAX_STEPS",
+    "ConversationCapacity",
+    "ConversationGraph",
+    "ConversationStatus",
+    "ConversationStep",
+    "ExplainMessage",
+    "ExplainRequest",
+    "ExplainToolCall",
+    "ExplainedCandidate",
+    "ExplainedRequest",
+    "ExplainedStep",
+    "JsonPathMatch",
+    "JsonPathValueMatch",
+    "MatchExplanation",
+    "StepWhen",
+    "ToolResultMatch",
+    "check_conversation_references",
+    "nested_error",
+]
+
+DEFAULT_MAX_STEPS = 64
+DEFAULT_MAX_CONVERSATIONS = 256
+DEFAULT_MAX_CONVERSATION_BYTES = 16 * 1024 * 1024
+
+Role = Literal["system", "developer", "user", "assistant", "tool"]
+
+_STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+_ID = LIMITS["identifier_chars"]
+_TEXT = LIMITS["predicate_chars"]
+
+
+def nested_error(at: str, message: str) -> PydanticCustomError:
+    """A validation error about ``at`` (a path relative to the model that raises it)."""
+    return PydanticCustomError("llmts_at", "{message}", {"at": at, "message": message})
+
+
+def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in data.items() if value is not None}
+
+
+class ToolResultMatch(BaseModel):
+    """The latest message is a tool result for a call of tool ``name`` (and id ``call_id``, if given)."""
+
+    model_config = _STRICT
+
+    name: str = Field(min_length=1, max_length=_ID)
+    call_id: str | None = Field(default=None, min_length=1, max_length=_ID)
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: Any) -> dict[str, Any]:
+        return _drop_none(handler(self))
+
+
+class _PathMatch(BaseModel):
+    model_config = _STRICT
+
+    path: str = Field(min_length=1, max_length=JSON_PATH_CHARS)
+
+    @field_validator("path")
+    @classmethod
+    def _supported_path(cls, value: str) -> str:
+        parse_json_path(value)
+        return value
+
+
+class JsonPathMatch(_PathMatch):
+    """The field at ``path`` of the latest message's JSON equals ``expected_json`` structurally. A string
+    ``expected_json`` that holds JSON text also matches the value it encodes."""
+
+    expected_json: Any
+
+
+class JsonPathValueMatch(_PathMatch):
+    """The field at ``path`` of the latest message's JSON equals ``value`` structurally."""
+
+    value: Any
+
+
+class StepWhen(BaseModel):
+    """Predicates on the request; all present ones must pass (an empty ``when`` always passes)."""
+
+    model_config = _STRICT
+
+    latest_role: Role | None = None
+    latest_text_contains: str | None = Field(default=None, min_length=1, max_length=_TEXT)
+    latest_user_contains: str | None = Field(default=None, min_length=1, max_length=_TEXT)
+    latest_user_equals: str | None = Field(default=None, max_length=_TEXT)
+    turn: int | None = Field(default=None, ge=1)
+    tool_result: ToolResultMatch | None = None
+    tool_arguments_json: Any = None
+    latest_json: JsonPathMatch | None = None
+    latest_json_value: JsonPathValueMatch | None = None
+
+    @property
+    def has_tool_arguments(self) -> bool:
+        return "tool_arguments_json" in self.model_fields_set
+
+    @model_validator(mode="after")
+    def _arguments_need_a_tool_result(self) -> StepWhen:
+        if self.has_tool_arguments and self.tool_result is None:
+            raise nested_error(
+                "tool_arguments_json", "tool_arguments_json needs tool_result beside it (the call it checks)"
+            )
+        return self
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: Any) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {
+            k: v
+            for k, v in data.items()
+            if v is not None or (k == "tool_arguments_json" and self.has_tool_arguments)
+        }
+
+
+class ConversationStep(BaseModel):
+    """One step: predicates, one response, then ordered alternatives or ``complete``."""
+
+    model_config = _STRICT
+
+    id: str = Field(min_length=1, max_length=_ID)
+    when: StepWhen = Field(default_factory=StepWhen)
+    response: ResponseFixture
+    then: list[str] | None = Field(default=None, min_length=1, max_length=LIMITS["steps_per_conversation"])
+    complete: bool = False
+
+    @model_validator(mode="after")
+    def _one_way_on(self) -> ConversationStep:
+        if self.complete and self.then is not None:
+            raise nested_error("then", "a step has either then (next steps) or complete: true, not both")
+        if not self.complete and self.then is None:
+            raise nested_error("then", "a step needs then (one or more next steps) or complete: true")
+        seen: set[str] = set()
+        for index, target in enumerate(self.then or ()):
+            if not target or len(target) > _ID:
+                raise nested_error(f"then[{index}]", f"step ids are 1..{_ID} characters")
+            if target in seen:
+                raise nested_error(f"then[{index}]", f"next step {target!r} is listed twice")
+            seen.add(target)
+        return self
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: Any) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not data.get("when"):
+            data.pop("when", None)
+        if data.get("then") is None:
+            data.pop("then", None)
+        if not data.get("complete"):
+            data.pop("complete", None)
+        return data
+
+
+class ConversationGraph(BaseModel):
+    """A branching, multi-turn script. Selected like a scenario (``model``/``provider`` filters), with its
+    own state per conversation identity."""
+
+    model_config = _STRICT
+
+    id: str | None = Field(default=None, min_length=1, max_length=_ID)
+    model: str | None = Field(default=None, min_length=1, max_length=LIMITS["model_id_chars"])
+    provider: str | None = None
+    start_at: str | None = Field(default=None, min_length=1, max_length=_ID)
+    terminal_policy: TerminalPolicy = "reject"
+    max_steps: int = Field(default=DEFAULT_MAX_STEPS, ge=1, le=LIMITS["max_steps"])
+    replay_successful_requests: bool = True
+    steps: list[ConversationStep] = Field(min_length=1, max_length=LIMITS["steps_per_conversation"])
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_linear_queue(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "responses" in data:
+            raise nested_error(
+                "responses", "a conversation graph cannot also have a linear responses queue (use steps)"
+            )
+        return data
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str | None) -> str | None:
+        if value is not None and value not in PROVIDER_NAMESPACES:
+            raise ValueError("unknown provider namespace; expected one of " + ", ".join(PROVIDER_NAMESPACES))
+        return value
+
+    @model_validator(mode="after")
+    def _structure(self) -> ConversationGraph:
+        index_of: dict[str, int] = {}
+        for index, step in enumerate(self.steps):
+            if step.id in index_of:
+                raise nested_error(
+                    f"steps[{index}].id", f"duplicate step id {step.id!r} (also steps[{index_of[step.id]}])"
+                )
+            index_of[step.id] = index
+        if self.start_at is not None and self.start_at not in index_of:
+            raise nested_error("start_at", f"start_at names no step of this graph: {self.start_at!r}")
+        for index, step in enumerate(self.steps):
+            for t_index, target in enumerate(step.then or ()):
+                if target not in index_of:
+                    raise nested_error(f"steps[{index}].then[{t_index}]", f"unknown next step {target!r}")
+        reached = {self.start}
+        frontier = [self.start]
+        while frontier:
+            for target in self.steps[index_of[frontier.pop()]].then or ():
+                if target not in reached:
+                    reached.add(target)
+                    frontier.append(target)
+        for index, step in enumerate(self.steps):
+            if step.id not in reached:
+                raise nested_error(
+                    f"steps[{index}]",
+                    f"step {step.id!r} is unreachable: no then-path leads to it from {self.start!r}",
+                )
+        return self
+
+    @property
+    def start(self) -> str:
+        return self.start_at if self.start_at is not None else self.steps[0].id
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: Any) -> dict[str, Any]:
+        return _drop_none(handler(self))
+
+
+class ConversationCapacity(BaseModel):
+    """Runtime admission budgets for conversation state (per session); zero rejects any new state."""
+
+    model_config = _STRICT
+
+    max_conversations: int = Field(
+        default=DEFAULT_MAX_CONVERSATIONS, ge=0, le=LIMITS["conversation_capacity_conversations"]
+    )
+    max_bytes: int = Field(
+        default=DEFAULT_MAX_CONVERSATION_BYTES, ge=0, le=LIMITS["conversation_capacity_bytes"]
+    )
+
+
+def check_conversation_references(config: SessionConfig) -> None:
+    """Graph ids are unique among graphs and scenarios (both are "scenario identities"), and a graph's
+    ``model`` filter names one of the session's models."""
+    taken = {scenario.id or f"scenario_{index}" for index, scenario in enumerate(config.scenarios)}
+    for index, graph in enumerate(config.conversations):
+        graph_id = graph.id or f"conversation_{index}"
+        if graph_id in taken:
+            raise nested_error(
+                f"conversations[{index}].id", f"id {graph_id!r} is already used by a scenario or graph"
+            )
+        taken.add(graph_id)
+        if graph.model is not None and graph.model not in config.models:
+            raise nested_error(
+                f"conversations[{index}].model", f"{graph.model!r} is not one of the session's models"
+            )
+
+
+# --- diagnostics ---------------------------------------------------------------------------------------
+
+
+class ConversationStatus(BaseModel):
+    """``GET /admin-api/conversations``: one conversation identity's state in one graph."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scenario: str
+    provider: str
+    conversation_id: str
+    credential_hash: str | None
+    state: Literal["awaiting", "in_flight", "completed", "exhausted"]
+    busy: bool
+    terminal: bool
+    terminal_policy: TerminalPolicy
+    run: int
+    executions: int
+    max_steps: int
+    executed_steps: list[str]
+    last_step: str | None
+    last_turn: int | None
+    last_successful_turn: int | None
+    in_flight_step: str | None
+    next_steps: list[str]
+    unvisited_steps: list[str]
+    replays: int
+    replayable: bool
+    retained_bytes: int
+
+
+class ExplainToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=_ID)
+    name: str = Field(min_length=1, max_length=_ID)
+    # A JSON string as providers send it, or any JSON value (serialized compactly).
+    arguments: Any = Field(default_factory=dict)
+
+
+class ExplainMessage(BaseModel):
+    """A normalized message; ``content`` (a string) is accepted as an alias of ``text``."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    role: Role
+    text: str = Field(default="", alias="content")
+    tool_calls: list[ExplainToolCall] = Field(
+        default_factory=list, max_length=LIMITS["tool_calls_per_response"]
+    )
+    tool_call_id: str | None = None
+
+
+class ExplainedRequest(BaseModel):
+    """The normalized request to explain (what a provider adapter would have produced)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(default=None, min_length=1, max_length=LIMITS["model_id_chars"])
+    operation: str = "explain"
+    messages: list[ExplainMessage] = Field(min_length=1)
+    tool_names: list[str] = Field(default_factory=list)
+    tool_choice: Any = "auto"
+    response_format: Literal["text", "json_object", "json_schema"] = "text"
+    stream: bool = False
+
+
+class ExplainRequest(BaseModel):
+    """``POST /admin-api/match/explain`` body."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider_namespace: str = "openai"
+    # The provider credential the request would present (its hash is part of the identity); absent: the
+    # session's configured credential for the provider, else none.
+    credential: str | None = Field(default=None, max_length=LIMITS["credential_chars"])
+    request: ExplainedRequest
+
+    @field_validator("provider_namespace")
+    @classmethod
+    def _known_provider(cls, value: str) -> str:
+        if value not in PROVIDER_NAMESPACES:
+            raise ValueError("unknown provider namespace; expected one of " + ", ".join(PROVIDER_NAMESPACES))
+        return value
+
+
+class ExplainedStep(BaseModel):
+    """One candidate step of a graph, evaluated against the explained request."""
+
+    model_config = ConfigDict(frozen=True)
+
+    step: str
+    matched: bool
+    # The first matching candidate in ``then`` order; later matching ones are shadowed by it.
+    selected: bool
+    shadowed: bool
+    passed: list[str]
+    failed: list[str]
+
+
+class ExplainedCandidate(BaseModel):
+    """A graph or scenario, in the order the runtime considers them (graphs first, then scenarios)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["conversation", "scenario"]
+    scenario: str
+    precedence: int
+    filters_match: bool
+    # Would own the request: a graph with state for the identity or whose start step matches; a
+    # scenario whose filters match.
+    claims: bool
+    selected: bool
+    # Claims the request, but an earlier candidate owns it.
+    shadowed: bool
+    state: str | None = None
+    action: str | None = None
+    step: str | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    steps: list[ExplainedStep] = Field(default_factory=list)
+    next_response_index: int | None = None
+
+
+class MatchExplanation(BaseModel):
+    """``POST /admin-api/match/explain``: what the request would do, computed without changing anything."""
+
+    model_config = ConfigDict(frozen=True)
+
+    conversation_id: str
+    provider_namespace: str
+    credential_hash: str | None
+    model: str
+    logical_turn: int
+    latest_role: str | None
+    outcome: Literal[
+        "start", "execute", "restart", "repeat_last_response", "replay", "scenario", "echo", "rejected"
+    ]
+    selected_scenario: str | None
+    selected_step: str | None
+    error_code: str | None
+    error_message: str | None
+    matched_candidates: list[str]
+    shadowed_candidates: list[str]
+    candidates: list[ExplainedCandidate]

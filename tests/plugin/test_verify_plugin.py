@@ -1,0 +1,113 @@
+"""The ``llmts_verify`` marker and the ``llmts_expect`` fixture, run for real in a subprocess pytest
+against this run's server: passing verdicts pass, failing ones fail the test with the server's report."""
+
+from __future__ import annotations
+
+import pytest
+
+from llmts import LlmTestServer
+
+pytestmark = pytest.mark.sdk
+
+INNER_TESTS = """
+import openai
+import pytest
+
+HI = [{"role": "user", "content": "hi"}]
+WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+
+
+CHAT = {"name": "chat", "query": {"provider": "openai"}}
+
+
+@pytest.mark.llmts_verify(no_unexpected_calls=True, requests=[CHAT])
+def test_marker_passes(llmts_openai):
+    llmts_openai.chat.completions.create(model="gpt-4.1-mini", messages=HI)
+
+
+@pytest.mark.llmts_verify(no_unexpected_calls=True)
+def test_marker_fails_on_an_unexpected_call(llmts_openai):
+    llmts_openai.chat.completions.create(model="gpt-4.1-mini", messages=HI)
+
+
+@pytest.mark.llmts_verify(no_unexpected_calls=True)
+def test_marker_alone_brings_the_session_and_passes_without_calls():
+    pass
+
+
+def test_expect_fixture_passes(llmts_session, llmts_expect):
+    llmts_session.configure({"scenarios": [{"responses": [
+        {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}
+    ]}]})
+    llmts_expect.no_unexpected_calls().request("weather", provider="openai", success=True).tool(
+        "response_call", name="get_weather", arguments={"city": "Paris"}
+    )
+    llmts_session.openai_client(max_retries=0).chat.completions.create(
+        model="gpt-4.1-mini", messages=HI, tools=[WEATHER]
+    )
+
+
+def test_expect_fixture_fails_with_the_report(llmts_session, llmts_expect):
+    llmts_expect.request("two chats", provider="openai", minimum_count=2, maximum_count=2)
+    llmts_session.openai_client(max_retries=0).chat.completions.create(model="gpt-4.1-mini", messages=HI)
+
+
+@pytest.mark.llmts_verify(retries=[{"group": "g", "status_sequence": [429, 200]}])
+def test_marker_and_fixture_combine(llmts_session, llmts_expect):
+    llmts_session.configure({"scenarios": [{"responses": [
+        {"error": {"status": 429, "code": "rate_limit_exceeded", "message": "slow", "retry_after": 0}},
+        {"text": "ok"},
+    ]}]})
+    llmts_expect.no_unexpected_calls()
+    headers = {"X-Llm-Test-Server-Retry-Group": "g"}
+    client = llmts_session.openai_client(max_retries=1, default_headers=headers)
+    client.chat.completions.create(model="gpt-4.1-mini", messages=HI)
+
+
+def test_a_failing_body_reports_its_own_failure(llmts_openai, llmts_expect):
+    llmts_expect.no_unexpected_calls()
+    llmts_openai.chat.completions.create(model="gpt-4.1-mini", messages=HI)
+    assert 1 == 2, "the body's own failure"
+
+
+@pytest.mark.llmts_verify(requests=[{"query": {}}])
+def test_a_malformed_marker_errors_at_set_up():
+    pass
+"""
+
+
+def test_marker_and_fixture_verify_after_the_test(
+    pytester: pytest.Pytester, llmts_server: LlmTestServer
+) -> None:
+    pytester.makepyfile(test_inner=INNER_TESTS)
+    args = ["-p", "no:cacheprovider", "-p", "no:xdist", "--llmts-url", llmts_server.url, "-rA"]
+    if llmts_server.control_key:
+        args += ["--llmts-control-key", llmts_server.control_key]
+
+    result = pytester.runpytest_subprocess(*args)
+
+    outcomes = result.parseoutcomes()
+    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("errors")) == (4, 3, 1), (
+        result.stdout.str()
+    )
+    output = result.stdout.str()
+    failures = output.split("= FAILURES =")[1]
+    unexpected = failures.split("test_marker_fails_on_an_unexpected_call")[1]
+    assert "llmts: verification failed: 1 problem(s)" in unexpected
+    assert (
+        "- [unexpected_call] 1 request(s) in scope match no expectation: #1 openai chat.completions -> 200"
+        in unexpected
+    )
+    counted = failures.split("test_expect_fixture_fails_with_the_report")[1]
+    assert "- [count] requests[0] (two chats): expected exactly 2 matching request(s), found 1" in counted
+    assert "AssertionError: the body's own failure" in failures
+    assert output.count("llmts: verification failed") == 2  # the failing body is not verified on top
+    assert "ERROR at setup of test_a_malformed_marker_errors_at_set_up" in output
+    assert "requests.0.name" in output
+    for name in (
+        "test_marker_passes",
+        "test_marker_alone_brings_the_session_and_passes_without_calls",
+        "test_expect_fixture_passes",
+        "test_marker_and_fixture_combine",
+    ):
+        assert f"PASSED test_inner.py::{name}" in output

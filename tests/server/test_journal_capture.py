@@ -1,0 +1,287 @@
+"""What a journal entry keeps: payload previews, structured tool calls and results, retention limits
+(eviction, sticky truncation), and attempts that were rejected, failed or faulted."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+from google.genai import types
+
+from llmts import SessionClient
+from tests.helpers import USER_HI, WEATHER_TOOL, raw_request
+
+pytestmark = pytest.mark.sdk
+
+MODEL = "gpt-4.1-mini"
+
+
+def _client(session: SessionClient) -> Any:
+    return session.openai_client(max_retries=0)
+
+
+def test_previews_hold_the_request_body_and_the_response(llmts_session: SessionClient) -> None:
+    llmts_session.configure({"scenarios": [{"responses": [{"text": "Hello there."}]}]})
+    body = {"model": MODEL, "messages": USER_HI}
+    response = raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", body)
+
+    (entry,) = llmts_session.requests()
+    assert json.loads(entry["request_preview"]) == body
+    assert entry["request_bytes"] == len(json.dumps(body))
+    assert entry["response_preview"] == response.body.decode()
+    assert entry["response_bytes"] == len(response.body)
+    assert (entry["request_truncated"], entry["response_truncated"], entry["truncated"]) == (
+        False,
+        False,
+        False,
+    )
+
+
+def test_stream_preview_is_the_frames_concatenated(llmts_session: SessionClient) -> None:
+    llmts_session.configure({"scenarios": [{"responses": [{"text": "Hi you", "chunks": ["Hi", " you"]}]}]})
+    response = raw_request(
+        llmts_session.provider_base,
+        "POST",
+        "/openai/v1/chat/completions",
+        {"model": MODEL, "messages": USER_HI, "stream": True},
+    )
+    (entry,) = llmts_session.requests()
+    assert entry["response_preview"] == response.body.decode()
+    assert entry["response_preview"].endswith("data: [DONE]\n\n")
+    assert entry["streaming"] and entry["terminal_marker_observed"]
+
+
+def test_tool_calls_from_the_response_and_the_history_and_tool_results(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        {
+            "scenarios": [
+                {
+                    "responses": [
+                        {
+                            "tool_calls": [
+                                {"id": "call_w", "name": "get_weather", "arguments": {"city": "Paris"}}
+                            ]
+                        },
+                        {"text": "Sunny in Paris."},
+                    ]
+                }
+            ]
+        }
+    )
+    client = _client(llmts_session)
+    first = client.chat.completions.create(model=MODEL, messages=USER_HI, tools=[WEATHER_TOOL])
+    history = [
+        *USER_HI,
+        first.choices[0].message.model_dump(exclude_none=True),
+        {"role": "tool", "tool_call_id": "call_w", "content": '{"sky": "clear", "temp": 21}'},
+    ]
+    client.chat.completions.create(model=MODEL, messages=history, tools=[WEATHER_TOOL])
+
+    calling, answering = llmts_session.requests(order="asc")
+    call = {"id": "call_w", "name": "get_weather", "arguments": '{"city":"Paris"}', "truncated": False}
+    assert calling["response_tool_calls"] == [call]
+    assert calling["request_tool_calls"] == calling["tool_results"] == []
+    assert answering["response_tool_calls"] == []
+    assert answering["request_tool_calls"] == [call]
+    assert answering["tool_results"] == [
+        {
+            "call_id": "call_w",
+            "name": "get_weather",
+            "content": '{"sky": "clear", "temp": 21}',
+            "truncated": False,
+        }
+    ]
+
+
+def test_tool_results_of_anthropic_and_gemini_resolve_their_call_names(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        {
+            "models": ["claude-test-1", "gemini-2.5-flash"],
+            "scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "ok"}]}],
+        }
+    )
+    llmts_session.anthropic_client(max_retries=0).messages.create(
+        model="claude-test-1",
+        max_tokens=16,
+        messages=[
+            {"role": "user", "content": "Weather?"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}}
+                ],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "cold"}],
+            },
+        ],
+    )
+    gemini = llmts_session.gemini_client()
+    gemini.models.generate_content(
+        model="gemini-2.5-flash",
+        contents=[
+            types.Content(role="user", parts=[types.Part(text="Weather?")]),
+            types.Content(
+                role="model",
+                parts=[
+                    types.Part(function_call=types.FunctionCall(id="fc_1", name="get_weather", args={"c": 1}))
+                ],
+            ),
+            types.Content(
+                role="user",
+                parts=[
+                    types.Part(
+                        function_response=types.FunctionResponse(
+                            id="fc_1", name="get_weather", response={"t": 2}
+                        )
+                    )
+                ],
+            ),
+        ],
+    )
+    claude, gem = llmts_session.requests(order="asc")
+    assert claude["request_tool_calls"] == [
+        {"id": "toolu_1", "name": "get_weather", "arguments": '{"city":"Oslo"}', "truncated": False}
+    ]
+    assert claude["tool_results"] == [
+        {"call_id": "toolu_1", "name": "get_weather", "content": "cold", "truncated": False}
+    ]
+    assert gem["request_tool_calls"][0]["id"] == "fc_1"
+    assert gem["tool_results"] == [
+        {"call_id": "fc_1", "name": "get_weather", "content": '{"t":2}', "truncated": False}
+    ]
+
+
+def test_small_previews_truncate_and_truncation_is_sticky_until_reset(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        {
+            "journal": {"preview_bytes": 40},
+            "scenarios": [
+                {
+                    "terminal_policy": "repeat_last_response",
+                    "responses": [
+                        {"tool_calls": [{"id": "c1", "name": "get_weather", "arguments": {"city": "P" * 80}}]}
+                    ],
+                }
+            ],
+        }
+    )
+    client = _client(llmts_session)
+    client.chat.completions.create(model=MODEL, messages=USER_HI, tools=[WEATHER_TOOL])
+
+    _, headers, (entry,) = llmts_session.server.request(
+        "GET", "/admin-api/requests", session_id=llmts_session.id
+    )
+    assert headers["X-Retention-Truncated"] == "true"
+    assert entry["truncated"] and entry["request_truncated"] and entry["response_truncated"]
+    assert len(entry["request_preview"]) == 40 and entry["request_bytes"] > 40
+    assert len(entry["response_preview"]) == 40 and entry["response_bytes"] > 40
+    (call,) = entry["response_tool_calls"]
+    assert call["truncated"] and len(call["arguments"]) == 40
+
+    # Sticky: later entries that fit do not clear it (even once the cut entry is evicted); reset does.
+    llmts_session.configure(
+        {"journal": {"preview_bytes": 200, "max_entries": 1}, "scenarios": [{"responses": [{"text": "ok"}]}]}
+    )
+    assert llmts_session.export()["evidence"]["retention_truncated"] is False
+    raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", b"{" + b" " * 300 + b"}")
+    raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", b"{}")
+    (kept,) = llmts_session.requests()
+    assert not kept["truncated"]
+    assert llmts_session.export()["evidence"]["retention_truncated"] is True
+    llmts_session.reset()
+    assert llmts_session.export()["evidence"]["retention_truncated"] is False
+
+
+def test_eviction_by_entries_and_by_bytes_is_counted(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        {
+            "journal": {"max_entries": 3},
+            "scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "x"}]}],
+        }
+    )
+    client = _client(llmts_session)
+    for _ in range(5):
+        client.chat.completions.create(model=MODEL, messages=USER_HI)
+    _, headers, entries = llmts_session.server.request(
+        "GET", "/admin-api/requests?order=asc", session_id=llmts_session.id
+    )
+    assert [e["sequence"] for e in entries] == [3, 4, 5]
+    assert (headers["X-Total-Observed"], headers["X-Evicted-Count"]) == ("5", "2")
+    evidence = llmts_session.export()["evidence"]
+    assert (evidence["first_retained_sequence"], evidence["last_retained_sequence"]) == (3, 5)
+
+    # Bytes: each entry retains its previews; 4 KiB holds only a couple of these.
+    llmts_session.configure(
+        {
+            "journal": {"max_bytes": 4096},
+            "scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "y" * 1000}]}],
+        }
+    )
+    for _ in range(4):
+        client.chat.completions.create(model=MODEL, messages=USER_HI)
+    evidence = llmts_session.export()["evidence"]
+    assert evidence["total_observed"] == 4 and evidence["evicted_count"] >= 2
+    assert evidence["retained_byte_count"] <= 4096
+    assert evidence["last_retained_sequence"] == 4
+
+
+def test_rejected_failed_and_unmatched_attempts_are_recorded(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        {
+            "provider_credentials": {"anthropic": "sk-ant"},
+            "models": [MODEL, "claude-test-1"],
+            "scenarios": [
+                {
+                    "provider": "openai",
+                    "responses": [{"error": {"status": 503, "code": "overloaded", "message": "busy"}}],
+                }
+            ],
+        }
+    )
+    client = _client(llmts_session)
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(model=MODEL, messages=USER_HI)  # scripted error
+    with pytest.raises(openai.ConflictError):
+        client.chat.completions.create(model=MODEL, messages=USER_HI)  # exhausted
+    with pytest.raises(anthropic.AuthenticationError):
+        llmts_session.anthropic_client(api_key="wrong", max_retries=0).messages.create(
+            model="claude-test-1", max_tokens=8, messages=USER_HI
+        )
+    with pytest.raises(anthropic.ConflictError):
+        llmts_session.anthropic_client(api_key="sk-ant", max_retries=0).messages.create(
+            model="claude-test-1", max_tokens=8, messages=USER_HI
+        )  # no scenario serves anthropic
+    bad = raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", b"{not json")
+    assert bad.status == 400
+
+    entries = llmts_session.requests(order="asc")
+    assert [(e["status"], e["error_code"], e["success"]) for e in entries] == [
+        (503, "overloaded", False),
+        (409, "llm_test_server_scenario_exhausted", False),
+        (401, "invalid_api_key", False),
+        (409, "llm_test_server_no_matching_scenario", False),
+        (400, "invalid_json", False),
+    ]
+    assert all(e["completed"] and e["request_preview"] and e["response_preview"] for e in entries)
+    assert entries[-1]["request_preview"] == "{not json"
+    assert json.loads(entries[0]["response_preview"])["error"]["code"] == "overloaded"
+
+
+def test_connection_faults_are_recorded_without_a_response(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        {
+            "scenarios": [
+                {"responses": [{"text": "never", "stream_delivery": {"mode": "reset_before_headers"}}]}
+            ]
+        }
+    )
+    with pytest.raises(openai.APIConnectionError):
+        _client(llmts_session).chat.completions.create(model=MODEL, messages=USER_HI)
+    (entry,) = llmts_session.requests()
+    assert (entry["status"], entry["success"], entry["transport_outcome"]) == (None, False, "aborted")
+    assert entry["request_preview"] and entry["response_preview"] is None

@@ -79,9 +79,7 @@ def parse_session_config(data: Any) -> SessionConfig:
     try:
         return SessionConfig.model_validate(data)
     except ValidationError as exc:
-        details = [
-            {"path": _error_path(err), "message": err["msg"]} for err in exc.errors(include_url=False)
-        ]
+        details = [{"path": _error_path(err), "message": err["msg"]} for err in exc.errors(include_url=False)]
         first = details[0]
         where = f" at {first['path']}" if first["path"] else ""
         raise ConfigurationInvalid(

@@ -39,8 +39,10 @@ class _Finisher:
         entry.emitted_content_frames = evidence.emitted_content_frames
         entry.terminal_marker_observed = evidence.terminal_marker_observed
         entry.transport_outcome = evidence.transport_outcome
-        damaged = evidence.stream_delivery_applied and evidence.stream_delivery is not None and (
-            evidence.stream_delivery.mode not in _HARMLESS_MODES
+        damaged = (
+            evidence.stream_delivery_applied
+            and evidence.stream_delivery is not None
+            and (evidence.stream_delivery.mode not in _HARMLESS_MODES)
         )
         if entry.success and (evidence.transport_outcome != "completed" or damaged):
             entry.success = False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import time
 from typing import Protocol
 
@@ -28,5 +29,11 @@ class SystemClock:
 
 
 class RandomIds:
+    """Wire ids (completion, message, item ids): unique and unpredictable enough for tests, but not
+    secrets, so a seeded PRNG (re-seeded from the OS per instance) instead of a syscall per id."""
+
+    def __init__(self) -> None:
+        self._random = random.Random(os.urandom(16))
+
     def new_hex(self, nbytes: int) -> str:
-        return os.urandom(nbytes).hex()
+        return f"{self._random.getrandbits(nbytes * 8):0{nbytes * 2}x}"

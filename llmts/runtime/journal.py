@@ -213,20 +213,23 @@ class Journal:
         limit = self.settings.preview_bytes
         record.request_bytes = len(body)
         record.request_preview = body if len(body) <= limit else body[:limit]
-        self._account(record, len(body) > limit)
+        if len(body) > limit:
+            record.truncated = True
 
     def record_history(self, record: JournalRecord, messages: Sequence[NeutralMessage]) -> None:
         calls, results, cut = history_tools(messages, _MAX_TOOL_ITEMS, self.settings.preview_bytes)
         if not (calls or results or cut):
             return
         record.request_tool_calls, record.tool_results = calls, results
-        self._account(record, cut)
+        if cut:
+            record.truncated = True
 
     def record_output_calls(self, record: JournalRecord, calls: Sequence[NeutralToolCall]) -> None:
         if not calls:
             return
         record.response_tool_calls, cut = output_calls(calls, _MAX_TOOL_ITEMS, self.settings.preview_bytes)
-        self._account(record, cut)
+        if cut:
+            record.truncated = True
 
     def record_response(self, record: JournalRecord, body: bytes, frames: Sequence[bytes] | None) -> None:
         limit = self.settings.preview_bytes
@@ -235,13 +238,15 @@ class Journal:
         else:
             record.response_bytes = len(body)
             record.response_preview = body if len(body) <= limit else body[:limit]
-        self._account(record, record.response_bytes > limit)
+        if record.response_bytes > limit:
+            record.truncated = True
 
-    def _account(self, record: JournalRecord, truncated: bool) -> None:
+    def settle(self, record: JournalRecord) -> None:
+        """Account a finished record's retained size and truncation (once, when the attempt is over: the
+        record_* calls only fill fields, so the request path takes this lock once)."""
         size = record.retained_bytes()
         with self._lock:
-            if truncated:
-                record.truncated = True
+            if record.truncated:
                 self._truncated = True
             old = self._sizes.get(record.sequence)
             if old is None:  # already evicted

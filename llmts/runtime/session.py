@@ -165,6 +165,7 @@ class Session:
         record.completed_epoch = self._clock.now()
         record.completed_monotonic_seconds = self._clock.monotonic()
         record.completed = True
+        self._journal.settle(record)
 
     def journal_snapshot(self) -> JournalSnapshot:
         return self._journal.snapshot()

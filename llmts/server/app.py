@@ -34,7 +34,7 @@ from llmts.providers import (
     Reply,
     Route,
 )
-from llmts.runtime import DEFAULT_MAX_SESSIONS, Session, SessionRegistry
+from llmts.runtime import DEFAULT_MAX_SESSIONS, RandomIds, Session, SessionRegistry
 from llmts.runtime.conversations import CONVERSATION_ENVIRON, Caller, conversation_id_from
 from llmts.runtime.determinism import WireIdentity
 from llmts.runtime.journal import JournalRecord
@@ -93,6 +93,7 @@ class LlmtsApp:
         # Under gevent, yield once per request so a connection whose next request already arrived waits
         # its turn behind the others (p99 under load). Elsewhere that yield would be a real sleep syscall.
         self._yield_to_others = _cooperative_yield()
+        self._request_ids = RandomIds()
 
     # --- entry ------------------------------------------------------------------------------------
 
@@ -125,7 +126,7 @@ class LlmtsApp:
         session: Session | None = None
         entry: JournalRecord | None = None
         wire: WireIdentity | None = None
-        request_id = "req_" + os.urandom(12).hex()
+        request_id = "req_" + self._request_ids.new_hex(12)
         try:
             static = self._static_routes.get((path, method))
             try:

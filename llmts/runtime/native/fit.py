@@ -146,7 +146,9 @@ def _check_choice(request: NeutralRequest, native: NativeRequest, output: Script
 def check_native_fits(request: NeutralRequest, output: ScriptedOutput, where: str) -> bool:
     """True when ``output`` is an ``items`` fixture that fits (nothing else to check); False for other
     outputs, after the native part of their checks. Raises ``FixtureMismatch``."""
-    native: NativeRequest | None = getattr(request, "native", None)
+    # Only Responses requests carry ``native``; reading __dict__ avoids pydantic's slow missing-attribute
+    # path on every other request.
+    native: NativeRequest | None = request.__dict__.get("native")
     if output.kind != "items":
         if native is not None and native.choice is not None and output.kind == "tool_calls":
             raise FixtureMismatch(

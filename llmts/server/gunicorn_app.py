@@ -18,6 +18,7 @@ __all__ = ["DEFAULT_WORKER_CLASS", "WORKER_CLASSES", "GunicornServer"]
 # request than gunicorn's parser under the plain ``gevent`` worker, measured with benchmarks/run.py.
 WORKER_CLASSES = ("gevent_pywsgi", "gevent")
 DEFAULT_WORKER_CLASS = "gevent_pywsgi"
+_WORKER_PATHS = {"gevent_pywsgi": "llmts.server.worker.LlmtsPyWSGIWorker", "gevent": "gevent"}
 
 
 def _watch_parent(pid: int) -> None:
@@ -49,7 +50,7 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
         self._options: dict[str, Any] = {
             "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
             "workers": 1,
-            "worker_class": worker_class,
+            "worker_class": _WORKER_PATHS[worker_class],
             "worker_connections": 10_000,
             "control_socket_disable": True,
             "accesslog": "-" if access_log else None,

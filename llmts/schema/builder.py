@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmts.schema.config import SessionConfig, TerminalPolicy
-from llmts.schema.conversation_builder import ConversationBuilder
+from llmts.schema.conversation_builder import ChildBuilder, ConversationBuilder
 from llmts.schema.validation import parse_session_config
 
 __all__ = ["ConfigBuilder", "ScenarioBuilder"]
@@ -118,10 +118,9 @@ class ConfigBuilder:
         return parse_session_config(self.to_dict())
 
 
-class ScenarioBuilder:
+class ScenarioBuilder(ChildBuilder):
     def __init__(self, parent: ConfigBuilder, **fields: Any) -> None:
-        self._parent = parent
-        self._fields = {key: value for key, value in fields.items() if value is not None}
+        super().__init__(parent, **fields)
         self._responses: list[dict[str, Any]] = []
 
     def _add(self, response: dict[str, Any], delay_ms: int, usage: dict[str, int] | None) -> ScenarioBuilder:
@@ -190,20 +189,6 @@ class ScenarioBuilder:
         typed model from ``llmts.schema.items`` (``FileSearchItem``, ``MessageItem``...)."""
         dumped = [dict(item) if isinstance(item, dict) else item.model_dump(mode="json") for item in items]
         return self._add({"items": dumped}, delay_ms, usage)
-
-    @property
-    def config(self) -> ConfigBuilder:
-        """The configuration this scenario belongs to."""
-        return self._parent
-
-    def scenario(self, id: str | None = None, **fields: Any) -> ScenarioBuilder:
-        return self._parent.scenario(id, **fields)
-
-    def conversation(self, id: str | None = None, **fields: Any) -> ConversationBuilder:
-        return self._parent.conversation(id, **fields)
-
-    def build(self) -> SessionConfig:
-        return self._parent.build()
 
     def to_dict(self) -> dict[str, Any]:
         return {**self._fields, "responses": list(self._responses)}

@@ -6,10 +6,18 @@ that nothing is re-validated per request. Every list has a documented bound (see
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from llmts.schema.conversation_limits import CONVERSATION_LIMITS
 from llmts.schema.determinism import DETERMINISM_LIMITS, Determinism
@@ -21,6 +29,7 @@ __all__ = [
     "LIMITS",
     "PROVIDER_NAMESPACES",
     "ErrorFixture",
+    "ProviderNamespace",
     "ResponseFixture",
     "Scenario",
     "SessionConfig",
@@ -58,6 +67,16 @@ LIMITS: dict[str, int] = {
 }
 
 TerminalPolicy = Literal["reject", "repeat_last_response", "restart"]
+
+
+def _known_namespace(value: str) -> str:
+    if value not in PROVIDER_NAMESPACES:
+        raise ValueError("unknown provider namespace; expected one of " + ", ".join(PROVIDER_NAMESPACES))
+    return value
+
+
+# A provider namespace of CONTRACT.md (``openai``, ``azure-openai``, ``anthropic``...).
+ProviderNamespace = Annotated[str, AfterValidator(_known_namespace)]
 
 _STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -215,16 +234,9 @@ class Scenario(BaseModel):
 
     id: str | None = Field(default=None, min_length=1, max_length=LIMITS["identifier_chars"])
     model: str | None = Field(default=None, min_length=1, max_length=LIMITS["model_id_chars"])
-    provider: str | None = None
+    provider: ProviderNamespace | None = None
     terminal_policy: TerminalPolicy = "reject"
     responses: list[ResponseFixture] = Field(min_length=1, max_length=LIMITS["responses_per_scenario"])
-
-    @field_validator("provider")
-    @classmethod
-    def _known_provider(cls, value: str | None) -> str | None:
-        if value is not None and value not in PROVIDER_NAMESPACES:
-            raise ValueError("unknown provider namespace; expected one of " + ", ".join(PROVIDER_NAMESPACES))
-        return value
 
     @model_serializer(mode="wrap")
     def _drop_unset(self, handler: Any) -> dict[str, Any]:

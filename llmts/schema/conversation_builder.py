@@ -23,15 +23,36 @@ from llmts.schema.config import SessionConfig
 if TYPE_CHECKING:
     from llmts.schema.builder import ConfigBuilder, ScenarioBuilder
 
-__all__ = ["ConversationBuilder", "StepBuilder"]
+__all__ = ["ChildBuilder", "ConversationBuilder", "StepBuilder"]
 
 _UNSET: Any = object()
 
 
-class ConversationBuilder:
+class ChildBuilder:
+    """A part of a ``ConfigBuilder`` (scenario, conversation): chains on to siblings and builds the whole."""
+
     def __init__(self, parent: ConfigBuilder, **fields: Any) -> None:
         self._parent = parent
         self._fields = {key: value for key, value in fields.items() if value is not None}
+
+    @property
+    def config(self) -> ConfigBuilder:
+        """The configuration this part belongs to."""
+        return self._parent
+
+    def conversation(self, id: str | None = None, **fields: Any) -> ConversationBuilder:
+        return self._parent.conversation(id, **fields)
+
+    def scenario(self, id: str | None = None, **fields: Any) -> ScenarioBuilder:
+        return self._parent.scenario(id, **fields)
+
+    def build(self) -> SessionConfig:
+        return self._parent.build()
+
+
+class ConversationBuilder(ChildBuilder):
+    def __init__(self, parent: ConfigBuilder, **fields: Any) -> None:
+        super().__init__(parent, **fields)
         self._steps: list[StepBuilder] = []
 
     def step(self, id: str) -> StepBuilder:
@@ -43,19 +64,6 @@ class ConversationBuilder:
     def start_at(self, step_id: str) -> ConversationBuilder:
         self._fields["start_at"] = step_id
         return self
-
-    @property
-    def config(self) -> ConfigBuilder:
-        return self._parent
-
-    def conversation(self, id: str | None = None, **fields: Any) -> ConversationBuilder:
-        return self._parent.conversation(id, **fields)
-
-    def scenario(self, id: str | None = None, **fields: Any) -> ScenarioBuilder:
-        return self._parent.scenario(id, **fields)
-
-    def build(self) -> SessionConfig:
-        return self._parent.build()
 
     def to_dict(self) -> dict[str, Any]:
         return {**self._fields, "steps": [step.to_dict() for step in self._steps]}

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serial
 from pydantic_core import PydanticCustomError
 
 # config.py imports this module just before SessionConfig, once everything used here is defined.
-from llmts.schema.config import LIMITS, PROVIDER_NAMESPACES, ResponseFixture, TerminalPolicy
+from llmts.schema.config import LIMITS, ProviderNamespace, ResponseFixture, TerminalPolicy
 from llmts.schema.json_path import JSON_PATH_CHARS, parse_json_path
 
 if TYPE_CHECKING:
@@ -186,7 +186,7 @@ class ConversationGraph(BaseModel):
 
     id: str | None = Field(default=None, min_length=1, max_length=_ID)
     model: str | None = Field(default=None, min_length=1, max_length=LIMITS["model_id_chars"])
-    provider: str | None = None
+    provider: ProviderNamespace | None = None
     start_at: str | None = Field(default=None, min_length=1, max_length=_ID)
     terminal_policy: TerminalPolicy = "reject"
     max_steps: int = Field(default=DEFAULT_MAX_STEPS, ge=1, le=LIMITS["max_steps"])
@@ -201,13 +201,6 @@ class ConversationGraph(BaseModel):
                 "responses", "a conversation graph cannot also have a linear responses queue (use steps)"
             )
         return data
-
-    @field_validator("provider")
-    @classmethod
-    def _known_provider(cls, value: str | None) -> str | None:
-        if value is not None and value not in PROVIDER_NAMESPACES:
-            raise ValueError("unknown provider namespace; expected one of " + ", ".join(PROVIDER_NAMESPACES))
-        return value
 
     @model_validator(mode="after")
     def _structure(self) -> ConversationGraph:
@@ -350,18 +343,11 @@ class ExplainRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    provider_namespace: str = "openai"
+    provider_namespace: ProviderNamespace = "openai"
     # The provider credential the request would present (its hash is part of the identity); absent: the
     # session's configured credential for the provider, else none.
     credential: str | None = Field(default=None, max_length=LIMITS["credential_chars"])
     request: ExplainedRequest
-
-    @field_validator("provider_namespace")
-    @classmethod
-    def _known_provider(cls, value: str) -> str:
-        if value not in PROVIDER_NAMESPACES:
-            raise ValueError("unknown provider namespace; expected one of " + ", ".join(PROVIDER_NAMESPACES))
-        return value
 
 
 class ExplainedStep(BaseModel):

@@ -25,6 +25,7 @@ __all__ = [
     "ToolChoice",
     "Usage",
     "build",
+    "neutral_message",
 ]
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -69,6 +70,13 @@ class NeutralMessage(BaseModel):
     text: str = ""
     tool_calls: tuple[NeutralToolCall, ...] = ()
     tool_call_id: str | None = None
+
+
+def neutral_message(
+    role: str, text: str = "", tool_calls: tuple[NeutralToolCall, ...] = (), tool_call_id: str | None = None
+) -> NeutralMessage:
+    """A message built without validation (adapters check roles and types while parsing)."""
+    return build(NeutralMessage, role=role, text=text, tool_calls=tool_calls, tool_call_id=tool_call_id)
 
 
 class ToolChoice(BaseModel):

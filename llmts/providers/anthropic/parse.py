@@ -30,6 +30,7 @@ from llmts.schema.neutral import (
     ResponseFormat,
     ToolChoice,
     build,
+    neutral_message,
 )
 
 __all__ = [
@@ -63,7 +64,7 @@ def _missing(param: str) -> InvalidRequest:
 
 
 def _user(text: str) -> NeutralMessage:
-    return build(NeutralMessage, role="user", text=text, tool_calls=_NO_CALLS, tool_call_id=None)
+    return neutral_message(role="user", text=text, tool_calls=_NO_CALLS, tool_call_id=None)
 
 
 @dataclass(slots=True)
@@ -151,9 +152,7 @@ def _append_message(out: list[NeutralMessage], message: Any, param: str, markers
         out.append(
             _user(content)
             if role == "user"
-            else build(
-                NeutralMessage, role="assistant", text=content, tool_calls=_NO_CALLS, tool_call_id=None
-            )
+            else neutral_message(role="assistant", text=content, tool_calls=_NO_CALLS, tool_call_id=None)
         )
         if marked:
             markers.segments.add(len(out))
@@ -180,7 +179,7 @@ def _append_message(out: list[NeutralMessage], message: Any, param: str, markers
                 raise _missing(f"{block_param}.tool_use_id")
             text, inner_marked = _tool_result_text(block.get("content"), f"{block_param}.content", markers)
             out.append(
-                build(NeutralMessage, role="tool", text=text, tool_calls=_NO_CALLS, tool_call_id=tool_use_id)
+                neutral_message(role="tool", text=text, tool_calls=_NO_CALLS, tool_call_id=tool_use_id)
             )
             tool_results += 1
             if block_marked or inner_marked:
@@ -191,8 +190,7 @@ def _append_message(out: list[NeutralMessage], message: Any, param: str, markers
         marked |= block_marked
     if role == "assistant":
         out.append(
-            build(
-                NeutralMessage,
+            neutral_message(
                 role="assistant",
                 text="".join(texts),
                 tool_calls=tuple(calls),

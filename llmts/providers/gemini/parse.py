@@ -28,6 +28,7 @@ from llmts.schema.neutral import (
     ResponseFormat,
     ToolChoice,
     build,
+    neutral_message,
 )
 
 __all__ = ["GENERATE", "STREAM_JSON", "STREAM_SSE", "parse_body", "parse_generate", "parse_stream"]
@@ -145,13 +146,12 @@ def _content(content: Any, index: int, ids: _CallIds, out: list[NeutralMessage])
             name = _name(result, where)
             call_id = ids.answered(name, _optional_id(result, where))
             payload = orjson.dumps(_object(result.get("response"), f"{where}.response")).decode()
-            out.append(build(NeutralMessage, role="tool", text=payload, tool_calls=(), tool_call_id=call_id))
+            out.append(neutral_message(role="tool", text=payload, tool_calls=(), tool_call_id=call_id))
             answers += 1
         # inlineData, fileData, executableCode...: accepted, not simulated
     if role == "model":
         out.append(
-            build(
-                NeutralMessage,
+            neutral_message(
                 role="assistant",
                 text="".join(texts),
                 tool_calls=tuple(calls),
@@ -159,7 +159,7 @@ def _content(content: Any, index: int, ids: _CallIds, out: list[NeutralMessage])
             )
         )
     elif texts or not answers:
-        out.append(build(NeutralMessage, role="user", text="".join(texts), tool_calls=(), tool_call_id=None))
+        out.append(neutral_message(role="user", text="".join(texts), tool_calls=(), tool_call_id=None))
 
 
 def _messages(raw: Any) -> tuple[NeutralMessage, ...]:

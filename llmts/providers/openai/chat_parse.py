@@ -13,7 +13,14 @@ import orjson
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, load_json_object
 from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
-from llmts.schema.neutral import NeutralMessage, NeutralRequest, NeutralToolCall, ToolChoice, build
+from llmts.schema.neutral import (
+    NeutralMessage,
+    NeutralRequest,
+    NeutralToolCall,
+    ToolChoice,
+    build,
+    neutral_message,
+)
 
 __all__ = ["chat_request_from_body", "parse_chat_request"]
 
@@ -92,8 +99,7 @@ def _messages(raw: Any) -> tuple[NeutralMessage, ...]:
         if role == "function":  # the deprecated function-calling role carries a result like a tool message
             role = "tool"
         messages.append(
-            build(
-                NeutralMessage,
+            neutral_message(
                 role=role,
                 text=_content_text(message.get("content"), f"{param}.content"),
                 tool_calls=_tool_calls(message.get("tool_calls"), f"{param}.tool_calls")

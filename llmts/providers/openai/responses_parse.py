@@ -19,7 +19,14 @@ from llmts.providers.base import ProviderCall
 from llmts.providers.openai.native_parse import NATIVE_CHOICES, NATIVE_INPUT_TYPES, parse_native
 from llmts.providers.openai.responses_store import load_stored
 from llmts.schema.native import NativeRequest
-from llmts.schema.neutral import NeutralMessage, NeutralRequest, NeutralToolCall, ToolChoice, build
+from llmts.schema.neutral import (
+    NeutralMessage,
+    NeutralRequest,
+    NeutralToolCall,
+    ToolChoice,
+    build,
+    neutral_message,
+)
 
 __all__ = ["ResponsesRequest", "parse_responses_body"]
 
@@ -58,7 +65,7 @@ def _bad(message: str, param: str, code: str = "invalid_value") -> InvalidReques
 def _message(
     role: str, text: str, calls: tuple[NeutralToolCall, ...] = (), call_id: str | None = None
 ) -> Any:
-    return build(NeutralMessage, role=role, text=text, tool_calls=calls, tool_call_id=call_id)
+    return neutral_message(role=role, text=text, tool_calls=calls, tool_call_id=call_id)
 
 
 def _parts_text(content: Any, param: str) -> str:

@@ -16,7 +16,7 @@ from llmts.providers.openai.native_stream import native_stream_frames
 from llmts.providers.openai.responses_parse import ResponsesRequest
 from llmts.providers.openai.responses_store import StoredResponse, save_stored
 from llmts.providers.openai.responses_stream import SSE_HEADERS, response_stream_frames
-from llmts.schema.neutral import Completion, NeutralMessage, Usage, build
+from llmts.schema.neutral import Completion, NeutralMessage, Usage, neutral_message
 
 __all__ = ["render_response", "response_payload", "responses_usage"]
 
@@ -92,8 +92,7 @@ def _include(request: ResponsesRequest) -> frozenset[str]:
 
 def _assistant_turn(completion: Completion) -> NeutralMessage:
     output = completion.output
-    return build(
-        NeutralMessage,
+    return neutral_message(
         role="assistant",
         text=output.text if output.kind != "tool_calls" else "",
         tool_calls=output.tool_calls,

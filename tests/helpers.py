@@ -58,3 +58,21 @@ TIME_TOOL = {
         "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}},
     },
 }
+
+
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """What an SDK may raise when the connection breaks mid-stream: newer SDKs wrap it in their own
+    APIConnectionError, older ones (openai 1.x, anthropic 2.x on httpx2) let httpx's error through."""
+    errors: list[type[BaseException]] = []
+    for module_name, names in (
+        ("openai", ("APIConnectionError",)),
+        ("anthropic", ("APIConnectionError",)),
+        ("httpx", ("ReadError", "RemoteProtocolError")),
+        ("httpx2", ("ReadError", "RemoteProtocolError")),
+    ):
+        try:
+            module = __import__(module_name)
+        except ImportError:
+            continue
+        errors.extend(getattr(module, name) for name in names if hasattr(module, name))
+    return tuple(errors)

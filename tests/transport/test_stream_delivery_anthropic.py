@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
 from typing import Any
 
@@ -10,18 +9,11 @@ import anthropic
 import pytest
 
 from llmts import SessionClient
+from tests.helpers import transport_errors
 
 pytestmark = pytest.mark.sdk
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
-
-
-def _read_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = []
-    for module in ("httpx", "httpx2"):
-        with contextlib.suppress(ImportError):
-            errors.append(__import__(module).ReadError)
-    return tuple(errors)
 
 
 def _configure(session: SessionClient, plan: dict[str, Any]) -> None:
@@ -91,7 +83,7 @@ def test_abort_raises_the_sdk_connection_error(llmts_session: SessionClient) -> 
 
     # anthropic 2.x (httpx2) lets the transport's ReadError through while a stream is read; 1.x wraps it.
     with (
-        pytest.raises((anthropic.APIConnectionError, *_read_errors())),
+        pytest.raises(transport_errors()),
         client.messages.stream(model="claude-llmts-test", max_tokens=64, messages=MESSAGES) as stream,
     ):
         for _ in stream.text_stream:

@@ -5,22 +5,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import openai
 import pytest
 
 from llmts import SessionClient
+from tests.helpers import transport_errors
 
 pytestmark = pytest.mark.sdk
-
-
-def _read_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = [openai.APIConnectionError]
-    for module in ("httpx", "httpx2"):
-        try:
-            errors.append(__import__(module).ReadError)
-        except ImportError:
-            continue
-    return tuple(errors)
 
 
 def _configure(session: SessionClient, plan: dict[str, Any]) -> None:
@@ -78,7 +68,7 @@ def test_responses_abort_raises_a_connection_error(llmts_session: SessionClient)
     client = llmts_session.openai_client(max_retries=0)
 
     deltas = []
-    with pytest.raises(_read_errors()):
+    with pytest.raises(transport_errors()):
         for event in client.responses.create(model="gpt-4.1-mini", input="Hi", stream=True):
             if event.type == "response.output_text.delta":
                 deltas.append(event.delta)

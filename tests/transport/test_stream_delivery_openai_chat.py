@@ -172,11 +172,13 @@ def test_client_cancelling_during_the_pause_is_recorded_as_gone_quickly(llmts_se
     closed_at = time.monotonic()
 
     entry = _entry(llmts_session)
-    noticed = time.monotonic() - closed_at
+    # Server and client share CLOCK_MONOTONIC (same host): the server's own completion time tells when it
+    # noticed, without the journal polling.
+    noticed = entry["completed_monotonic_seconds"] - closed_at
     assert entry["transport_outcome"] == "client_gone"
     assert entry["emitted_content_frames"] == 1
     assert entry["terminal_marker_observed"] is False
-    assert noticed < 0.1 + 0.05  # the wait notices within its 50 ms slice (plus polling of the journal)
+    assert noticed < 0.1  # the wait notices within its 50 ms slice
 
 
 def test_truncate_bytes_cuts_inside_a_frame_and_the_sdk_drops_the_partial_event(

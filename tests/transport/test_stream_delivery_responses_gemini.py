@@ -110,7 +110,7 @@ def test_gemini_delay_then_continue_and_cancel_during_the_pause(llmts_session: S
 
     entry = _entry(llmts_session, "gemini")
     assert entry["transport_outcome"] == "client_gone"
-    assert time.monotonic() - closed_at < 0.15
+    assert entry["completed_monotonic_seconds"] - closed_at < 0.1  # same host clock as the server
     assert (entry["emitted_content_frames"], entry["terminal_marker_observed"]) == (1, False)
 
 

@@ -87,6 +87,8 @@ class JournalRecord:
     wire_created_at: int | None = None
     wire_sequence: int | None = None
     usage: dict[str, int] | None = None
+    # A conversation replay: the retained answer was returned and nothing advanced.
+    replayed: bool = False
     request_preview: bytes | None = None
     request_bytes: int = 0
     response_preview: bytes | None = None

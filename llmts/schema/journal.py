@@ -106,6 +106,8 @@ class JournalEntry(BaseModel):
     wire_created_at: int | None = None
     wire_sequence: int | None = None
     usage: dict[str, int] | None = None
+    # True when a conversation graph replayed its retained answer (nothing advanced).
+    replayed: bool = False
     # Payload previews: the first ``preview_bytes`` of the request body and of the response (the body, or
     # the stream's frames concatenated), decoded as UTF-8; ``*_bytes`` are the full sizes.
     request_preview: str | None = None

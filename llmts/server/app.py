@@ -249,6 +249,8 @@ class LlmtsApp:
                 session.release(admission)  # a conversation step that never ran does not advance
                 return None
         completion = session.complete(admission, neutral, call.wire)
+        ticket = admission.conversation
+        entry.replayed = ticket is not None and ticket.replay is not None
         entry.response_index = completion.response_index
         entry.wire_created_at = completion.created_at
         session.journal.record_output_calls(entry, completion.output.tool_calls)

@@ -71,7 +71,7 @@ def respond(
         entry.status = reply.status
         entry.success = reply.status < 400
     if plan is not None and plan.mode in CONNECTION_MODES:
-        return _connection_fault(start_response, plan, environ, evidence, entry, finish)
+        return _connection_fault(start_response, plan, environ, evidence, session, entry, finish)
     if session is not None and entry is not None:
         session.journal.record_response(entry, reply.body, reply.frames)
     if reply.frames is not None:
@@ -91,6 +91,7 @@ def _connection_fault(
     plan: StreamDelivery,
     environ: Mapping[str, Any],
     evidence: DeliveryEvidence,
+    session: Session | None,
     entry: JournalRecord | None,
     finish: Any,
 ) -> Iterable[bytes]:
@@ -98,9 +99,10 @@ def _connection_fault(
     if plan.mode == "http_error_page":
         assert plan.status is not None
         status, headers, body = proxy_error_page(plan.status)
-        if entry is not None:
+        if session is not None and entry is not None:
             entry.status = plan.status
             entry.success = False
+            session.journal.record_response(entry, body, None)  # what the client really got
         start_response(status, headers)
         return deliver_body(body, evidence, finish, protocol_complete=False)
     if entry is not None:

@@ -298,6 +298,7 @@ def test_replay_returns_the_same_answer_without_advancing(llmts_session: Session
     assert streamed == "Approve or cancel?"  # the streaming flag is not part of the fingerprint
     state = only_state(llmts_session)
     assert (state["executions"], state["replays"], state["executed_steps"]) == (1, 2, ["ask"])
+    assert [e["replayed"] for e in llmts_session.requests(order="asc")] == [False, True, True]
     # Changed input at an already answered turn cannot advance it.
     error = conflict(chat, user("Start!"))
     assert error.status_code == 409 and error.code == "conversation_turn_not_advanced"

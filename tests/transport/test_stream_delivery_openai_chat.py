@@ -260,6 +260,7 @@ def test_http_error_page_is_a_typed_5xx(llmts_session: SessionClient) -> None:
     assert "502 Bad Gateway" in caught.value.response.text
     entry = llmts_session.requests()[0]
     assert (entry["status"], entry["success"], entry["terminal_marker_observed"]) == (502, False, False)
+    assert "502 Bad Gateway" in entry["response_preview"]
 
 
 @pytest.mark.parametrize(

@@ -76,3 +76,26 @@ def transport_errors() -> tuple[type[BaseException], ...]:
             continue
         errors.extend(getattr(module, name) for name in names if hasattr(module, name))
     return tuple(errors)
+
+
+# The reference's approval example (seeds/000): ask, then approve or cancel.
+APPROVAL_STEPS: list[dict[str, Any]] = [
+    {
+        "id": "ask",
+        "when": {"latest_user_equals": "Start", "turn": 1},
+        "response": {"text": "Approve or cancel?"},
+        "then": ["approve", "cancel"],
+    },
+    {
+        "id": "approve",
+        "when": {"latest_user_equals": "Approve", "turn": 2},
+        "response": {"text": "Approved"},
+        "complete": True,
+    },
+    {
+        "id": "cancel",
+        "when": {"latest_user_equals": "Cancel", "turn": 2},
+        "response": {"text": "Cancelled"},
+        "complete": True,
+    },
+]

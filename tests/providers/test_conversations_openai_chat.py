@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from llmts import ConfigBuilder, SessionClient
-from tests.helpers import TIME_TOOL, WEATHER_TOOL
+from tests.helpers import APPROVAL_STEPS, TIME_TOOL, WEATHER_TOOL
 
 pytestmark = pytest.mark.sdk
 
@@ -23,26 +23,7 @@ APPROVAL: dict[str, Any] = {
             "terminal_policy": "reject",
             "max_steps": 64,
             "replay_successful_requests": True,
-            "steps": [
-                {
-                    "id": "ask",
-                    "when": {"latest_user_equals": "Start", "turn": 1},
-                    "response": {"text": "Approve or cancel?"},
-                    "then": ["approve", "cancel"],
-                },
-                {
-                    "id": "approve",
-                    "when": {"latest_user_equals": "Approve", "turn": 2},
-                    "response": {"text": "Approved"},
-                    "complete": True,
-                },
-                {
-                    "id": "cancel",
-                    "when": {"latest_user_equals": "Cancel", "turn": 2},
-                    "response": {"text": "Cancelled"},
-                    "complete": True,
-                },
-            ],
+            "steps": APPROVAL_STEPS,
         }
     ]
 }

@@ -21,23 +21,7 @@ from llmts.runtime.conversations.machine import TRANSITIONS, IllegalTransition
 from llmts.runtime.journal import JournalRecord
 from llmts.schema import ConfigBuilder, NeutralMessage, NeutralRequest
 from llmts.schema.validation import parse_session_config
-
-
-class FixedClock:
-    def now(self) -> float:
-        return 1_700_000_000.0
-
-    def monotonic(self) -> float:
-        return 1.0
-
-
-class CountingIds:
-    def __init__(self) -> None:
-        self.count = 0
-
-    def new_hex(self, nbytes: int) -> str:
-        self.count += 1
-        return f"{self.count:0{nbytes * 2}x}"
+from tests.runtime.doubles import CountingIds, FixedClock
 
 
 def chat(*texts: str) -> NeutralRequest:

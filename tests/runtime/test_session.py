@@ -8,23 +8,7 @@ from llmts.errors import FixtureMismatch, ModelNotFound, RequestSuperseded, Scen
 from llmts.runtime import SessionRegistry
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
 from llmts.schema import ConfigBuilder, NeutralMessage, NeutralRequest, ToolChoice
-
-
-class FixedClock:
-    def now(self) -> float:
-        return 1_700_000_000.5
-
-    def monotonic(self) -> float:
-        return 1.0
-
-
-class CountingIds:
-    def __init__(self) -> None:
-        self.count = 0
-
-    def new_hex(self, nbytes: int) -> str:
-        self.count += 1
-        return f"{self.count:0{nbytes * 2}x}"
+from tests.runtime.doubles import CountingIds, FixedClock
 
 
 def _request(text: str = "hi", **fields: object) -> NeutralRequest:
@@ -38,7 +22,7 @@ def _request(text: str = "hi", **fields: object) -> NeutralRequest:
 
 
 def _registry() -> SessionRegistry:
-    return SessionRegistry(clock=FixedClock(), ids=CountingIds())
+    return SessionRegistry(clock=FixedClock(1_700_000_000.5), ids=CountingIds())
 
 
 def test_clock_and_ids_are_injected() -> None:

@@ -15,7 +15,7 @@ import pytest
 from llmts import LlmTestServer, ServerError, SessionClient
 from llmts.schema.journal import JournalQuery
 from llmts.schema.verify import RequestExpectation, ToolExpectation, VerificationRequest
-from tests.helpers import USER_HI, WEATHER_TOOL, raw_request
+from tests.helpers import APPROVAL_STEPS, USER_HI, WEATHER_TOOL, raw_request
 
 pytestmark = pytest.mark.sdk
 
@@ -351,26 +351,7 @@ def test_retry_without_advertised_delay_and_unknown_group(llmts_session: Session
 
 APPROVAL = {
     "id": "approval",
-    "steps": [
-        {
-            "id": "ask",
-            "when": {"latest_user_equals": "Start", "turn": 1},
-            "response": {"text": "Approve or cancel?"},
-            "then": ["approve", "cancel"],
-        },
-        {
-            "id": "approve",
-            "when": {"latest_user_equals": "Approve", "turn": 2},
-            "response": {"text": "Approved"},
-            "complete": True,
-        },
-        {
-            "id": "cancel",
-            "when": {"latest_user_equals": "Cancel", "turn": 2},
-            "response": {"text": "Cancelled"},
-            "complete": True,
-        },
-    ],
+    "steps": APPROVAL_STEPS,
 }
 
 

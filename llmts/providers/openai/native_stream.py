@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from llmts.providers.openai.response_events import ResponseEvents
 from llmts.schema.faults import FrameKind
 
 __all__ = ["NATIVE_ITEM_TYPES", "native_replay_frames", "native_stream_frames", "needs_native_stream"]
@@ -30,37 +31,18 @@ NATIVE_ITEM_TYPES = frozenset({"web_search_call", "file_search_call", "code_inte
 _SEARCH_PHASES = (b"in_progress", b"searching", b"completed")
 
 
-class _Events:
-    __slots__ = ("frames", "kinds")
-
-    def __init__(self) -> None:
-        self.frames: list[bytes] = []
-        self.kinds: list[FrameKind] = []
-
-    def add(self, kind: bytes, fields: dict[str, Any], frame_kind: FrameKind = FrameKind.OTHER) -> None:
-        head = b'{"type":"' + kind + b'","sequence_number":' + str(len(self.frames)).encode()
-        tail = b"," + orjson.dumps(fields)[1:] if fields else b"}"
-        self.frames.append(b"event: " + kind + b"\ndata: " + head + tail + b"\n\n")
-        self.kinds.append(frame_kind)
-
-    def add_raw(self, kind: bytes, rest: bytes, frame_kind: FrameKind) -> None:
-        head = b'{"type":"' + kind + b'","sequence_number":' + str(len(self.frames)).encode()
-        self.frames.append(b"event: " + kind + b"\ndata: " + head + rest + b"}\n\n")
-        self.kinds.append(frame_kind)
-
-
 def _anchor(annotation: dict[str, Any]) -> int:
     return int(annotation["index"] if annotation["type"] == "file_citation" else annotation["end_index"])
 
 
-def _message(events: _Events, index: int, item: dict[str, Any], pieces: Sequence[str]) -> None:
+def _message(events: ResponseEvents, index: int, item: dict[str, Any], pieces: Sequence[str]) -> None:
     part = item["content"][0]
     where = {"item_id": item["id"], "output_index": index, "content_index": 0}
-    events.add(
+    events.add_fields(
         b"response.output_item.added",
         {"output_index": index, "item": {**item, "status": "in_progress", "content": []}},
     )
-    events.add(
+    events.add_fields(
         b"response.content_part.added",
         {**where, "part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []}},
     )
@@ -71,7 +53,7 @@ def _message(events: _Events, index: int, item: dict[str, Any], pieces: Sequence
     def flush(upto: int) -> None:
         nonlocal pending
         while pending < len(annotations) and _anchor(annotations[pending]) <= upto:
-            events.add(
+            events.add_fields(
                 b"response.output_text.annotation.added",
                 {**where, "annotation_index": pending, "annotation": annotations[pending]},
             )
@@ -87,7 +69,7 @@ def _message(events: _Events, index: int, item: dict[str, Any], pieces: Sequence
     )
     for piece in pieces:
         if piece:
-            events.add_raw(
+            events.add(
                 b"response.output_text.delta",
                 head + orjson.dumps(piece) + b',"logprobs":[]',
                 FrameKind.CONTENT,
@@ -95,12 +77,12 @@ def _message(events: _Events, index: int, item: dict[str, Any], pieces: Sequence
             sent += len(piece)
             flush(sent)
     flush(sys.maxsize)  # anchors beyond the pieces sent (a replay of an edited body): still announced
-    events.add(b"response.output_text.done", {**where, "text": part["text"], "logprobs": []})
-    events.add(b"response.content_part.done", {**where, "part": part})
-    events.add(b"response.output_item.done", {"output_index": index, "item": item})
+    events.add_fields(b"response.output_text.done", {**where, "text": part["text"], "logprobs": []})
+    events.add_fields(b"response.content_part.done", {**where, "part": part})
+    events.add_fields(b"response.output_item.done", {"output_index": index, "item": item})
 
 
-def _search(events: _Events, index: int, item: dict[str, Any]) -> None:
+def _search(events: ResponseEvents, index: int, item: dict[str, Any]) -> None:
     kind = item["type"].encode()
     if item["type"] == "file_search_call":
         added = {
@@ -112,38 +94,38 @@ def _search(events: _Events, index: int, item: dict[str, Any]) -> None:
         }
     else:  # the SDK's strict event validation requires the web search action up front
         added = {**item, "status": "in_progress"}
-    events.add(b"response.output_item.added", {"output_index": index, "item": added})
+    events.add_fields(b"response.output_item.added", {"output_index": index, "item": added})
     for phase in _SEARCH_PHASES:
-        events.add(b"response." + kind + b"." + phase, {"output_index": index, "item_id": item["id"]})
-    events.add(b"response.output_item.done", {"output_index": index, "item": item})
+        events.add_fields(b"response." + kind + b"." + phase, {"output_index": index, "item_id": item["id"]})
+    events.add_fields(b"response.output_item.done", {"output_index": index, "item": item})
 
 
-def _code(events: _Events, index: int, item: dict[str, Any], pieces: Sequence[str]) -> None:
+def _code(events: ResponseEvents, index: int, item: dict[str, Any], pieces: Sequence[str]) -> None:
     where = {"output_index": index, "item_id": item["id"]}
     code = item["code"]
     added = {**item, "status": "in_progress", "code": "" if code is not None else None, "outputs": None}
-    events.add(b"response.output_item.added", {"output_index": index, "item": added})
-    events.add(b"response.code_interpreter_call.in_progress", where)
+    events.add_fields(b"response.output_item.added", {"output_index": index, "item": added})
+    events.add_fields(b"response.code_interpreter_call.in_progress", where)
     if code is not None:
         for piece in pieces:
             if piece:
-                events.add(b"response.code_interpreter_call_code.delta", {**where, "delta": piece})
-        events.add(b"response.code_interpreter_call_code.done", {**where, "code": code})
-    events.add(b"response.code_interpreter_call.interpreting", where)
-    events.add(b"response.code_interpreter_call.completed", where)
-    events.add(b"response.output_item.done", {"output_index": index, "item": item})
+                events.add_fields(b"response.code_interpreter_call_code.delta", {**where, "delta": piece})
+        events.add_fields(b"response.code_interpreter_call_code.done", {**where, "code": code})
+    events.add_fields(b"response.code_interpreter_call.interpreting", where)
+    events.add_fields(b"response.code_interpreter_call.completed", where)
+    events.add_fields(b"response.output_item.done", {"output_index": index, "item": item})
 
 
 def native_stream_frames(
     payload: dict[str, Any], completed_body: bytes, chunks: Sequence[Sequence[str]]
 ) -> tuple[list[bytes], list[FrameKind]]:
     """(frames, their kinds); ``chunks[i]``: how output item ``i`` streams (message or code pieces)."""
-    events = _Events()
+    events = ResponseEvents()
     in_progress = orjson.dumps(
         {**payload, "status": "in_progress", "completed_at": None, "output": [], "usage": None}
     )
-    events.add_raw(b"response.created", b',"response":' + in_progress, FrameKind.OTHER)
-    events.add_raw(b"response.in_progress", b',"response":' + in_progress, FrameKind.OTHER)
+    events.add(b"response.created", b',"response":' + in_progress, FrameKind.OTHER)
+    events.add(b"response.in_progress", b',"response":' + in_progress, FrameKind.OTHER)
     for index, (item, pieces) in enumerate(zip(payload["output"], chunks, strict=True)):
         if item["type"] == "message":
             _message(events, index, item, pieces)
@@ -151,7 +133,7 @@ def native_stream_frames(
             _code(events, index, item, pieces)
         else:
             _search(events, index, item)
-    events.add_raw(b"response.completed", b',"response":' + completed_body, FrameKind.TERMINAL)
+    events.add(b"response.completed", b',"response":' + completed_body, FrameKind.TERMINAL)
     return events.frames, events.kinds
 
 

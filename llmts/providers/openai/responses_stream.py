@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from llmts.providers.openai.native_stream import native_replay_frames, needs_native_stream
+from llmts.providers.openai.response_events import ResponseEvents
 from llmts.schema.faults import FrameKind
 
 __all__ = ["SSE_HEADERS", "replay_frames", "response_stream_frames"]
@@ -22,37 +23,7 @@ SSE_HEADERS = [("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Con
 _EMPTY_TEXT_PART = b'{"type":"output_text","text":"","annotations":[],"logprobs":[]}'
 
 
-class _Events:
-    """Frames with rising sequence numbers; each payload is the JSON after ``type``/``sequence_number``.
-
-    ``kinds`` tells delivery plans and evidence what each frame is: text deltas are the counted content,
-    ``response.completed`` the terminal marker.
-    """
-
-    __slots__ = ("frames", "kinds")
-
-    def __init__(self) -> None:
-        self.frames: list[bytes] = []
-        self.kinds: list[FrameKind] = []
-
-    def add(self, kind: bytes, rest: bytes, frame_kind: FrameKind = FrameKind.OTHER) -> None:
-        self.kinds.append(frame_kind)
-        self.frames.append(
-            b"event: "
-            + kind
-            + b'\ndata: {"type":"'
-            + kind
-            + b'","sequence_number":'
-            + str(len(self.frames)).encode()
-            + rest
-            + b"}\n\n"
-        )
-
-    def add_fields(self, kind: bytes, fields: dict[str, Any]) -> None:
-        self.add(kind, b"," + orjson.dumps(fields)[1:-1])
-
-
-def _message_events(events: _Events, index: int, item: dict[str, Any], pieces: Sequence[str]) -> None:
+def _message_events(events: ResponseEvents, index: int, item: dict[str, Any], pieces: Sequence[str]) -> None:
     item_id = item["id"]
     part = item["content"][0]
     where = b'"item_id":' + orjson.dumps(item_id) + b',"output_index":' + str(index).encode()
@@ -81,7 +52,9 @@ def _message_events(events: _Events, index: int, item: dict[str, Any], pieces: S
     events.add_fields(b"response.output_item.done", {"output_index": index, "item": item})
 
 
-def _function_call_events(events: _Events, index: int, item: dict[str, Any], pieces: Sequence[str]) -> None:
+def _function_call_events(
+    events: ResponseEvents, index: int, item: dict[str, Any], pieces: Sequence[str]
+) -> None:
     where = b'"item_id":' + orjson.dumps(item["id"]) + b',"output_index":' + str(index).encode()
     events.add_fields(
         b"response.output_item.added",
@@ -107,7 +80,7 @@ def response_stream_frames(
     payload: dict[str, Any], completed_body: bytes, chunks: Sequence[Sequence[str]]
 ) -> tuple[list[bytes], list[FrameKind]]:
     """(frames, their kinds); ``chunks[i]``: how output item ``i`` streams (text or argument pieces)."""
-    events = _Events()
+    events = ResponseEvents()
     in_progress = orjson.dumps(
         {**payload, "status": "in_progress", "completed_at": None, "output": [], "usage": None}
     )

@@ -431,7 +431,7 @@ def test_scripted_error_on_a_stream(llmts_session: SessionClient, gemini: Any) -
     assert (caught.value.code, caught.value.status) == (500, "INTERNAL")
 
 
-def test_wrong_api_key_is_google_400_invalid_argument(llmts_session: SessionClient) -> None:
+def test_wrong_api_key_is_google_401_unauthenticated(llmts_session: SessionClient) -> None:
     llmts_session.configure(_builder().text("ok").config.credentials(gemini="right-key").build())
     wrong = llmts_session.gemini_client(api_key="wrong-key-123")
     right = llmts_session.gemini_client()
@@ -440,7 +440,7 @@ def test_wrong_api_key_is_google_400_invalid_argument(llmts_session: SessionClie
         wrong.models.generate_content(model=MODEL, contents="Hi")
 
     error = caught.value
-    assert (error.code, error.status) == (400, "INVALID_ARGUMENT")
+    assert (error.code, error.status) == (401, "UNAUTHENTICATED")
     assert str(error.message).startswith("API key not valid. Please pass a valid API key.")
     assert "right-key" not in json.dumps(error.details)
     assert error.details["error"]["details"][0]["reason"] == "invalid_api_key"

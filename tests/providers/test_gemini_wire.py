@@ -143,14 +143,14 @@ def test_api_key_header_or_query_parameter(llmts_session: SessionClient, auth: s
 @pytest.mark.parametrize(
     ("query", "headers"), [("?key=wrong", {}), ("", {"x-goog-api-key": "wrong"}), ("", {})]
 )
-def test_wrong_or_missing_key_is_400_api_key_not_valid(
+def test_wrong_or_missing_key_is_401_api_key_not_valid(
     llmts_session: SessionClient, query: str, headers: dict[str, str]
 ) -> None:
     _configure(llmts_session, ConfigBuilder().credentials(gemini="secret-key").scenario().text("ok"))
 
     response = _post(llmts_session, _generate(query=query), HI, headers)
 
-    error = _assert_google_error(response, 400, "INVALID_ARGUMENT")
+    error = _assert_google_error(response, 401, "UNAUTHENTICATED")
     assert error["message"].startswith("API key not valid.")
     assert error["details"][0]["reason"] == "invalid_api_key"
     assert "secret-key" not in response.body.decode()

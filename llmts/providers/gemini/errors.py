@@ -41,7 +41,8 @@ _STATUS_NAMES = {
     504: "DEADLINE_EXCEEDED",
 }
 _ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
-# Google answers a wrong API key with 400 INVALID_ARGUMENT and this sentence, not with a 401.
+# Real Google answers a wrong API key with 400 INVALID_ARGUMENT and this sentence; CONTRACT.md asks for the
+# provider's 401 shape on wrong credentials, so llmts keeps the sentence under Google's 401 UNAUTHENTICATED.
 _BAD_KEY_MESSAGE = "API key not valid. Please pass a valid API key."
 
 
@@ -60,7 +61,7 @@ def render_gemini_error(error: LlmtsError, request_id: str) -> Reply:
     status = error.http_status
     message = error.message
     if isinstance(error, ProviderUnauthorized):
-        status, message = 400, f"{_BAD_KEY_MESSAGE} ({error.message})"
+        status, message = 401, f"{_BAD_KEY_MESSAGE} ({error.message})"
     name = getattr(error, "error_type", None) or google_status(status)
     details: list[dict[str, Any]] = [
         {

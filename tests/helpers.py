@@ -60,22 +60,39 @@ TIME_TOOL = {
 }
 
 
-def transport_errors() -> tuple[type[BaseException], ...]:
-    """What an SDK may raise when the connection breaks mid-stream: newer SDKs wrap it in their own
-    APIConnectionError, older ones (openai 1.x, anthropic 2.x on httpx2) let httpx's error through."""
+def _error_classes(spec: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[type[BaseException], ...]:
     errors: list[type[BaseException]] = []
-    for module_name, names in (
-        ("openai", ("APIConnectionError",)),
-        ("anthropic", ("APIConnectionError",)),
-        ("httpx", ("ReadError", "RemoteProtocolError")),
-        ("httpx2", ("ReadError", "RemoteProtocolError")),
-    ):
+    for module_name, names in spec:
         try:
             module = __import__(module_name)
         except ImportError:
             continue
         errors.extend(getattr(module, name) for name in names if hasattr(module, name))
     return tuple(errors)
+
+
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """What an SDK may raise when the connection breaks mid-stream: newer SDKs wrap it in their own
+    APIConnectionError, older ones (openai 1.x, anthropic 2.x on httpx2) let httpx's error through."""
+    return _error_classes(
+        (
+            ("openai", ("APIConnectionError",)),
+            ("anthropic", ("APIConnectionError",)),
+            ("httpx", ("ReadError", "RemoteProtocolError")),
+            ("httpx2", ("ReadError", "RemoteProtocolError")),
+        )
+    )
+
+
+def timeout_errors() -> tuple[type[BaseException], ...]:
+    """What an SDK may raise when its read timeout passes mid-stream (wrapped or raw, by SDK version)."""
+    return _error_classes(
+        (
+            ("openai", ("APITimeoutError",)),
+            ("httpx", ("ReadTimeout",)),
+            ("httpx2", ("ReadTimeout",)),
+        )
+    )
 
 
 # The reference's approval example (seeds/000): ask, then approve or cancel.

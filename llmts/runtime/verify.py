@@ -67,6 +67,11 @@ def _ids(entries: Iterable[JournalEntry]) -> list[str]:
     return [entry.request_id for entry in entries]
 
 
+def _outside(count: int, minimum: int, maximum: int | None) -> bool:
+    """Whether ``count`` breaks an expectation's inclusive bounds (``maximum`` None: unbounded)."""
+    return count < minimum or (maximum is not None and count > maximum)
+
+
 def _count_text(minimum: int, maximum: int | None) -> str:
     if maximum is None:
         return f"at least {minimum}"
@@ -186,9 +191,7 @@ def _check_request(
     matched, total = _select(scope, expectation.query)
     _paged(verdict, where, len(matched), total)
     count = len(matched)
-    if count < expectation.minimum_count or (
-        expectation.maximum_count is not None and count > expectation.maximum_count
-    ):
+    if _outside(count, expectation.minimum_count, expectation.maximum_count):
         verdict.fail(
             "count",
             f"expected {_count_text(expectation.minimum_count, expectation.maximum_count)} matching "
@@ -214,7 +217,7 @@ def _check_request(
         for entry in matched:
             items = _tool_items(entry, tool.kind)
             found = sum(1 for item in items if _tool_matches(item, tool))
-            if found < tool.minimum_count or (tool.maximum_count is not None and found > tool.maximum_count):
+            if _outside(found, tool.minimum_count, tool.maximum_count):
                 seen = ", ".join(f"{name}({call_id})" for call_id, name, _ in items) or "none"
                 verdict.fail(
                     "tool_count",
@@ -264,9 +267,7 @@ def _check_retry(
     attempts, total = _select(grouped, expectation.query)
     _paged(verdict, where, len(attempts), total)
     count = len(attempts)
-    if count < expectation.minimum_attempts or (
-        expectation.maximum_attempts is not None and count > expectation.maximum_attempts
-    ):
+    if _outside(count, expectation.minimum_attempts, expectation.maximum_attempts):
         verdict.fail(
             "retry_attempts",
             f"expected {_count_text(expectation.minimum_attempts, expectation.maximum_attempts)} "

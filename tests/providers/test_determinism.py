@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+import openai
 import pytest
 from google.genai import types
 
@@ -241,7 +242,7 @@ def test_sessions_and_providers_keep_independent_counters(llmts_server: LlmTestS
         # Failed attempts consume ordinals too: an unknown model is rejected as ordinal 1.
         plain.configure({**_config(), "scenarios": [{"provider": "openai", "responses": RESPONSES}]})
         client = plain.openai_client(max_retries=0)
-        with pytest.raises(Exception, match="does not exist"):
+        with pytest.raises(openai.NotFoundError, match="does not exist"):
             client.chat.completions.create(model="gpt-unknown", messages=HI)
         assert _chat(plain, False, False)["id"] == fresh_second["id"]
         entries = plain.requests(order="asc")

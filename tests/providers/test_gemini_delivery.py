@@ -9,6 +9,7 @@ import pytest
 from google.genai import types
 
 from llmts import SessionClient
+from tests.helpers import transport_errors
 
 pytestmark = pytest.mark.sdk
 
@@ -79,7 +80,7 @@ def test_abort_connection_mid_stream_raises_after_the_first_chunk(llmts_session:
     received: list[str] = []
 
     # google-genai leaks the transport's exception: httpx2.ReadError on 3.x, httpx.ReadError on 2.x.
-    with pytest.raises(Exception) as caught:
+    with pytest.raises(transport_errors()) as caught:
         for chunk in client.models.generate_content_stream(model=MODEL, contents="Hi"):
             received.append(chunk.text or "")
 

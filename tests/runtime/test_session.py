@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from llmts.errors import FixtureMismatch, ModelNotFound, RequestSuperseded, ScenarioExhausted, ScriptedError
+from llmts.errors import (
+    FixtureMismatch,
+    ModelNotFound,
+    RequestSuperseded,
+    ScenarioExhausted,
+    ScriptedError,
+    SessionCapacityExceeded,
+)
 from llmts.runtime import SessionRegistry
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
 from llmts.schema import ConfigBuilder, NeutralMessage, NeutralRequest, ToolChoice
@@ -104,7 +111,7 @@ def test_token_estimates_are_documented_numbers() -> None:
 def test_registry_bounds_and_default() -> None:
     registry = SessionRegistry(max_sessions=1)
     registry.create()
-    with pytest.raises(Exception, match="limit"):
+    with pytest.raises(SessionCapacityExceeded, match="limit"):
         registry.create()
     assert registry.get("default") is registry.default
 

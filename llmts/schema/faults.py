@@ -17,24 +17,42 @@ Connection modes act before any byte of the response (status line included) is s
 * ``reset_before_headers`` — reset the connection.
 * ``empty_response`` — close the connection without a status line.
 * ``http_error_page`` — answer ``status`` (502/503/504) with a proxy-style HTML page.
+
+Theory of operation: ``MODES`` is the one table of modes. Each row says when the mode acts
+(``DeliveryKind``), which parameters it needs and the values it accepts (every other parameter is
+refused), and whether it is harmless (the client still gets the whole answer). ``StreamDelivery``
+validation, ``CONNECTION_MODES``/``IN_STREAM_MODES``/``PACING_MODES``/``HARMLESS_MODES`` (used by the
+compatibility checks and the journal's success flag) all derive from it; what a mode does on the socket is
+its unit in ``llmts/transport/modes/`` (docs/architecture.md#stream-delivery-fault-modes).
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 __all__ = [
     "CONNECTION_MODES",
+    "HARMLESS_MODES",
     "IN_STREAM_MODES",
+    "MODES",
+    "PACING_MODES",
+    "DeliveryKind",
     "DeliveryMode",
     "FrameKind",
+    "ModeSpec",
+    "Needs",
     "StreamDelivery",
     "TransportOutcome",
 ]
 
+# The accepted names, in the order validation errors list them; tests/transport/test_mode_registry.py pins
+# this Literal, ``MODES`` below and the transport's registry (llmts/transport/modes/) to each other.
 DeliveryMode = Literal[
     "early_clean_end",
     "delay_then_continue",
@@ -47,21 +65,133 @@ DeliveryMode = Literal[
     "empty_response",
     "http_error_page",
 ]
-IN_STREAM_MODES = frozenset(
-    {
-        "early_clean_end",
-        "delay_then_continue",
-        "abort_connection",
-        "truncate_bytes",
-        "malformed_frame",
-        "stall",
-    }
-)
-CONNECTION_MODES = frozenset({"reset_before_headers", "empty_response", "http_error_page"})
 TransportOutcome = Literal["completed", "early_end", "aborted", "client_gone"]
+# Parameters a mode may need; each is refused by every mode that does not need it.
+Parameter = Literal["delay_ms", "cut_bytes", "bytes_per_second", "status"]
 
 _MAX_DELAY_MS = 60_000
 _MAX_STALL_MS = 300_000
+
+
+class DeliveryKind(enum.Enum):
+    """When a mode acts, which decides what it fits and which parameters it takes."""
+
+    IN_STREAM = "in_stream"  # after ``after_content_frames`` content frames; streamed plain text only
+    PACING = "pacing"  # over the whole stream; streamed plain text only; no ``after_content_frames``
+    CONNECTION = "connection"  # before any response byte; fits every successful response
+
+
+@dataclass(frozen=True, slots=True)
+class Needs:
+    """A parameter a mode requires, the values it accepts with that mode, and the error otherwise."""
+
+    parameter: Parameter
+    accepts: range | frozenset[int]
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModeSpec:
+    """One row of the mode table: what validation, compatibility checks and evidence know of a mode."""
+
+    kind: DeliveryKind
+    # The client still gets the whole, valid answer (the plan only changes timing): a response that
+    # applied it can still be a success in the journal.
+    harmless: bool
+    needs: tuple[Needs, ...] = ()
+
+    @property
+    def in_stream(self) -> bool:
+        return self.kind is DeliveryKind.IN_STREAM
+
+
+def _only_with(parameter: Parameter, mode: str) -> str:
+    return f"{parameter} is required by {mode} and allowed with no other mode"
+
+
+_IN, _PACE, _CONN = DeliveryKind.IN_STREAM, DeliveryKind.PACING, DeliveryKind.CONNECTION
+
+# The mode table (docs/stream-delivery.md#modes). A new mode is one row here, one unit in
+# llmts/transport/modes/ and one row in its registry (docs/contributing.md).
+MODES: Mapping[str, ModeSpec] = MappingProxyType(
+    {
+        "early_clean_end": ModeSpec(_IN, harmless=False),
+        "delay_then_continue": ModeSpec(
+            _IN,
+            harmless=True,
+            needs=(
+                Needs(
+                    "delay_ms",
+                    range(1, _MAX_DELAY_MS + 1),
+                    f"delay_then_continue needs delay_ms between 1 and {_MAX_DELAY_MS}",
+                ),
+            ),
+        ),
+        "abort_connection": ModeSpec(_IN, harmless=False),
+        "truncate_bytes": ModeSpec(
+            _IN,
+            harmless=False,
+            needs=(Needs("cut_bytes", range(1, 65_537), _only_with("cut_bytes", "truncate_bytes")),),
+        ),
+        "malformed_frame": ModeSpec(_IN, harmless=False),
+        "stall": ModeSpec(
+            _IN,
+            harmless=False,
+            needs=(
+                Needs(
+                    "delay_ms",
+                    range(1, _MAX_STALL_MS + 1),
+                    f"stall needs delay_ms (how long to hold the connection) 1..{_MAX_STALL_MS}",
+                ),
+            ),
+        ),
+        "slow_drip": ModeSpec(
+            _PACE,
+            harmless=True,
+            needs=(
+                Needs(
+                    "bytes_per_second",
+                    range(1, 10_000_001),
+                    _only_with("bytes_per_second", "slow_drip"),
+                ),
+            ),
+        ),
+        "reset_before_headers": ModeSpec(_CONN, harmless=False),
+        "empty_response": ModeSpec(_CONN, harmless=False),
+        "http_error_page": ModeSpec(
+            _CONN,
+            harmless=False,
+            needs=(
+                Needs("status", frozenset({502, 503, 504}), "http_error_page needs status 502, 503 or 504"),
+            ),
+        ),
+    }
+)
+
+
+def _modes_needing(parameter: Parameter) -> str:
+    return ", ".join(
+        name for name, spec in MODES.items() if any(n.parameter == parameter for n in spec.needs)
+    )
+
+
+# What a parameter given to a mode that does not need it is told, in the order validation checks them.
+_REFUSED: Mapping[Parameter, str] = MappingProxyType(
+    {
+        "delay_ms": "{mode} takes no delay_ms",
+        "cut_bytes": _only_with("cut_bytes", _modes_needing("cut_bytes")),
+        "bytes_per_second": _only_with("bytes_per_second", _modes_needing("bytes_per_second")),
+        "status": f"status is only allowed with {_modes_needing('status')}",
+    }
+)
+_NEEDS: Mapping[str, Mapping[Parameter, Needs]] = MappingProxyType(
+    {name: MappingProxyType({n.parameter: n for n in spec.needs}) for name, spec in MODES.items()}
+)
+
+IN_STREAM_MODES = frozenset(name for name, spec in MODES.items() if spec.kind is _IN)
+PACING_MODES = frozenset(name for name, spec in MODES.items() if spec.kind is _PACE)
+CONNECTION_MODES = frozenset(name for name, spec in MODES.items() if spec.kind is _CONN)
+HARMLESS_MODES = frozenset(name for name, spec in MODES.items() if spec.harmless)
 
 
 class StreamDelivery(BaseModel):
@@ -77,37 +207,35 @@ class StreamDelivery(BaseModel):
     @model_validator(mode="after")
     def _mode_parameters(self) -> StreamDelivery:
         mode = self.mode
-        if mode == "delay_then_continue":
-            if not 1 <= self.delay_ms <= _MAX_DELAY_MS:
-                raise ValueError(f"delay_then_continue needs delay_ms between 1 and {_MAX_DELAY_MS}")
-        elif mode == "stall":
-            if not 1 <= self.delay_ms <= _MAX_STALL_MS:
-                raise ValueError(f"stall needs delay_ms (how long to hold the connection) 1..{_MAX_STALL_MS}")
-        elif self.delay_ms:
-            raise ValueError(f"{mode} takes no delay_ms")
-        if (self.cut_bytes is not None) != (mode == "truncate_bytes"):
-            raise ValueError("cut_bytes is required by truncate_bytes and allowed with no other mode")
-        if (self.bytes_per_second is not None) != (mode == "slow_drip"):
-            raise ValueError("bytes_per_second is required by slow_drip and allowed with no other mode")
-        if mode == "http_error_page":
-            if self.status not in (502, 503, 504):
-                raise ValueError("http_error_page needs status 502, 503 or 504")
-        elif self.status is not None:
-            raise ValueError("status is only allowed with http_error_page")
-        if (
-            mode in CONNECTION_MODES or mode == "slow_drip"
-        ) and "after_content_frames" in self.model_fields_set:
+        needs = _NEEDS[mode]
+        for parameter, refused in _REFUSED.items():
+            value = getattr(self, parameter)
+            need = needs.get(parameter)
+            if need is not None:
+                if value is None or value not in need.accepts:
+                    raise ValueError(need.message)
+            elif value != type(self).model_fields[parameter].default:
+                raise ValueError(refused.format(mode=mode))
+        if not MODES[mode].in_stream and "after_content_frames" in self.model_fields_set:
             raise ValueError(f"{mode} does not take after_content_frames")
         return self
+
+    @property
+    def spec(self) -> ModeSpec:
+        return MODES[self.mode]
 
     @property
     def in_stream(self) -> bool:
         return self.mode in IN_STREAM_MODES
 
+    @property
+    def harmless(self) -> bool:
+        return self.mode in HARMLESS_MODES
+
     @model_serializer(mode="wrap")
     def _compact(self, handler: Any) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if self.mode in CONNECTION_MODES or self.mode == "slow_drip":
+        if self.mode not in IN_STREAM_MODES:
             data.pop("after_content_frames", None)
         if not data.get("delay_ms"):
             data.pop("delay_ms", None)

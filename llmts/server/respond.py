@@ -8,11 +8,10 @@ from typing import Any
 from llmts.providers import Reply
 from llmts.runtime import Session
 from llmts.runtime.journal import JournalRecord
-from llmts.schema.faults import CONNECTION_MODES, FrameKind, StreamDelivery
+from llmts.schema.faults import HARMLESS_MODES, FrameKind, StreamDelivery
 from llmts.server.http import StartResponse, status_line
 from llmts.transport import DeliveryEvidence, client_socket
-from llmts.transport.abort import close_silently, reset_connection
-from llmts.transport.pages import proxy_error_page
+from llmts.transport.modes import CONNECTION_UNITS, Drop, Replace
 from llmts.transport.writer import MALFORMED_SSE_FRAME, deliver_body, deliver_stream
 
 __all__ = ["respond"]
@@ -42,15 +41,11 @@ class _Finisher:
         damaged = (
             evidence.stream_delivery_applied
             and evidence.stream_delivery is not None
-            and (evidence.stream_delivery.mode not in _HARMLESS_MODES)
+            and (evidence.stream_delivery.mode not in HARMLESS_MODES)
         )
         if entry.success and (evidence.transport_outcome != "completed" or damaged):
             entry.success = False
         self.session.journal_finish(entry)
-
-
-# Plans that only change timing: the client still gets the whole, valid answer.
-_HARMLESS_MODES = frozenset({"delay_then_continue", "slow_drip"})
 
 
 def _ignore(evidence: DeliveryEvidence) -> None:
@@ -70,8 +65,8 @@ def respond(
     if entry is not None:
         entry.status = reply.status
         entry.success = reply.status < 400
-    if plan is not None and plan.mode in CONNECTION_MODES:
-        return _connection_fault(start_response, plan, environ, evidence, session, entry, finish)
+    if plan is not None and (fault := CONNECTION_UNITS.get(plan.mode)) is not None:
+        return _connection_fault(start_response, plan, fault, environ, evidence, session, entry, finish)
     if session is not None and entry is not None:
         session.journal.record_response(entry, reply.body, reply.frames)
     if reply.frames is not None:
@@ -89,6 +84,7 @@ def respond(
 def _connection_fault(
     start_response: StartResponse,
     plan: StreamDelivery,
+    fault: Drop | Replace,
     environ: Mapping[str, Any],
     evidence: DeliveryEvidence,
     session: Session | None,
@@ -96,19 +92,17 @@ def _connection_fault(
     finish: Any,
 ) -> Iterable[bytes]:
     evidence.stream_delivery_applied = True
-    if plan.mode == "http_error_page":
-        assert plan.status is not None
-        status, headers, body = proxy_error_page(plan.status)
+    if isinstance(fault, Replace):
+        status, line, headers, body = fault.page(plan)
         if session is not None and entry is not None:
-            entry.status = plan.status
+            entry.status = status
             entry.success = False
             session.journal.record_response(entry, body, None)  # what the client really got
-        start_response(status, headers)
+        start_response(line, headers)
         return deliver_body(body, evidence, finish, protocol_complete=False)
     if entry is not None:
         entry.status = None
         entry.success = False
     evidence.transport_outcome = "aborted"
     finish(evidence)
-    sock = client_socket(environ)
-    raise reset_connection(sock) if plan.mode == "reset_before_headers" else close_silently(sock)
+    raise fault.drop(client_socket(environ))

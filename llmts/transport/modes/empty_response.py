@@ -1,0 +1,13 @@
+"""``empty_response``: close the connection (FIN) without a status line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llmts.transport.abort import ConnectionAborted, close_silently
+
+__all__ = ["drop"]
+
+
+def drop(sock: Any) -> ConnectionAborted:
+    return close_silently(sock)

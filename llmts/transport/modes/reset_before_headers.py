@@ -1,0 +1,13 @@
+"""``reset_before_headers``: reset the connection (RST) before the status line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llmts.transport.abort import ConnectionAborted, reset_connection
+
+__all__ = ["drop"]
+
+
+def drop(sock: Any) -> ConnectionAborted:
+    return reset_connection(sock)

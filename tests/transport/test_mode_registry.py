@@ -27,7 +27,7 @@ from llmts.schema.faults import (
 )
 from llmts.transport.modes import CONNECTION_UNITS, REGISTRY, STREAM_UNITS, Drop, InStream, Paced, Replace
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "stream-delivery.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def _minimal_plan(name: str, spec: ModeSpec) -> dict[str, Any]:
@@ -103,7 +103,7 @@ def test_configuration_refuses_a_name_outside_the_table() -> None:
 
 
 def test_the_user_docs_list_each_mode_under_its_kind() -> None:
-    text = DOCS.read_text(encoding="utf-8")
+    text = (DOCS / "stream-delivery.md").read_text(encoding="utf-8")
     sections = {
         DeliveryKind.IN_STREAM: text.split("**In-stream modes**", 1)[1].split("**Paced mode:**", 1)[0],
         DeliveryKind.PACING: text.split("**Paced mode:**", 1)[1].split("**Connection modes**", 1)[0],
@@ -112,3 +112,9 @@ def test_the_user_docs_list_each_mode_under_its_kind() -> None:
     for kind, section in sections.items():
         documented = re.findall(r"^\| `([a-z_]+)` \|", section, re.MULTILINE)
         assert documented == [name for name, spec in MODES.items() if spec.kind is kind]
+
+
+def test_the_configuration_reference_lists_every_mode() -> None:
+    text = (DOCS / "configuration.md").read_text(encoding="utf-8")
+    section = text.split("### stream_delivery", 1)[1].split("\n#", 1)[0]
+    assert re.findall(r"^\| `([a-z_]+)` \|", section, re.MULTILINE) == list(MODES)

@@ -221,10 +221,6 @@ class StreamDelivery(BaseModel):
         return self
 
     @property
-    def spec(self) -> ModeSpec:
-        return MODES[self.mode]
-
-    @property
     def in_stream(self) -> bool:
         return self.mode in IN_STREAM_MODES
 

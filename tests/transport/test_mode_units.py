@@ -126,7 +126,7 @@ def test_a_connection_plan_never_splits_the_stream() -> None:
 
 def test_a_client_gone_at_a_write_is_recorded_once() -> None:
     evidence, finish = DeliveryEvidence(None), Finish()
-    stream = deliver_stream(FRAMES, KINDS, _plan(mode="malformed_frame"), None, evidence, finish)
+    stream: Any = deliver_stream(FRAMES, KINDS, _plan(mode="malformed_frame"), None, evidence, finish)
     assert next(stream) == START
     stream.close()  # what the WSGI server does when sendall raised
     assert evidence.transport_outcome == "client_gone" and finish.calls == [evidence]

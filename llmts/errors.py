@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "BodyReadTimeout",
     "BodyTooLarge",
     "ConfigurationInvalid",
     "ControlUnauthorized",
@@ -81,6 +82,14 @@ class ConfigurationInvalid(LlmtsError):
 class BodyTooLarge(LlmtsError):
     code = "request_too_large"
     http_status = 413
+
+
+class BodyReadTimeout(LlmtsError):
+    """408: the request body did not arrive completely within the body-read timeout; the connection closes."""
+
+    should_retry = False
+    code = "llm_test_server_body_timeout"
+    http_status = 408
 
 
 class ProviderUnauthorized(LlmtsError):

@@ -17,6 +17,7 @@ from werkzeug.exceptions import NotFound as _WzNotFound
 from werkzeug.routing import Map, Rule
 
 from llmts.errors import (
+    BodyReadTimeout,
     BodyTooLarge,
     InvalidRequest,
     LlmtsError,
@@ -42,7 +43,9 @@ from llmts.schema.config import SessionConfig
 from llmts.server.control import ControlApi, select_session
 from llmts.server.http import DEFAULT_MAX_BODY_BYTES, StartResponse, json_body, read_body, send
 from llmts.server.respond import respond
+from llmts.server.timeouts import Timeouts
 from llmts.transport import WaitOutcome, client_socket, wait
+from llmts.transport.deadline import ActiveDelivery, deadlines_available
 
 __all__ = ["LlmtsApp", "create_app"]
 
@@ -70,12 +73,20 @@ class LlmtsApp:
         control_key: str | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         adapters: tuple[ProviderAdapter, ...] = ADAPTERS,
+        timeouts: Timeouts | None = None,
     ) -> None:
         self.registry = registry or SessionRegistry()
         self.control_key = control_key or None
         self.max_body_bytes = max_body_bytes
         self._adapters = adapters
-        self._control = ControlApi(self.registry, self.control_key, max_body_bytes)
+        # Body-read and write deadlines act under gevent (both llmts workers, and plain gunicorn's);
+        # head, keep-alive and graceful stop are the worker's (server/connections.py).
+        self.timeouts = timeouts or Timeouts()
+        enforced = deadlines_available()
+        self._body_timeout = self.timeouts.body if enforced else None
+        self._write_timeout = self.timeouts.write if enforced else None
+        self._deliveries: set[ActiveDelivery] | None = None
+        self._control = ControlApi(self.registry, self.control_key, max_body_bytes, self._body_timeout)
         rules = [
             Rule(route.rule, methods=list(route.methods), endpoint=(adapter, route))
             for adapter in adapters
@@ -94,6 +105,12 @@ class LlmtsApp:
         # its turn behind the others (p99 under load). Elsewhere that yield would be a real sleep syscall.
         self._yield_to_others = _cooperative_yield()
         self._request_ids = RandomIds()
+
+    def track_deliveries(self) -> set[ActiveDelivery]:
+        """The registry of responses being written, for a worker's graceful stop (server/connections.py)."""
+        if self._deliveries is None:
+            self._deliveries = set()
+        return self._deliveries
 
     # --- entry ------------------------------------------------------------------------------------
 
@@ -145,7 +162,7 @@ class LlmtsApp:
             conversation_id = conversation_id_from(raw_conversation := environ.get(CONVERSATION_ENVIRON))
             if raw_conversation is not None:  # journaled even when a scenario answers
                 entry.conversation = conversation_id
-            body = read_body(environ, self.max_body_bytes)
+            body = read_body(environ, self.max_body_bytes, self._body_timeout)
             session.journal.record_request(entry, body)
             request = ProviderRequest(method, path, args, body, environ)
             caller = Caller(conversation_id, self._authenticate(adapter, request, session))
@@ -169,7 +186,7 @@ class LlmtsApp:
                 if isinstance(error, ScriptedError):
                     entry.retry_after_seconds = error.retry_after
             reply = adapter.render_error(error, request_id)
-            if isinstance(error, BodyTooLarge):
+            if isinstance(error, (BodyTooLarge, BodyReadTimeout)):
                 reply.headers.append(("Connection", "close"))
         except Exception:  # a bug: still answer in the provider's envelope, never with a traceback page
             _log.exception("unhandled error on %s %s", method, path)
@@ -183,7 +200,15 @@ class LlmtsApp:
             reply = adapter.render_error(internal, request_id)
         if wire is not None and (date := wire.http_date()) is not None:
             reply.headers.append(("Date", date))
-        return respond(start_response, reply, environ, session, entry)
+        return respond(
+            start_response,
+            reply,
+            environ,
+            session,
+            entry,
+            write_timeout=self._write_timeout,
+            active=self._deliveries,
+        )
 
     def _session_or_none(self, environ: Mapping[str, Any], path_session: str | None) -> Session | None:
         try:
@@ -284,11 +309,12 @@ def create_app(
     fixtures: SessionConfig | None = None,
     max_body_bytes: int | None = None,
     max_sessions: int | None = None,
+    timeouts: Timeouts | None = None,
 ) -> LlmtsApp:
     """WSGI factory: ``gunicorn -k gevent 'llmts.app:create_app()'``.
 
-    Unset arguments fall back to ``LLMTS_CONTROL_KEY``, ``LLMTS_FIXTURES``, ``LLMTS_MAX_BODY_BYTES`` and
-    ``LLMTS_MAX_SESSIONS``.
+    Unset arguments fall back to ``LLMTS_CONTROL_KEY``, ``LLMTS_FIXTURES``, ``LLMTS_MAX_BODY_BYTES``,
+    ``LLMTS_MAX_SESSIONS`` and the ``LLMTS_*_TIMEOUT`` variables (docs/server.md).
     """
     from llmts.server.settings import load_fixtures_file
 
@@ -304,4 +330,5 @@ def create_app(
         registry=registry,
         control_key=control_key or env.get("LLMTS_CONTROL_KEY") or None,
         max_body_bytes=max_body_bytes or int(env.get("LLMTS_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)),
+        timeouts=timeouts or Timeouts.from_env(env),
     )

@@ -6,10 +6,12 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from llmts import __version__
 from llmts.server.gunicorn_app import DEFAULT_WORKER_CLASS, WORKER_CLASSES
 from llmts.server.http import DEFAULT_MAX_BODY_BYTES
+from llmts.server.timeouts import TIMEOUT_ENV, Timeouts
 
 __all__ = ["main"]
 
@@ -44,10 +46,44 @@ def _parser() -> argparse.ArgumentParser:
         default=os.environ.get("LLMTS_WORKER_CLASS", DEFAULT_WORKER_CLASS),
         help="gunicorn's gevent worker flavour (default: gevent_pywsgi, the faster one)",
     )
+    _timeout_options(serve)
     serve.add_argument("--no-access-log", action="store_true", help="do not log one line per request")
     serve.add_argument("--parent-pid", type=int, default=None, help="exit when this process is gone")
     serve.add_argument("--ready-file", default=None, help="write the base URL to this file once listening")
     return parser
+
+
+# Option -> (Timeouts field, help). Defaults: docs/server.md, "Timeouts and shutdown".
+_TIMEOUT_OPTIONS = {
+    "--request-head-timeout": ("request_head", "seconds a new connection has to send its request head"),
+    "--body-timeout": ("body", "seconds a request body has to arrive completely"),
+    "--write-timeout": ("write", "seconds one write may wait for a client that does not read"),
+    "--keepalive-timeout": ("keepalive", "seconds an idle kept-alive connection stays open"),
+    "--graceful-timeout": ("graceful", "seconds SIGTERM waits for in-flight responses at most"),
+}
+
+
+def _timeout_options(serve: argparse.ArgumentParser) -> None:
+    for option, (field, text) in _TIMEOUT_OPTIONS.items():
+        variable = TIMEOUT_ENV[field]
+        default = getattr(Timeouts(), field)
+        serve.add_argument(
+            option,
+            dest=f"timeout_{field}",
+            type=float,
+            default=None,
+            help=f"{text} ({variable}, default {default:g})",
+        )
+
+
+def _timeouts(args: argparse.Namespace) -> Timeouts:
+    from_env = Timeouts.from_env(os.environ)
+    given = {
+        field: value
+        for field, _ in _TIMEOUT_OPTIONS.values()
+        if (value := getattr(args, f"timeout_{field}")) is not None
+    }
+    return replace(from_env, **given)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -64,6 +100,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_body_bytes <= 0 or args.max_sessions <= 0:
         print("llmts: --max-body-bytes and --max-sessions must be positive", file=sys.stderr)
         return 2
+    try:
+        timeouts = _timeouts(args)
+    except ValueError as exc:
+        print(f"llmts: {exc}", file=sys.stderr)
+        return 2
 
     def factory() -> object:
         from llmts.server.app import create_app
@@ -73,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             fixtures=fixtures,
             max_body_bytes=args.max_body_bytes,
             max_sessions=args.max_sessions,
+            timeouts=timeouts,
         )
 
     from llmts.server.gunicorn_app import GunicornServer
@@ -85,6 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parent_pid=args.parent_pid,
         ready_file=args.ready_file,
         worker_class=args.worker_class,
+        timeouts=timeouts,
     ).run()
     return 0
 

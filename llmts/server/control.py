@@ -74,10 +74,17 @@ Handler = Callable[
 
 
 class ControlApi:
-    def __init__(self, registry: SessionRegistry, control_key: str | None, max_body_bytes: int) -> None:
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        control_key: str | None,
+        max_body_bytes: int,
+        body_timeout: float | None = None,
+    ) -> None:
         self._registry = registry
         self._control_key = control_key
         self._max_body_bytes = max_body_bytes
+        self._body_timeout = body_timeout
         self._routes = Map(
             [
                 Rule("/admin-api/sessions", methods=["GET"], endpoint=self._list_sessions),
@@ -168,7 +175,7 @@ class ControlApi:
         self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None
     ) -> Any:
         session = self._selected(environ, path_session)
-        config = parse_session_config_json(read_body(environ, self._max_body_bytes))
+        config = parse_session_config_json(read_body(environ, self._max_body_bytes, self._body_timeout))
         session.configure(config)
         return 200, {"session_id": session.id, "configuration": config.model_dump(mode="json")}, []
 
@@ -204,7 +211,11 @@ class ControlApi:
 
     def _verify(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
         session = self._selected(environ, path_session)
-        return 200, verify_session(session, environ, read_body(environ, self._max_body_bytes)), []
+        return (
+            200,
+            verify_session(session, environ, read_body(environ, self._max_body_bytes, self._body_timeout)),
+            [],
+        )
 
     def _conversations(
         self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None
@@ -213,7 +224,11 @@ class ControlApi:
 
     def _explain(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
         session = self._selected(environ, path_session)
-        return 200, explain_match(session, environ, read_body(environ, self._max_body_bytes)), []
+        return (
+            200,
+            explain_match(session, environ, read_body(environ, self._max_body_bytes, self._body_timeout)),
+            [],
+        )
 
     def _process(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
         return 200, process_stats(), []

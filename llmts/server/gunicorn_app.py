@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
@@ -12,13 +13,18 @@ from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
+from llmts.server.timeouts import Timeouts
+
 __all__ = ["DEFAULT_WORKER_CLASS", "WORKER_CLASSES", "GunicornServer"]
 
 # Both are gunicorn's gevent workers. gevent_pywsgi (gevent's own HTTP server) costs ~25% less CPU per
 # request than gunicorn's parser under the plain ``gevent`` worker, measured with benchmarks/run.py.
 WORKER_CLASSES = ("gevent_pywsgi", "gevent")
 DEFAULT_WORKER_CLASS = "gevent_pywsgi"
-_WORKER_PATHS = {"gevent_pywsgi": "llmts.server.worker.LlmtsPyWSGIWorker", "gevent": "gevent"}
+_WORKER_PATHS = {
+    "gevent_pywsgi": "llmts.server.worker.LlmtsPyWSGIWorker",
+    "gevent": "llmts.server.worker.LlmtsGeventWorker",
+}
 
 
 def _watch_parent(pid: int) -> None:
@@ -45,7 +51,9 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
         parent_pid: int | None = None,
         ready_file: str | None = None,
         worker_class: str = DEFAULT_WORKER_CLASS,
+        timeouts: Timeouts | None = None,
     ) -> None:
+        timeouts = timeouts or Timeouts()
         self._app_factory = app_factory
         self._options: dict[str, Any] = {
             "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
@@ -56,8 +64,10 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
             "accesslog": "-" if access_log else None,
             "errorlog": "-",
             "loglevel": "info",
-            "graceful_timeout": 5,
-            "keepalive": 30,
+            # The arbiter kills a worker that outlives this; the worker stops sooner when it can.
+            # (gunicorn takes whole seconds; the worker uses the exact figures, server/connections.py).
+            "graceful_timeout": math.ceil(timeouts.graceful),
+            "keepalive": math.ceil(timeouts.keepalive),
             "when_ready": self._when_ready,
         }
         self._parent_pid = parent_pid

@@ -8,7 +8,9 @@ from typing import Any
 
 import orjson
 
-from llmts.errors import BodyTooLarge, InvalidRequest, LlmtsError
+from llmts.errors import BodyReadTimeout, BodyTooLarge, InvalidRequest, LlmtsError
+from llmts.transport import client_socket
+from llmts.transport.deadline import Deadline, stop_reading
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -45,7 +47,8 @@ def json_body(start_response: StartResponse, status: int, payload: Any) -> Itera
     return send(start_response, status, [("Content-Type", "application/json")], orjson.dumps(payload))
 
 
-def read_body(environ: Mapping[str, Any], limit: int) -> bytes:
+def read_body(environ: Mapping[str, Any], limit: int, timeout: float | None = None) -> bytes:
+    """The request body, at most ``limit`` bytes, complete within ``timeout`` seconds (None: unbounded)."""
     stream = environ["wsgi.input"]
     length_text = environ.get("CONTENT_LENGTH")
     if length_text:
@@ -55,17 +58,29 @@ def read_body(environ: Mapping[str, Any], limit: int) -> bytes:
             raise InvalidRequest("Content-Length is not a number", code="invalid_request") from None
         if length > limit:
             raise BodyTooLarge(f"the request body is {length} bytes; the limit is {limit} bytes")
-        return bytes(stream.read(length)) if length > 0 else b""
+        return _read_within(environ, timeout, stream, length) if length > 0 else b""
     if environ.get("HTTP_TRANSFER_ENCODING", "").lower() == "chunked":
-        body = bytes(stream.read(limit + 1))
+        body = _read_within(environ, timeout, stream, limit + 1)
         if len(body) > limit:
             raise BodyTooLarge(f"the request body exceeds the limit of {limit} bytes")
         return body
     return b""
 
 
+def _read_within(environ: Mapping[str, Any], timeout: float | None, stream: Any, size: int) -> bytes:
+    if timeout is None:
+        return bytes(stream.read(size))
+    with Deadline(timeout, BodyReadTimeout(f"the request body did not arrive within {timeout:g} s")):
+        try:
+            return bytes(stream.read(size))
+        except BodyReadTimeout:
+            # The server would otherwise wait for the rest of the body before closing the connection.
+            stop_reading(client_socket(environ))
+            raise
+
+
 def control_error(start_response: StartResponse, error: LlmtsError) -> Iterable[bytes]:
     headers = [("Content-Type", "application/json")]
-    if isinstance(error, BodyTooLarge):
+    if isinstance(error, (BodyTooLarge, BodyReadTimeout)):
         headers.append(("Connection", "close"))
     return send(start_response, error.http_status, headers, orjson.dumps(error.to_control_body()))

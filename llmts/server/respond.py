@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableSet, Sequence
 from typing import Any
 
 from llmts.providers import Reply
@@ -11,6 +11,7 @@ from llmts.runtime.journal import JournalRecord
 from llmts.schema.faults import HARMLESS_MODES, FrameKind, StreamDelivery
 from llmts.server.http import StartResponse, status_line
 from llmts.transport import DeliveryEvidence, client_socket
+from llmts.transport.deadline import ActiveDelivery, guard_writes
 from llmts.transport.modes import CONNECTION_UNITS, Drop, Replace
 from llmts.transport.writer import MALFORMED_SSE_FRAME, deliver_body, deliver_stream
 
@@ -37,6 +38,12 @@ class _Finisher:
         entry.stream_delivery_applied = evidence.stream_delivery_applied
         entry.emitted_content_frames = evidence.emitted_content_frames
         entry.terminal_marker_observed = evidence.terminal_marker_observed
+        ended_by = evidence.ended_by
+        if ended_by is not None:
+            if ended_by == "shutdown" and evidence.transport_outcome != "completed":
+                evidence.transport_outcome = "early_end"  # the clean end the server chose, not a departure
+            if entry.error_code is None and evidence.transport_outcome != "completed":
+                entry.error_code = _ENDED_BY_CODES[ended_by]
         entry.transport_outcome = evidence.transport_outcome
         damaged = (
             evidence.stream_delivery_applied
@@ -46,6 +53,10 @@ class _Finisher:
         if entry.success and (evidence.transport_outcome != "completed" or damaged):
             entry.success = False
         self.session.journal_finish(entry)
+
+
+# The journal's ``error_code`` for a delivery llmts ended itself (docs/journal.md).
+_ENDED_BY_CODES = {"write_timeout": "llm_test_server_write_timeout", "shutdown": "llm_test_server_shutdown"}
 
 
 def _ignore(evidence: DeliveryEvidence) -> None:
@@ -58,7 +69,12 @@ def respond(
     environ: Mapping[str, Any],
     session: Session | None,
     entry: JournalRecord | None,
+    *,
+    write_timeout: float | None = None,
+    active: MutableSet[ActiveDelivery] | None = None,
 ) -> Iterable[bytes]:
+    """Start the response and return its body iterator; ``write_timeout`` bounds each write to the client
+    and ``active`` (the server's shutdown registry) lets a graceful stop end the delivery cleanly."""
     plan = reply.delivery
     finish = _Finisher(session, entry) if session is not None and entry is not None else _ignore
     evidence = DeliveryEvidence(plan)
@@ -73,12 +89,27 @@ def respond(
         kinds: Sequence[FrameKind] = reply.frame_kinds or _default_kinds(len(reply.frames))
         start_response(status_line(reply.status), reply.headers)
         malformed = reply.malformed_frame or MALFORMED_SSE_FRAME
-        return deliver_stream(reply.frames, kinds, plan, client_socket(environ), evidence, finish, malformed)
+        sock = client_socket(environ)
+        stream = deliver_stream(reply.frames, kinds, plan, sock, evidence, finish, malformed)
+        return _guarded(stream, evidence, sock, write_timeout, active)
     headers = (
         reply.headers if reply.status == 204 else [*reply.headers, ("Content-Length", str(len(reply.body)))]
     )
     start_response(status_line(reply.status), headers)
-    return deliver_body(reply.body, evidence, finish)
+    body = deliver_body(reply.body, evidence, finish)
+    return _guarded(body, evidence, client_socket(environ), write_timeout, active)
+
+
+def _guarded(
+    chunks: Iterator[bytes],
+    evidence: DeliveryEvidence,
+    sock: object,
+    write_timeout: float | None,
+    active: MutableSet[ActiveDelivery] | None,
+) -> Iterator[bytes]:
+    if write_timeout is None and active is None:
+        return chunks
+    return guard_writes(chunks, evidence, sock, write_timeout, active)
 
 
 def _connection_fault(

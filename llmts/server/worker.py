@@ -1,26 +1,40 @@
-"""gunicorn's gevent_pywsgi worker, minus per-request access-log bookkeeping when no access log is kept.
+"""llmts's gunicorn workers: gevent's pywsgi (default) and gunicorn's own ``gevent``, both with the
+request-head/keep-alive deadlines and the graceful stop of server/connections.py.
 
-gunicorn's ``PyWSGIHandler.log_request`` builds datetimes, a response record and the request header
-list for every request before its logger discovers that access logging is off; with ``--no-access-log``
-that is pure overhead on the hot path (a few microseconds of ~150).
+With ``--no-access-log`` the pywsgi handler also skips gunicorn's per-request access-log bookkeeping:
+``PyWSGIHandler.log_request`` builds datetimes, a response record and the request header list for every
+request before its logger discovers that access logging is off; that is pure overhead on the hot path
+(a few microseconds of ~150).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from gunicorn.workers.ggevent import GeventPyWSGIWorker, PyWSGIHandler
+from gunicorn.workers.ggevent import GeventPyWSGIWorker, GeventWorker, PyWSGIHandler
 
-__all__ = ["LlmtsPyWSGIWorker"]
+from llmts.server.connections import GracefulWorker, HeadDeadlineHandler
+
+__all__ = ["LlmtsGeventWorker", "LlmtsPyWSGIWorker"]
 
 
-class _UnloggedHandler(PyWSGIHandler):  # type: ignore[misc]
+class _Handler(HeadDeadlineHandler, PyWSGIHandler):  # type: ignore[misc]
+    pass
+
+
+class _UnloggedHandler(_Handler):
     def log_request(self) -> None:
         return None
 
 
-class LlmtsPyWSGIWorker(GeventPyWSGIWorker):  # type: ignore[misc]
+class LlmtsPyWSGIWorker(GracefulWorker, GeventPyWSGIWorker):  # type: ignore[misc]
+    wsgi_handler = _Handler
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if not self.cfg.accesslog:
             self.wsgi_handler = _UnloggedHandler
+
+
+class LlmtsGeventWorker(GracefulWorker, GeventWorker):  # type: ignore[misc]
+    pass

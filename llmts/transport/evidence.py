@@ -22,3 +22,5 @@ class DeliveryEvidence:
     terminal_marker_observed: bool = False
     # completed | early_end | aborted | client_gone; None while the response is being written.
     transport_outcome: str | None = None
+    # Why llmts ended the delivery itself: "write_timeout" (the client stopped reading) or "shutdown".
+    ended_by: str | None = None

@@ -1,0 +1,230 @@
+"""Worker-side connection lifecycle: request-head and keep-alive deadlines, and the graceful stop.
+
+Theory of operation (docs/architecture.md, "Timeouts and shutdown"):
+
+- Every connection waiting for a request head is registered with the worker's ``ConnectionTracker``
+  together with a ``gevent.Timeout``: ``request_head`` seconds for a new connection, ``keepalive``
+  seconds after a response on a kept-alive one. When it fires the connection closes without an answer
+  (nothing was admitted, so nothing is journaled). The deadline is cancelled once the head is parsed;
+  the body and the writes have their own deadlines in the app (server/http.py, transport/deadline.py).
+- SIGTERM: stop accepting, close every connection that is only waiting for a head (idle keep-alive),
+  and poll every 50 ms until no handler is busy: the worker exits as soon as in-flight work is done.
+  Shortly before the graceful budget runs out, deliveries still running are ended cleanly
+  (``end_delivery``: the chunked terminator, ``transport_outcome`` ``early_end``, journaled with
+  ``error_code`` ``llm_test_server_shutdown``); whatever is still busy at the end is killed.
+
+``HeadDeadlineHandler`` plugs this into gevent's pywsgi handler; ``GracefulWorker`` into both gunicorn
+gevent workers (its ``timeout_ctx`` is what gunicorn's own ``gevent`` worker wraps around each head).
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Iterator, MutableSet
+from contextlib import contextmanager
+from functools import partial
+from typing import Any
+
+import gevent
+from gevent import getcurrent
+from gevent.pool import Pool
+from gevent.server import StreamServer
+from gunicorn.http.wsgi import base_environ
+from gunicorn.sock import ssl_context
+
+from llmts.server.timeouts import Timeouts
+from llmts.transport.deadline import ActiveDelivery, end_delivery
+
+__all__ = ["ConnectionTracker", "GracefulWorker", "HeadDeadlineHandler"]
+
+# How often the stopping worker looks whether in-flight work is done.
+_STOP_POLL_SECONDS = 0.05
+# How often the running worker looks at ``alive`` (a SIGTERM is noticed within this).
+_ALIVE_POLL_SECONDS = 0.1
+
+
+class ConnectionTracker:
+    """Per worker: the connections waiting for a request head, and whether the worker is stopping."""
+
+    def __init__(self, request_head: float, keepalive: float) -> None:
+        self.request_head = request_head
+        self.keepalive = keepalive
+        self.stopping = False
+        self._waiting: dict[Any, gevent.Timeout] = {}
+        # Greenlets of gunicorn's ``gevent`` worker that served a request (their next head is kept-alive).
+        self._served: MutableSet[Any] = weakref.WeakSet()
+
+    def wait_for_head(self, kept_alive: bool) -> gevent.Timeout:
+        """Start the head deadline of the calling greenlet's connection and register it as waiting."""
+        seconds = 0.0 if self.stopping else (self.keepalive if kept_alive else self.request_head)
+        timer = gevent.Timeout(seconds)
+        timer.start()
+        self._waiting[getcurrent()] = timer
+        return timer
+
+    def head_done(self, timer: gevent.Timeout | None) -> None:
+        if timer is not None:
+            timer.close()
+            current = getcurrent()
+            if self._waiting.get(current) is timer:
+                del self._waiting[current]
+
+    @contextmanager
+    def head(self) -> Iterator[None]:
+        """gunicorn ``gevent`` worker: the head deadline around ``next(parser)``; silent when it fires
+        (the request stays None and gunicorn closes the connection)."""
+        current = getcurrent()
+        timer = self.wait_for_head(current in self._served)
+        try:
+            yield
+        except gevent.Timeout as exc:
+            if exc is not timer:
+                raise
+        finally:
+            self.head_done(timer)
+
+    def served(self) -> None:
+        self._served.add(getcurrent())
+
+    def stop(self) -> None:
+        """Close every connection that is only waiting for a head (its deadline fires now)."""
+        self.stopping = True
+        for greenlet, timer in list(self._waiting.items()):
+            greenlet.kill(timer, block=False)
+
+
+class HeadDeadlineHandler:
+    """Mixin for gevent's ``pywsgi.WSGIHandler``: deadlines on each request head, closing on stop."""
+
+    _llmts_kept_alive = False
+    _llmts_timer: gevent.Timeout | None = None
+
+    def handle_one_request(self) -> Any:
+        tracker: ConnectionTracker | None = getattr(self.server, "llmts_connections", None)  # type: ignore[attr-defined]
+        if tracker is None:
+            return super().handle_one_request()  # type: ignore[misc]
+        if tracker.stopping:
+            return None  # close the connection instead of waiting for another request
+        timer = self._llmts_timer = tracker.wait_for_head(self._llmts_kept_alive)
+        try:
+            return super().handle_one_request()  # type: ignore[misc]
+        except gevent.Timeout as exc:
+            if exc is not timer:
+                raise
+            return None  # the head did not arrive in time: close, nothing was admitted
+        finally:
+            tracker.head_done(timer)
+
+    def get_environ(self) -> Any:
+        # The head is complete: from here the app's own deadlines (body, writes) apply.
+        tracker: ConnectionTracker | None = getattr(self.server, "llmts_connections", None)  # type: ignore[attr-defined]
+        if tracker is not None:
+            tracker.head_done(self._llmts_timer)
+            self._llmts_timer = None
+            self._llmts_kept_alive = True
+            if tracker.stopping:
+                self.close_connection = True
+        return super().get_environ()  # type: ignore[misc]
+
+
+class GracefulWorker:
+    """Mixin for gunicorn's ``GeventWorker`` family: head deadlines and a graceful stop that does not wait
+    longer than in-flight work needs."""
+
+    cfg: Any
+    log: Any
+    wsgi: Any
+    sockets: list[Any]
+    alive: bool
+    worker_connections: int
+    server_class: Any
+    wsgi_handler: Any
+
+    def _llmts_timeouts(self) -> Timeouts:
+        timeouts = getattr(self.wsgi, "timeouts", None)
+        if isinstance(timeouts, Timeouts):
+            return timeouts
+        keepalive = float(self.cfg.keepalive or 2)  # a foreign app: gunicorn's own keep-alive setting
+        graceful = float(self.cfg.graceful_timeout)
+        return Timeouts(request_head=keepalive, keepalive=keepalive, graceful=graceful)
+
+    _llmts_tracker: ConnectionTracker
+
+    def timeout_ctx(self) -> Any:
+        return self._llmts_tracker.head()
+
+    def handle_request(self, *args: Any) -> Any:
+        self._llmts_tracker.served()
+        return super().handle_request(*args)  # type: ignore[misc]
+
+    def run(self) -> None:
+        timeouts = self._llmts_timeouts()
+        tracker = self._llmts_tracker = ConnectionTracker(timeouts.request_head, timeouts.keepalive)
+        track = getattr(self.wsgi, "track_deliveries", None)
+        deliveries: MutableSet[ActiveDelivery] = track() if callable(track) else set()
+        servers = [self._llmts_server(listener, tracker) for listener in self.sockets]
+        notified = 0.0
+        while self.alive:
+            if time.monotonic() - notified >= 1.0:
+                self.notify()  # type: ignore[attr-defined]
+                notified = time.monotonic()
+            gevent.sleep(_ALIVE_POLL_SECONDS)
+        self._llmts_stop(servers, tracker, deliveries)
+
+    def _llmts_server(self, listener: Any, tracker: ConnectionTracker) -> Any:
+        """The same servers gunicorn's ``GeventWorker.run`` starts, with the tracker attached."""
+        listener.setblocking(1)
+        ssl_args = {"ssl_context": ssl_context(self.cfg)} if self.cfg.is_ssl else {}
+        pool = Pool(self.worker_connections)
+        server: Any
+        if self.server_class is not None:
+            from gunicorn.workers.ggevent import VERSION
+
+            environ = base_environ(self.cfg)
+            environ.update({"wsgi.multithread": True, "SERVER_SOFTWARE": VERSION})
+            server = self.server_class(
+                listener,
+                application=self.wsgi,
+                spawn=pool,
+                log=self.log,
+                handler_class=self.wsgi_handler,
+                environ=environ,
+                **ssl_args,
+            )
+        else:
+            server = StreamServer(listener, handle=partial(self.handle, listener), spawn=pool, **ssl_args)  # type: ignore[attr-defined]
+        server.llmts_connections = tracker
+        server.start()
+        return server
+
+    def _llmts_stop(
+        self, servers: list[Any], tracker: ConnectionTracker, deliveries: MutableSet[ActiveDelivery]
+    ) -> None:
+        started = time.monotonic()
+        # The arbiter waits ``cfg.graceful_timeout`` (whole seconds, rounded up from this) before SIGKILL.
+        budget = min(self._llmts_timeouts().graceful, float(self.cfg.graceful_timeout))
+        # Streams still running this long before the budget ends get a clean end; what is still busy
+        # at ``kill_at`` is killed, leaving the arbiter (which waits the same budget) time to reap us.
+        end_at = started + budget - min(1.0, budget / 4)
+        kill_at = started + budget - min(0.25, budget / 10)
+        for server in servers:
+            server.close()  # stop accepting
+        tracker.stop()
+        ended = False
+        notified = started
+        while any(server.pool.free_count() != server.pool.size for server in servers):
+            now = time.monotonic()
+            if now >= kill_at:
+                self.log.warning("llmts: graceful timeout reached; ending the remaining connections")
+                for server in servers:
+                    server.stop(timeout=0.1)
+                return
+            if now >= end_at and not ended:
+                ended = True
+                for delivery in list(deliveries):
+                    end_delivery(delivery)
+            if now - notified >= 1.0:
+                self.notify()  # type: ignore[attr-defined]
+                notified = now
+            gevent.sleep(_STOP_POLL_SECONDS)

@@ -1,0 +1,168 @@
+"""Deadlines on blocking socket work, and the guard every response body passes through.
+
+Under gevent a blocked ``recv``/``sendall`` only returns when the peer acts, so a client that stops
+reading (its receive window fills) or stops sending holds a greenlet and a socket forever. A
+``Deadline`` is a hub timer that throws an exception into the greenlet that armed it; armed around the
+server's ``sendall`` of one chunk (the code after a ``yield`` runs once ``sendall`` returned, see
+docs/architecture.md), it bounds that one write. Without gevent (werkzeug's dev server, in-memory
+tests) deadlines are no-ops: the workers llmts supports are gevent's.
+
+``guard_writes`` wraps a body iterator: it arms the write deadline around each chunk's write, and it
+ends a stream cleanly (stop yielding: the server writes the chunked terminator) once the server's
+shutdown marked the delivery ``ended_by = "shutdown"``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import struct
+from collections.abc import Iterator, MutableSet
+from typing import Any
+
+from llmts.transport.abort import ConnectionAborted
+from llmts.transport.evidence import DeliveryEvidence
+
+__all__ = [
+    "ActiveDelivery",
+    "Deadline",
+    "deadlines_available",
+    "end_delivery",
+    "guard_writes",
+    "stop_reading",
+]
+
+
+def _hub() -> Any:
+    try:
+        from gevent import get_hub, monkey
+    except ImportError:  # pragma: no cover - gevent is a dependency
+        return None
+    return get_hub() if monkey.is_module_patched("socket") else None
+
+
+def deadlines_available() -> bool:
+    """True where deadlines act: in a gevent-patched process (both llmts gunicorn workers)."""
+    return _hub() is not None
+
+
+class Deadline:
+    """A re-armable timer that throws ``error`` into the greenlet that armed it when it expires."""
+
+    __slots__ = ("_error", "_greenlet", "_timer", "expired")
+
+    def __init__(self, seconds: float, error: BaseException) -> None:
+        hub = _hub()
+        self._timer = hub.loop.timer(seconds) if hub is not None else None
+        self._error = error
+        self._greenlet: Any = None
+        self.expired = False
+
+    def arm(self) -> None:
+        if self._timer is not None:
+            from gevent import getcurrent
+
+            self._greenlet = getcurrent()
+            self._timer.start(self._expire)
+
+    def disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer.close()
+            self._timer = None
+
+    def _expire(self) -> None:
+        self.expired = True
+        if self._greenlet is not None:
+            self._greenlet.throw(self._error)
+
+    def __enter__(self) -> Deadline:
+        self.arm()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ActiveDelivery:
+    """A response being written: what the server's shutdown needs to end it cleanly."""
+
+    __slots__ = ("evidence", "sock")
+
+    def __init__(self, evidence: DeliveryEvidence, sock: Any) -> None:
+        self.evidence = evidence
+        self.sock = sock
+
+
+def end_delivery(delivery: ActiveDelivery) -> None:
+    """Ask a running delivery to end cleanly now (server shutdown deadline).
+
+    The guard stops before its next chunk; a writer waiting between frames (delay, stall, drip) sees
+    its socket readable at EOF and returns at once, so the stream ends with a clean chunked end.
+    """
+    delivery.evidence.ended_by = "shutdown"
+    stop_reading(delivery.sock)
+
+
+def stop_reading(sock: Any) -> None:
+    """Shut the read side: later reads see EOF at once (nothing waits for bytes the client never sends)."""
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RD)
+
+
+def _drop_unsent(sock: Any) -> None:
+    """Make the server's coming close a reset: a stalled reader's unsent bytes are discarded at once."""
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+def guard_writes(
+    chunks: Iterator[bytes],
+    evidence: DeliveryEvidence,
+    sock: Any,
+    write_timeout: float | None,
+    active: MutableSet[ActiveDelivery] | None,
+) -> Iterator[bytes]:
+    """Yield ``chunks`` with each write bounded by ``write_timeout`` and the delivery visible to shutdown.
+
+    A write that outlives its deadline raises ``ConnectionAborted`` inside the server's ``sendall``
+    (benign to both gunicorn gevent workers: the connection is dropped without a traceback); the inner
+    writer then records ``client_gone`` and ``evidence.ended_by`` says ``write_timeout``.
+    """
+    deadline = (
+        Deadline(write_timeout, ConnectionAborted("llmts dropped a client that stopped reading"))
+        if write_timeout is not None
+        else None
+    )
+    delivery = ActiveDelivery(evidence, sock)
+    if active is not None:
+        active.add(delivery)
+    try:
+        for chunk in chunks:
+            if evidence.ended_by is not None:
+                if evidence.transport_outcome is None:
+                    evidence.transport_outcome = "early_end"
+                return
+            if deadline is None:
+                yield chunk
+                continue
+            deadline.arm()
+            yield chunk
+            deadline.disarm()
+    finally:
+        if deadline is not None:
+            deadline.close()
+            if deadline.expired:
+                evidence.ended_by = "write_timeout"
+                _drop_unsent(sock)
+        if active is not None:
+            active.discard(delivery)
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()  # the inner writer's ``finally`` records the outcome and completes the journal entry

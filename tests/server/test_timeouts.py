@@ -1,0 +1,257 @@
+"""Timeouts and graceful stop over raw sockets, on both gunicorn workers (docs/server.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from llmts import LlmTestServer, SessionClient
+from llmts.server.timeouts import Timeouts
+from tests.helpers import USER_HI, raw_request
+
+_FAST = ["--request-head-timeout", "0.5", "--keepalive-timeout", "0.5", "--body-timeout", "0.5"]
+_WORKERS = ["gevent_pywsgi", "gevent"]
+
+
+def _connect(server: LlmTestServer, rcvbuf: int | None = None) -> socket.socket:
+    parts = urlsplit(server.url)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    sock.connect((parts.hostname, parts.port))
+    sock.settimeout(5)
+    return sock
+
+
+def _read_to_close(sock: socket.socket) -> bytes:
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def _read_health(sock: socket.socket) -> None:
+    data = b""
+    while not data.endswith(b'{"status":"ok"}'):
+        data += sock.recv(65536)
+    assert data.startswith(b"HTTP/1.1 200")
+
+
+def _chat_request(session: SessionClient, body: dict[str, Any], declared: int | None = None) -> bytes:
+    raw = json.dumps(body).encode()
+    path = urlsplit(session.provider_base).path + "/openai/v1/chat/completions"
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {declared if declared is not None else len(raw)}\r\n\r\n"
+    )
+    return head.encode() + raw
+
+
+@pytest.mark.parametrize("worker", _WORKERS)
+def test_stuck_clients_are_closed_after_the_head_timeout_while_others_are_served(
+    own_server_factory: Callable[..., LlmTestServer], worker: str
+) -> None:
+    server = own_server_factory(extra_args=[*_FAST, "--worker-class", worker])
+    baseline = server.process_stats()["open_sockets"]
+    stuck = [_connect(server) for _ in range(40)]
+    for index, sock in enumerate(stuck):  # silent, half a request line, or headers without the blank line
+        sock.sendall([b"", b"POST /openai/v1/chat", b"GET /health HTTP/1.1\r\nHost: x\r\n"][index % 3])
+    opened = time.monotonic()
+
+    # Served meanwhile, at once.
+    assert raw_request(server.url, "GET", "/health").status == 200
+    assert time.monotonic() - opened < 0.4
+
+    for sock in stuck:
+        assert _read_to_close(sock) == b""  # closed without an answer: nothing was admitted
+        sock.close()
+    assert 0.4 < time.monotonic() - opened < 3.0
+    deadline = time.monotonic() + 3
+    while server.process_stats()["open_sockets"] > baseline + 1:
+        assert time.monotonic() < deadline, "the server kept the stuck sockets"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("worker", _WORKERS)
+def test_idle_keepalive_connection_is_closed_after_the_keepalive_timeout(
+    own_server_factory: Callable[..., LlmTestServer], worker: str
+) -> None:
+    server = own_server_factory(extra_args=[*_FAST, "--worker-class", worker])
+    sock = _connect(server)
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    _read_health(sock)
+    answered = time.monotonic()
+
+    assert _read_to_close(sock) == b""
+    assert 0.4 < time.monotonic() - answered < 3.0
+
+
+@pytest.mark.parametrize("worker", _WORKERS)
+def test_body_shorter_than_content_length_gets_408_and_is_journaled(
+    own_server_factory: Callable[..., LlmTestServer], worker: str
+) -> None:
+    server = own_server_factory(extra_args=[*_FAST, "--worker-class", worker])
+    session = server.create_session()
+    request = _chat_request(session, {"model": "gpt-4.1-mini", "messages": USER_HI}, declared=4000)
+    sock = _connect(server)
+    sock.sendall(request)
+    sent = time.monotonic()
+
+    answer = _read_to_close(sock)  # the server answers and closes the connection
+
+    assert 0.4 < time.monotonic() - sent < 3.0
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408")
+    assert json.loads(body)["error"]["code"] == "llm_test_server_body_timeout"  # OpenAI's envelope
+    [entry] = session.requests()
+    assert (entry["status"], entry["error_code"], entry["success"]) == (
+        408,
+        "llm_test_server_body_timeout",
+        False,
+    )
+
+
+def test_control_route_body_timeout_answers_in_the_control_envelope(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    server = own_server_factory(extra_args=_FAST)
+    sock = _connect(server)
+    sock.sendall(b"POST /admin-api/configure HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{")
+
+    head, _, body = _read_to_close(sock).partition(b"\r\n\r\n")
+
+    assert head.startswith(b"HTTP/1.1 408")
+    assert json.loads(body)["error"]["code"] == "llm_test_server_body_timeout"
+
+
+@pytest.mark.parametrize("worker", _WORKERS)
+def test_stream_nobody_reads_is_dropped_after_the_write_timeout(
+    own_server_factory: Callable[..., LlmTestServer], worker: str
+) -> None:
+    server = own_server_factory(extra_args=["--write-timeout", "0.5", "--worker-class", worker])
+    session = server.create_session()
+    session.configure({"scenarios": [{"responses": [{"text": "x" * 6_000_000}]}]})  # > the kernel's buffers
+    # A tiny receive window and a reader that never reads: the server's sendall blocks.
+    sock = _connect(server, rcvbuf=4096)
+    sock.sendall(_chat_request(session, {"model": "gpt-4.1-mini", "stream": True, "messages": USER_HI}))
+
+    deadline = time.monotonic() + 5
+    while not (entries := session.requests(completed=True)):
+        assert time.monotonic() < deadline, "the stalled write was never given up"
+        time.sleep(0.05)
+    [entry] = entries
+    assert entry["transport_outcome"] == "client_gone"
+    assert entry["error_code"] == "llm_test_server_write_timeout"
+    assert entry["success"] is False and entry["terminal_marker_observed"] is False
+    with pytest.raises(ConnectionResetError):  # dropped with a reset: the unsent megabytes are discarded
+        _read_to_close(sock)
+    sock.close()
+    assert raw_request(server.url, "GET", "/health").status == 200
+
+
+@pytest.mark.parametrize("worker", _WORKERS)
+def test_sigterm_exits_as_soon_as_work_is_done_despite_idle_keepalive(
+    own_server_factory: Callable[..., LlmTestServer], worker: str
+) -> None:
+    server = own_server_factory(extra_args=["--graceful-timeout", "20", "--worker-class", worker])
+    session = server.create_session()
+    session.configure({"scenarios": [{"responses": [{"text": "late", "delay_ms": 700}]}]})
+    idle = _connect(server)
+    idle.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    _read_health(idle)
+    busy = _connect(server)
+    busy.sendall(_chat_request(session, {"model": "gpt-4.1-mini", "messages": USER_HI}))
+    time.sleep(0.2)
+    assert server.process is not None
+    signalled = time.monotonic()
+    server.process.send_signal(signal.SIGTERM)
+
+    head, _, body = _read_to_close(busy).partition(b"\r\n\r\n")  # in-flight work still completes
+    assert head.startswith(b"HTTP/1.1 200") and b"late" in body
+    assert _read_to_close(idle) == b""
+    assert server.process.wait(10) == 0
+    assert time.monotonic() - signalled < 5.0  # far below the 20 s budget
+
+
+@pytest.mark.parametrize("worker", _WORKERS)
+def test_stream_running_at_the_graceful_deadline_gets_a_clean_end(
+    own_server_factory: Callable[..., LlmTestServer], worker: str
+) -> None:
+    server = own_server_factory(extra_args=["--graceful-timeout", "2", "--worker-class", worker])
+    session = server.create_session()
+    plan = {"mode": "delay_then_continue", "after_content_frames": 1, "delay_ms": 30_000}
+    response = {"text": "a b c", "chunks": ["a ", "b ", "c"], "stream_delivery": plan}
+    session.configure({"scenarios": [{"responses": [response]}]})
+    sock = _connect(server)
+    sock.sendall(_chat_request(session, {"model": "gpt-4.1-mini", "stream": True, "messages": USER_HI}))
+    time.sleep(0.3)
+    assert server.process is not None
+    signalled = time.monotonic()
+    server.process.send_signal(signal.SIGTERM)
+
+    answer = _read_to_close(sock)
+
+    assert answer.endswith(b"\r\n0\r\n\r\n")  # the chunked terminator: a clean end, like early_clean_end
+    assert b'"content":"a "' in answer and b'"content":"b "' not in answer and b"[DONE]" not in answer
+    assert 1.0 < time.monotonic() - signalled < 2.0
+    assert server.process.wait(10) == 0
+    assert time.monotonic() - signalled < 4.0
+
+
+def test_timeouts_validate_and_read_the_environment() -> None:
+    assert Timeouts() == Timeouts(request_head=10, body=30, write=60, keepalive=30, graceful=5)
+    env = {"LLMTS_WRITE_TIMEOUT": "2.5", "LLMTS_GRACEFUL_TIMEOUT": "1"}
+    assert Timeouts.from_env(env) == Timeouts(write=2.5, graceful=1)
+    with pytest.raises(ValueError, match="LLMTS_BODY_TIMEOUT"):
+        Timeouts.from_env({"LLMTS_BODY_TIMEOUT": "soon"})
+    for bad in (0, -1, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="write timeout"):
+            Timeouts(write=bad)
+
+
+def test_invalid_timeout_options_exit_with_2() -> None:
+    for args, env, expected in (
+        (["--write-timeout", "0"], {}, "write timeout"),
+        ([], {"LLMTS_KEEPALIVE_TIMEOUT": "later"}, "LLMTS_KEEPALIVE_TIMEOUT"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-m", "llmts", "serve", "--port", "0", *args],
+            capture_output=True,
+            timeout=30,
+            env={**os.environ, **env},
+        )
+        assert result.returncode == 2
+        assert expected in result.stderr.decode()
+
+
+def test_plain_gunicorn_gets_body_and_head_deadlines(tmp_path: Any) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    command = [sys.executable, "-m", "gunicorn", "-k", "gevent", "-w", "1", "--no-control-socket"]
+    command += ["--keep-alive", "1", "-b", f"127.0.0.1:{port}", "llmts.app:create_app()"]
+    env = {**os.environ, "LLMTS_BODY_TIMEOUT": "0.5"}
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        server = LlmTestServer.attach(f"http://127.0.0.1:{port}", timeout=20)
+        silent = _connect(server)  # gunicorn's own keep-alive setting bounds the head
+        sock = _connect(server)
+        sock.sendall(
+            _chat_request(server.create_session(), {"model": "m", "messages": USER_HI}, declared=900)
+        )
+
+        assert _read_to_close(sock).startswith(b"HTTP/1.1 408")
+        assert _read_to_close(silent) == b""
+    finally:
+        proc.kill()
+        proc.wait(10)

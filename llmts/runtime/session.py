@@ -22,6 +22,7 @@ from llmts.errors import (
     ScenarioExhausted,
     ScriptedError,
 )
+from llmts.providers.catalog import CATALOG
 from llmts.runtime.clock import Clock, IdSource
 from llmts.runtime.compat import check_delivery_fits, check_output_fits
 from llmts.runtime.conversations import DEFAULT_CALLER, Caller, ConversationBook, Ticket, compile_graphs
@@ -127,16 +128,9 @@ class Session:
         plan = self._plan
         return plan is None or model in plan.models
 
-    def azure_deployment_model(self, deployment: str) -> str | None:
-        """The model an Azure deployment serves; unconfigured sessions serve any deployment as its name."""
-        plan = self._plan
-        if plan is None:
-            return deployment
-        return plan.config.azure_deployments.get(deployment)
-
     def model_ids(self) -> list[str]:
         plan = self._plan
-        return list(plan.config.models) if plan is not None else ["gpt-4.1-mini"]
+        return list(plan.config.models) if plan is not None else [CATALOG.default_model]
 
     # --- journal ------------------------------------------------------------------------------------
 
@@ -192,7 +186,7 @@ class Session:
     # --- requests ----------------------------------------------------------------------------------
 
     def warm_cache(self, request: NeutralRequest) -> Usage:
-        """Only write/read the prompt cache (Anthropic ``max_tokens: 0``): no scripted answer is consumed."""
+        """Only write/read the prompt cache (an adapter's cache warm-up): no scripted answer is consumed."""
         with self._lock:
             effect = self._prompt_cache.observe(request)
         return build(

@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from llmts.providers import catalog
 from llmts.schema.conversation_limits import CONVERSATION_LIMITS
 from llmts.schema.determinism import DETERMINISM_LIMITS, Determinism
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
@@ -37,15 +38,8 @@ __all__ = [
     "UsageOverride",
 ]
 
-PROVIDER_NAMESPACES: tuple[str, ...] = (
-    "openai",
-    "azure-openai",
-    "anthropic",
-    "gemini",
-    "cohere",
-    "ollama",
-    "bedrock",
-)
+# The names the provider registry declares (llmts/providers/catalog.py): served and reserved namespaces.
+PROVIDER_NAMESPACES: tuple[str, ...] = catalog.CATALOG.namespaces
 
 # Documented in docs/configuration.md; each overflow is a 400 naming the field.
 LIMITS: dict[str, int] = {
@@ -70,12 +64,13 @@ TerminalPolicy = Literal["reject", "repeat_last_response", "restart"]
 
 
 def _known_namespace(value: str) -> str:
-    if value not in PROVIDER_NAMESPACES:
-        raise ValueError("unknown provider namespace; expected one of " + ", ".join(PROVIDER_NAMESPACES))
+    namespaces = catalog.CATALOG.namespaces  # read live: the registry, not a copy, is the authority
+    if value not in namespaces:
+        raise ValueError("unknown provider namespace; expected one of " + ", ".join(namespaces))
     return value
 
 
-# A provider namespace of CONTRACT.md (``openai``, ``azure-openai``, ``anthropic``...).
+# A provider namespace the registry declares (docs/configuration.md lists them).
 ProviderNamespace = Annotated[str, AfterValidator(_known_namespace)]
 
 _STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -257,7 +252,7 @@ class SessionConfig(BaseModel):
     model_config = _STRICT
 
     models: list[str] = Field(
-        default_factory=lambda: ["gpt-4.1-mini"], min_length=1, max_length=LIMITS["models"]
+        default_factory=lambda: [catalog.CATALOG.default_model], min_length=1, max_length=LIMITS["models"]
     )
     provider_credentials: dict[str, str] = Field(default_factory=dict)
     scenarios: list[Scenario] = Field(default_factory=list, max_length=LIMITS["scenarios"])
@@ -281,11 +276,11 @@ class SessionConfig(BaseModel):
     @field_validator("provider_credentials")
     @classmethod
     def _credentials(cls, value: dict[str, str]) -> dict[str, str]:
+        namespaces = catalog.CATALOG.namespaces
         for namespace, credential in value.items():
-            if namespace not in PROVIDER_NAMESPACES:
+            if namespace not in namespaces:
                 raise ValueError(
-                    f"unknown provider namespace {namespace!r}; expected one of "
-                    + ", ".join(PROVIDER_NAMESPACES)
+                    f"unknown provider namespace {namespace!r}; expected one of " + ", ".join(namespaces)
                 )
             if not credential or len(credential) > LIMITS["credential_chars"]:
                 raise ValueError(f"credentials must be 1..{LIMITS['credential_chars']} characters")

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 from pydantic_core import PydanticCustomError
 
+from llmts.providers import catalog
+
 # config.py imports this module just before SessionConfig, once everything used here is defined.
 from llmts.schema.config import LIMITS, ProviderNamespace, ResponseFixture, TerminalPolicy
 from llmts.schema.json_path import JSON_PATH_CHARS, parse_json_path
@@ -343,7 +345,7 @@ class ExplainRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    provider_namespace: ProviderNamespace = "openai"
+    provider_namespace: ProviderNamespace = catalog.CATALOG.default.namespace
     # The provider credential the request would present (its hash is part of the identity); absent: the
     # session's configured credential for the provider, else none.
     credential: str | None = Field(default=None, max_length=LIMITS["credential_chars"])

@@ -253,6 +253,8 @@ class LlmtsApp:
             return route.handle(call)
         session = call.session
         neutral = route.parse(call)
+        if neutral.stream and neutral.operation in route.in_stream_faults:
+            neutral = neutral.model_copy(update={"in_stream_faults": True})
         entry.operation = neutral.operation
         entry.model = neutral.model
         entry.streaming = neutral.stream

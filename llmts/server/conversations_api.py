@@ -14,6 +14,7 @@ import orjson
 from pydantic import ValidationError
 
 from llmts.errors import InvalidRequest
+from llmts.providers.adapters import ADAPTERS, in_stream_surfaces
 from llmts.runtime import Session
 from llmts.runtime.conversations import (
     CONVERSATION_ENVIRON,
@@ -25,6 +26,9 @@ from llmts.schema.conversations import ExplainRequest
 from llmts.schema.validation import format_location
 
 __all__ = ["conversations_listing", "explain_match"]
+
+# What the routes declare, so an explained request fits delivery plans exactly as the real one would.
+_IN_STREAM_SURFACES = in_stream_surfaces(ADAPTERS)
 
 
 def conversations_listing(session: Session, environ: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -67,6 +71,8 @@ def explain_match(session: Session, environ: Mapping[str, Any], body: bytes) -> 
         neutral = neutral_from_explained(parsed.request, provider, session.model_ids()[0])
     except ValueError as exc:
         raise _invalid(str(exc), [{"path": "request.tool_choice", "message": str(exc)}]) from None
+    if neutral.stream and (provider, neutral.operation) in _IN_STREAM_SURFACES:
+        neutral = neutral.model_copy(update={"in_stream_faults": True})
     credential = parsed.credential if parsed.credential is not None else session.credential_for(provider)
     explanation = session.explain(neutral, Caller(conversation_id, credential))
     payload: dict[str, Any] = explanation.model_dump(mode="json")

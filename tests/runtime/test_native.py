@@ -11,12 +11,12 @@ import pytest
 from llmts.errors import FixtureMismatch, InvalidRequest
 from llmts.runtime.native import (
     check_native_fits,
-    check_native_models,
     compile_items,
     exact_number,
     filter_matches,
     parse_filter,
 )
+from llmts.providers.openai.native_models import check_native_models
 from llmts.runtime.native.numbers import parse_exact_json
 from llmts.schema import SessionConfig, ToolChoice
 from llmts.schema.native import (

@@ -210,5 +210,6 @@ def chat_request_from_body(
         preamble=tools_text,
         cache_mode="implicit",
         cache_breakpoints=(),
+        in_stream_faults=False,
         stream_include_usage=bool(stream_options and stream_options.get("include_usage")),
     )

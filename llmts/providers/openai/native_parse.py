@@ -13,8 +13,8 @@ from decimal import Decimal
 from typing import Any
 
 from llmts.errors import InvalidRequest
+from llmts.providers.openai.native_models import check_native_models
 from llmts.runtime.native.filters import parse_filter
-from llmts.runtime.native.models import check_native_models
 from llmts.runtime.native.numbers import parse_exact_json
 from llmts.schema.native import (
     INCLUDABLE,

@@ -301,6 +301,7 @@ def parse_responses_body(
         preamble=preamble,
         cache_mode="implicit",
         cache_breakpoints=(),
+        in_stream_faults=False,
         echo=echo,
         instructions=instructions,
         store=store,

@@ -44,7 +44,8 @@ class Catalog:
         if not self.providers or len(set(namespaces)) != len(namespaces):
             raise ValueError(f"provider namespaces must be unique and at least one served: {namespaces}")
         if self.providers[0].default_model is None:
-            raise ValueError(f"the default provider {self.providers[0].namespace!r} declares no default_model")
+            default = self.providers[0].namespace
+            raise ValueError(f"the default provider {default!r} declares no default_model")
         clients = {client.name: (info, client) for info in self.providers for client in info.sdk_clients}
         if len(clients) != sum(len(info.sdk_clients) for info in self.providers):
             raise ValueError("SDK client names must be unique across providers")

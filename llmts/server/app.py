@@ -26,8 +26,8 @@ from llmts.errors import (
     RouteNotFound,
     ScriptedError,
 )
-from llmts.providers import (
-    ADAPTERS,
+from llmts.providers.adapters import ADAPTERS
+from llmts.providers.base import (
     InferenceRoute,
     ProviderAdapter,
     ProviderCall,
@@ -166,7 +166,8 @@ class LlmtsApp:
             session.journal.record_request(entry, body)
             request = ProviderRequest(method, path, args, body, environ)
             caller = Caller(conversation_id, self._authenticate(adapter, request, session))
-            reply = self._run(route, ProviderCall(request, session, request_id, wire), environ, entry, caller)
+            call = ProviderCall(request, session, request_id, wire)
+            reply = self._run(route, session, call, environ, entry, caller)
             if reply is None:  # the client left during a delay: nothing to write
                 entry.status = 499
                 entry.success = False
@@ -243,6 +244,7 @@ class LlmtsApp:
     def _run(
         self,
         route: Route,
+        session: Session,
         call: ProviderCall,
         environ: Mapping[str, Any],
         entry: JournalRecord,
@@ -251,7 +253,6 @@ class LlmtsApp:
         if not isinstance(route, InferenceRoute):
             entry.operation = route.operation or route.rule
             return route.handle(call)
-        session = call.session
         neutral = route.parse(call)
         if neutral.stream and neutral.operation in route.in_stream_faults:
             neutral = neutral.model_copy(update={"in_stream_faults": True})

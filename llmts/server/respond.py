@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, MutableSet, Sequence
 from typing import Any
 
-from llmts.providers import Reply
+from llmts.providers.base import Reply
 from llmts.runtime import Session
 from llmts.runtime.journal import JournalRecord
 from llmts.schema.faults import HARMLESS_MODES, FrameKind, StreamDelivery

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from llmts.errors import FixtureMismatch, InvalidRequest
+from llmts.providers.openai.native_models import check_native_models
 from llmts.runtime.native import (
     check_native_fits,
     compile_items,
@@ -16,7 +17,6 @@ from llmts.runtime.native import (
     filter_matches,
     parse_filter,
 )
-from llmts.providers.openai.native_models import check_native_models
 from llmts.runtime.native.numbers import parse_exact_json
 from llmts.schema import SessionConfig, ToolChoice
 from llmts.schema.native import (

@@ -27,9 +27,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from llmts.schema.builder import ConfigBuilder, ScenarioBuilder
+from llmts.schema.builder import ConfigBuilder, ConversationBuilder, ScenarioBuilder, StepBuilder
 from llmts.schema.config import SessionConfig
-from llmts.schema.conversation_builder import ConversationBuilder, StepBuilder
 from llmts.schema.journal import JournalQuery
 from llmts.schema.verify import VerificationRequest, VerificationResult
 

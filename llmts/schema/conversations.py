@@ -77,7 +77,7 @@ class _WhenRules(BaseModel):
             return name in self.model_fields_set
         return getattr(self, name) is not None
 
-    def value(self, name: str) -> Any:
+    def value_of(self, name: str) -> Any:
         """The configured value of predicate ``name`` (None when unset)."""
         return getattr(self, name)
 
@@ -111,7 +111,7 @@ else:
         __base__=_WhenRules,
         __module__=__name__,
         __doc__="Predicates on the request; all present ones must pass (an empty ``when`` always passes).",
-        **{spec.name: (spec.annotation, None) for spec in PREDICATES},
+        **{spec.name: (spec.annotation | None, None) for spec in PREDICATES},
     )
 
 
@@ -315,6 +315,9 @@ class ExplainedRequest(BaseModel):
     operation: str = "explain"
     messages: list[ExplainMessage] = Field(min_length=1)
     tool_names: list[str] = Field(default_factory=list)
+    # A system prompt / instructions sent outside ``messages`` (Anthropic ``system``, Gemini
+    # ``systemInstruction``); system and developer messages go in ``messages``.
+    system: str = ""
     tool_choice: Any = "auto"
     response_format: Literal["text", "json_object", "json_schema"] = "text"
     stream: bool = False

@@ -250,7 +250,7 @@ def _tool_result(match: ToolResultMatch, when: StepWhen) -> Check:
 
 
 def _tool_arguments_json(arguments: Any, when: StepWhen) -> Check:
-    match = when.value("tool_result")
+    match = when.value_of("tool_result")
     assert isinstance(match, ToolResultMatch)  # the schema requires tool_result beside it
     return _tool_call_matches(match.name, match.call_id, arguments)
 

@@ -29,9 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from llmts.providers.catalog import CATALOG
-from llmts.schema.builder import ConfigBuilder, ScenarioBuilder
+from llmts.schema.builder import ConfigBuilder, ConversationBuilder, ScenarioBuilder, StepBuilder
 from llmts.schema.config import SessionConfig
-from llmts.schema.conversation_builder import ConversationBuilder, StepBuilder
 from llmts.schema.journal import JournalQuery
 from llmts.schema.verify import VerificationRequest, VerificationResult
 

@@ -260,6 +260,7 @@ _PROVIDER_WORDS = re.compile(
 _ALLOWED = {
     ("schema/config.py", "azure_deployments"),
     ("schema/config.py", "azure_deployments["),
+    ("schema/fixtures.py", "azure_deployments"),  # its LIMITS key
     (
         "runtime/native/fit.py",
         " answers with native output items, which only OpenAI Responses requests "

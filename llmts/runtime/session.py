@@ -15,21 +15,15 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from llmts.errors import (
-    ModelNotFound,
-    NoMatchingScenario,
-    RequestSuperseded,
-    ScenarioExhausted,
-    ScriptedError,
-)
+from llmts.errors import RequestSuperseded, ScriptedError
 from llmts.providers.catalog import CATALOG
 from llmts.runtime.clock import Clock, IdSource
-from llmts.runtime.compat import check_delivery_fits, check_output_fits
 from llmts.runtime.conversations import DEFAULT_CALLER, Caller, ConversationBook, Ticket, compile_graphs
 from llmts.runtime.conversations.explain import explain_match
+from llmts.runtime.conversations.selection import select
 from llmts.runtime.determinism import WireIdentity, with_generated_call_ids
 from llmts.runtime.journal import Journal, JournalRecord, JournalSnapshot
-from llmts.runtime.plans import ResponsePlan, ScenarioPlan, SessionPlan, compile_config
+from llmts.runtime.plans import ResponsePlan, SessionPlan, compile_config
 from llmts.runtime.prompt_cache import MIN_CACHEABLE_TOKENS, NO_CACHE_EFFECT, PromptCache
 from llmts.runtime.store import BoundedStore
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
@@ -205,64 +199,40 @@ class Session:
         entry to tag with the conversation, step and turn."""
         input_tokens = estimate_input_tokens(request.messages, request.preamble)
         with self._lock:
-            plan = self._plan
-            if plan is None:
+            # The same selection POST /admin-api/match/explain renders; admitting adds the commit.
+            chosen = select(self._plan, self._cursors, self._conversations, request, caller or DEFAULT_CALLER)
+            if chosen.outcome == "echo":
                 text = request.latest_user_text()
                 echo = ScriptedOutput(
                     kind="text", text=text, chunks=(text,), output_tokens=estimate_text_tokens(text)
                 )
                 return Admission(self._generation, 0, None, echo, None, input_tokens)
-            if request.model not in plan.models:
-                raise ModelNotFound(
-                    f"The model `{request.model}` does not exist or you do not have access to it.",
-                    param="model",
+            verdict, inputs = chosen.graph, chosen.inputs
+            if verdict is not None and inputs is not None and record is not None:
+                record.scenario = verdict.graph.id
+                record.conversation = inputs.conversation_id
+                record.turn = inputs.view.turn
+                record.step = chosen.step
+            if chosen.error is not None:
+                raise chosen.error
+            if verdict is not None and inputs is not None and self._conversations is not None:
+                ticket = self._conversations.reserve(verdict, inputs)
+                return Admission(
+                    self._generation,
+                    ticket.delay_ms,
+                    ticket.response,
+                    None,
+                    ticket.graph_id,
+                    input_tokens,
+                    ticket,
                 )
-            book = self._conversations
-            if book is not None:  # graphs come before scenarios
-                ticket = book.admit(request, caller or DEFAULT_CALLER, record)
-                if ticket is not None:
-                    return Admission(
-                        self._generation,
-                        ticket.delay_ms,
-                        ticket.response,
-                        None,
-                        ticket.graph_id,
-                        input_tokens,
-                        ticket,
-                    )
-            for index, scenario in enumerate(plan.scenarios):
-                if scenario.matches(request.provider, request.model):
-                    response = self._take(index, scenario, request)
-                    return Admission(
-                        self._generation, response.delay_ms, response, None, scenario.id, input_tokens
-                    )
-            if book is not None and (unclaimed := book.unclaimed(request, caller or DEFAULT_CALLER)):
-                raise unclaimed
-            raise NoMatchingScenario(
-                f"no scenario of this session serves {request.provider} requests for model {request.model!r}"
+            scenario = chosen.scenario
+            assert scenario is not None and scenario.position is not None
+            self._cursors[scenario.index] = scenario.position + 1
+            response = scenario.scenario.responses[scenario.position]
+            return Admission(
+                self._generation, response.delay_ms, response, None, scenario.scenario.id, input_tokens
             )
-
-    def _take(self, index: int, scenario: ScenarioPlan, request: NeutralRequest) -> ResponsePlan:
-        """Pick the scenario's next response, check it fits, and only then advance the cursor."""
-        position = self._cursors[index]
-        count = len(scenario.responses)
-        if position >= count:
-            if scenario.terminal_policy == "repeat_last_response":
-                position = count - 1
-            elif scenario.terminal_policy == "restart":
-                position = 0
-            else:
-                raise ScenarioExhausted(
-                    f"scenario {scenario.id!r} has no responses left ({count} configured, all consumed)"
-                )
-        response = scenario.responses[position]
-        where = f"scenario {scenario.id!r} response {position}"
-        if response.output is not None:
-            check_output_fits(request, response.output, where)
-        if response.stream_delivery is not None:
-            check_delivery_fits(request, response.stream_delivery, where)
-        self._cursors[index] = position + 1
-        return response
 
     def complete(
         self, admission: Admission, request: NeutralRequest, wire: WireIdentity | None = None

@@ -104,6 +104,9 @@ class NeutralRequest(BaseModel):
     # Prompt material before the messages (tool declarations, system blocks...) as text: it counts towards
     # input tokens and is the first segment of the prompt-cache prefix.
     preamble: str = ""
+    # The system prompt / instructions a provider sends outside ``messages`` (Anthropic ``system``, Gemini
+    # ``systemInstruction``); OpenAI surfaces carry theirs as system/developer messages.
+    system: str = ""
     cache_mode: CacheMode = "none"
     # Explicit mode: cache breakpoints as segment indexes (0 = preamble, 1 + i = messages[i]).
     cache_breakpoints: tuple[int, ...] = ()

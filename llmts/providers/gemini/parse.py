@@ -281,6 +281,7 @@ def parse_body(body: dict[str, Any], model: str, operation: str) -> NeutralReque
         stream=operation != GENERATE,
         stream_include_usage=operation != GENERATE,
         preamble=preamble,
+        system=system,
         cache_mode="implicit",
         cache_breakpoints=(),
         in_stream_faults=False,

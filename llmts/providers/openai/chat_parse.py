@@ -208,6 +208,7 @@ def chat_request_from_body(
         response_format=_response_format(body.get("response_format")),
         stream=bool(stream),
         preamble=tools_text,
+        system="",
         cache_mode="implicit",
         cache_breakpoints=(),
         in_stream_faults=False,

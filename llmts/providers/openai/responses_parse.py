@@ -299,6 +299,7 @@ def parse_responses_body(
         stream=stream,
         stream_include_usage=False,
         preamble=preamble,
+        system="",
         cache_mode="implicit",
         cache_breakpoints=(),
         in_stream_faults=False,

@@ -241,10 +241,8 @@ class ConversationBook:
             if not verdict.claims:
                 continue
             if record is not None:
-                record.scenario = graph.id
-                record.conversation = inputs.conversation_id
-                record.turn = inputs.view.turn
-                record.step = verdict.step.id if verdict.step is not None else None
+                step_id = verdict.step.id if verdict.step is not None else None
+                record.owned_by(graph.id, inputs.conversation_id, inputs.view.turn, step_id)
             error = self.obstacle(verdict, request)
             if error is not None:
                 raise error

@@ -24,6 +24,7 @@ __all__ = [
     "InvalidConversationId",
     "InvalidRequest",
     "LlmtsError",
+    "MemoryBudgetExceeded",
     "MethodNotAllowed",
     "ModelNotFound",
     "NoMatchingScenario",
@@ -195,6 +196,15 @@ class ConversationCapacityExceeded(LlmtsError):
     should_retry = False
     code = "conversation_capacity_exceeded"
     http_status = 409
+
+
+class MemoryBudgetExceeded(LlmtsError):
+    """507: stored objects or conversation state would exceed the process memory budget (--max-memory)
+    even after every journal entry was evicted."""
+
+    should_retry = False
+    code = "llm_test_server_memory_exhausted"
+    http_status = 507
 
 
 class ScriptedError(LlmtsError):

@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from llmts.errors import RequestSuperseded, ScriptedError
+from llmts.errors import MemoryBudgetExceeded, RequestSuperseded, ScriptedError
 from llmts.providers.catalog import CATALOG
 from llmts.runtime.clock import Clock, IdSource
 from llmts.runtime.conversations import DEFAULT_CALLER, Caller, ConversationBook, Ticket, compile_graphs
@@ -23,6 +23,7 @@ from llmts.runtime.conversations.explain import explain_match
 from llmts.runtime.conversations.selection import select
 from llmts.runtime.determinism import WireIdentity, with_generated_call_ids
 from llmts.runtime.journal import Journal, JournalRecord, JournalSnapshot
+from llmts.runtime.memory import MemoryBudget
 from llmts.runtime.plans import ResponsePlan, SessionPlan, compile_config
 from llmts.runtime.prompt_cache import MIN_CACHEABLE_TOKENS, NO_CACHE_EFFECT, PromptCache
 from llmts.runtime.store import BoundedStore
@@ -47,7 +48,9 @@ class Admission:
 
 
 class Session:
-    def __init__(self, session_id: str, *, clock: Clock, ids: IdSource) -> None:
+    def __init__(
+        self, session_id: str, *, clock: Clock, ids: IdSource, budget: MemoryBudget | None = None
+    ) -> None:
         self.id = session_id
         self.created_at = clock.now()
         self._clock = clock
@@ -59,8 +62,13 @@ class Session:
         self._retired = False
         self._prompt_cache = PromptCache()
         self._stores: dict[str, BoundedStore] = {}
-        self._journal = Journal()
+        self._journal = Journal(budget=budget)
         self._conversations: ConversationBook | None = None
+        # The process memory budget (owned by the registry) and what this session has charged to it for
+        # stored objects and conversation state; the journal charges its own entries.
+        self._budget = budget
+        self._charged_stores = 0
+        self._charged_conversations = 0
 
     # --- control -----------------------------------------------------------------------------------
 
@@ -89,10 +97,12 @@ class Session:
             self._conversations = book
             self._journal.apply(config.journal)
             self._clear_state()
+            self._charge_memory()
 
     def reset(self) -> None:
         with self._lock:
             self._clear_state()
+            self._charge_memory()
 
     def _clear_state(self) -> None:
         """Queues, prompt cache and stored objects start over; pending work is superseded."""
@@ -110,6 +120,33 @@ class Session:
         with self._lock:
             self._retired = True
             self._generation += 1
+            # Nobody can reach a deleted session's state any more: give its memory back to the process.
+            self._conversations = None
+            self._stores.clear()
+            self._charge_memory()
+            self._budget = None
+        self._journal.detach()
+
+    def _charge_memory(self) -> None:
+        """Charge the change of stored-object and conversation bytes to the process budget (lock held)."""
+        budget = self._budget
+        if budget is None:
+            return
+        stores = sum(store.retained_bytes for store in self._stores.values())
+        book = self._conversations
+        conversations = book.retained_bytes if book is not None else 0
+        budget.state_changed(stores - self._charged_stores, conversations - self._charged_conversations)
+        self._charged_stores, self._charged_conversations = stores, conversations
+
+    def _make_room(self, growth: int, what: str) -> None:
+        """Raise 507 when ``growth`` more bytes cannot fit the process budget even without journals."""
+        budget = self._budget
+        if budget is not None and growth > 0 and not budget.make_room(growth):
+            raise MemoryBudgetExceeded(
+                f"{what} needs {growth} more bytes but the server's memory budget "
+                f"(--max-memory, {budget.max_bytes} bytes) is full of stored objects and conversation "
+                "state; delete or reset sessions"
+            )
 
     def is_current(self, generation: int) -> bool:
         return not self._retired and self._generation == generation
@@ -150,9 +187,7 @@ class Session:
         return WireIdentity(record.provider, record.wire_sequence or 0, determinism, self._clock, self._ids)
 
     def journal_finish(self, record: JournalRecord) -> None:
-        record.completed_epoch = self._clock.now()
-        record.completed_monotonic_seconds = self._clock.monotonic()
-        record.completed = True
+        record.finish(self._clock.now(), self._clock.monotonic())
         self._journal.settle(record)
 
     def journal_snapshot(self) -> JournalSnapshot:
@@ -165,7 +200,9 @@ class Session:
             store = self._stores.get(namespace)
             if store is None:
                 store = self._stores[namespace] = BoundedStore()
+            self._make_room(size, "a stored object")
             store.put(key, value, size)
+            self._charge_memory()
 
     def store_get(self, namespace: str, key: str) -> Any | None:
         with self._lock:
@@ -175,7 +212,9 @@ class Session:
     def store_delete(self, namespace: str, key: str) -> bool:
         with self._lock:
             store = self._stores.get(namespace)
-            return store.delete(key) if store is not None else False
+            deleted = store.delete(key) if store is not None else False
+            self._charge_memory()
+            return deleted
 
     # --- requests ----------------------------------------------------------------------------------
 
@@ -209,14 +248,18 @@ class Session:
                 return Admission(self._generation, 0, None, echo, None, input_tokens)
             verdict, inputs = chosen.graph, chosen.inputs
             if verdict is not None and inputs is not None and record is not None:
-                record.scenario = verdict.graph.id
-                record.conversation = inputs.conversation_id
-                record.turn = inputs.view.turn
-                record.step = chosen.step
+                record.owned_by(verdict.graph.id, inputs.conversation_id, inputs.view.turn, chosen.step)
             if chosen.error is not None:
                 raise chosen.error
-            if verdict is not None and inputs is not None and self._conversations is not None:
-                ticket = self._conversations.reserve(verdict, inputs)
+            book = self._conversations
+            if verdict is not None and inputs is not None and book is not None:
+                ticket = book.reserve(verdict, inputs)
+                try:
+                    self._make_room(ticket.delta_bytes, f"conversation step {ticket.step_id!r}")
+                except MemoryBudgetExceeded:
+                    book.rollback(ticket)
+                    raise
+                self._charge_memory()
                 return Admission(
                     self._generation,
                     ticket.delay_ms,
@@ -310,6 +353,7 @@ class Session:
         with self._lock:
             if ticket is not None and self._conversations is not None:
                 self._conversations.commit(ticket, completion)
+                self._charge_memory()
 
     def release(self, admission: Admission) -> None:
         """The request ended before ``complete`` committed it (client gone, superseded, an error): roll its
@@ -319,6 +363,7 @@ class Session:
             with self._lock:
                 if self._conversations is not None:
                     self._conversations.rollback(ticket)
+                    self._charge_memory()
 
     def conversation_status(self, conversation_id: str | None = None) -> list[ConversationStatus]:
         with self._lock:

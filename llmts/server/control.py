@@ -231,4 +231,5 @@ class ControlApi:
         )
 
     def _process(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
-        return 200, process_stats(), []
+        registry = self._registry
+        return 200, process_stats(registry.memory, len(registry.list())), []

@@ -1,4 +1,4 @@
-"""The session configuration JSON (CONTRACT.md), as pydantic models.
+"""The session configuration JSON (docs/configuration.md), as pydantic models.
 
 Everything here is validated once, at configure time; the runtime compiles it into precomputed plans so
 that nothing is re-validated per request. Every list has a documented bound (see ``LIMITS``).

@@ -1,4 +1,4 @@
-"""``llmts serve``: the command line (CONTRACT.md, "Process and start-up")."""
+"""``llmts serve``: the command line (docs/server.md)."""
 
 from __future__ import annotations
 

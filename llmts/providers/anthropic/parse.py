@@ -1,4 +1,4 @@
-"""Anthropic Messages request -> ``NeutralRequest`` (wire/PROTOCOLS.md §4).
+"""Anthropic Messages request -> ``NeutralRequest`` (docs/providers.md).
 
 Lenient where the SDKs add fields (unknown keys and block types are ignored), strict where the real API
 answers 400 (wrong types, missing ``model``/``messages``/``max_tokens``, unknown roles). Messages name the

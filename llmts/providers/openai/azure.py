@@ -1,5 +1,5 @@
 """The ``azure-openai`` namespace: the OpenAI wire (chat + Responses) under Azure's routes
-(wire/PROTOCOLS.md §3).
+(docs/providers.md).
 
 * ``AzureOpenAI(azure_endpoint=f"{base}/azure-openai", api_version=...)`` sends chat to
   ``/openai/deployments/{deployment}/chat/completions?api-version=`` and Responses/models to

@@ -1,4 +1,4 @@
-"""OpenAI Responses create request -> ``ResponsesRequest`` (wire/PROTOCOLS.md §2).
+"""OpenAI Responses create request -> ``ResponsesRequest`` (docs/providers.md).
 
 ``input`` (a string or items: messages, ``function_call``, ``function_call_output``), ``instructions`` (a
 system message in front, not carried over by ``previous_response_id``, as on the real API), function

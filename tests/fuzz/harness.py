@@ -142,12 +142,12 @@ class FuzzServer:
             assert_envelope(answer, family, method)
         except AssertionError as failure:
             raise AssertionError(f"{failure}\nserver log:\n" + "\n".join(lines)) from None
-        self._assert_lines_clean(lines)
+        self.assert_lines_clean(lines)
 
     def assert_log_clean(self) -> None:
-        self._assert_lines_clean(self.new_log_lines())
+        self.assert_lines_clean(self.new_log_lines())
 
-    def _assert_lines_clean(self, lines: list[str]) -> None:
+    def assert_lines_clean(self, lines: list[str]) -> None:
         for line in lines:
             assert FORGED not in line.split(" ", 1)[0], f"a client wrote a log line: {line!r}"
             assert "Traceback" not in line and "unhandled error" not in line, f"server log: {line!r}"

@@ -216,8 +216,14 @@ HEADER_NAMES = (
 
 def headers(sessions: list[str], credentials: list[str]) -> st.SearchStrategy[dict[str, str]]:
     realistic = {
-        "Authorization": st.sampled_from([f"Bearer {CONTROL_KEY}", "Bearer é", "Basic dQpGT1JHRUQ6cHc="])
-        | st.sampled_from(credentials).map(lambda key: f"Bearer {key}"),
+        "Authorization": st.sampled_from(
+            [
+                f"Bearer {CONTROL_KEY}",
+                "Bearer é",
+                "Basic dQpGT1JHRUQ6cHc=",
+                *(f"Bearer {key}" for key in credentials),
+            ]
+        ),
         "X-Llm-Test-Server-Session": st.sampled_from(sessions),
         "Content-Type": st.sampled_from(["application/json", "text/plain", "multipart/form-data"]),
         "Transfer-Encoding": st.sampled_from(["identity", "gzip"]),

@@ -34,7 +34,7 @@ CONTROL_KEY = "fuzz-control-key"
 FORGED = "FORGED-LOG-LINE"
 
 # Examples per family: a bounded run in the default suite, a deep one under ``pytest -m fuzz``.
-BOUNDED_EXAMPLES = int(os.environ.get("LLMTS_FUZZ_EXAMPLES", "250"))
+BOUNDED_EXAMPLES = int(os.environ.get("LLMTS_FUZZ_EXAMPLES", "200"))
 DEEP_EXAMPLES = int(os.environ.get("LLMTS_FUZZ_DEEP_EXAMPLES", "10000"))
 
 

@@ -14,9 +14,9 @@ _FUNCTION = {
 }
 
 CHAT: list[dict[str, Any]] = [
-    {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi"}]},
+    {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "Hi"}]},
     {
-        "model": "gpt-4o",
+        "model": "gpt-4.1-mini",
         "stream": True,
         "stream_options": {"include_usage": True},
         "messages": [
@@ -45,9 +45,9 @@ CHAT: list[dict[str, Any]] = [
 ]
 
 RESPONSES: list[dict[str, Any]] = [
-    {"model": "gpt-4o", "input": "Hi"},
+    {"model": "gpt-4.1-mini", "input": "Hi"},
     {
-        "model": "gpt-4o",
+        "model": "gpt-4.1-mini",
         "instructions": "Be brief",
         "stream": True,
         "store": True,
@@ -86,12 +86,12 @@ RESPONSES: list[dict[str, Any]] = [
     },
 ]
 
-INPUT_TOKENS: list[dict[str, Any]] = [{"model": "gpt-4o", "input": "Hi"}, RESPONSES[1]]
+INPUT_TOKENS: list[dict[str, Any]] = [{"model": "gpt-4.1-mini", "input": "Hi"}, RESPONSES[1]]
 
 ANTHROPIC: list[dict[str, Any]] = [
-    {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": [{"role": "user", "content": "Hi"}]},
+    {"model": "gpt-4.1-mini", "max_tokens": 100, "messages": [{"role": "user", "content": "Hi"}]},
     {
-        "model": "claude-sonnet-4-5",
+        "model": "gpt-4.1-mini",
         "max_tokens": 100,
         "stream": True,
         "system": [{"type": "text", "text": "Be brief", "cache_control": {"type": "ephemeral"}}],
@@ -144,9 +144,9 @@ GEMINI: list[dict[str, Any]] = [
 
 # Realistic values for werkzeug path arguments, by argument name.
 PATH_ARGUMENTS: dict[str, list[str]] = {
-    "model": ["gpt-4o", "claude-sonnet-4-5", "gemini-2.5-flash", "models/gemini-2.5-flash"],
+    "model": ["gpt-4.1-mini", "gpt-4o", "claude-sonnet-4-5", "gemini-2.5-flash", "models/gemini-2.5-flash"],
     "version": ["v1", "v1beta", "v2"],
-    "deployment": ["gpt-4o", "dep"],
+    "deployment": ["gpt-4.1-mini", "dep"],
     "response_id": ["resp_123", "resp_"],
     "session_id": ["default", "nope"],
 }
@@ -157,7 +157,7 @@ CONFIGURE: list[dict[str, Any]] = [
         "scenarios": [
             {
                 "id": "s1",
-                "model": "gpt-4o",
+                "model": "gpt-4.1-mini",
                 "terminal_policy": "restart",
                 "responses": [
                     {"type": "text", "content": "hi", "delay_ms": 0},

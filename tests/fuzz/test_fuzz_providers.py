@@ -107,7 +107,7 @@ def test_every_body_node_replaced_by_a_hostile_value(fuzz_server: FuzzServer, na
         path = PLACEHOLDER.sub(lambda m: seeds.PATH_ARGUMENTS[m.group(1).rsplit(":", 1)[-1]][0], route.rule)
         for seed in route_seeds:
             for node in node_paths(seed):
-                for value in ({}, [], None, 1.5, "x", {"type": {}}):
+                for value in ({}, [], None, 1.5, {"type": {}}):
                     body = json.dumps(mutate(seed, node, "replace", value)).encode()
                     _check(fuzz_server, ("POST", path, {}, body))
 

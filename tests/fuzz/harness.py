@@ -36,6 +36,8 @@ FORGED = "FORGED-LOG-LINE"
 # Examples per family: a bounded run in the default suite, a deep one under ``pytest -m fuzz``.
 BOUNDED_EXAMPLES = int(os.environ.get("LLMTS_FUZZ_EXAMPLES", "200"))
 DEEP_EXAMPLES = int(os.environ.get("LLMTS_FUZZ_DEEP_EXAMPLES", "10000"))
+# A deep family takes minutes (the default pytest-timeout of setup.cfg is for ordinary tests).
+DEEP_TIMEOUT = 3600
 
 
 def fuzz_settings(examples: int) -> settings:

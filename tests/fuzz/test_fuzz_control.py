@@ -13,7 +13,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz import seeds
-from tests.fuzz.harness import BOUNDED, CONTROL_KEY, DEEP, Answer, FuzzServer, family_of, fuzz_server
+from tests.fuzz.harness import (
+    BOUNDED,
+    CONTROL_KEY,
+    DEEP,
+    DEEP_TIMEOUT,
+    Answer,
+    FuzzServer,
+    family_of,
+    fuzz_server,
+)
 from tests.fuzz.strategies import (
     HEADER_NAMES,
     bodies,
@@ -90,6 +99,7 @@ def test_control_routes_survive_hostile_requests(fuzz_server: FuzzServer) -> Non
 
 
 @pytest.mark.fuzz
+@pytest.mark.timeout(DEEP_TIMEOUT)
 def test_control_routes_survive_hostile_requests_deep(fuzz_server: FuzzServer) -> None:
     @DEEP
     @given(request=_requests())
@@ -188,6 +198,7 @@ def test_malformed_http_gets_json_and_no_traceback(fuzz_server: FuzzServer) -> N
 
 
 @pytest.mark.fuzz
+@pytest.mark.timeout(DEEP_TIMEOUT)
 def test_malformed_http_gets_json_and_no_traceback_deep(fuzz_server: FuzzServer) -> None:
     @DEEP
     @given(data=_malformed())

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from llmts import ConfigBuilder
 from llmts.providers import ADAPTERS
 from tests.fuzz import seeds
-from tests.fuzz.harness import BOUNDED, DEEP, FuzzServer, family_of, fuzz_server
+from tests.fuzz.harness import BOUNDED, DEEP, DEEP_TIMEOUT, FuzzServer, family_of, fuzz_server
 from tests.fuzz.strategies import (
     PLACEHOLDER,
     bodies,
@@ -113,6 +113,7 @@ def test_every_body_node_replaced_by_a_hostile_value(fuzz_server: FuzzServer, na
 
 
 @pytest.mark.fuzz
+@pytest.mark.timeout(DEEP_TIMEOUT)
 @pytest.mark.parametrize("namespace", [adapter.namespace for adapter in ADAPTERS])
 def test_provider_routes_survive_hostile_requests_deep(fuzz_server: FuzzServer, namespace: str) -> None:
     @DEEP

@@ -53,6 +53,9 @@ _NO_REQUEST = {"REQUEST_METHOD": "-", "RAW_URI": "-", "SERVER_PROTOCOL": "-", "Q
 class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
     """gunicorn's pywsgi handler; malformed HTTP answered in JSON, logged in one escaped line."""
 
+    environ: dict[str, Any] | None
+    response_headers: list[tuple[str, str]] | None
+
     # --- malformed HTTP (rejected before the app) --------------------------------------------------
 
     def handle_one_request(self) -> Any:

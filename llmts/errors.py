@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
-    "BodyReadTimeout",
     "BodyIncomplete",
+    "BodyReadTimeout",
     "BodyTooLarge",
     "ConfigurationInvalid",
     "ControlUnauthorized",

@@ -16,8 +16,8 @@ from werkzeug.exceptions import NotFound as _WzNotFound
 from werkzeug.routing import Map, Rule
 
 from llmts.errors import (
-    BodyReadTimeout,
     BodyIncomplete,
+    BodyReadTimeout,
     BodyTooLarge,
     InvalidRequest,
     LlmtsError,

@@ -105,6 +105,19 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
             self.response_headers = []
         super().log_request()
 
+    # --- HEAD: headers only ------------------------------------------------------------------------
+
+    # gevent's pywsgi writes whatever the app returns even for HEAD (gunicorn's own parser does not);
+    # on a kept-alive connection the client would read those bytes as the start of the next response.
+
+    def finalize_headers(self) -> None:
+        super().finalize_headers()
+        if self.command == "HEAD":
+            self.response_use_chunked = False  # no chunk framing either: a HEAD answer has no body
+
+    def write(self, data: bytes) -> None:
+        super().write(b"" if self.command == "HEAD" else data)
+
 
 def _remote_addr(address: Any) -> str:
     return str(address[0]) if isinstance(address, tuple) and address else "-"

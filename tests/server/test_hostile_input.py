@@ -4,6 +4,7 @@ log line (docs/architecture.md, "Hostile input, limits and timeouts")."""
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import socket
 import time
@@ -286,3 +287,18 @@ def test_control_route_with_a_differing_session_header_is_a_conflict(server: Llm
     status, _, body = _exchange(server, data)
     assert status == 400
     assert json.loads(body)["error"]["code"] == "llm_test_server_session_conflict"
+
+
+def test_head_answers_carry_no_body_so_keep_alive_stays_in_step(server: LlmTestServer) -> None:
+    """Found by the deep fuzz: a HEAD answer with a body desynchronised the next answer on the connection."""
+    port = int(server.url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        for path in ("/openai/v1/models", "/gemini//models/", "/health"):
+            sock.sendall(f"HEAD {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            head = http.client.HTTPResponse(sock, method="HEAD")
+            head.begin()
+            assert head.read() == b"" and head.status in (200, 404)
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        after = http.client.HTTPResponse(sock, method="GET")
+        after.begin()
+        assert after.status == 200 and json.loads(after.read()) == {"status": "ok"}

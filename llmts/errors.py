@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "BodyIncomplete",
     "BodyReadTimeout",
     "BodyTooLarge",
     "ConfigurationInvalid",
@@ -24,11 +25,13 @@ __all__ = [
     "InvalidConversationId",
     "InvalidRequest",
     "LlmtsError",
+    "MalformedHttp",
     "MemoryBudgetExceeded",
     "MethodNotAllowed",
     "ModelNotFound",
     "NoMatchingScenario",
     "ProviderUnauthorized",
+    "RequestLineTooLong",
     "RequestSuperseded",
     "RouteNotFound",
     "ScenarioExhausted",
@@ -97,6 +100,24 @@ class BodyReadTimeout(LlmtsError):
     should_retry = False
     code = "llm_test_server_body_timeout"
     http_status = 408
+
+
+class BodyIncomplete(InvalidRequest):
+    """400 ``invalid_request``: the body ended before its Content-Length or broke chunked framing."""
+
+
+class MalformedHttp(LlmtsError):
+    """400 ``malformed_http_request``: the HTTP server rejected the request before the app saw it."""
+
+    code = "malformed_http_request"
+    http_status = 400
+
+
+class RequestLineTooLong(LlmtsError):
+    """414 ``request_line_too_long``: the request line is longer than the HTTP server reads (8 KiB)."""
+
+    code = "request_line_too_long"
+    http_status = 414
 
 
 class ProviderUnauthorized(LlmtsError):

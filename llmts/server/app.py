@@ -6,7 +6,6 @@ The provider path is the hot path. It reads ``environ`` directly, matches with a
 
 from __future__ import annotations
 
-import hmac
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -17,6 +16,7 @@ from werkzeug.exceptions import NotFound as _WzNotFound
 from werkzeug.routing import Map, Rule
 
 from llmts.errors import (
+    BodyIncomplete,
     BodyReadTimeout,
     BodyTooLarge,
     InvalidRequest,
@@ -42,7 +42,15 @@ from llmts.runtime.journal import JournalRecord
 from llmts.runtime.memory import parse_memory_size
 from llmts.schema.config import SessionConfig
 from llmts.server.control import ControlApi, select_session
-from llmts.server.http import DEFAULT_MAX_BODY_BYTES, StartResponse, json_body, read_body, send
+from llmts.server.http import (
+    DEFAULT_MAX_BODY_BYTES,
+    StartResponse,
+    json_body,
+    read_body,
+    same_secret,
+    send,
+)
+from llmts.server.log_text import log_text
 from llmts.server.respond import respond
 from llmts.server.timeouts import Timeouts
 from llmts.transport import WaitOutcome, client_socket, wait
@@ -93,7 +101,8 @@ class LlmtsApp:
             for adapter in adapters
             for route in adapter.routes
         ]
-        self._routes = Map(rules, strict_slashes=False).bind("llmts")
+        # merge_slashes=False: werkzeug would answer a "//" with a redirect exception; here it is a 404.
+        self._routes = Map(rules, strict_slashes=False, merge_slashes=False).bind("llmts")
         # Routes without path arguments skip the matcher: one dict lookup on the hot path.
         self._static_routes = {
             (route.rule, method): (adapter, route)
@@ -147,6 +156,8 @@ class LlmtsApp:
         request_id = "req_" + self._request_ids.new_hex(12)
         try:
             static = self._static_routes.get((path, method))
+            if static is None and path.startswith("//"):  # werkzeug would strip the extra leading "/"
+                raise RouteNotFound(f"llmts has no route {method} {path}")
             try:
                 (adapter, route), args = (static, _NO_ARGS) if static else self._routes.match(path, method)
             except _WzMethodNotAllowed:
@@ -183,10 +194,10 @@ class LlmtsApp:
             if entry is not None:
                 entry.failed(error.code, error.retry_after if isinstance(error, ScriptedError) else None)
             reply = adapter.render_error(error, request_id)
-            if isinstance(error, (BodyTooLarge, BodyReadTimeout)):
+            if isinstance(error, (BodyTooLarge, BodyReadTimeout, BodyIncomplete)):
                 reply.headers.append(("Connection", "close"))
         except Exception:  # a bug: still answer in the provider's envelope, never with a traceback page
-            _log.exception("unhandled error on %s %s", method, path)
+            _log.exception("unhandled error on %s %s", log_text(method), log_text(path))
             internal = LlmtsError(
                 "llmts hit an internal error; see the server log", code="llm_test_server_internal_error"
             )
@@ -224,11 +235,11 @@ class LlmtsApp:
         if (
             self.control_key is not None
             and presented is not None
-            and hmac.compare_digest(presented, self.control_key)
+            and same_secret(presented, self.control_key)
         ):
             raise ProviderUnauthorized("the control key is not a provider credential")
         expected = session.credential_for(adapter.namespace)
-        if expected is not None and (presented is None or not hmac.compare_digest(presented, expected)):
+        if expected is not None and (presented is None or not same_secret(presented, expected)):
             shown = (
                 "none"
                 if presented is None

@@ -21,6 +21,7 @@ from llmts.schema.neutral import (
     build,
     neutral_message,
 )
+from llmts.schema.wire_values import one_of
 
 __all__ = ["chat_request_from_body", "parse_chat_request"]
 
@@ -86,7 +87,7 @@ def _messages(raw: Any) -> tuple[NeutralMessage, ...]:
         if not isinstance(message, dict):
             raise _bad("each message must be an object", param, "invalid_type")
         role = message.get("role")
-        if role not in _ROLES:
+        if not one_of(role, _ROLES):
             raise _bad(
                 f"role must be one of system, developer, user, assistant, tool (got {role!r})",
                 f"{param}.role",
@@ -120,13 +121,14 @@ def _tools(raw: Any) -> tuple[tuple[str, ...], str]:
     for index, tool in enumerate(raw):
         if not isinstance(tool, dict):
             raise _bad("each tool must be an object", f"tools[{index}]", "invalid_type")
-        if tool.get("type") in NATIVE_TOOL_TYPES:
+        if one_of(tool.get("type"), NATIVE_TOOL_TYPES):
             raise _bad(
                 f"{tool['type']} is a Responses API tool; Chat Completions accepts function tools only",
                 f"tools[{index}].type",
             )
+        kind = tool.get("type", "function")
         spec = (
-            tool.get("function") if tool.get("type", "function") == "function" else tool.get(tool.get("type"))
+            tool.get("function") if kind == "function" else tool.get(kind) if isinstance(kind, str) else None
         )
         name = spec.get("name") if isinstance(spec, dict) else None
         if not isinstance(name, str) or not name:

@@ -39,6 +39,8 @@ __all__ = ["DeliveryOutcome", "Journal", "JournalRecord", "JournalSnapshot", "ut
 _ENTRY_BYTES = 768
 _BYTES_OBJECT = 40
 _TOOL_ITEM_BYTES = 96
+# A small dict of reasoning settings: the dict and its entries, before the keys and values themselves.
+_SETTINGS_BYTES = 232
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens")
 _DEFAULT_SETTINGS = JournalSettings()
 _MAX_TOOL_ITEMS = JOURNAL_LIMITS["journal_tool_items"]
@@ -110,6 +112,8 @@ class JournalRecord:
     wire_sequence: int | None = None
     # (input, output, cached, cache write) tokens; a dict only in the public entry.
     usage: tuple[int, int, int, int] | None = None
+    # The request's reasoning settings (scalars only, bounded by ``reasoning_settings`` in neutral.py).
+    reasoning_settings: dict[str, Any] | None = None
     # A conversation replay: the retained answer was returned and nothing advanced.
     replayed: bool = False
     request_preview: bytes | None = None
@@ -131,10 +135,17 @@ class JournalRecord:
         if conversation is not None:
             self.conversation = conversation
 
-    def parsed(self, operation: str, model: str | None = None, streaming: bool = False) -> None:
+    def parsed(
+        self,
+        operation: str,
+        model: str | None = None,
+        streaming: bool = False,
+        reasoning_settings: dict[str, Any] | None = None,
+    ) -> None:
         self.operation = operation
         self.model = model
         self.streaming = streaming
+        self.reasoning_settings = reasoning_settings
 
     def admitted(self, scenario: str | None) -> None:
         """The scenario or conversation graph that owns the request."""
@@ -234,6 +245,8 @@ class JournalRecord:
         for items in (self.response_tool_calls, self.request_tool_calls, self.tool_results):
             for item in items:
                 size += _TOOL_ITEM_BYTES + len(item[0]) + len(item[1] or "") + len(item[2])
+        if self.reasoning_settings is not None:  # at most 16 scalars of 128 characters
+            size += _SETTINGS_BYTES + sum(len(k) + len(str(v)) for k, v in self.reasoning_settings.items())
         return size
 
     def to_entry(self) -> JournalEntry:

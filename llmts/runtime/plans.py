@@ -6,6 +6,7 @@ chunks, output token counts, generated tool call ids) is computed here, never pe
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from dataclasses import dataclass
 
@@ -16,7 +17,8 @@ from llmts.runtime.tokens import estimate_text_tokens, estimate_tool_call_tokens
 from llmts.schema.config import ErrorFixture, ResponseFixture, SessionConfig, UsageOverride
 from llmts.schema.determinism import Determinism
 from llmts.schema.faults import StreamDelivery
-from llmts.schema.neutral import NeutralToolCall, ScriptedOutput
+from llmts.schema.fixtures import ReasoningFixture
+from llmts.schema.neutral import NeutralReasoning, NeutralToolCall, ScriptedOutput
 
 __all__ = [
     "ARGUMENT_CHUNK_CHARS",
@@ -77,8 +79,47 @@ def _stable_call_id(scenario_id: str, response_index: int, call_index: int) -> s
     return "call_" + digest[:24]
 
 
+def _compile_reasoning(reasoning: ReasoningFixture) -> NeutralReasoning:
+    text = reasoning.text or ""
+    summary = tuple(reasoning.summary or ())
+    signature = reasoning.signature
+    if signature is None:  # real providers always sign: a stable opaque value derived from the content
+        digest = hashlib.sha256(("\x00".join((text, *summary))).encode()).digest()
+        signature = base64.b64encode(digest * 2).decode()
+    tokens = reasoning.tokens
+    if tokens is None:
+        thought = text or "\n\n".join(summary)
+        tokens = estimate_text_tokens(thought) if thought else 0
+    return NeutralReasoning(
+        text=text, summary=summary, tokens=tokens, signature=signature, redacted=reasoning.redacted
+    )
+
+
 def _compile_output(fixture: ResponseFixture, scenario_id: str, index: int) -> ScriptedOutput | None:
+    output = _compile_kind(fixture, scenario_id, index)
+    if output is None or output.kind == "items":
+        return output
+    update: dict[str, object] = {}
+    output_tokens = output.output_tokens
+    if fixture.reasoning is not None:
+        reasoning = _compile_reasoning(fixture.reasoning)
+        update["reasoning"] = reasoning
+        output_tokens += reasoning.tokens
+    if fixture.refusal is not None:
+        update["refusal"] = fixture.refusal
+        update["finish_reason"] = fixture.finish_reason or "refusal"
+        output_tokens += estimate_text_tokens(fixture.refusal)
+    elif fixture.finish_reason is not None:
+        update["finish_reason"] = fixture.finish_reason
+    if update:
+        update["output_tokens"] = output_tokens
+    return output.model_copy(update=update) if update else output
+
+
+def _compile_kind(fixture: ResponseFixture, scenario_id: str, index: int) -> ScriptedOutput | None:
     kind = fixture.kind
+    if kind == "refusal":
+        return ScriptedOutput(kind="text")
     if kind == "text":
         text = fixture.text or ""
         chunks = tuple(fixture.chunks) if fixture.chunks else (text,)
@@ -100,8 +141,15 @@ def _compile_output(fixture: ResponseFixture, scenario_id: str, index: int) -> S
             )
             for call_index, call in enumerate(fixture.tool_calls or ())
         )
+        # A mixed answer: the text (streamed in its chunks) comes before the calls.
+        text = fixture.text or ""
+        chunks = tuple(fixture.chunks) if fixture.chunks else ((text,) if text else ())
         return ScriptedOutput(
-            kind="tool_calls", tool_calls=calls, output_tokens=estimate_tool_call_tokens(calls)
+            kind="tool_calls",
+            text=text,
+            chunks=chunks,
+            tool_calls=calls,
+            output_tokens=estimate_tool_call_tokens(calls) + (estimate_text_tokens(text) if text else 0),
         )
     if kind == "items":
         return compile_items(fixture.items or [])

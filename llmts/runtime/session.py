@@ -328,7 +328,7 @@ class Session:
             output_tokens=output.output_tokens,
             cached_tokens=cache.read_tokens,
             cache_write_tokens=cache.write_tokens,
-            reasoning_tokens=0,
+            reasoning_tokens=output.reasoning.tokens if output.reasoning is not None else 0,
         )
         if override is not None:
             usage = usage.model_copy(update=override.model_dump())

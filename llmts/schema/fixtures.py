@@ -24,7 +24,9 @@ __all__ = [
     "LIMITS",
     "PROVIDER_NAMESPACES",
     "ErrorFixture",
+    "FinishReason",
     "ProviderNamespace",
+    "ReasoningFixture",
     "ResponseFixture",
     "TerminalPolicy",
     "ToolCallFixture",
@@ -45,6 +47,7 @@ LIMITS: dict[str, int] = {
     "tool_calls_per_response": 128,
     "delay_ms": 300_000,
     "retry_after_seconds": 3600,
+    "reasoning_summary_parts": 64,
     "credential_chars": 1024,
     "azure_deployments": 256,
     **JOURNAL_LIMITS,
@@ -131,11 +134,52 @@ class ErrorFixture(BaseModel):
         return {key: value for key, value in handler(self).items() if value is not None}
 
 
-_RESPONSE_KINDS = ("text", "json", "tool_calls", "error", "items")
+_RESPONSE_KINDS = ("text", "json", "tool_calls", "error", "items", "refusal")
+
+# --- realistic answers (docs/realistic-answers.md): reasoning, finish reasons, refusals ---------------
+FinishReason = Literal["stop", "length", "content_filter", "refusal"]
+
+
+class ReasoningFixture(BaseModel):
+    """What the model "thought" before answering; rendered as each provider's reasoning block."""
+
+    model_config = _STRICT
+
+    text: str | None = None
+    summary: list[str] | None = Field(
+        default=None, min_length=1, max_length=LIMITS["reasoning_summary_parts"]
+    )
+    tokens: int | None = Field(default=None, ge=0)
+    signature: str | None = Field(default=None, min_length=1)
+    redacted: bool = False
+
+    @model_validator(mode="after")
+    def _has_content(self) -> ReasoningFixture:
+        if self.text is None and self.summary is None and not self.redacted:
+            raise ValueError("reasoning needs text, summary or redacted: true")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if v is not None and (k != "redacted" or v)}
+
+
+def _check_realistic(fixture: ResponseFixture) -> None:
+    """The realistic-answer fields fit the answer they decorate."""
+    if fixture.error is not None and (
+        fixture.reasoning is not None or fixture.finish_reason is not None or fixture.refusal is not None
+    ):
+        raise ValueError("reasoning, finish_reason and refusal cannot be combined with an error response")
+    if fixture.items is not None and fixture.finish_reason not in (None, "stop"):
+        raise ValueError("finish_reason cannot be combined with items")
+    if fixture.refusal is not None and fixture.finish_reason not in (None, "refusal", "content_filter"):
+        raise ValueError("a refusal ends with finish_reason refusal or content_filter")
 
 
 class ResponseFixture(BaseModel):
-    """One scripted answer: exactly one of ``text``, ``json``, ``tool_calls``, ``error``, ``items``."""
+    """One scripted answer: exactly one of ``text``, ``json``, ``tool_calls``, ``error``, ``items``,
+    ``refusal`` (``text`` may come with ``tool_calls``: a mixed answer)."""
 
     model_config = _STRICT
 
@@ -153,9 +197,15 @@ class ResponseFixture(BaseModel):
     delay_ms: int = Field(default=0, ge=0, le=LIMITS["delay_ms"])
     usage: UsageOverride | None = None
     stream_delivery: StreamDelivery | None = None
+    # Realistic answers (docs/realistic-answers.md).
+    reasoning: ReasoningFixture | None = None
+    finish_reason: FinishReason | None = None
+    refusal: str | None = Field(default=None, min_length=1)
 
     @property
     def kind(self) -> str:
+        if self.tool_calls is not None:
+            return "tool_calls"  # a mixed answer (text then calls) is a tool-call answer
         for kind in _RESPONSE_KINDS:
             if self._has(kind):
                 return kind
@@ -169,11 +219,14 @@ class ResponseFixture(BaseModel):
     @model_validator(mode="after")
     def _exactly_one_kind(self) -> ResponseFixture:
         present = [kind for kind in _RESPONSE_KINDS if self._has(kind)]
-        if len(present) != 1:
+        mixed = present == ["text", "tool_calls"]
+        if len(present) != 1 and not mixed:
             found = ", ".join(present) if present else "none"
             raise ValueError(
-                "a response needs exactly one of text, json, tool_calls, error, items (found: " + found + ")"
+                "a response needs exactly one of text, json, tool_calls, error, items, refusal "
+                "(or text with tool_calls) (found: " + found + ")"
             )
+        _check_realistic(self)
         if self.chunks is not None:
             if self.text is None:
                 raise ValueError("chunks are only allowed with text")
@@ -193,7 +246,7 @@ class ResponseFixture(BaseModel):
             raise ValueError("stream_delivery cannot be combined with an error response")
         if plan.mode in CONNECTION_MODES:
             return  # connection faults act before any byte: they fit every successful response
-        if self.text is None:
+        if self.text is None or self.tool_calls is not None or self.reasoning is not None:
             raise ValueError(f"stream_delivery {plan.mode} applies only to plain-text responses")
         content_frames = sum(1 for chunk in (self.chunks or [self.text]) if chunk)
         if content_frames == 0:

@@ -106,6 +106,9 @@ class JournalEntry(BaseModel):
     wire_created_at: int | None = None
     wire_sequence: int | None = None
     usage: dict[str, int] | None = None
+    # The request's reasoning settings as sent, scalar fields only (OpenAI ``reasoning`` or Chat
+    # ``reasoning_effort`` as ``effort``, Anthropic ``thinking``, Gemini ``thinkingConfig``).
+    reasoning_settings: dict[str, Any] | None = None
     # True when a conversation graph replayed its retained answer (nothing advanced).
     replayed: bool = False
     # Payload previews: the first ``preview_bytes`` of the request body and of the response (the body, or

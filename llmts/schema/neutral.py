@@ -17,6 +17,7 @@ __all__ = [
     "CacheMode",
     "Completion",
     "NeutralMessage",
+    "NeutralReasoning",
     "NeutralRequest",
     "NeutralToolCall",
     "OutputKind",
@@ -26,6 +27,7 @@ __all__ = [
     "Usage",
     "build",
     "neutral_message",
+    "reasoning_settings",
 ]
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -79,6 +81,26 @@ def neutral_message(
     return build(NeutralMessage, role=role, text=text, tool_calls=tool_calls, tool_call_id=tool_call_id)
 
 
+_SETTING_KEYS = 16
+_SETTING_CHARS = 128
+
+
+def reasoning_settings(raw: Any) -> dict[str, Any] | None:
+    """A request's reasoning settings object for the journal: its scalar fields only (at most 16, strings
+    cut at 128 characters), so a large or nested object cannot grow the journal."""
+    if not isinstance(raw, dict) or not raw:
+        return None
+    kept: dict[str, Any] = {}
+    for key, value in raw.items():
+        if len(kept) == _SETTING_KEYS:
+            break
+        if isinstance(value, str):
+            kept[str(key)[:_SETTING_CHARS]] = value[:_SETTING_CHARS]
+        elif value is None or isinstance(value, (bool, int, float)):
+            kept[str(key)[:_SETTING_CHARS]] = value
+    return kept
+
+
 class ToolChoice(BaseModel):
     """``auto`` | ``none`` | ``required``, or ``function`` with the forced ``name``."""
 
@@ -113,6 +135,9 @@ class NeutralRequest(BaseModel):
     # The stream is plain SSE text that in-stream ``stream_delivery`` plans act on: set by the server from
     # what the request's route declares (``InferenceRoute.in_stream_faults``), never by parsers.
     in_stream_faults: bool = False
+    # The request's reasoning settings as sent (OpenAI ``reasoning``/``reasoning_effort``, Anthropic
+    # ``thinking``, Gemini ``thinkingConfig``), scalars only; journaled as ``reasoning_settings``.
+    reasoning_settings: dict[str, Any] | None = None
 
     def latest_user_text(self) -> str:
         for message in reversed(self.messages):
@@ -136,8 +161,29 @@ class Usage(BaseModel):
         return self.input_tokens + self.output_tokens
 
 
+class NeutralReasoning(BaseModel):
+    """A fixture's reasoning, compiled: what each provider renders as its reasoning block."""
+
+    model_config = _FROZEN
+
+    text: str = ""  # the reasoning itself, as the fixture gave it
+    summary: tuple[str, ...] = ()
+    tokens: int = 0
+    # The fixture's signature, or one derived from the reasoning at configure time (never empty).
+    signature: str = ""
+    redacted: bool = False
+
+    def thinking(self) -> str:
+        """The reasoning text, or the summary's parts when only those were given."""
+        return self.text or "\n\n".join(self.summary)
+
+
 class ScriptedOutput(BaseModel):
-    """A successful fixture, compiled once at configure time."""
+    """A successful fixture, compiled once at configure time.
+
+    ``kind`` ``tool_calls`` may carry ``text`` too (a mixed answer: the text comes first); a refusal is
+    kind ``text`` with ``refusal`` set and no text.
+    """
 
     model_config = _FROZEN
 
@@ -148,6 +194,10 @@ class ScriptedOutput(BaseModel):
     output_tokens: int = 0
     # ``items`` (OpenAI Responses native output): the compiled items; ``text`` is their messages' text.
     native: NativeOutput | None = None
+    reasoning: NeutralReasoning | None = None
+    # ``stop`` | ``length`` | ``content_filter`` | ``refusal``; each provider maps it to its own value.
+    finish_reason: str = "stop"
+    refusal: str | None = None
 
 
 class Completion(BaseModel):

@@ -263,7 +263,10 @@ class LlmtsApp:
         neutral = route.parse(call)
         if neutral.stream and neutral.operation in route.in_stream_faults:
             neutral = neutral.model_copy(update={"in_stream_faults": True})
-        entry.parsed(neutral.operation, neutral.model, neutral.stream)
+        # getattr: a parser that builds its request without the field journals no settings.
+        entry.parsed(
+            neutral.operation, neutral.model, neutral.stream, getattr(neutral, "reasoning_settings", None)
+        )
         preview_bytes = session.journal.preview_bytes
         entry.capture_history(neutral.messages, preview_bytes)
         if route.shortcut is not None:

@@ -31,6 +31,7 @@ from llmts.schema.neutral import (
     ToolChoice,
     build,
     neutral_message,
+    reasoning_settings,
 )
 
 __all__ = [
@@ -353,4 +354,5 @@ def parse_messages_request(call: ProviderCall) -> NeutralRequest:
         cache_mode="explicit",
         cache_breakpoints=prompt.cache_breakpoints,
         in_stream_faults=False,
+        reasoning_settings=reasoning_settings(body.get("thinking")),
     )

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from llmts.providers.base import Reply
-from llmts.schema.neutral import ScriptedOutput, Usage
+from llmts.schema.neutral import NeutralReasoning, ScriptedOutput, Usage
 
 __all__ = [
     "JSON_HEADERS",
@@ -20,12 +20,28 @@ __all__ = [
     "content_blocks",
     "message_payload",
     "render_message",
+    "stop_reason",
+    "thinking_block",
     "tool_input",
     "usage_payload",
 ]
 
 JSON_HEADERS = ("Content-Type", "application/json")
 STOP_REASONS = {"text": "end_turn", "json": "end_turn", "tool_calls": "tool_use"}
+# Neutral finish reasons other than ``stop``; Anthropic has no content filter stop, a filtered answer is a
+# refusal (its classifiers' verdict).
+_EARLY_STOPS = {"length": "max_tokens", "content_filter": "refusal", "refusal": "refusal"}
+
+
+def stop_reason(output: ScriptedOutput) -> str:
+    return _EARLY_STOPS.get(output.finish_reason) or STOP_REASONS[output.kind]
+
+
+def thinking_block(reasoning: NeutralReasoning) -> dict[str, Any]:
+    """``thinking`` with its signature, or ``redacted_thinking`` whose ``data`` is the opaque signature."""
+    if reasoning.redacted:
+        return {"type": "redacted_thinking", "data": reasoning.signature}
+    return {"type": "thinking", "thinking": reasoning.thinking(), "signature": reasoning.signature}
 
 
 def usage_payload(usage: Usage) -> dict[str, Any]:
@@ -51,13 +67,18 @@ def tool_input(arguments: str) -> Any:
 
 
 def content_blocks(output: ScriptedOutput) -> list[dict[str, Any]]:
-    if output.kind == "tool_calls":
-        return [
-            {"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call.arguments)}
-            for call in output.tool_calls
-        ]
-    # JSON fixtures answer structured-output requests: the JSON text is the text block.
-    return [{"type": "text", "text": output.text}]
+    """Thinking first, then the text (a refusal's words are text too), then the tool calls."""
+    blocks = [thinking_block(output.reasoning)] if output.reasoning is not None else []
+    if output.refusal is not None:
+        blocks.append({"type": "text", "text": output.refusal})
+    elif output.kind != "tool_calls" or output.text:
+        # JSON fixtures answer structured-output requests: the JSON text is the text block.
+        blocks.append({"type": "text", "text": output.text})
+    blocks.extend(
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call.arguments)}
+        for call in output.tool_calls
+    )
+    return blocks
 
 
 def message_payload(
@@ -82,5 +103,5 @@ def render_message(
     if output is None:
         payload = message_payload(model, message_id, [], "max_tokens", usage)
     else:
-        payload = message_payload(model, message_id, content_blocks(output), STOP_REASONS[output.kind], usage)
+        payload = message_payload(model, message_id, content_blocks(output), stop_reason(output), usage)
     return Reply(200, [JSON_HEADERS, ("request-id", request_id)], orjson.dumps(payload))

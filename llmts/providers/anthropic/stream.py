@@ -12,7 +12,8 @@ from typing import Any
 
 import orjson
 
-from llmts.providers.anthropic.render import STOP_REASONS, usage_payload
+from llmts.providers.anthropic.render import stop_reason as _stop_reason
+from llmts.providers.anthropic.render import thinking_block, usage_payload
 from llmts.providers.base import Reply, classify_frames
 from llmts.schema.neutral import ScriptedOutput, Usage
 
@@ -37,24 +38,61 @@ def _event(name: bytes, payload: dict[str, Any]) -> bytes:
     return b"event: " + name + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
 
 
-def _blocks(output: ScriptedOutput) -> list[bytes]:
-    frames: list[bytes] = []
-    if output.kind == "tool_calls":
-        for position, call in enumerate(output.tool_calls):
-            index = str(position).encode()
-            block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
-            frames.append(_START_HEAD + index + b',"content_block":' + orjson.dumps(block) + b"}\n\n")
-            if position == 0:
-                frames.append(_PING)
-            # The API opens every tool input with an empty piece; the SDK accumulates the pieces as JSON.
-            pieces = ("", *(piece for piece in call.arguments_chunks if piece))
-            frames.extend(_DELTA_HEAD + index + _JSON_DELTA + orjson.dumps(p) + b"}}\n\n" for p in pieces)
-            frames.append(_STOP_HEAD + index + b"}\n\n")
-        return frames
-    frames.append(_START_HEAD + b"0" + _TEXT_START)
-    frames.append(_PING)
-    frames.extend(_DELTA_HEAD + b"0" + _TEXT_DELTA + orjson.dumps(c) + b"}}\n\n" for c in output.chunks if c)
+_THINKING_DELTA = b',"delta":{"type":"thinking_delta","thinking":'
+_SIGNATURE_DELTA = b',"delta":{"type":"signature_delta","signature":'
+
+
+def _thinking(output: ScriptedOutput, frames: list[bytes]) -> None:
+    """Block 0: ``thinking`` streamed as one thinking_delta + one signature_delta, or a whole
+    ``redacted_thinking`` block (the API sends those complete in their start event)."""
+    reasoning = output.reasoning
+    assert reasoning is not None
+    block = thinking_block(reasoning)
+    if reasoning.redacted:
+        frames.append(_START_HEAD + b'0,"content_block":' + orjson.dumps(block) + b"}\n\n")
+        frames.append(_PING)
+    else:
+        start = {"type": "thinking", "thinking": "", "signature": ""}
+        frames.append(_START_HEAD + b'0,"content_block":' + orjson.dumps(start) + b"}\n\n")
+        frames.append(_PING)
+        frames.append(_DELTA_HEAD + b"0" + _THINKING_DELTA + orjson.dumps(block["thinking"]) + b"}}\n\n")
+        frames.append(_DELTA_HEAD + b"0" + _SIGNATURE_DELTA + orjson.dumps(block["signature"]) + b"}}\n\n")
     frames.append(_STOP_HEAD + b"0}\n\n")
+
+
+def _blocks(output: ScriptedOutput) -> list[bytes]:
+    """Thinking, text (chunked; a refusal's words in one piece), then tool_use blocks, in that order;
+    the ping follows the first block start, as the API sends it."""
+    frames: list[bytes] = []
+    position = 0
+    if output.reasoning is not None:
+        _thinking(output, frames)
+        position = 1
+    if output.refusal is not None:
+        pieces: tuple[str, ...] = (output.refusal,)
+    elif output.kind != "tool_calls" or output.text:
+        pieces = output.chunks
+    else:
+        pieces = ()
+    if output.refusal is not None or output.kind != "tool_calls" or output.text:
+        index = str(position).encode()
+        frames.append(_START_HEAD + index + _TEXT_START)
+        if position == 0:
+            frames.append(_PING)
+        frames.extend(_DELTA_HEAD + index + _TEXT_DELTA + orjson.dumps(c) + b"}}\n\n" for c in pieces if c)
+        frames.append(_STOP_HEAD + index + b"}\n\n")
+        position += 1
+    for call in output.tool_calls:
+        index = str(position).encode()
+        block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+        frames.append(_START_HEAD + index + b',"content_block":' + orjson.dumps(block) + b"}\n\n")
+        if position == 0:
+            frames.append(_PING)
+        # The API opens every tool input with an empty piece; the SDK accumulates the pieces as JSON.
+        pieces = ("", *(piece for piece in call.arguments_chunks if piece))
+        frames.extend(_DELTA_HEAD + index + _JSON_DELTA + orjson.dumps(p) + b"}}\n\n" for p in pieces)
+        frames.append(_STOP_HEAD + index + b"}\n\n")
+        position += 1
     return frames
 
 
@@ -80,7 +118,7 @@ def render_message_stream(
         stop_reason = "max_tokens"
     else:
         frames.extend(_blocks(output))
-        stop_reason = STOP_REASONS[output.kind]
+        stop_reason = _stop_reason(output)
     # message_delta usage is cumulative: the helper overwrites its snapshot with every non-null count.
     delta_usage = {
         "input_tokens": totals["input_tokens"],

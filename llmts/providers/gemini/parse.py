@@ -29,6 +29,7 @@ from llmts.schema.neutral import (
     ToolChoice,
     build,
     neutral_message,
+    reasoning_settings,
 )
 from llmts.schema.wire_values import one_of
 
@@ -241,6 +242,13 @@ def _tool_choice(raw: Any, declared: tuple[str, ...]) -> tuple[ToolChoice, tuple
     return _CHOICE_REQUIRED, tuple(allowed)
 
 
+def _thinking_config(body: dict[str, Any]) -> dict[str, Any] | None:
+    config = _get(body, "generationConfig", "generation_config")
+    if not isinstance(config, dict):
+        return None
+    return reasoning_settings(_get(config, "thinkingConfig", "thinking_config"))
+
+
 def _response_format(raw: Any) -> ResponseFormat:
     if raw is None:
         return "text"
@@ -286,6 +294,7 @@ def parse_body(body: dict[str, Any], model: str, operation: str) -> NeutralReque
         cache_mode="implicit",
         cache_breakpoints=(),
         in_stream_faults=False,
+        reasoning_settings=_thinking_config(body),
     )
 
 

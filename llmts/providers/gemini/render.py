@@ -11,6 +11,8 @@ without ``alt`` the body is one JSON array written element by element.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
 import orjson
@@ -18,7 +20,14 @@ import orjson
 from llmts.providers.base import ProviderCall, Reply
 from llmts.providers.gemini.parse import STREAM_SSE
 from llmts.schema.faults import FrameKind
-from llmts.schema.neutral import Completion, NeutralRequest, NeutralToolCall, ScriptedOutput, Usage
+from llmts.schema.neutral import (
+    Completion,
+    NeutralReasoning,
+    NeutralRequest,
+    NeutralToolCall,
+    ScriptedOutput,
+    Usage,
+)
 
 __all__ = ["render_generate", "usage_metadata"]
 
@@ -56,15 +65,64 @@ def _args(call: NeutralToolCall) -> Any:
     return value if isinstance(value, dict) else {"value": value}
 
 
-def _call_parts(output: ScriptedOutput) -> bytes:
-    return b",".join(
+def _call_parts(output: ScriptedOutput) -> list[bytes]:
+    return [
         orjson.dumps({"functionCall": {"id": call.id, "name": call.name, "args": _args(call)}})
         for call in output.tool_calls
-    )
+    ]
 
 
 def _text_part(text: str) -> bytes:
     return b'{"text":' + orjson.dumps(text) + b"}"
+
+
+_FINISH_REASONS = {"stop": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY", "refusal": "SAFETY"}
+_SAFETY_CATEGORIES = (
+    "HARM_CATEGORY_HATE_SPEECH",
+    "HARM_CATEGORY_DANGEROUS_CONTENT",
+    "HARM_CATEGORY_HARASSMENT",
+    "HARM_CATEGORY_SEXUALLY_EXPLICIT",
+)
+# A SAFETY stop names the category that blocked the answer (llmts: dangerous content) in its ratings.
+_BLOCKED_RATINGS = orjson.dumps(
+    [
+        {"category": category, "probability": "HIGH", "blocked": True}
+        if category == "HARM_CATEGORY_DANGEROUS_CONTENT"
+        else {"category": category, "probability": "NEGLIGIBLE"}
+        for category in _SAFETY_CATEGORIES
+    ]
+)
+
+
+def _signature(reasoning: NeutralReasoning) -> str:
+    """``thoughtSignature`` is bytes on the wire (base64): a fixture's non-base64 signature is encoded."""
+    try:
+        base64.b64decode(reasoning.signature, validate=True)
+    except (binascii.Error, ValueError):
+        return base64.b64encode(reasoning.signature.encode()).decode()
+    return reasoning.signature
+
+
+def _answer_parts(output: ScriptedOutput, texts: tuple[str, ...]) -> list[bytes]:
+    """Thought part, text parts (``texts``), function calls; a redacted thought sends no thought text,
+    only its signature on the first answer part (as Gemini does when thoughts are not included)."""
+    parts = [_text_part(text) for text in texts]
+    if output.refusal is not None:
+        parts = [_text_part(output.refusal)]
+    parts.extend(_call_parts(output))
+    reasoning = output.reasoning
+    if reasoning is not None:
+        signature = orjson.dumps(_signature(reasoning))
+        if reasoning.redacted:
+            if not parts:
+                parts = [_EMPTY_TEXT]
+            parts[0] = parts[0][:-1] + b',"thoughtSignature":' + signature + b"}"
+        else:
+            thought = (
+                b'{"text":' + orjson.dumps(reasoning.thinking()) + b',"thought":true,"thoughtSignature":'
+            )
+            parts.insert(0, thought + signature + b"}")
+    return parts
 
 
 def _objects(request: NeutralRequest, completion: Completion) -> tuple[list[bytes], list[FrameKind]]:
@@ -76,21 +134,45 @@ def _objects(request: NeutralRequest, completion: Completion) -> tuple[list[byte
         + orjson.dumps(completion.response_id)
         + b"}"
     )
+    output = completion.output
+    finish = _FINISH_REASONS[output.finish_reason]
+    ratings = b',"safetyRatings":' + _BLOCKED_RATINGS if finish == "SAFETY" else b""
     last = (
-        b'],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":'
+        b'],"role":"model"},"finishReason":"'
+        + finish.encode()
+        + b'"'
+        + ratings
+        + b',"index":0}],"usageMetadata":'
         + orjson.dumps(usage_metadata(completion.usage))
         + tail
     )
-    output = completion.output
-    calls = _call_parts(output) if output.kind == "tool_calls" else None
+    plain = output.kind != "tool_calls" or bool(output.text)
     if not request.stream:
-        return [_HEAD + (calls or _text_part(output.text)) + last], [FrameKind.TERMINAL]
+        parts = _answer_parts(output, (output.text,) if plain else ())
+        return [_HEAD + b",".join(parts) + last], [FrameKind.TERMINAL]
     middle = b'],"role":"model"},"index":0}]' + tail
-    if calls is not None:
-        objects, kinds = [_HEAD + calls + middle], [FrameKind.OTHER]
+    objects: list[bytes] = []
+    kinds: list[FrameKind] = []
+    reasoning = output.reasoning
+    if reasoning is not None and not reasoning.redacted:  # the thought streams first, in its own chunk
+        thought_only = output.model_copy(update={"refusal": None, "tool_calls": ()})
+        objects.append(_HEAD + _answer_parts(thought_only, ())[0] + middle)
+        kinds.append(FrameKind.OTHER)
+    rest = output.model_copy(update={"reasoning": reasoning if reasoning and reasoning.redacted else None})
+    if output.refusal is not None:
+        objects.append(_HEAD + b",".join(_answer_parts(rest, ())) + middle)
+        kinds.append(FrameKind.OTHER)
     else:
-        objects = [_HEAD + _text_part(chunk) + middle for chunk in output.chunks if chunk]
-        kinds = [FrameKind.CONTENT] * len(objects)
+        texts = [chunk for chunk in output.chunks if chunk] if plain else []
+        for position, chunk in enumerate(texts):
+            first = rest if position == 0 else rest.model_copy(update={"reasoning": None})
+            only_text = first.model_copy(update={"tool_calls": ()})
+            objects.append(_HEAD + b",".join(_answer_parts(only_text, (chunk,))) + middle)
+            kinds.append(FrameKind.CONTENT if output.kind != "tool_calls" else FrameKind.OTHER)
+        if output.tool_calls:
+            calls = rest if not texts else rest.model_copy(update={"reasoning": None})
+            objects.append(_HEAD + b",".join(_answer_parts(calls, ())) + middle)
+            kinds.append(FrameKind.OTHER)
     # A final chunk of its own (empty text: a part-less content would make chats drop the turn), so
     # delivery plans can cut after any text chunk and the terminal evidence means "STOP was sent".
     objects.append(_HEAD + _EMPTY_TEXT + last)

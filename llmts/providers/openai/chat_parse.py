@@ -20,6 +20,7 @@ from llmts.schema.neutral import (
     ToolChoice,
     build,
     neutral_message,
+    reasoning_settings,
 )
 from llmts.schema.wire_values import one_of
 
@@ -214,5 +215,8 @@ def chat_request_from_body(
         cache_mode="implicit",
         cache_breakpoints=(),
         in_stream_faults=False,
+        reasoning_settings=reasoning_settings({"effort": body.get("reasoning_effort")})
+        if body.get("reasoning_effort") is not None
+        else None,
         stream_include_usage=bool(stream_options and stream_options.get("include_usage")),
     )

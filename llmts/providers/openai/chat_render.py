@@ -12,14 +12,21 @@ import orjson
 
 from llmts.providers.base import Reply
 from llmts.schema.faults import FrameKind
-from llmts.schema.neutral import Completion, NeutralRequest, Usage
+from llmts.schema.neutral import Completion, NeutralRequest, ScriptedOutput, Usage
 
 __all__ = ["chat_completion_payload", "render_chat_completion", "render_chat_stream", "usage_payload"]
 
 _JSON_HEADERS = ("Content-Type", "application/json")
 _SSE_HEADERS = [("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-cache")]
 _DONE = b"data: [DONE]\n\n"
-_FINISH_REASONS = {"text": "stop", "json": "stop", "tool_calls": "tool_calls"}
+# Neutral finish reasons -> Chat's; a refusal ends with ``stop`` (the refusal is in ``message.refusal``).
+_FINISH_REASONS = {"stop": "stop", "length": "length", "content_filter": "content_filter", "refusal": "stop"}
+
+
+def _finish_reason(output: ScriptedOutput) -> str:
+    if output.finish_reason == "stop" and output.kind == "tool_calls":
+        return "tool_calls"
+    return _FINISH_REASONS[output.finish_reason]
 
 
 def usage_payload(usage: Usage) -> dict[str, Any]:
@@ -46,7 +53,7 @@ def _message(completion: Completion) -> dict[str, Any]:
     if output.kind == "tool_calls":
         return {
             "role": "assistant",
-            "content": None,
+            "content": output.text or None,  # a mixed answer's text comes with its calls
             "refusal": None,
             "annotations": [],
             "tool_calls": [
@@ -58,6 +65,8 @@ def _message(completion: Completion) -> dict[str, Any]:
                 for call in output.tool_calls
             ],
         }
+    if output.refusal is not None:
+        return {"role": "assistant", "content": None, "refusal": output.refusal, "annotations": []}
     return {"role": "assistant", "content": output.text, "refusal": None, "annotations": []}
 
 
@@ -72,7 +81,7 @@ def chat_completion_payload(request: NeutralRequest, completion: Completion) -> 
                 "index": 0,
                 "message": _message(completion),
                 "logprobs": None,
-                "finish_reason": _FINISH_REASONS[completion.output.kind],
+                "finish_reason": _finish_reason(completion.output),
             }
         ],
         "usage": usage_payload(completion.usage),
@@ -105,35 +114,38 @@ def render_chat_stream(request: NeutralRequest, completion: Completion, request_
 
     output = completion.output
     frames: list[bytes] = []
-    if output.kind == "tool_calls":
+    if output.refusal is not None:
+        frames.append(frame({"role": "assistant", "content": None, "refusal": ""}))
+        frames.append(frame({"refusal": output.refusal}))
+    elif output.kind == "tool_calls" and not output.text:
         frames.append(frame({"role": "assistant", "content": None, "refusal": None}))
-        for index, call in enumerate(output.tool_calls):
-            # id, type and name only in the first delta of each index: the SDK helper concatenates strings.
-            frames.append(
-                frame(
-                    {
-                        "tool_calls": [
-                            {
-                                "index": index,
-                                "id": call.id,
-                                "type": "function",
-                                "function": {"name": call.name, "arguments": ""},
-                            }
-                        ]
-                    }
-                )
-            )
-            frames.extend(
-                frame({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-                for piece in call.arguments_chunks
-                if piece
-            )
     else:
         frames.append(frame({"role": "assistant", "content": "", "refusal": None}))
         frames.extend(frame({"content": chunk}) for chunk in output.chunks if chunk)
-    # Delivery plans count the content deltas; everything before them is start, after them ending.
-    content_frames = len(frames) - 1 if output.kind != "tool_calls" else 0
-    finish = _FINISH_REASONS[output.kind].encode()
+    # Delivery plans count the content deltas of plain-text answers; everything after them is ending.
+    content_frames = len(frames) - 1 if output.kind != "tool_calls" and output.refusal is None else 0
+    for index, call in enumerate(output.tool_calls):
+        # id, type and name only in the first delta of each index: the SDK helper concatenates strings.
+        frames.append(
+            frame(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call.id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
+        frames.extend(
+            frame({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            for piece in call.arguments_chunks
+            if piece
+        )
+    finish = _finish_reason(output).encode()
     frames.append(delta_head + b'{},"logprobs":null,"finish_reason":"' + finish + b'"}]' + usage_tail)
     if request.stream_include_usage:
         frames.append(head + b'[],"usage":' + orjson.dumps(usage_payload(completion.usage)) + b"}\n\n")

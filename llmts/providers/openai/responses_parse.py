@@ -26,6 +26,7 @@ from llmts.schema.neutral import (
     ToolChoice,
     build,
     neutral_message,
+    reasoning_settings,
 )
 from llmts.schema.wire_values import one_of
 
@@ -306,6 +307,7 @@ def parse_responses_body(
         cache_mode="implicit",
         cache_breakpoints=(),
         in_stream_faults=False,
+        reasoning_settings=reasoning_settings(body.get("reasoning")),
         echo=echo,
         instructions=instructions,
         store=store,

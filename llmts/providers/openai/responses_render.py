@@ -16,7 +16,7 @@ from llmts.providers.openai.native_stream import native_stream_frames
 from llmts.providers.openai.responses_parse import ResponsesRequest
 from llmts.providers.openai.responses_store import StoredResponse, save_stored
 from llmts.providers.openai.responses_stream import SSE_HEADERS, response_stream_frames
-from llmts.schema.neutral import Completion, NeutralMessage, Usage, neutral_message
+from llmts.schema.neutral import Completion, NeutralMessage, NeutralReasoning, Usage, neutral_message
 
 __all__ = ["render_response", "response_payload", "responses_usage"]
 
@@ -36,45 +36,79 @@ def responses_usage(usage: Usage) -> dict[str, Any]:
     }
 
 
-def _output(response_id: str, completion: Completion) -> list[dict[str, Any]]:
+# Finish reasons that end a Response early: ``status: incomplete`` with this ``incomplete_details.reason``.
+_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+_ENCRYPTED = "reasoning.encrypted_content"
+
+
+def _reasoning_item(response_id: str, reasoning: NeutralReasoning, include: frozenset[str]) -> dict[str, Any]:
+    """Summaries as ``summary_text`` parts; raw reasoning text (open-weight models) as ``content``."""
+    item: dict[str, Any] = {
+        "id": "rs_" + response_id,
+        "type": "reasoning",
+        "summary": []
+        if reasoning.redacted
+        else [{"type": "summary_text", "text": s} for s in reasoning.summary],
+    }
+    if reasoning.text and not reasoning.redacted:
+        item["content"] = [{"type": "reasoning_text", "text": reasoning.text}]
+    if _ENCRYPTED in include:
+        item["encrypted_content"] = reasoning.signature
+    return item
+
+
+def _output(response_id: str, completion: Completion, include: frozenset[str]) -> list[dict[str, Any]]:
+    """Reasoning first, then the message (text or refusal), then the function calls."""
     output = completion.output
-    if output.kind == "tool_calls":
-        return [
+    status = "incomplete" if output.finish_reason in _INCOMPLETE else "completed"
+    items: list[dict[str, Any]] = []
+    if output.reasoning is not None:
+        items.append(_reasoning_item(response_id, output.reasoning, include))
+    if output.refusal is not None:
+        part: dict[str, Any] = {"type": "refusal", "refusal": output.refusal}
+    elif output.kind != "tool_calls" or output.text:
+        part = {"type": "output_text", "text": output.text, "annotations": [], "logprobs": []}
+    else:
+        part = {}
+    if part:
+        items.append(
             {
-                "id": f"fc_{response_id}{index:04x}",
-                "type": "function_call",
-                "status": "completed",
-                "arguments": call.arguments,
-                "call_id": call.id,
-                "name": call.name,
+                "id": "msg_" + response_id,
+                "type": "message",
+                "status": status,
+                "role": "assistant",
+                "content": [part],
             }
-            for index, call in enumerate(output.tool_calls)
-        ]
-    return [
+        )
+    items.extend(
         {
-            "id": "msg_" + response_id,
-            "type": "message",
+            "id": f"fc_{response_id}{index:04x}",
+            "type": "function_call",
             "status": "completed",
-            "role": "assistant",
-            "content": [{"type": "output_text", "text": output.text, "annotations": [], "logprobs": []}],
+            "arguments": call.arguments,
+            "call_id": call.id,
+            "name": call.name,
         }
-    ]
+        for index, call in enumerate(output.tool_calls)
+    )
+    return items
 
 
 def response_payload(request: ResponsesRequest, completion: Completion) -> dict[str, Any]:
     response_id = completion.response_id
+    incomplete = _INCOMPLETE.get(completion.output.finish_reason)
     return {
         "id": "resp_" + response_id,
         "object": "response",
         "created_at": completion.created_at,
-        "status": "completed",
+        "status": "incomplete" if incomplete else "completed",
         "background": False,
-        "completed_at": completion.created_at,
+        "completed_at": None if incomplete else completion.created_at,
         "error": None,
-        "incomplete_details": None,
+        "incomplete_details": {"reason": incomplete} if incomplete else None,
         "instructions": request.instructions,
         "model": request.model,
-        "output": _output(response_id, completion)
+        "output": _output(response_id, completion, _include(request))
         if completion.output.native is None
         else native_output(response_id, completion.output.native, _include(request)),
         "previous_response_id": request.previous_response_id,
@@ -94,7 +128,7 @@ def _assistant_turn(completion: Completion) -> NeutralMessage:
     output = completion.output
     return neutral_message(
         role="assistant",
-        text=output.text if output.kind != "tool_calls" else "",
+        text=output.text,
         tool_calls=output.tool_calls,
         tool_call_id=None,
     )
@@ -132,8 +166,15 @@ def render_response(
 
 
 def _chunks(completion: Completion) -> list[tuple[str, ...]]:
-    """How each output item streams: text chunks for the message, argument chunks per function call."""
+    """How each output item streams: reasoning as one delta per part, the message's text chunks (a
+    refusal in one piece), argument chunks per function call."""
     output = completion.output
-    if output.kind == "tool_calls":
-        return [call.arguments_chunks or (call.arguments,) for call in output.tool_calls]
-    return [output.chunks or (output.text,)]
+    chunks: list[tuple[str, ...]] = []
+    if output.reasoning is not None:
+        chunks.append(())  # reasoning parts stream whole (responses_stream.py)
+    if output.refusal is not None:
+        chunks.append((output.refusal,))
+    elif output.kind != "tool_calls" or output.text:
+        chunks.append(output.chunks or (output.text,))
+    chunks.extend(call.arguments_chunks or (call.arguments,) for call in output.tool_calls)
+    return chunks

@@ -52,6 +52,54 @@ def _message_events(events: ResponseEvents, index: int, item: dict[str, Any], pi
     events.add_fields(b"response.output_item.done", {"output_index": index, "item": item})
 
 
+def _refusal_events(events: ResponseEvents, index: int, item: dict[str, Any], pieces: Sequence[str]) -> None:
+    part = item["content"][0]
+    where = b'"item_id":' + orjson.dumps(item["id"]) + b',"output_index":' + str(index).encode()
+    events.add_fields(
+        b"response.output_item.added",
+        {"output_index": index, "item": {**item, "status": "in_progress", "content": []}},
+    )
+    events.add(
+        b"response.content_part.added",
+        b"," + where + b',"content_index":0,"part":{"type":"refusal","refusal":""}',
+    )
+    for piece in pieces:
+        if piece:
+            events.add(
+                b"response.refusal.delta", b"," + where + b',"content_index":0,"delta":' + orjson.dumps(piece)
+            )
+    refusal = orjson.dumps(part["refusal"])
+    events.add(b"response.refusal.done", b"," + where + b',"content_index":0,"refusal":' + refusal)
+    events.add(
+        b"response.content_part.done", b"," + where + b',"content_index":0,"part":' + orjson.dumps(part)
+    )
+    events.add_fields(b"response.output_item.done", {"output_index": index, "item": item})
+
+
+def _reasoning_events(events: ResponseEvents, index: int, item: dict[str, Any]) -> None:
+    """Each summary part: added, one text delta, text done, part done; then raw reasoning text."""
+    where = b'"item_id":' + orjson.dumps(item["id"]) + b',"output_index":' + str(index).encode()
+    added = {key: value for key, value in item.items() if key not in ("content", "encrypted_content")}
+    events.add_fields(
+        b"response.output_item.added", {"output_index": index, "item": {**added, "summary": []}}
+    )
+    for position, part in enumerate(item["summary"]):
+        at = b"," + where + b',"summary_index":' + str(position).encode()
+        text = orjson.dumps(part["text"])
+        events.add(
+            b"response.reasoning_summary_part.added", at + b',"part":{"type":"summary_text","text":""}'
+        )
+        events.add(b"response.reasoning_summary_text.delta", at + b',"delta":' + text)
+        events.add(b"response.reasoning_summary_text.done", at + b',"text":' + text)
+        events.add(b"response.reasoning_summary_part.done", at + b',"part":' + orjson.dumps(part))
+    for position, part in enumerate(item.get("content", ())):
+        at = b"," + where + b',"content_index":' + str(position).encode()
+        text = orjson.dumps(part["text"])
+        events.add(b"response.reasoning_text.delta", at + b',"delta":' + text)
+        events.add(b"response.reasoning_text.done", at + b',"text":' + text)
+    events.add_fields(b"response.output_item.done", {"output_index": index, "item": item})
+
+
 def _function_call_events(
     events: ResponseEvents, index: int, item: dict[str, Any], pieces: Sequence[str]
 ) -> None:
@@ -87,12 +135,27 @@ def response_stream_frames(
     events.add(b"response.created", b',"response":' + in_progress)
     events.add(b"response.in_progress", b',"response":' + in_progress)
     for index, (item, pieces) in enumerate(zip(payload["output"], chunks, strict=True)):
-        if item["type"] == "message":
+        if item["type"] == "reasoning":
+            _reasoning_events(events, index, item)
+        elif item["type"] == "message" and item["content"][0]["type"] == "refusal":
+            _refusal_events(events, index, item, pieces)
+        elif item["type"] == "message":
             _message_events(events, index, item, pieces)
         else:
             _function_call_events(events, index, item, pieces)
-    events.add(b"response.completed", b',"response":' + completed_body, FrameKind.TERMINAL)
+    # A Response cut short (max_output_tokens, content_filter) ends with ``response.incomplete``.
+    terminal = b"response.incomplete" if payload["status"] == "incomplete" else b"response.completed"
+    events.add(terminal, b',"response":' + completed_body, FrameKind.TERMINAL)
     return events.frames, events.kinds
+
+
+def _replay_pieces(item: dict[str, Any]) -> tuple[str, ...]:
+    if item["type"] == "message":
+        part = item["content"][0]
+        return (part["refusal"] if part["type"] == "refusal" else part["text"],)
+    if item["type"] == "reasoning":
+        return ()
+    return (item["arguments"],)
 
 
 def replay_frames(body: bytes, starting_after: int | None) -> tuple[list[bytes], list[FrameKind]]:
@@ -102,10 +165,7 @@ def replay_frames(body: bytes, starting_after: int | None) -> tuple[list[bytes],
         frames, kinds = native_replay_frames(payload, body)
         start = starting_after + 1 if starting_after is not None and starting_after >= 0 else 0
         return frames[start:], kinds[start:]
-    chunks = [
-        (item["content"][0]["text"],) if item["type"] == "message" else (item["arguments"],)
-        for item in payload["output"]
-    ]
+    chunks = [_replay_pieces(item) for item in payload["output"]]
     frames, kinds = response_stream_frames(payload, body, chunks)
     # Frame i carries sequence number i.
     start = starting_after + 1 if starting_after is not None and starting_after >= 0 else 0

@@ -24,7 +24,7 @@ class Answer(pydantic.BaseModel):
 
 
 def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
-    session.configure({"scenarios": [{"model": MODEL, "responses": list(responses)}]})
+    session.configure({"models": [MODEL], "scenarios": [{"model": MODEL, "responses": list(responses)}]})
 
 
 def _create(client: Any, **kwargs: Any) -> Any:

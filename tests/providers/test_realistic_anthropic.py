@@ -111,10 +111,7 @@ def test_redacted_thinking(llmts_session: SessionClient, client: Any) -> None:
     )
 
     message = _create(client)
-    assert [(b.type, getattr(b, "data", None)) for b in message.content][0] == (
-        "redacted_thinking",
-        "opaque==",
-    )
+    assert (message.content[0].type, message.content[0].data) == ("redacted_thinking", "opaque==")
 
     _configure(llmts_session, {"reasoning": {"redacted": True, "signature": "opaque=="}, "text": "Hi."})
     with client.messages.stream(model=MODEL, max_tokens=64, messages=HI) as stream:

@@ -194,3 +194,13 @@ def test_journal_accounts_the_settled_record_and_its_eviction() -> None:
     assert record.accounted == 0
     journal.settle(record)  # a record cleared while in flight is not accounted again
     assert journal.snapshot().retained_bytes == 0
+
+
+def test_parsed_keeps_reasoning_settings_and_accounts_them() -> None:
+    record = _record()
+    record.parsed("chat", "gpt-4.1-mini", False)
+    bare = record.retained_bytes()
+    assert record.to_entry().reasoning_settings is None
+    record.parsed("chat", "gpt-4.1-mini", False, {"effort": "high"})
+    assert record.to_entry().reasoning_settings == {"effort": "high"}
+    assert record.retained_bytes() > bare

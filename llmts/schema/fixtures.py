@@ -171,8 +171,10 @@ def _check_realistic(fixture: ResponseFixture) -> None:
         fixture.reasoning is not None or fixture.finish_reason is not None or fixture.refusal is not None
     ):
         raise ValueError("reasoning, finish_reason and refusal cannot be combined with an error response")
-    if fixture.items is not None and fixture.finish_reason not in (None, "stop"):
-        raise ValueError("finish_reason cannot be combined with items")
+    if fixture.items is not None and (
+        fixture.reasoning is not None or fixture.finish_reason not in (None, "stop")
+    ):
+        raise ValueError("reasoning and finish_reason cannot be combined with items")
     if fixture.refusal is not None and fixture.finish_reason not in (None, "refusal", "content_filter"):
         raise ValueError("a refusal ends with finish_reason refusal or content_filter")
 

@@ -154,3 +154,17 @@ def test_azure_renders_the_same(llmts_session: SessionClient) -> None:
     assert completion.choices[0].message.content == "Checking."
     assert completion.choices[0].message.tool_calls[0].id == "call_1"
     assert completion.usage.completion_tokens_details.reasoning_tokens == 3
+
+
+def test_azure_content_filter_names_the_filtered_category(llmts_session: SessionClient) -> None:
+    scenario = {"responses": [{"text": "Part", "finish_reason": "content_filter"}]}
+    llmts_session.configure({"azure_deployments": {"dep": MODEL}, "scenarios": [scenario]})
+    client = llmts_session.azure_openai_client(_strict_response_validation=True, max_retries=0)
+
+    completion = client.chat.completions.create(model="dep", messages=USER_HI)
+
+    choice = completion.choices[0]
+    assert choice.finish_reason == "content_filter"
+    results = choice.model_extra["content_filter_results"]
+    assert results["violence"] == {"filtered": True, "severity": "high"}
+    assert results["hate"] == {"filtered": False, "severity": "safe"}

@@ -72,6 +72,11 @@ def test_valid_realistic_fixtures_round_trip(response: dict[str, Any]) -> None:
             "cannot be combined with an error",
         ),
         (
+            {"items": [{"kind": "message", "content": "x"}], "reasoning": {"text": "t"}},
+            "scenarios[0].responses[0]",
+            "cannot be combined with items",
+        ),
+        (
             {"text": "a", "reasoning": {"text": "t"}, "stream_delivery": {"mode": "early_clean_end"}},
             "scenarios[0].responses[0]",
             "plain-text responses",

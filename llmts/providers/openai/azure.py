@@ -55,6 +55,8 @@ _ACCESS_DENIED = (
 _SAFE = {"filtered": False, "severity": "safe"}
 _FILTER_RESULTS = {"hate": _SAFE, "self_harm": _SAFE, "sexual": _SAFE, "violence": _SAFE}
 _PROMPT_FILTER_RESULTS = [{"prompt_index": 0, "content_filter_results": _FILTER_RESULTS}]
+# A ``content_filter`` finish: Azure names the category that filtered the completion.
+_FILTERED_RESULTS = {**_FILTER_RESULTS, "violence": {"filtered": True, "severity": "high"}}
 
 
 def _credential(request: ProviderRequest) -> str | None:
@@ -106,7 +108,8 @@ def _render_chat(call: ProviderCall, request: NeutralRequest, completion: Comple
         return reply
     payload = chat_completion_payload(request, completion)
     payload["prompt_filter_results"] = _PROMPT_FILTER_RESULTS
-    payload["choices"][0]["content_filter_results"] = _FILTER_RESULTS
+    filtered = completion.output.finish_reason == "content_filter"
+    payload["choices"][0]["content_filter_results"] = _FILTERED_RESULTS if filtered else _FILTER_RESULTS
     return Reply(200, [("Content-Type", "application/json"), *headers], orjson.dumps(payload))
 
 

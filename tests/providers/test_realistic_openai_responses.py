@@ -162,3 +162,18 @@ def test_stored_response_replays_reasoning(llmts_session: SessionClient, openai_
 
     assert replayed[-1].response.output[0].type == "reasoning"
     assert [e.delta for e in replayed if e.type == "response.refusal.delta"] == ["No."]
+
+
+def test_redacted_reasoning_has_no_summary_but_its_encrypted_content(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    _configure(llmts_session, {"reasoning": {"redacted": True, "signature": "opaque"}, "json": {"answer": 1}})
+
+    response = openai_client.responses.parse(
+        model=MODEL, input="Hi", text_format=Answer, include=["reasoning.encrypted_content"]
+    )
+
+    reasoning = response.output[0]
+    assert (reasoning.type, reasoning.summary, reasoning.content) == ("reasoning", [], None)
+    assert reasoning.encrypted_content == "opaque"
+    assert response.output_parsed == Answer(answer=1)

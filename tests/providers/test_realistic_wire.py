@@ -227,3 +227,17 @@ def test_gemini_safety_ratings_raw(llmts_session: SessionClient) -> None:
         "probability": "HIGH",
         "blocked": True,
     } in candidate["safetyRatings"]
+
+
+def test_gemini_json_array_stream_with_a_redacted_thought(llmts_session: SessionClient) -> None:
+    _configure(
+        llmts_session,
+        {"reasoning": {"redacted": True, "signature": "c2ln"}, "text": "ab", "chunks": ["a", "b"]},
+    )
+
+    body = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
+    path = f"/gemini/v1/models/{MODEL}:streamGenerateContent"
+    response = raw_request(llmts_session.provider_base, "POST", path, body, {"x-goog-api-key": "k"})
+
+    parts = [chunk["candidates"][0]["content"]["parts"] for chunk in response.json()]
+    assert parts == [[{"text": "a", "thoughtSignature": "c2ln"}], [{"text": "b"}], [{"text": ""}]]

@@ -103,26 +103,62 @@ def _signature(reasoning: NeutralReasoning) -> str:
     return reasoning.signature
 
 
-def _answer_parts(output: ScriptedOutput, texts: tuple[str, ...]) -> list[bytes]:
-    """Thought part, text parts (``texts``), function calls; a redacted thought sends no thought text,
-    only its signature on the first answer part (as Gemini does when thoughts are not included)."""
-    parts = [_text_part(text) for text in texts]
-    if output.refusal is not None:
-        parts = [_text_part(output.refusal)]
+def _thought_part(reasoning: NeutralReasoning) -> bytes:
+    text = orjson.dumps(reasoning.thinking())
+    return (
+        b'{"text":'
+        + text
+        + b',"thought":true,"thoughtSignature":'
+        + orjson.dumps(_signature(reasoning))
+        + b"}"
+    )
+
+
+def _signed(parts: list[bytes], reasoning: NeutralReasoning | None) -> list[bytes]:
+    """A redacted thought sends no thought text, only its signature on the first answer part (as Gemini
+    does when thoughts are not included)."""
+    if reasoning is None or not reasoning.redacted:
+        return parts
+    parts = parts or [_EMPTY_TEXT]
+    parts[0] = parts[0][:-1] + b',"thoughtSignature":' + orjson.dumps(_signature(reasoning)) + b"}"
+    return parts
+
+
+def _answer_parts(output: ScriptedOutput) -> list[bytes]:
+    """Thought part, text part (a refusal's words), function calls: a whole answer's parts."""
+    plain = output.kind != "tool_calls" or bool(output.text)
+    parts = [_text_part(output.refusal if output.refusal is not None else output.text)] if plain else []
     parts.extend(_call_parts(output))
     reasoning = output.reasoning
-    if reasoning is not None:
-        signature = orjson.dumps(_signature(reasoning))
-        if reasoning.redacted:
-            if not parts:
-                parts = [_EMPTY_TEXT]
-            parts[0] = parts[0][:-1] + b',"thoughtSignature":' + signature + b"}"
-        else:
-            thought = (
-                b'{"text":' + orjson.dumps(reasoning.thinking()) + b',"thought":true,"thoughtSignature":'
-            )
-            parts.insert(0, thought + signature + b"}")
-    return parts
+    if reasoning is not None and not reasoning.redacted:
+        parts.insert(0, _thought_part(reasoning))
+    return _signed(parts, reasoning)
+
+
+def _stream_parts(output: ScriptedOutput) -> tuple[list[bytes], list[FrameKind]]:
+    """Each streamed chunk's parts: the thought alone, then one per text chunk (a refusal whole), then
+    the calls together; a redacted thought's signature rides on the first of them."""
+    chunks: list[bytes] = []
+    kinds: list[FrameKind] = []
+    reasoning = output.reasoning
+    if reasoning is not None and not reasoning.redacted:
+        chunks.append(_thought_part(reasoning))
+        kinds.append(FrameKind.OTHER)
+    if output.refusal is not None:
+        chunks.append(_text_part(output.refusal))
+        kinds.append(FrameKind.OTHER)
+    elif output.kind != "tool_calls" or output.text:
+        kind = FrameKind.CONTENT if output.kind != "tool_calls" else FrameKind.OTHER
+        for chunk in output.chunks:
+            if chunk:
+                chunks.append(_text_part(chunk))
+                kinds.append(kind)
+    if output.tool_calls:
+        chunks.append(b",".join(_call_parts(output)))
+        kinds.append(FrameKind.OTHER)
+    if reasoning is not None and reasoning.redacted and chunks:
+        chunks[0] = _signed([chunks[0]], reasoning)[0]
+    return chunks, kinds
 
 
 def _objects(request: NeutralRequest, completion: Completion) -> tuple[list[bytes], list[FrameKind]]:
@@ -146,33 +182,11 @@ def _objects(request: NeutralRequest, completion: Completion) -> tuple[list[byte
         + orjson.dumps(usage_metadata(completion.usage))
         + tail
     )
-    plain = output.kind != "tool_calls" or bool(output.text)
     if not request.stream:
-        parts = _answer_parts(output, (output.text,) if plain else ())
-        return [_HEAD + b",".join(parts) + last], [FrameKind.TERMINAL]
+        return [_HEAD + b",".join(_answer_parts(output)) + last], [FrameKind.TERMINAL]
     middle = b'],"role":"model"},"index":0}]' + tail
-    objects: list[bytes] = []
-    kinds: list[FrameKind] = []
-    reasoning = output.reasoning
-    if reasoning is not None and not reasoning.redacted:  # the thought streams first, in its own chunk
-        thought_only = output.model_copy(update={"refusal": None, "tool_calls": ()})
-        objects.append(_HEAD + _answer_parts(thought_only, ())[0] + middle)
-        kinds.append(FrameKind.OTHER)
-    rest = output.model_copy(update={"reasoning": reasoning if reasoning and reasoning.redacted else None})
-    if output.refusal is not None:
-        objects.append(_HEAD + b",".join(_answer_parts(rest, ())) + middle)
-        kinds.append(FrameKind.OTHER)
-    else:
-        texts = [chunk for chunk in output.chunks if chunk] if plain else []
-        for position, chunk in enumerate(texts):
-            first = rest if position == 0 else rest.model_copy(update={"reasoning": None})
-            only_text = first.model_copy(update={"tool_calls": ()})
-            objects.append(_HEAD + b",".join(_answer_parts(only_text, (chunk,))) + middle)
-            kinds.append(FrameKind.CONTENT if output.kind != "tool_calls" else FrameKind.OTHER)
-        if output.tool_calls:
-            calls = rest if not texts else rest.model_copy(update={"reasoning": None})
-            objects.append(_HEAD + b",".join(_answer_parts(calls, ())) + middle)
-            kinds.append(FrameKind.OTHER)
+    parts, kinds = _stream_parts(output)
+    objects = [_HEAD + part + middle for part in parts]
     # A final chunk of its own (empty text: a part-less content would make chats drop the turn), so
     # delivery plans can cut after any text chunk and the terminal evidence means "STOP was sent".
     objects.append(_HEAD + _EMPTY_TEXT + last)

@@ -232,6 +232,12 @@ class ScenarioBuilder(ChildBuilder):
         dumped = [dict(item) if isinstance(item, dict) else item.model_dump(mode="json") for item in items]
         return self._add({"items": dumped}, delay_ms, usage)
 
+    def response(self, fixture: dict[str, Any]) -> ScenarioBuilder:
+        """Any response fixture as its JSON, e.g. a realistic answer (docs/realistic-answers.md):
+        ``{"reasoning": {...}, "text": ..., "tool_calls": [...]}``, ``{"refusal": ...}``."""
+        self._responses.append(dict(fixture))
+        return self
+
     def to_dict(self) -> dict[str, Any]:
         return {**self._fields, "responses": list(self._responses)}
 

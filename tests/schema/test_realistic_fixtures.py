@@ -9,7 +9,7 @@ import pytest
 
 from llmts.errors import ConfigurationInvalid
 from llmts.runtime.plans import compile_response
-from llmts.schema import parse_session_config
+from llmts.schema import ConfigBuilder, parse_session_config
 from llmts.schema.fixtures import LIMITS, ResponseFixture
 from llmts.schema.neutral import reasoning_settings
 
@@ -157,3 +157,16 @@ def test_reasoning_settings_keep_bounded_scalars() -> None:
     }
     kept = reasoning_settings({f"k{i}": "v" * 500 for i in range(40)})
     assert kept is not None and len(kept) == 16 and all(len(v) == 128 for v in kept.values())
+
+
+def test_scenario_builder_takes_any_fixture() -> None:
+    config = (
+        ConfigBuilder()
+        .scenario()
+        .response({"reasoning": {"summary": ["s"]}, "text": "a", "tool_calls": [CALL]})
+        .response({"refusal": "No."})
+        .build()
+    )
+    responses = config.scenarios[0].responses
+    assert [r.kind for r in responses] == ["tool_calls", "refusal"]
+    assert responses[0].text == "a" and responses[0].reasoning is not None

@@ -12,6 +12,7 @@ A request goes through two steps:
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,7 +126,7 @@ class Session:
 
     def serves_model(self, model: str) -> bool:
         plan = self._plan
-        return plan is None or model in plan.models
+        return plan is None or plan.models is None or model in plan.models
 
     def azure_deployment_model(self, deployment: str) -> str | None:
         """The model an Azure deployment serves; unconfigured sessions serve any deployment as its name."""
@@ -134,9 +135,12 @@ class Session:
             return deployment
         return plan.config.azure_deployments.get(deployment)
 
-    def model_ids(self) -> list[str]:
+    def model_ids(self, defaults: Sequence[str] = ()) -> list[str]:
+        """What a model listing shows: the listed models, else the models the configuration names,
+        else ``defaults`` (the provider's small default set)."""
         plan = self._plan
-        return list(plan.config.models) if plan is not None else ["gpt-4.1-mini"]
+        listed = plan.listed_models if plan is not None else ()
+        return list(listed or defaults)
 
     # --- journal ------------------------------------------------------------------------------------
 
@@ -218,7 +222,7 @@ class Session:
                     kind="text", text=text, chunks=(text,), output_tokens=estimate_text_tokens(text)
                 )
                 return Admission(self._generation, 0, None, echo, None, input_tokens)
-            if request.model not in plan.models:
+            if plan.models is not None and request.model not in plan.models:
                 raise ModelNotFound(
                     f"The model `{request.model}` does not exist or you do not have access to it.",
                     param="model",

@@ -265,7 +265,7 @@ def check_conversation_references(config: SessionConfig) -> None:
                 f"conversations[{index}].id", f"id {graph_id!r} is already used by a scenario or graph"
             )
         taken.add(graph_id)
-        if graph.model is not None and graph.model not in config.models:
+        if graph.model is not None and not config.serves_model(graph.model):
             raise nested_error(
                 f"conversations[{index}].model", f"{graph.model!r} is not one of the session's models"
             )

@@ -26,6 +26,9 @@ from llmts.schema.validation import format_location
 
 __all__ = ["conversations_listing", "explain_match"]
 
+# The model an explained request gets when it names none and the session lists or names none.
+_FALLBACK_MODEL = ("gpt-4.1-mini",)
+
 
 def conversations_listing(session: Session, environ: Mapping[str, Any]) -> list[dict[str, Any]]:
     raw = environ.get(CONVERSATION_ENVIRON)
@@ -64,7 +67,7 @@ def explain_match(session: Session, environ: Mapping[str, Any], body: bytes) -> 
     parsed = _parse(body)
     provider = parsed.provider_namespace
     try:
-        neutral = neutral_from_explained(parsed.request, provider, session.model_ids()[0])
+        neutral = neutral_from_explained(parsed.request, provider, session.model_ids(_FALLBACK_MODEL)[0])
     except ValueError as exc:
         raise _invalid(str(exc), [{"path": "request.tool_choice", "message": str(exc)}]) from None
     credential = parsed.credential if parsed.credential is not None else session.credential_for(provider)

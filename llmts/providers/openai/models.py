@@ -1,4 +1,4 @@
-"""``GET /models`` and ``GET /models/{id}``: the session's configured models."""
+"""``GET /models`` and ``GET /models/{id}``: the models the session serves."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ from typing import Any
 from llmts.errors import ModelNotFound
 from llmts.providers.base import ProviderCall, Reply, json_reply
 
-__all__ = ["list_models", "retrieve_model"]
+__all__ = ["DEFAULT_MODELS", "list_models", "retrieve_model"]
+
+# Listed when the configuration neither lists nor names a model (any name is served then).
+DEFAULT_MODELS = ("gpt-4.1-mini", "gpt-4.1", "gpt-4o", "gpt-4o-mini")
 
 
 def _model(model_id: str) -> dict[str, Any]:
@@ -15,7 +18,9 @@ def _model(model_id: str) -> dict[str, Any]:
 
 
 def list_models(call: ProviderCall) -> Reply:
-    return json_reply(200, {"object": "list", "data": [_model(m) for m in call.session.model_ids()]})
+    return json_reply(
+        200, {"object": "list", "data": [_model(m) for m in call.session.model_ids(DEFAULT_MODELS)]}
+    )
 
 
 def retrieve_model(call: ProviderCall) -> Reply:

@@ -140,7 +140,7 @@ def explain_match(
     error: LlmtsError | None = None
     if plan is None:
         outcome = "echo"
-    elif request.model not in plan.models:
+    elif plan.models is not None and request.model not in plan.models:
         error = ModelNotFound(f"the model {request.model!r} is not one of the session's models")
     else:
         owner_found = False

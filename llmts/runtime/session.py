@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmts.errors import (
+    FixtureMismatch,
     ModelNotFound,
     NoMatchingScenario,
     RequestSuperseded,
@@ -50,6 +51,8 @@ class Admission:
     input_tokens: int
     # Set when a conversation graph owns the request: its reservation (or replay) to settle.
     conversation: Ticket | None = None
+    # A scenario's answers for choices 1..n-1 of an OpenAI Chat ``n`` request (consumed with ``response``).
+    more: tuple[ResponsePlan, ...] = ()
 
 
 class Session:
@@ -242,9 +245,15 @@ class Session:
                     )
             for index, scenario in enumerate(plan.scenarios):
                 if scenario.matches(request.provider, request.model):
-                    response = self._take(index, scenario, request)
+                    response, *more = self._take(index, scenario, request)
                     return Admission(
-                        self._generation, response.delay_ms, response, None, scenario.id, input_tokens
+                        self._generation,
+                        response.delay_ms,
+                        response,
+                        None,
+                        scenario.id,
+                        input_tokens,
+                        more=tuple(more),
                     )
             if book is not None and (unclaimed := book.unclaimed(request, caller or DEFAULT_CALLER)):
                 raise unclaimed
@@ -252,27 +261,45 @@ class Session:
                 f"no scenario of this session serves {request.provider} requests for model {request.model!r}"
             )
 
-    def _take(self, index: int, scenario: ScenarioPlan, request: NeutralRequest) -> ResponsePlan:
-        """Pick the scenario's next response, check it fits, and only then advance the cursor."""
-        position = self._cursors[index]
-        count = len(scenario.responses)
-        if position >= count:
-            if scenario.terminal_policy == "repeat_last_response":
-                position = count - 1
-            elif scenario.terminal_policy == "restart":
-                position = 0
-            else:
-                raise ScenarioExhausted(
-                    f"scenario {scenario.id!r} has no responses left ({count} configured, all consumed)"
+    def _take(self, index: int, scenario: ScenarioPlan, request: NeutralRequest) -> list[ResponsePlan]:
+        """Pick the scenario's next response (the next ``request.choices`` ones for OpenAI Chat ``n``),
+        check they fit, and only then advance the cursor. A scripted error answers the whole request
+        alone, so only a first one is taken; an error among choices 2..n is a mismatch."""
+        cursor = self._cursors[index]
+        taken: list[ResponsePlan] = []
+        while len(taken) < request.choices:
+            position = self._position(scenario, cursor)
+            response = scenario.responses[position]
+            where = f"scenario {scenario.id!r} response {position}"
+            if response.error is not None and taken:
+                raise FixtureMismatch(
+                    f"{where} is an error, but the request asks for {request.choices} choices (n) and an "
+                    "error can only answer a request as its first response"
                 )
-        response = scenario.responses[position]
-        where = f"scenario {scenario.id!r} response {position}"
-        if response.output is not None:
-            check_output_fits(request, response.output, where)
-        if response.stream_delivery is not None:
-            check_delivery_fits(request, response.stream_delivery, where)
-        self._cursors[index] = position + 1
-        return response
+            if response.output is not None:
+                check_output_fits(request, response.output, where)
+            if response.stream_delivery is not None and not taken:
+                check_delivery_fits(request, response.stream_delivery, where)
+            taken.append(response)
+            cursor = position + 1
+            if response.error is not None:
+                break
+        self._cursors[index] = cursor
+        return taken
+
+    @staticmethod
+    def _position(scenario: ScenarioPlan, cursor: int) -> int:
+        """The queue position a cursor points at under the scenario's terminal policy."""
+        count = len(scenario.responses)
+        if cursor < count:
+            return cursor
+        if scenario.terminal_policy == "repeat_last_response":
+            return count - 1
+        if scenario.terminal_policy == "restart":
+            return 0
+        raise ScenarioExhausted(
+            f"scenario {scenario.id!r} has no responses left ({count} configured, all consumed)"
+        )
 
     def complete(
         self, admission: Admission, request: NeutralRequest, wire: WireIdentity | None = None
@@ -319,10 +346,11 @@ class Session:
             override = response.usage
             response_index = response.index
             plan = response.stream_delivery
+        more_choices = self._more_choices(admission, request, output, wire)
         usage = build(
             Usage,
             input_tokens=admission.input_tokens,
-            output_tokens=output.output_tokens,
+            output_tokens=output.output_tokens + sum(choice.output_tokens for choice in more_choices),
             cached_tokens=cache.read_tokens,
             cache_write_tokens=cache.write_tokens,
             reasoning_tokens=0,
@@ -338,10 +366,29 @@ class Session:
             scenario_id=admission.scenario_id,
             response_index=response_index,
             stream_delivery=plan,
+            more_choices=more_choices,
         )
         if admission.conversation is not None:
             self._settle(admission, completion)
         return completion
+
+    @staticmethod
+    def _more_choices(
+        admission: Admission, request: NeutralRequest, first: ScriptedOutput, wire: WireIdentity | None
+    ) -> tuple[ScriptedOutput, ...]:
+        """Choices 1..n-1: a scenario's next responses, else (echo, conversation step) the same answer."""
+        if request.choices <= 1:
+            return ()
+        if not admission.more:
+            return (first,) * (request.choices - 1)
+        outputs = []
+        for response in admission.more:
+            output = response.output
+            assert output is not None  # errors were refused by _take
+            if wire is not None and wire.seeded and response.generated_call_ids:
+                output = with_generated_call_ids(output, wire, response.generated_call_ids)
+            outputs.append(output)
+        return tuple(outputs)
 
     # --- conversation graphs -----------------------------------------------------------------------
 

@@ -107,6 +107,8 @@ class NeutralRequest(BaseModel):
     cache_mode: CacheMode = "none"
     # Explicit mode: cache breakpoints as segment indexes (0 = preamble, 1 + i = messages[i]).
     cache_breakpoints: tuple[int, ...] = ()
+    # How many answers (choices) the request asks for: OpenAI Chat ``n`` (at most 8), else 1.
+    choices: int = 1
 
     def latest_user_text(self) -> str:
         for message in reversed(self.messages):
@@ -157,3 +159,5 @@ class Completion(BaseModel):
     response_index: int | None = None
     # The response's delivery plan, for the transport to apply (already checked against the request).
     stream_delivery: StreamDelivery | None = None
+    # Choices 1..n-1 of an OpenAI Chat ``n`` request (``output`` is choice 0); empty otherwise.
+    more_choices: tuple[ScriptedOutput, ...] = ()

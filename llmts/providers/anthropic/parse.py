@@ -348,4 +348,5 @@ def parse_messages_request(call: ProviderCall) -> NeutralRequest:
         preamble=prompt.preamble,
         cache_mode="explicit",
         cache_breakpoints=prompt.cache_breakpoints,
+        choices=1,
     )

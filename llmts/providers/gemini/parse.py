@@ -283,6 +283,7 @@ def parse_body(body: dict[str, Any], model: str, operation: str) -> NeutralReque
         preamble=preamble,
         cache_mode="implicit",
         cache_breakpoints=(),
+        choices=1,
     )
 
 

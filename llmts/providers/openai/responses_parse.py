@@ -301,6 +301,7 @@ def parse_responses_body(
         preamble=preamble,
         cache_mode="implicit",
         cache_breakpoints=(),
+        choices=1,
         echo=echo,
         instructions=instructions,
         store=store,

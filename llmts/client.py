@@ -31,6 +31,7 @@ from llmts.schema.builder import ConfigBuilder, ScenarioBuilder
 from llmts.schema.config import SessionConfig
 from llmts.schema.conversation_builder import ConversationBuilder, StepBuilder
 from llmts.schema.journal import JournalQuery
+from llmts.schema.sdk_env import sdk_environment
 from llmts.schema.verify import VerificationRequest, VerificationResult
 
 __all__ = ["DEFAULT_API_KEY", "ConversationClient", "LlmTestServer", "ServerError", "SessionClient"]
@@ -382,6 +383,11 @@ class SessionClient:
             except (ServerError, OSError):
                 return DEFAULT_API_KEY
         return self._credentials.get(provider, DEFAULT_API_KEY)
+
+    def sdk_environment(self) -> dict[str, str]:
+        """The environment variables that point the official SDKs at this session (``llmts env``,
+        docs/server.md): base URLs under ``provider_base`` and the session's credentials."""
+        return sdk_environment(self.provider_base, self.credential)
 
     def openai_client(self, **kwargs: Any) -> Any:
         """An official ``openai.OpenAI`` bound to this session (extra kwargs go to the constructor)."""

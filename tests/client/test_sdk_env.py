@@ -63,7 +63,7 @@ SDK_CALLS = {
     "anthropic": (
         "import anthropic\n"
         "c = anthropic.Anthropic(max_retries=0)\n"
-        "r = c.messages.create(model='claude-sonnet-4-5', max_tokens=16, messages=HI)\n"
+        "r = c.messages.create(model='claude-sonnet-4-6', max_tokens=16, messages=HI)\n"
         "print(r.content[0].text)"
     ),
     "gemini": (
@@ -213,7 +213,7 @@ def test_llmts_env_fixture_points_clients_built_without_arguments_at_the_session
         model="gpt-4.1-mini", messages=USER_HI
     )
     message = anthropic.Anthropic(_strict_response_validation=True, max_retries=0).messages.create(
-        model="claude-sonnet-4-5", max_tokens=8, messages=USER_HI
+        model="claude-sonnet-4-6", max_tokens=8, messages=USER_HI
     )
     client = genai.Client()  # kept: a garbage-collected genai client closes its connection pool
     gemini = client.models.generate_content(model="gemini-2.5-flash", contents="Hi")

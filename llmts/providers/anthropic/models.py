@@ -12,7 +12,7 @@ from llmts.runtime.tokens import estimate_input_tokens
 __all__ = ["DEFAULT_MODELS", "count_tokens", "list_models", "model_not_found", "retrieve_model"]
 
 # Listed when the configuration neither lists nor names a model (any name is served then).
-DEFAULT_MODELS = ("claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-1")
+DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-7")
 
 # The API's default and largest page sizes.
 _DEFAULT_LIMIT = 20

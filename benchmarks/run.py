@@ -1,7 +1,7 @@
 """Throughput and latency of llmts beside the "floor" (a bare werkzeug app on gunicorn+gevent).
 
 Usage: ``python benchmarks/run.py [--duration 5] [--connections 32] [--chunks 20] [--cases ...]
-[--json PATH]``. See ``benchmarks/README.md`` and ARCHITECTURE.md, "Performance targets".
+[--json PATH]``. See ``benchmarks/README.md`` and its "Targets" section.
 
 Both servers run with one gevent worker pinned to one CPU; the load generator runs in a separate process
 pinned to another CPU. It is a hand-written HTTP/1.1 client over non-blocking sockets driven by one epoll

@@ -13,6 +13,7 @@ first asked for.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -27,9 +28,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from llmts.schema.builder import ConfigBuilder, ScenarioBuilder
+from llmts.providers.catalog import CATALOG
+from llmts.schema.builder import ConfigBuilder, ConversationBuilder, ScenarioBuilder, StepBuilder
 from llmts.schema.config import SessionConfig
-from llmts.schema.conversation_builder import ConversationBuilder, StepBuilder
 from llmts.schema.journal import JournalQuery
 from llmts.schema.sdk_env import sdk_environment
 from llmts.schema.verify import VerificationRequest, VerificationResult
@@ -389,51 +390,58 @@ class SessionClient:
         docs/server.md): base URLs under ``provider_base`` and the session's credentials."""
         return sdk_environment(self.provider_base, self.credential)
 
+    def sdk_client(self, name: str, /, *, headers: dict[str, str] | None = None, **kwargs: Any) -> Any:
+        """The official SDK client ``name`` (``openai_client``, ``gemini_client``... as the providers declare
+        them in their ``info.py``) bound to this session; ``headers`` are sent on every request, extra
+        kwargs go to the constructor. The SDK is imported on first use."""
+        try:
+            info, spec = CATALOG.sdk_client(name)
+        except KeyError:
+            known = ", ".join(CATALOG.sdk_client_names())
+            raise ValueError(f"no SDK client {name!r}; the providers offer {known}") from None
+        if spec.url_argument in kwargs:
+            raise TypeError(f"{name}() sets {spec.url_argument} itself (to this session's provider base)")
+        factory = getattr(importlib.import_module(spec.module), spec.factory)
+        url = self.provider_base + spec.path
+        if spec.options_argument is not None:
+            options: dict[str, Any] = {spec.url_argument: url}
+            options.update(kwargs.pop(spec.options_argument, None) or {})
+            if headers:
+                options[spec.headers_argument] = {**(options.get(spec.headers_argument) or {}), **headers}
+            kwargs[spec.options_argument] = options
+        else:
+            kwargs[spec.url_argument] = url
+            if headers:
+                kwargs[spec.headers_argument] = {**(kwargs.get(spec.headers_argument) or {}), **headers}
+        for key, value in spec.defaults:
+            kwargs.setdefault(key, value)
+        kwargs.setdefault("api_key", self.credential(info.namespace))
+        return factory(**kwargs)
+
     def openai_client(self, **kwargs: Any) -> Any:
         """An official ``openai.OpenAI`` bound to this session (extra kwargs go to the constructor)."""
-        import openai
-
-        kwargs.setdefault("api_key", self.credential("openai"))
-        return openai.OpenAI(base_url=f"{self.provider_base}/openai/v1", **kwargs)
+        return self.sdk_client("openai_client", **kwargs)
 
     def async_openai_client(self, **kwargs: Any) -> Any:
-        import openai
+        return self.sdk_client("async_openai_client", **kwargs)
 
-        kwargs.setdefault("api_key", self.credential("openai"))
-        return openai.AsyncOpenAI(base_url=f"{self.provider_base}/openai/v1", **kwargs)
-
-    def azure_openai_client(self, *, api_version: str = "2024-10-21", **kwargs: Any) -> Any:
-        """An official ``openai.AzureOpenAI`` bound to this session (deployment routes, ``api-key`` auth)."""
-        import openai
-
-        kwargs.setdefault("api_key", self.credential("azure-openai"))
-        return openai.AzureOpenAI(
-            azure_endpoint=f"{self.provider_base}/azure-openai", api_version=api_version, **kwargs
-        )
+    def azure_openai_client(self, **kwargs: Any) -> Any:
+        """An official ``openai.AzureOpenAI`` bound to this session (deployment routes, ``api-key`` auth;
+        ``api_version`` defaults to 2024-10-21)."""
+        return self.sdk_client("azure_openai_client", **kwargs)
 
     def anthropic_client(self, **kwargs: Any) -> Any:
         """An official ``anthropic.Anthropic`` bound to this session."""
-        import anthropic
-
-        kwargs.setdefault("api_key", self.credential("anthropic"))
-        return anthropic.Anthropic(base_url=f"{self.provider_base}/anthropic", **kwargs)
+        return self.sdk_client("anthropic_client", **kwargs)
 
     def async_anthropic_client(self, **kwargs: Any) -> Any:
-        import anthropic
-
-        kwargs.setdefault("api_key", self.credential("anthropic"))
-        return anthropic.AsyncAnthropic(base_url=f"{self.provider_base}/anthropic", **kwargs)
+        return self.sdk_client("async_anthropic_client", **kwargs)
 
     def gemini_client(self, *, api_version: str | None = None, **kwargs: Any) -> Any:
         """An official ``google.genai.Client`` bound to this session (``api_version``: the SDK's default)."""
-        from google import genai
-
-        http_options: Any = {"base_url": f"{self.provider_base}/gemini"}
         if api_version is not None:
-            http_options["api_version"] = api_version
-        http_options.update(kwargs.pop("http_options", None) or {})
-        kwargs.setdefault("api_key", self.credential("gemini"))
-        return genai.Client(http_options=http_options, **kwargs)
+            kwargs["http_options"] = {"api_version": api_version, **(kwargs.get("http_options") or {})}
+        return self.sdk_client("gemini_client", **kwargs)
 
     # --- conversation graphs ------------------------------------------------------------------------
 
@@ -459,7 +467,7 @@ class SessionClient:
         ``model``, ``messages`` [{role, text|content, tool_calls, tool_call_id}], ``tool_names``... or a
         ``NeutralRequest``); ``credential`` defaults to the one this session's SDK clients send."""
         body = _explained_request(request)
-        provider = provider or body.pop("provider", None) or "openai"
+        provider = provider or body.pop("provider", None) or CATALOG.default.namespace
         body.pop("provider", None)
         payload = {
             "provider_namespace": provider,
@@ -500,6 +508,8 @@ def _explained_request(request: Any) -> dict[str, Any]:
     data: dict[str, Any] = dump(mode="json")
     body = {key: data[key] for key in _EXPLAINED_FIELDS if key in data}
     body["provider"] = data.get("provider")
+    if data.get("choices", 1) != 1:
+        body["n"] = data["choices"]
     choice = data.get("tool_choice") or {}
     body["tool_choice"] = (
         {"name": choice["name"]} if choice.get("mode") == "function" else choice.get("mode", "auto")
@@ -540,29 +550,29 @@ class ConversationClient:
     def headers(self) -> dict[str, str]:
         return {_CONVERSATION_HEADER: self.id}
 
-    def _with_header(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        kwargs["default_headers"] = {**(kwargs.get("default_headers") or {}), **self.headers}
-        return kwargs
+    def sdk_client(self, name: str, /, **kwargs: Any) -> Any:
+        """``SessionClient.sdk_client`` with this conversation's header on every request."""
+        return self.session.sdk_client(name, headers=self.headers, **kwargs)
 
     def openai_client(self, **kwargs: Any) -> Any:
-        return self.session.openai_client(**self._with_header(kwargs))
+        return self.sdk_client("openai_client", **kwargs)
 
     def async_openai_client(self, **kwargs: Any) -> Any:
-        return self.session.async_openai_client(**self._with_header(kwargs))
+        return self.sdk_client("async_openai_client", **kwargs)
 
     def azure_openai_client(self, **kwargs: Any) -> Any:
-        return self.session.azure_openai_client(**self._with_header(kwargs))
+        return self.sdk_client("azure_openai_client", **kwargs)
 
     def anthropic_client(self, **kwargs: Any) -> Any:
-        return self.session.anthropic_client(**self._with_header(kwargs))
+        return self.sdk_client("anthropic_client", **kwargs)
 
     def async_anthropic_client(self, **kwargs: Any) -> Any:
-        return self.session.async_anthropic_client(**self._with_header(kwargs))
+        return self.sdk_client("async_anthropic_client", **kwargs)
 
-    def gemini_client(self, **kwargs: Any) -> Any:
-        http_options = dict(kwargs.pop("http_options", None) or {})
-        http_options["headers"] = {**(http_options.get("headers") or {}), **self.headers}
-        return self.session.gemini_client(http_options=http_options, **kwargs)
+    def gemini_client(self, *, api_version: str | None = None, **kwargs: Any) -> Any:
+        if api_version is not None:
+            kwargs["http_options"] = {"api_version": api_version, **(kwargs.get("http_options") or {})}
+        return self.sdk_client("gemini_client", **kwargs)
 
     def conversations(self) -> list[dict[str, Any]]:
         """This identity's state in every graph of the session."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "BodyIncomplete",
     "BodyReadTimeout",
     "BodyTooLarge",
     "ConfigurationInvalid",
@@ -24,10 +25,13 @@ __all__ = [
     "InvalidConversationId",
     "InvalidRequest",
     "LlmtsError",
+    "MalformedHttp",
+    "MemoryBudgetExceeded",
     "MethodNotAllowed",
     "ModelNotFound",
     "NoMatchingScenario",
     "ProviderUnauthorized",
+    "RequestLineTooLong",
     "RequestSuperseded",
     "RouteNotFound",
     "ScenarioExhausted",
@@ -38,7 +42,7 @@ __all__ = [
 
 
 class LlmtsError(Exception):
-    """Base of every error the server reports on purpose."""
+    """500 unless a subclass sets another status: the base of every error llmts reports on purpose."""
 
     code: str = "llm_test_server_error"
     http_status: int = 500
@@ -70,16 +74,22 @@ class LlmtsError(Exception):
 
 
 class InvalidRequest(LlmtsError):
+    """400: the request body or a parameter is malformed or breaks a rule the provider enforces."""
+
     code = "invalid_request"
     http_status = 400
 
 
 class ConfigurationInvalid(LlmtsError):
+    """400: a configuration (or a builder part) fails validation; nothing changes."""
+
     code = "invalid_configuration"
     http_status = 400
 
 
 class BodyTooLarge(LlmtsError):
+    """413: the request body exceeds ``--max-body-bytes``; the connection closes."""
+
     code = "request_too_large"
     http_status = 413
 
@@ -92,75 +102,117 @@ class BodyReadTimeout(LlmtsError):
     http_status = 408
 
 
+class BodyIncomplete(InvalidRequest):
+    """400 ``invalid_request``: the body ended before its Content-Length or broke chunked framing."""
+
+
+class MalformedHttp(LlmtsError):
+    """400 ``malformed_http_request``: the HTTP server rejected the request before the app saw it."""
+
+    code = "malformed_http_request"
+    http_status = 400
+
+
+class RequestLineTooLong(LlmtsError):
+    """414 ``request_line_too_long``: the request line is longer than the HTTP server reads (8 KiB)."""
+
+    code = "request_line_too_long"
+    http_status = 414
+
+
 class ProviderUnauthorized(LlmtsError):
+    """401: a provider route got a missing or wrong credential, or the control key as one."""
+
     code = "invalid_api_key"
     http_status = 401
 
 
 class ControlUnauthorized(LlmtsError):
+    """401: a control route got no control key or a wrong one."""
+
     code = "unauthorized"
     http_status = 401
 
 
 class SessionNotFound(LlmtsError):
+    """404: the session named by the path prefix or the session header does not exist."""
+
     should_retry = False
     code = "llm_test_server_session_not_found"
     http_status = 404
 
 
 class SessionCapacityExceeded(LlmtsError):
+    """409: creating a session would exceed ``--max-sessions``."""
+
     should_retry = False
     code = "llm_test_server_session_capacity_exceeded"
     http_status = 409
 
 
 class ModelNotFound(LlmtsError):
+    """404: the request names a model the session's configuration does not serve."""
+
     code = "model_not_found"
     http_status = 404
 
 
 class RouteNotFound(LlmtsError):
+    """404: no route matches the method and path."""
+
     code = "not_found"
     http_status = 404
 
 
 class MethodNotAllowed(LlmtsError):
+    """405: the path exists, but not for this HTTP method."""
+
     code = "method_not_allowed"
     http_status = 405
 
 
 class ScenarioExhausted(LlmtsError):
+    """409: the owning scenario's queue is used up and its terminal policy is ``reject``."""
+
     should_retry = False
     code = "llm_test_server_scenario_exhausted"
     http_status = 409
 
 
 class NoMatchingScenario(LlmtsError):
+    """409: no conversation graph or scenario of the session serves the request."""
+
     should_retry = False
     code = "llm_test_server_no_matching_scenario"
     http_status = 409
 
 
 class FixtureMismatch(LlmtsError):
+    """409: the scripted answer does not fit the request (tools, tool_choice, JSON mode, plan)."""
+
     should_retry = False
     code = "llm_test_server_fixture_mismatch"
     http_status = 409
 
 
 class RequestSuperseded(LlmtsError):
+    """409: the session was reset, reconfigured or deleted while the request waited."""
+
     should_retry = False
     code = "llm_test_server_request_superseded"
     http_status = 409
 
 
 class InvalidConversationId(LlmtsError):
+    """400: the conversation header is blank, too long or holds a comma."""
+
     should_retry = False
     code = "invalid_conversation_id"
     http_status = 400
 
 
 class ConversationBusy(LlmtsError):
-    """Another step of the same conversation identity is still in flight."""
+    """409: another step of the same conversation identity is still in flight."""
 
     should_retry = False
     code = "conversation_busy"
@@ -168,37 +220,56 @@ class ConversationBusy(LlmtsError):
 
 
 class ConversationStepMismatch(LlmtsError):
+    """409: the request matches none of the steps the conversation may take next."""
+
     should_retry = False
     code = "conversation_step_mismatch"
     http_status = 409
 
 
 class ConversationTurnNotAdvanced(LlmtsError):
+    """409: the request repeats a turn without a new message or tool result."""
+
     should_retry = False
     code = "conversation_turn_not_advanced"
     http_status = 409
 
 
 class ConversationCompleted(LlmtsError):
+    """409: the conversation reached a ``complete`` step and takes no more turns."""
+
     should_retry = False
     code = "conversation_completed"
     http_status = 409
 
 
 class ConversationExhausted(LlmtsError):
+    """409: the conversation ran out of steps (``max_steps`` or its terminal policy)."""
+
     should_retry = False
     code = "conversation_exhausted"
     http_status = 409
 
 
 class ConversationCapacityExceeded(LlmtsError):
+    """409: a new conversation would exceed the configured conversation capacity."""
+
     should_retry = False
     code = "conversation_capacity_exceeded"
     http_status = 409
 
 
+class MemoryBudgetExceeded(LlmtsError):
+    """507: stored objects or conversation state would exceed the process memory budget (--max-memory)
+    even after every journal entry was evicted."""
+
+    should_retry = False
+    code = "llm_test_server_memory_exhausted"
+    http_status = 507
+
+
 class ScriptedError(LlmtsError):
-    """An ``error`` response fixture: status, code and headers come from the configuration."""
+    """The scripted status (4xx/5xx): an ``error`` response fixture; code and headers come from it."""
 
     def __init__(
         self,

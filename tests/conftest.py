@@ -36,3 +36,13 @@ def own_server_factory() -> Iterator[Callable[..., LlmTestServer]]:
     yield start
     for server in started:
         server.stop()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The deep fuzz run (``fuzz`` marker) runs only when ``-m`` names it: ``pytest -m fuzz``."""
+    if "fuzz" in (config.getoption("markexpr", "") or ""):
+        return
+    deep = [item for item in items if item.get_closest_marker("fuzz") is not None]
+    if deep:
+        config.hook.pytest_deselected(items=deep)
+        items[:] = [item for item in items if item.get_closest_marker("fuzz") is None]

@@ -95,7 +95,7 @@ def timeout_errors() -> tuple[type[BaseException], ...]:
     )
 
 
-# The reference's approval example (seeds/000): ask, then approve or cancel.
+# The approval example of docs/conversations.md: ask, then approve or cancel.
 APPROVAL_STEPS: list[dict[str, Any]] = [
     {
         "id": "ask",

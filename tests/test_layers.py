@@ -1,8 +1,10 @@
-"""The import direction of ARCHITECTURE.md, checked mechanically by parsing every module's imports."""
+"""The import direction of docs/architecture.md, checked mechanically by parsing every module's imports."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "llmts"
@@ -24,17 +26,43 @@ FORBIDDEN_THIRD_PARTY = {
 }
 
 
+# The provider metadata leaf (docs/architecture.md, "Layers"): what a provider declares as plain data
+# (namespaces, default model, SDK clients) and the registry that lists the packages. Every layer may read
+# it; it imports nothing from llmts but itself, so reading it never loads the runtime or an adapter.
+_SHARED_PROVIDER_MODULES = {"__init__", "base", "info", "catalog", "adapters"}
+
+
+def _is_metadata(name: str) -> bool:
+    """``name`` (a module, or ``module.attribute``) lies in the provider metadata leaf."""
+    parts = name.split(".")
+    if parts[:2] != ["llmts", "providers"]:
+        return False
+    if len(parts) == 2:  # the import-free package module itself
+        return True
+    if parts[2] in ("info", "catalog"):
+        return True
+    if not (PACKAGE / "providers" / parts[2]).is_dir():  # base, adapters, or a name the package lazily loads
+        return False
+    return len(parts) == 3 or parts[3] == "info"  # a provider package's import-free __init__, or its info
+
+
+def _is_metadata_file(path: Path) -> bool:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return parts[0] == "providers" and _is_metadata(".".join(("llmts", *parts)).removesuffix(".__init__"))
+
+
 def _layer(path: Path) -> str:
     return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
 
 
 def _imports(path: Path) -> set[str]:
+    """Imported modules; ``from a.b import c`` counts as ``a.b.c`` (c may be a module or a name in a.b)."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
     return names
 
 
@@ -46,6 +74,8 @@ def test_layers_import_only_downwards() -> None:
             continue
         for name in _imports(path):
             top = name.split(".")[0]
+            if _is_metadata(name):
+                continue
             if top == "llmts" and name != "llmts":
                 target = name.split(".")[1]
                 if target != layer and target not in ALLOWED[layer]:
@@ -55,12 +85,44 @@ def test_layers_import_only_downwards() -> None:
     assert violations == []
 
 
+def test_provider_metadata_is_a_leaf() -> None:
+    """``providers/__init__.py``, ``info.py``, ``catalog.py`` and each package's ``__init__``/``info``
+    import only each other (and the standard library), so the schema and the Python API may read them."""
+    violations = []
+    files = [p for p in (PACKAGE / "providers").rglob("*.py") if _is_metadata_file(p)]
+    assert {p.relative_to(PACKAGE).as_posix() for p in files} >= {
+        "providers/__init__.py",
+        "providers/info.py",
+        "providers/catalog.py",
+    }
+    for path in files:
+        for name in _imports(path):
+            if name.split(".")[0] == "llmts" and not _is_metadata(name):
+                violations.append(f"{path.relative_to(PACKAGE)} imports {name}")
+            if name.split(".")[0] in ("pydantic", "orjson", "werkzeug", "gevent"):
+                violations.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert violations == []
+
+
+def test_client_import_loads_no_runtime() -> None:
+    """``import llmts.client`` (and the pytest plugin) reads provider metadata but loads no adapter,
+    runtime, transport or server module."""
+    code = (
+        "import sys, llmts.client, llmts.pytest_plugin\n"
+        "heavy = sorted(m for m in sys.modules if m.startswith(('llmts.runtime', 'llmts.server', "
+        "'llmts.transport', 'llmts.providers.base', 'llmts.providers.adapters')) or m.endswith('.adapter'))\n"
+        "print(heavy)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
 def test_providers_do_not_import_each_other() -> None:
     providers = PACKAGE / "providers"
     modules = {
         p.name.removesuffix(".py")
         for p in providers.iterdir()
-        if p.name not in ("__init__.py", "base.py", "__pycache__")
+        if p.name.removesuffix(".py") not in _SHARED_PROVIDER_MODULES and p.name != "__pycache__"
     }
     violations = []
     for path in providers.rglob("*.py"):
@@ -72,7 +134,7 @@ def test_providers_do_not_import_each_other() -> None:
                 and len(parts) > 2
                 and parts[2] in modules
                 and parts[2] != own
-                and own != "__init__"
+                and own not in _SHARED_PROVIDER_MODULES
             ):
                 violations.append(f"{path.relative_to(PACKAGE)} imports {name}")
     assert violations == []

@@ -1,19 +1,14 @@
-"""Provider adapters. Adding a provider: a module here and one line in ``ADAPTERS``."""
+"""Provider adapters. Adding a provider: one package here and one line in ``catalog.PACKAGES``
+(docs/contributing.md, "Adding a provider").
+
+This package module imports nothing itself, so ``llmts.providers.catalog`` and the packages' ``info``
+modules load without the runtime; the adapter names below load on first use.
+"""
 
 from __future__ import annotations
 
-from llmts.providers.anthropic import ANTHROPIC
-from llmts.providers.base import (
-    InferenceRoute,
-    ProviderAdapter,
-    ProviderCall,
-    ProviderRequest,
-    Reply,
-    Route,
-    SimpleRoute,
-)
-from llmts.providers.gemini import GEMINI
-from llmts.providers.openai import AZURE_OPENAI, OPENAI
+from importlib import import_module
+from typing import Any
 
 __all__ = [
     "ADAPTERS",
@@ -23,7 +18,15 @@ __all__ = [
     "ProviderRequest",
     "Reply",
     "Route",
+    "SessionView",
     "SimpleRoute",
 ]
 
-ADAPTERS: tuple[ProviderAdapter, ...] = (OPENAI, AZURE_OPENAI, ANTHROPIC, GEMINI)
+_HOMES = {name: "llmts.providers.base" for name in __all__} | {"ADAPTERS": "llmts.providers.adapters"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(home), name)

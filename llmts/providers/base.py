@@ -6,18 +6,19 @@ arguments, raw body and the WSGI environ for headers) and writes back the ``Repl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs
 
 import orjson
 
 from llmts.errors import InvalidRequest, LlmtsError
+from llmts.providers.info import ProviderInfo
 from llmts.runtime.determinism import WireIdentity
-from llmts.runtime.session import Session
+from llmts.schema.config import SessionConfig
 from llmts.schema.faults import FrameKind, StreamDelivery
-from llmts.schema.neutral import Completion, NeutralRequest
+from llmts.schema.neutral import Completion, NeutralRequest, Usage
 
 __all__ = [
     "InferenceRoute",
@@ -26,6 +27,7 @@ __all__ = [
     "ProviderRequest",
     "Reply",
     "Route",
+    "SessionView",
     "SimpleRoute",
     "bearer_token",
     "classify_frames",
@@ -84,6 +86,26 @@ class Reply:
     malformed_frame: bytes | None = None
 
 
+class SessionView(Protocol):
+    """The part of a session adapters use: served models, the configuration, the prompt cache and the
+    per-namespace object store. Adapters never admit, complete or journal; the server does."""
+
+    @property
+    def configuration(self) -> SessionConfig | None: ...
+
+    def serves_model(self, model: str) -> bool: ...
+
+    def model_ids(self, defaults: Sequence[str] = ()) -> list[str]: ...
+
+    def warm_cache(self, request: NeutralRequest) -> Usage: ...
+
+    def store_put(self, namespace: str, key: str, value: Any, size: int) -> None: ...
+
+    def store_get(self, namespace: str, key: str) -> Any | None: ...
+
+    def store_delete(self, namespace: str, key: str) -> bool: ...
+
+
 @dataclass(slots=True)
 class ProviderCall:
     """One provider request in flight: the wire request, its session, the id the server assigned
@@ -91,7 +113,7 @@ class ProviderCall:
     ids and timestamps come from (seeded under ``determinism``)."""
 
     request: ProviderRequest
-    session: Session
+    session: SessionView
     request_id: str
     wire: WireIdentity | None = None
 
@@ -107,6 +129,9 @@ class InferenceRoute:
     # Answers some requests without consuming a scripted response (e.g. Anthropic ``max_tokens: 0``
     # cache warm-ups): return a Reply to short-circuit, or None to go on to the runtime.
     shortcut: Callable[[ProviderCall, NeutralRequest], Reply | None] | None = None
+    # The operations (``NeutralRequest.operation``) of this route whose streams are plain SSE text frames
+    # that in-stream ``stream_delivery`` plans act on; connection-level plans fit every route.
+    in_stream_faults: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,9 +150,12 @@ Route = InferenceRoute | SimpleRoute
 
 @dataclass(frozen=True)
 class ProviderAdapter:
-    """One provider namespace. ``prefix`` is the first path segment(s) its routes live under."""
+    """One provider namespace: its ``info`` (namespace, default model, SDK clients, shared with the Python
+    API without loading this module), the first path segment(s) its routes live under, its routes, how it
+    reads the credential and how it renders errors. Registered by one line in ``llmts/providers/catalog.py``.
+    """
 
-    namespace: str
+    info: ProviderInfo
     prefix: str
     routes: tuple[Route, ...]
     credential: Callable[[ProviderRequest], str | None]
@@ -135,6 +163,19 @@ class ProviderAdapter:
     render_error: Callable[[LlmtsError, str], Reply]
     # Prefix of the request ids this provider reports (``x-request-id`` and friends).
     request_id_prefix: str = field(default="req_")
+
+    @property
+    def namespace(self) -> str:
+        return self.info.namespace
+
+    def in_stream_operations(self) -> frozenset[tuple[str, str]]:
+        """(namespace, operation) pairs whose streams in-stream delivery plans act on."""
+        return frozenset(
+            (self.namespace, operation)
+            for route in self.routes
+            if isinstance(route, InferenceRoute)
+            for operation in route.in_stream_faults
+        )
 
 
 def classify_frames(

@@ -11,19 +11,7 @@ from llmts.runtime.native.fit import check_native_fits
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
 from llmts.schema.neutral import NeutralRequest, ScriptedOutput
 
-__all__ = ["FAULT_SURFACES", "check_delivery_fits", "check_output_fits"]
-
-# (provider, operation) pairs whose streaming transport is SSE text that in-stream delivery plans act on.
-FAULT_SURFACES = frozenset(
-    {
-        ("openai", "chat.completions"),
-        ("azure-openai", "chat.completions"),
-        ("openai", "responses"),
-        ("azure-openai", "responses"),
-        ("anthropic", "messages"),
-        ("gemini", "stream_generate_content.sse"),
-    }
-)
+__all__ = ["check_delivery_fits", "check_output_fits"]
 
 
 def check_output_fits(request: NeutralRequest, output: ScriptedOutput, where: str) -> None:
@@ -62,14 +50,15 @@ def check_output_fits(request: NeutralRequest, output: ScriptedOutput, where: st
 
 
 def check_delivery_fits(request: NeutralRequest, plan: StreamDelivery, where: str) -> None:
-    """In-stream plans need a plain SSE text stream on a qualified route; connection faults fit anything."""
+    """In-stream plans need a plain SSE text stream on a route that declares it (the request's
+    ``in_stream_faults``, set from the route); connection faults fit anything."""
     if plan.mode in CONNECTION_MODES:
         return
     if not request.stream:
         raise FixtureMismatch(
             f"{where} has a {plan.mode} stream_delivery plan but the request is not streaming"
         )
-    if (request.provider, request.operation) not in FAULT_SURFACES:
+    if not request.in_stream_faults:
         raise FixtureMismatch(
             f"{where} has a {plan.mode} stream_delivery plan, which does not apply to "
             f"{request.provider} {request.operation} streams"

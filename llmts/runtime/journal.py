@@ -10,11 +10,11 @@ seeded ids): they have its lifecycle, start at 1 per provider and restart on res
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from llmts.runtime.journal_capture import (
     ToolCallItem,
@@ -25,13 +25,21 @@ from llmts.runtime.journal_capture import (
 )
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.journal import JOURNAL_LIMITS, JournalEntry, JournalSettings
-from llmts.schema.neutral import NeutralMessage, NeutralToolCall
+from llmts.schema.neutral import Completion, NeutralMessage, NeutralToolCall
 
-__all__ = ["Journal", "JournalRecord", "JournalSnapshot", "utc_iso"]
+if TYPE_CHECKING:
+    from llmts.runtime.memory import MemoryBudget
 
-# Estimated retained size of an entry without payload previews, and of one structured tool item.
+__all__ = ["DeliveryOutcome", "Journal", "JournalRecord", "JournalSnapshot", "utc_iso"]
+
+# Accounted size of an entry without its request id, path and previews: measured with tracemalloc (the
+# slotted record, its floats, ints, usage tuple, model string and the journal's and budget's references;
+# benchmarks/journal_memory.py checks the total against RSS). A bytes object's header, and the cost of
+# one structured tool item beyond its texts.
 _ENTRY_BYTES = 768
+_BYTES_OBJECT = 40
 _TOOL_ITEM_BYTES = 96
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens")
 _DEFAULT_SETTINGS = JournalSettings()
 _MAX_TOOL_ITEMS = JOURNAL_LIMITS["journal_tool_items"]
 
@@ -48,11 +56,25 @@ def _text(data: bytes | None) -> str | None:
     return data.decode("utf-8", "replace") if data is not None else None
 
 
+class DeliveryOutcome(Protocol):
+    """What the transport observed while writing a response (llmts.transport.DeliveryEvidence)."""
+
+    stream_delivery: StreamDelivery | None
+    stream_delivery_applied: bool
+    emitted_content_frames: int
+    terminal_marker_observed: bool
+    transport_outcome: str | None
+
+
 @dataclass(slots=True)
 class JournalRecord:
     """The live, mutable record of one provider attempt (cheap to update on the request path).
 
-    Queries turn records into ``JournalEntry`` models; times stay epoch floats and previews bytes until then.
+    It changes through its own methods, one per stage of the request (``identify``, ``parsed``,
+    ``admitted``/``owned_by``, ``apply_completion``, ``answered``/``failed``, ``apply_evidence`` or
+    ``client_gone``/``fault_outcome``, ``finish``); the ``capture_*`` methods keep bounded payload
+    previews. Queries turn records into ``JournalEntry`` models; times stay epoch floats, previews bytes
+    and usage a tuple until then (docs/architecture.md, "The request journal").
     """
 
     request_id: str
@@ -86,7 +108,8 @@ class JournalRecord:
     wire_clock_mode: str = "live"
     wire_created_at: int | None = None
     wire_sequence: int | None = None
-    usage: dict[str, int] | None = None
+    # (input, output, cached, cache write) tokens; a dict only in the public entry.
+    usage: tuple[int, int, int, int] | None = None
     # A conversation replay: the retained answer was returned and nothing advanced.
     replayed: bool = False
     request_preview: bytes | None = None
@@ -97,13 +120,117 @@ class JournalRecord:
     request_tool_calls: tuple[ToolCallItem, ...] = ()
     tool_results: tuple[ToolResultItem, ...] = ()
     truncated: bool = False
+    # Bytes the journal accounts for this record while it holds it; 0 once evicted (or never held).
+    accounted: int = 0
+
+    # --- the request's stages ---------------------------------------------------------------------------
+
+    def identify(self, retry_group: str | None, conversation: str | None) -> None:
+        """The caller's retry group and conversation headers (journaled even when a scenario answers)."""
+        self.retry_group = retry_group
+        if conversation is not None:
+            self.conversation = conversation
+
+    def parsed(self, operation: str, model: str | None = None, streaming: bool = False) -> None:
+        self.operation = operation
+        self.model = model
+        self.streaming = streaming
+
+    def admitted(self, scenario: str | None) -> None:
+        """The scenario or conversation graph that owns the request."""
+        self.scenario = scenario
+
+    def owned_by(self, graph: str, conversation: str, turn: int, step: str | None) -> None:
+        """A conversation graph claimed the request (tagged before its admission checks run)."""
+        self.scenario = graph
+        self.conversation = conversation
+        self.turn = turn
+        self.step = step
+
+    def apply_completion(self, completion: Completion, replayed: bool = False) -> None:
+        """The runtime's committed answer: its response index, wire time and token usage."""
+        usage = completion.usage
+        self.replayed = replayed
+        self.response_index = completion.response_index
+        self.wire_created_at = completion.created_at
+        self.usage = (usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.cache_write_tokens)
+
+    def answered(self, status: int) -> None:
+        """The status the client is about to get; below 400 counts as a success until evidence says no."""
+        self.status = status
+        self.success = status < 400
+
+    def failed(self, code: str, retry_after: float | None = None) -> None:
+        """The request ended in an llmts error (or a scripted one, which may carry ``retry_after``)."""
+        self.error_code = code
+        if retry_after is not None:
+            self.retry_after_seconds = retry_after
+
+    def apply_evidence(self, evidence: DeliveryOutcome, damaged: bool = False) -> None:
+        """What the transport really delivered; an answer cut short or ``damaged`` by a fault fails."""
+        self.stream_delivery = evidence.stream_delivery
+        self.stream_delivery_applied = evidence.stream_delivery_applied
+        self.emitted_content_frames = evidence.emitted_content_frames
+        self.terminal_marker_observed = evidence.terminal_marker_observed
+        self.transport_outcome = evidence.transport_outcome
+        if self.success and (evidence.transport_outcome != "completed" or damaged):
+            self.success = False
+
+    def fault_outcome(self, status: int | None) -> None:
+        """A connection-level fault answered instead: a proxy page's status, or None (no HTTP answer)."""
+        self.status = status
+        self.success = False
+
+    def client_gone(self) -> None:
+        """The client left before anything was written (during a fixture delay)."""
+        self.status = 499
+        self.success = False
+        self.transport_outcome = "client_gone"
+
+    def finish(self, epoch: float, monotonic: float) -> None:
+        self.completed_epoch = epoch
+        self.completed_monotonic_seconds = monotonic
+        self.completed = True
+
+    # --- payload capture (bounded to ``limit`` bytes / characters) ----------------------------------------
+
+    def capture_request(self, body: bytes, limit: int) -> None:
+        self.request_bytes = len(body)
+        self.request_preview = _compact(body, limit)
+        if len(body) > limit:
+            self.truncated = True
+
+    def capture_history(self, messages: Sequence[NeutralMessage], limit: int) -> None:
+        calls, results, cut = history_tools(messages, _MAX_TOOL_ITEMS, limit)
+        if not (calls or results or cut):
+            return
+        self.request_tool_calls, self.tool_results = calls, results
+        if cut:
+            self.truncated = True
+
+    def capture_output_calls(self, calls: Sequence[NeutralToolCall], limit: int) -> None:
+        if not calls:
+            return
+        self.response_tool_calls, cut = output_calls(calls, _MAX_TOOL_ITEMS, limit)
+        if cut:
+            self.truncated = True
+
+    def capture_response(self, body: bytes, frames: Sequence[bytes] | None, limit: int) -> None:
+        if frames is not None:
+            self.response_preview, self.response_bytes = frames_preview(frames, limit)
+        else:
+            self.response_bytes = len(body)
+            self.response_preview = _compact(body, limit)
+        if self.response_bytes > limit:
+            self.truncated = True
 
     def retained_bytes(self) -> int:
-        size = _ENTRY_BYTES
+        """Accounted size: the measured fixed cost plus the variable-length strings and previews."""
+        size = _ENTRY_BYTES + len(self.request_id) + len(self.path)
         if self.request_preview is not None:
-            size += len(self.request_preview)
+            size += _BYTES_OBJECT + len(self.request_preview)
         if self.response_preview is not None:
-            size += len(self.response_preview)
+            size += _BYTES_OBJECT + len(self.response_preview)
         for items in (self.response_tool_calls, self.request_tool_calls, self.tool_results):
             for item in items:
                 size += _TOOL_ITEM_BYTES + len(item[0]) + len(item[1] or "") + len(item[2])
@@ -124,6 +251,9 @@ class JournalRecord:
         values["response_truncated"] = (
             self.response_preview is not None and len(self.response_preview) < self.response_bytes
         )
+        usage = self.usage
+        if usage is not None:
+            values["usage"] = dict(zip(_USAGE_KEYS, usage, strict=True))
         values["response_tool_calls"] = [_call(item) for item in self.response_tool_calls]
         values["request_tool_calls"] = [_call(item) for item in self.request_tool_calls]
         values["tool_results"] = [
@@ -131,6 +261,12 @@ class JournalRecord:
             for call_id, name, content, cut in self.tool_results
         ]
         return JournalEntry.model_validate(values)
+
+
+def _compact(data: bytes, limit: int) -> bytes:
+    """An exact-size copy of the first ``limit`` bytes: a producer's buffer may be over-allocated
+    (orjson's output is: ~4 KiB for a 700-byte answer), and a preview must not keep that slack alive."""
+    return memoryview(data)[:limit].tobytes()
 
 
 def _call(item: ToolCallItem) -> dict[str, Any]:
@@ -146,6 +282,8 @@ _DERIVED = frozenset(
         "response_tool_calls",
         "request_tool_calls",
         "tool_results",
+        "usage",
+        "accounted",
     }
 )
 _PLAIN_FIELDS = tuple(f.name for f in fields(JournalRecord) if f.name not in _DERIVED)
@@ -171,18 +309,27 @@ class JournalSnapshot:
 
 
 class Journal:
-    """Thread-safe on its own (one short lock per operation); records are mutated by their request only."""
+    """Thread-safe on its own (one short lock per operation); records are mutated by their request only.
 
-    def __init__(self, settings: JournalSettings = _DEFAULT_SETTINGS) -> None:
+    Entries sit in a deque in sequence order (each record carries its own accounted size), so the journal
+    costs one pointer per entry beyond the records. With a ``MemoryBudget`` every change of the retained
+    size is also charged to the process; the budget may evict this journal's oldest entries.
+    """
+
+    def __init__(
+        self, settings: JournalSettings = _DEFAULT_SETTINGS, budget: MemoryBudget | None = None
+    ) -> None:
         self._lock = threading.Lock()
         self.settings = settings
-        self._entries: OrderedDict[int, JournalRecord] = OrderedDict()
-        self._sizes: dict[int, int] = {}
+        self._budget = budget
+        self._entries: deque[JournalRecord] = deque()
         self._ordinals: dict[str, int] = {}
         self._bytes = 0
         self._observed = 0
         self._evicted = 0
         self._truncated = False
+        # Entries that left without the budget's doing (see llmts.runtime.memory).
+        self.stale = 0
 
     @property
     def preview_bytes(self) -> int:
@@ -205,77 +352,104 @@ class Journal:
             self._ordinals[provider] = ordinal
             record = JournalRecord(request_id, self._observed, provider, epoch, monotonic, method, path)
             record.wire_sequence = ordinal
-            self._entries[record.sequence] = record
-            self._sizes[record.sequence] = _ENTRY_BYTES
-            self._bytes += _ENTRY_BYTES
-            self._evict()
+            record.accounted = size = record.retained_bytes()
+            self._entries.append(record)
+            self._bytes += size
+            count, freed = self._evict()
+            budget = self._budget
+        if budget is not None:
+            budget.entry_added(self, size)
+            if count:
+                budget.entries_removed(count, freed)
         return record
 
+    # The request path calls the record's own capture methods; these keep the journal's preview limit.
     def record_request(self, record: JournalRecord, body: bytes) -> None:
-        limit = self.settings.preview_bytes
-        record.request_bytes = len(body)
-        record.request_preview = body if len(body) <= limit else body[:limit]
-        if len(body) > limit:
-            record.truncated = True
+        record.capture_request(body, self.settings.preview_bytes)
 
     def record_history(self, record: JournalRecord, messages: Sequence[NeutralMessage]) -> None:
-        calls, results, cut = history_tools(messages, _MAX_TOOL_ITEMS, self.settings.preview_bytes)
-        if not (calls or results or cut):
-            return
-        record.request_tool_calls, record.tool_results = calls, results
-        if cut:
-            record.truncated = True
+        record.capture_history(messages, self.settings.preview_bytes)
 
     def record_output_calls(self, record: JournalRecord, calls: Sequence[NeutralToolCall]) -> None:
-        if not calls:
-            return
-        record.response_tool_calls, cut = output_calls(calls, _MAX_TOOL_ITEMS, self.settings.preview_bytes)
-        if cut:
-            record.truncated = True
+        record.capture_output_calls(calls, self.settings.preview_bytes)
 
     def record_response(self, record: JournalRecord, body: bytes, frames: Sequence[bytes] | None) -> None:
-        limit = self.settings.preview_bytes
-        if frames is not None:
-            record.response_preview, record.response_bytes = frames_preview(frames, limit)
-        else:
-            record.response_bytes = len(body)
-            record.response_preview = body if len(body) <= limit else body[:limit]
-        if record.response_bytes > limit:
-            record.truncated = True
+        record.capture_response(body, frames, self.settings.preview_bytes)
 
     def settle(self, record: JournalRecord) -> None:
         """Account a finished record's retained size and truncation (once, when the attempt is over: the
-        record_* calls only fill fields, so the request path takes this lock once)."""
+        capture calls only fill fields, so the request path takes this lock once)."""
         size = record.retained_bytes()
         with self._lock:
             if record.truncated:
                 self._truncated = True
-            old = self._sizes.get(record.sequence)
-            if old is None:  # already evicted
+            old = record.accounted
+            if not old:  # already evicted
                 return
-            self._sizes[record.sequence] = size
+            record.accounted = size
             self._bytes += size - old
-            self._evict()
+            count, freed = self._evict()
+            budget = self._budget
+        if budget is not None:
+            budget.journal_grew(size - old)
+            if count:
+                budget.entries_removed(count, freed)
 
-    def _evict(self) -> None:
+    def _evict(self) -> tuple[int, int]:
+        """Drop the oldest entries beyond this journal's own limits; (count, bytes). Lock held."""
         limits = self.settings
+        count = freed = 0
         while self._entries and (len(self._entries) > limits.max_entries or self._bytes > limits.max_bytes):
-            sequence, _ = self._entries.popitem(last=False)
-            self._bytes -= self._sizes.pop(sequence)
+            record = self._entries.popleft()
+            freed += record.accounted
+            self._bytes -= record.accounted
+            record.accounted = 0
+            count += 1
+        if count:
+            self._evicted += count
+            self.stale += count
+        return count, freed
+
+    def evict_oldest_for_budget(self) -> int | None:
+        """The process budget's eviction of this journal's oldest entry: its bytes (0 when empty), or None
+        when another greenlet holds the lock (never waited for)."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            if not self._entries:
+                return 0
+            record = self._entries.popleft()
+            size, record.accounted = record.accounted, 0
+            self._bytes -= size
             self._evicted += 1
+            return size
+        finally:
+            self._lock.release()
 
     def clear(self) -> None:
         with self._lock:
+            count, freed = len(self._entries), self._bytes
+            for record in self._entries:
+                record.accounted = 0
             self._entries.clear()
-            self._sizes.clear()
+            self.stale += count
             self._ordinals.clear()
             self._bytes = 0
             self._observed = 0
             self._evicted = 0
             self._truncated = False
+            budget = self._budget
+        if budget is not None and count:
+            budget.entries_removed(count, freed)
+
+    def detach(self) -> None:
+        """The session was deleted: give its bytes back to the budget and charge nothing more."""
+        self.clear()
+        with self._lock:
+            self._budget = None
 
     def snapshot(self) -> JournalSnapshot:
         with self._lock:
-            records = tuple(self._entries.values())
+            records = tuple(self._entries)
             counters = (self._observed, self._evicted, self._bytes, self._truncated)
         return JournalSnapshot(tuple(record.to_entry() for record in records), *counters)

@@ -1,6 +1,7 @@
-"""The session registry: the only process-wide mutable state.
+"""The session registry: the only process-wide mutable state (with the memory budget it owns).
 
 Lookups on the request path are a plain dict read (no lock); the registry lock guards create/delete only.
+Every session charges what it retains to the registry's ``MemoryBudget`` (llmts.runtime.memory).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import threading
 
 from llmts.errors import InvalidRequest, SessionCapacityExceeded, SessionNotFound
 from llmts.runtime.clock import Clock, IdSource, RandomIds, SystemClock
+from llmts.runtime.memory import MemoryBudget
 from llmts.runtime.session import Session
 
 __all__ = ["DEFAULT_MAX_SESSIONS", "DEFAULT_SESSION_ID", "SessionRegistry"]
@@ -25,10 +27,13 @@ class SessionRegistry:
         clock: Clock | None = None,
         ids: IdSource | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_memory_bytes: int | None = None,
     ) -> None:
         self._clock = clock or SystemClock()
         self._ids = ids or RandomIds()
         self._max_sessions = max_sessions
+        # None: the default derived from the machine's memory (llmts.runtime.memory.default_max_memory).
+        self.memory = MemoryBudget(max_memory_bytes)
         self._lock = threading.Lock()
         self._sessions: dict[str, Session] = {}
         self.default = self._new(DEFAULT_SESSION_ID)
@@ -39,7 +44,7 @@ class SessionRegistry:
         return self._max_sessions
 
     def _new(self, session_id: str) -> Session:
-        return Session(session_id, clock=self._clock, ids=self._ids)
+        return Session(session_id, clock=self._clock, ids=self._ids, budget=self.memory)
 
     def create(self) -> Session:
         with self._lock:

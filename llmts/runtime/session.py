@@ -16,21 +16,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llmts.errors import (
-    FixtureMismatch,
-    ModelNotFound,
-    NoMatchingScenario,
-    RequestSuperseded,
-    ScenarioExhausted,
-    ScriptedError,
-)
+from llmts.errors import MemoryBudgetExceeded, RequestSuperseded, ScriptedError
 from llmts.runtime.clock import Clock, IdSource
-from llmts.runtime.compat import check_delivery_fits, check_output_fits
 from llmts.runtime.conversations import DEFAULT_CALLER, Caller, ConversationBook, Ticket, compile_graphs
 from llmts.runtime.conversations.explain import explain_match
+from llmts.runtime.conversations.selection import select
 from llmts.runtime.determinism import WireIdentity, with_generated_call_ids
 from llmts.runtime.journal import Journal, JournalRecord, JournalSnapshot
-from llmts.runtime.plans import ResponsePlan, ScenarioPlan, SessionPlan, compile_config
+from llmts.runtime.memory import MemoryBudget
+from llmts.runtime.plans import ResponsePlan, SessionPlan, compile_config
 from llmts.runtime.prompt_cache import MIN_CACHEABLE_TOKENS, NO_CACHE_EFFECT, PromptCache
 from llmts.runtime.store import BoundedStore
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
@@ -56,7 +50,9 @@ class Admission:
 
 
 class Session:
-    def __init__(self, session_id: str, *, clock: Clock, ids: IdSource) -> None:
+    def __init__(
+        self, session_id: str, *, clock: Clock, ids: IdSource, budget: MemoryBudget | None = None
+    ) -> None:
         self.id = session_id
         self.created_at = clock.now()
         self._clock = clock
@@ -68,8 +64,13 @@ class Session:
         self._retired = False
         self._prompt_cache = PromptCache()
         self._stores: dict[str, BoundedStore] = {}
-        self._journal = Journal()
+        self._journal = Journal(budget=budget)
         self._conversations: ConversationBook | None = None
+        # The process memory budget (owned by the registry) and what this session has charged to it for
+        # stored objects and conversation state; the journal charges its own entries.
+        self._budget = budget
+        self._charged_stores = 0
+        self._charged_conversations = 0
 
     # --- control -----------------------------------------------------------------------------------
 
@@ -98,10 +99,12 @@ class Session:
             self._conversations = book
             self._journal.apply(config.journal)
             self._clear_state()
+            self._charge_memory()
 
     def reset(self) -> None:
         with self._lock:
             self._clear_state()
+            self._charge_memory()
 
     def _clear_state(self) -> None:
         """Queues, prompt cache and stored objects start over; pending work is superseded."""
@@ -119,6 +122,33 @@ class Session:
         with self._lock:
             self._retired = True
             self._generation += 1
+            # Nobody can reach a deleted session's state any more: give its memory back to the process.
+            self._conversations = None
+            self._stores.clear()
+            self._charge_memory()
+            self._budget = None
+        self._journal.detach()
+
+    def _charge_memory(self) -> None:
+        """Charge the change of stored-object and conversation bytes to the process budget (lock held)."""
+        budget = self._budget
+        if budget is None:
+            return
+        stores = sum(store.retained_bytes for store in self._stores.values())
+        book = self._conversations
+        conversations = book.retained_bytes if book is not None else 0
+        budget.state_changed(stores - self._charged_stores, conversations - self._charged_conversations)
+        self._charged_stores, self._charged_conversations = stores, conversations
+
+    def _make_room(self, growth: int, what: str) -> None:
+        """Raise 507 when ``growth`` more bytes cannot fit the process budget even without journals."""
+        budget = self._budget
+        if budget is not None and growth > 0 and not budget.make_room(growth):
+            raise MemoryBudgetExceeded(
+                f"{what} needs {growth} more bytes but the server's memory budget "
+                f"(--max-memory, {budget.max_bytes} bytes) is full of stored objects and conversation "
+                "state; delete or reset sessions"
+            )
 
     def is_current(self, generation: int) -> bool:
         return not self._retired and self._generation == generation
@@ -130,13 +160,6 @@ class Session:
     def serves_model(self, model: str) -> bool:
         plan = self._plan
         return plan is None or plan.models is None or model in plan.models
-
-    def azure_deployment_model(self, deployment: str) -> str | None:
-        """The model an Azure deployment serves; unconfigured sessions serve any deployment as its name."""
-        plan = self._plan
-        if plan is None:
-            return deployment
-        return plan.config.azure_deployments.get(deployment)
 
     def model_ids(self, defaults: Sequence[str] = ()) -> list[str]:
         """What a model listing shows: the listed models, else the models the configuration names,
@@ -169,9 +192,7 @@ class Session:
         return WireIdentity(record.provider, record.wire_sequence or 0, determinism, self._clock, self._ids)
 
     def journal_finish(self, record: JournalRecord) -> None:
-        record.completed_epoch = self._clock.now()
-        record.completed_monotonic_seconds = self._clock.monotonic()
-        record.completed = True
+        record.finish(self._clock.now(), self._clock.monotonic())
         self._journal.settle(record)
 
     def journal_snapshot(self) -> JournalSnapshot:
@@ -184,7 +205,9 @@ class Session:
             store = self._stores.get(namespace)
             if store is None:
                 store = self._stores[namespace] = BoundedStore()
+            self._make_room(size, "a stored object")
             store.put(key, value, size)
+            self._charge_memory()
 
     def store_get(self, namespace: str, key: str) -> Any | None:
         with self._lock:
@@ -194,12 +217,14 @@ class Session:
     def store_delete(self, namespace: str, key: str) -> bool:
         with self._lock:
             store = self._stores.get(namespace)
-            return store.delete(key) if store is not None else False
+            deleted = store.delete(key) if store is not None else False
+            self._charge_memory()
+            return deleted
 
     # --- requests ----------------------------------------------------------------------------------
 
     def warm_cache(self, request: NeutralRequest) -> Usage:
-        """Only write/read the prompt cache (Anthropic ``max_tokens: 0``): no scripted answer is consumed."""
+        """Only write/read the prompt cache (an adapter's cache warm-up): no scripted answer is consumed."""
         with self._lock:
             effect = self._prompt_cache.observe(request)
         return build(
@@ -218,88 +243,51 @@ class Session:
         entry to tag with the conversation, step and turn."""
         input_tokens = estimate_input_tokens(request.messages, request.preamble)
         with self._lock:
-            plan = self._plan
-            if plan is None:
+            # The same selection POST /admin-api/match/explain renders; admitting adds the commit.
+            chosen = select(self._plan, self._cursors, self._conversations, request, caller or DEFAULT_CALLER)
+            if chosen.outcome == "echo":
                 text = request.latest_user_text()
                 echo = ScriptedOutput(
                     kind="text", text=text, chunks=(text,), output_tokens=estimate_text_tokens(text)
                 )
                 return Admission(self._generation, 0, None, echo, None, input_tokens)
-            if plan.models is not None and request.model not in plan.models:
-                raise ModelNotFound(
-                    f"The model `{request.model}` does not exist or you do not have access to it.",
-                    param="model",
-                )
+            verdict, inputs = chosen.graph, chosen.inputs
+            if verdict is not None and inputs is not None and record is not None:
+                record.owned_by(verdict.graph.id, inputs.conversation_id, inputs.view.turn, chosen.step)
+            if chosen.error is not None:
+                raise chosen.error
             book = self._conversations
-            if book is not None:  # graphs come before scenarios
-                ticket = book.admit(request, caller or DEFAULT_CALLER, record)
-                if ticket is not None:
-                    return Admission(
-                        self._generation,
-                        ticket.delay_ms,
-                        ticket.response,
-                        None,
-                        ticket.graph_id,
-                        input_tokens,
-                        ticket,
-                    )
-            for index, scenario in enumerate(plan.scenarios):
-                if scenario.matches(request.provider, request.model):
-                    response, *more = self._take(index, scenario, request)
-                    return Admission(
-                        self._generation,
-                        response.delay_ms,
-                        response,
-                        None,
-                        scenario.id,
-                        input_tokens,
-                        more=tuple(more),
-                    )
-            if book is not None and (unclaimed := book.unclaimed(request, caller or DEFAULT_CALLER)):
-                raise unclaimed
-            raise NoMatchingScenario(
-                f"no scenario of this session serves {request.provider} requests for model {request.model!r}"
-            )
-
-    def _take(self, index: int, scenario: ScenarioPlan, request: NeutralRequest) -> list[ResponsePlan]:
-        """Pick the scenario's next response (the next ``request.choices`` ones for OpenAI Chat ``n``),
-        check they fit, and only then advance the cursor. A scripted error answers the whole request
-        alone, so only a first one is taken; an error among choices 2..n is a mismatch."""
-        cursor = self._cursors[index]
-        taken: list[ResponsePlan] = []
-        while len(taken) < request.choices:
-            position = self._position(scenario, cursor)
-            response = scenario.responses[position]
-            where = f"scenario {scenario.id!r} response {position}"
-            if response.error is not None and taken:
-                raise FixtureMismatch(
-                    f"{where} is an error, but the request asks for {request.choices} choices (n) and an "
-                    "error can only answer a request as its first response"
+            if verdict is not None and inputs is not None and book is not None:
+                ticket = book.reserve(verdict, inputs)
+                try:
+                    self._make_room(ticket.delta_bytes, f"conversation step {ticket.step_id!r}")
+                except MemoryBudgetExceeded:
+                    book.rollback(ticket)
+                    raise
+                self._charge_memory()
+                return Admission(
+                    self._generation,
+                    ticket.delay_ms,
+                    ticket.response,
+                    None,
+                    ticket.graph_id,
+                    input_tokens,
+                    ticket,
                 )
-            if response.output is not None:
-                check_output_fits(request, response.output, where)
-            if response.stream_delivery is not None and not taken:
-                check_delivery_fits(request, response.stream_delivery, where)
-            taken.append(response)
-            cursor = position + 1
-            if response.error is not None:
-                break
-        self._cursors[index] = cursor
-        return taken
-
-    @staticmethod
-    def _position(scenario: ScenarioPlan, cursor: int) -> int:
-        """The queue position a cursor points at under the scenario's terminal policy."""
-        count = len(scenario.responses)
-        if cursor < count:
-            return cursor
-        if scenario.terminal_policy == "repeat_last_response":
-            return count - 1
-        if scenario.terminal_policy == "restart":
-            return 0
-        raise ScenarioExhausted(
-            f"scenario {scenario.id!r} has no responses left ({count} configured, all consumed)"
-        )
+            scenario = chosen.scenario
+            assert scenario is not None and scenario.position is not None
+            self._cursors[scenario.index] = scenario.next_cursor
+            responses = scenario.scenario.responses
+            response = responses[scenario.position]
+            return Admission(
+                self._generation,
+                response.delay_ms,
+                response,
+                None,
+                scenario.scenario.id,
+                input_tokens,
+                more=tuple(responses[position] for position in scenario.more),
+            )
 
     def complete(
         self, admission: Admission, request: NeutralRequest, wire: WireIdentity | None = None
@@ -384,7 +372,7 @@ class Session:
         outputs = []
         for response in admission.more:
             output = response.output
-            assert output is not None  # errors were refused by _take
+            assert output is not None  # an error among choices 2..n is refused by judge_scenario
             if wire is not None and wire.seeded and response.generated_call_ids:
                 output = with_generated_call_ids(output, wire, response.generated_call_ids)
             outputs.append(output)
@@ -397,6 +385,7 @@ class Session:
         with self._lock:
             if ticket is not None and self._conversations is not None:
                 self._conversations.commit(ticket, completion)
+                self._charge_memory()
 
     def release(self, admission: Admission) -> None:
         """The request ended before ``complete`` committed it (client gone, superseded, an error): roll its
@@ -406,6 +395,7 @@ class Session:
             with self._lock:
                 if self._conversations is not None:
                     self._conversations.rollback(ticket)
+                    self._charge_memory()
 
     def conversation_status(self, conversation_id: str | None = None) -> list[ConversationStatus]:
         with self._lock:

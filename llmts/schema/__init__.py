@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmts.schema.builder import ConfigBuilder, ScenarioBuilder
+from llmts.schema.builder import ConfigBuilder, ConversationBuilder, ScenarioBuilder, StepBuilder
 from llmts.schema.config import (
     LIMITS,
     PROVIDER_NAMESPACES,
@@ -14,7 +14,6 @@ from llmts.schema.config import (
     UsageOverride,
 )
 from llmts.schema.control import ControlError, ControlErrorBody, SessionInfo
-from llmts.schema.conversation_builder import ConversationBuilder, StepBuilder
 from llmts.schema.conversations import (
     ConversationCapacity,
     ConversationGraph,

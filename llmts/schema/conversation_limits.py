@@ -11,6 +11,7 @@ CONVERSATION_LIMITS: dict[str, int] = {
     "max_steps": 4096,
     "json_path_chars": 256,
     "predicate_chars": 65536,
+    "pattern_chars": 1024,
     "conversation_id_chars": 128,
     "conversation_capacity_conversations": 65536,
     "conversation_capacity_bytes": 1024 * 1024 * 1024,

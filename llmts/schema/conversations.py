@@ -10,17 +10,22 @@ path inside the graph (``steps[1].then[0]``), so the 400's ``details`` point at 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_serializer, model_validator
 from pydantic_core import PydanticCustomError
 
-# config.py imports this module just before SessionConfig, once everything used here is defined.
-from llmts.schema.config import LIMITS, ProviderNamespace, ResponseFixture, TerminalPolicy
-from llmts.schema.json_path import JSON_PATH_CHARS, parse_json_path
-
-if TYPE_CHECKING:
-    from llmts.schema.config import SessionConfig
+from llmts.providers import catalog
+from llmts.schema.fixtures import LIMITS, ProviderNamespace, ResponseFixture, TerminalPolicy
+from llmts.schema.predicates import (
+    PREDICATES,
+    PREDICATES_BY_NAME,
+    JsonPathMatch,
+    JsonPathValueMatch,
+    Role,
+    ToolResultMatch,
+)
 
 __all__ = [
     "DEFAULT_MAX_CONVERSATIONS",
@@ -49,11 +54,8 @@ DEFAULT_MAX_STEPS = 64
 DEFAULT_MAX_CONVERSATIONS = 256
 DEFAULT_MAX_CONVERSATION_BYTES = 16 * 1024 * 1024
 
-Role = Literal["system", "developer", "user", "assistant", "tool"]
-
 _STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 _ID = LIMITS["identifier_chars"]
-_TEXT = LIMITS["predicate_chars"]
 
 
 def nested_error(at: str, message: str) -> PydanticCustomError:
@@ -65,79 +67,53 @@ def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in data.items() if value is not None}
 
 
-class ToolResultMatch(BaseModel):
-    """The latest message is a tool result for a call of tool ``name`` (and id ``call_id``, if given)."""
+class _WhenRules(BaseModel):
+    """What every ``StepWhen`` shares; its fields come from the predicate table (``predicates.py``)."""
 
     model_config = _STRICT
 
-    name: str = Field(min_length=1, max_length=_ID)
-    call_id: str | None = Field(default=None, min_length=1, max_length=_ID)
+    def is_set(self, name: str) -> bool:
+        """Whether predicate ``name`` is configured (a nullable one is set even when its value is null)."""
+        if PREDICATES_BY_NAME[name].nullable:
+            return name in self.model_fields_set
+        return getattr(self, name) is not None
 
-    @model_serializer(mode="wrap")
-    def _serialize(self, handler: Any) -> dict[str, Any]:
-        return _drop_none(handler(self))
+    def value_of(self, name: str) -> Any:
+        """The configured value of predicate ``name`` (None when unset)."""
+        return getattr(self, name)
 
-
-class _PathMatch(BaseModel):
-    model_config = _STRICT
-
-    path: str = Field(min_length=1, max_length=JSON_PATH_CHARS)
-
-    @field_validator("path")
-    @classmethod
-    def _supported_path(cls, value: str) -> str:
-        parse_json_path(value)
-        return value
-
-
-class JsonPathMatch(_PathMatch):
-    """The field at ``path`` of the latest message's JSON equals ``expected_json`` structurally. A string
-    ``expected_json`` that holds JSON text also matches the value it encodes."""
-
-    expected_json: Any
-
-
-class JsonPathValueMatch(_PathMatch):
-    """The field at ``path`` of the latest message's JSON equals ``value`` structurally."""
-
-    value: Any
-
-
-class StepWhen(BaseModel):
-    """Predicates on the request; all present ones must pass (an empty ``when`` always passes)."""
-
-    model_config = _STRICT
-
-    latest_role: Role | None = None
-    latest_text_contains: str | None = Field(default=None, min_length=1, max_length=_TEXT)
-    latest_user_contains: str | None = Field(default=None, min_length=1, max_length=_TEXT)
-    latest_user_equals: str | None = Field(default=None, max_length=_TEXT)
-    turn: int | None = Field(default=None, ge=1)
-    tool_result: ToolResultMatch | None = None
-    tool_arguments_json: Any = None
-    latest_json: JsonPathMatch | None = None
-    latest_json_value: JsonPathValueMatch | None = None
+    def predicates(self) -> list[tuple[str, Any]]:
+        """The configured predicates, ``(name, value)`` in table (evaluation) order."""
+        return [(spec.name, getattr(self, spec.name)) for spec in PREDICATES if self.is_set(spec.name)]
 
     @property
     def has_tool_arguments(self) -> bool:
-        return "tool_arguments_json" in self.model_fields_set
+        return self.is_set("tool_arguments_json")
 
     @model_validator(mode="after")
-    def _arguments_need_a_tool_result(self) -> StepWhen:
-        if self.has_tool_arguments and self.tool_result is None:
-            raise nested_error(
-                "tool_arguments_json", "tool_arguments_json needs tool_result beside it (the call it checks)"
-            )
+    def _requirements(self) -> _WhenRules:
+        for spec in PREDICATES:
+            if spec.requires is not None and self.is_set(spec.name) and not self.is_set(spec.requires[0]):
+                needed, why = spec.requires
+                raise nested_error(spec.name, f"{spec.name} needs {needed} beside it ({why})")
         return self
 
     @model_serializer(mode="wrap")
     def _serialize(self, handler: Any) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        return {
-            k: v
-            for k, v in data.items()
-            if v is not None or (k == "tool_arguments_json" and self.has_tool_arguments)
-        }
+        return {key: value for key, value in data.items() if self.is_set(key)}
+
+
+if TYPE_CHECKING:
+    StepWhen = _WhenRules
+else:
+    StepWhen = create_model(
+        "StepWhen",
+        __base__=_WhenRules,
+        __module__=__name__,
+        __doc__="Predicates on the request; all present ones must pass (an empty ``when`` always passes).",
+        **{spec.name: (spec.annotation | None, None) for spec in PREDICATES},
+    )
 
 
 class ConversationStep(BaseModel):
@@ -254,18 +230,27 @@ class ConversationCapacity(BaseModel):
     )
 
 
-def check_conversation_references(config: SessionConfig) -> None:
+class _Identified(Protocol):
+    @property
+    def id(self) -> str | None: ...
+
+
+def check_conversation_references(
+    scenarios: Sequence[_Identified],
+    conversations: Sequence[ConversationGraph],
+    models: Sequence[str] | None,
+) -> None:
     """Graph ids are unique among graphs and scenarios (both are "scenario identities"), and a graph's
-    ``model`` filter names one of the session's models."""
-    taken = {scenario.id or f"scenario_{index}" for index, scenario in enumerate(config.scenarios)}
-    for index, graph in enumerate(config.conversations):
+    ``model`` filter names one of the session's models (``models`` None: the session serves any model)."""
+    taken = {scenario.id or f"scenario_{index}" for index, scenario in enumerate(scenarios)}
+    for index, graph in enumerate(conversations):
         graph_id = graph.id or f"conversation_{index}"
         if graph_id in taken:
             raise nested_error(
                 f"conversations[{index}].id", f"id {graph_id!r} is already used by a scenario or graph"
             )
         taken.add(graph_id)
-        if graph.model is not None and not config.serves_model(graph.model):
+        if graph.model is not None and models is not None and graph.model not in models:
             raise nested_error(
                 f"conversations[{index}].model", f"{graph.model!r} is not one of the session's models"
             )
@@ -333,9 +318,14 @@ class ExplainedRequest(BaseModel):
     operation: str = "explain"
     messages: list[ExplainMessage] = Field(min_length=1)
     tool_names: list[str] = Field(default_factory=list)
+    # A system prompt / instructions sent outside ``messages`` (Anthropic ``system``, Gemini
+    # ``systemInstruction``); system and developer messages go in ``messages``.
+    system: str = ""
     tool_choice: Any = "auto"
     response_format: Literal["text", "json_object", "json_schema"] = "text"
     stream: bool = False
+    # How many answers the request asks for (a wire's ``n``): a scenario takes its next ``n`` responses.
+    n: int = Field(default=1, ge=1, le=LIMITS["choices_per_request"])
 
 
 class ExplainRequest(BaseModel):
@@ -343,7 +333,7 @@ class ExplainRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    provider_namespace: ProviderNamespace = "openai"
+    provider_namespace: ProviderNamespace = catalog.CATALOG.default.namespace
     # The provider credential the request would present (its hash is part of the identity); absent: the
     # session's configured credential for the provider, else none.
     credential: str | None = Field(default=None, max_length=LIMITS["credential_chars"])

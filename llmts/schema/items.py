@@ -1,4 +1,4 @@
-"""``items`` response fixtures: ordered OpenAI Responses output items (CONTRACT.md "items responses").
+"""``items`` response fixtures: ordered OpenAI Responses output items (docs/native-tools.md).
 
 Control data names each output item and citation by ``kind``; the Responses wire uses the provider's
 ``type`` values (``file_search`` -> ``file_search_call``, ``file`` -> ``file_citation``...). Nothing is

@@ -1,4 +1,4 @@
-"""Request journal entries (CONTRACT.md "Journal entries"): one per provider attempt, per session."""
+"""Request journal entries (docs/journal.md): one per provider attempt, per session."""
 
 from __future__ import annotations
 

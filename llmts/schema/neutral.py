@@ -104,11 +104,17 @@ class NeutralRequest(BaseModel):
     # Prompt material before the messages (tool declarations, system blocks...) as text: it counts towards
     # input tokens and is the first segment of the prompt-cache prefix.
     preamble: str = ""
+    # The system prompt / instructions a provider sends outside ``messages`` (Anthropic ``system``, Gemini
+    # ``systemInstruction``); OpenAI surfaces carry theirs as system/developer messages.
+    system: str = ""
     cache_mode: CacheMode = "none"
     # Explicit mode: cache breakpoints as segment indexes (0 = preamble, 1 + i = messages[i]).
     cache_breakpoints: tuple[int, ...] = ()
-    # How many answers (choices) the request asks for: OpenAI Chat ``n`` (at most 8), else 1.
+    # How many answers (choices) the request asks for (a wire's ``n``, at most 8), else 1.
     choices: int = 1
+    # The stream is plain SSE text that in-stream ``stream_delivery`` plans act on: set by the server from
+    # what the request's route declares (``InferenceRoute.in_stream_faults``), never by parsers.
+    in_stream_faults: bool = False
 
     def latest_user_text(self) -> str:
         for message in reversed(self.messages):

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from llmts.errors import ConfigurationInvalid
 from llmts.schema.config import SessionConfig
 from llmts.schema.items import exact_fixture_numbers
 
-__all__ = ["format_location", "parse_session_config", "parse_session_config_json"]
+__all__ = ["format_location", "parse_part", "parse_session_config", "parse_session_config_json"]
 
 # Sections of the public configuration that later work implements. Until then they are rejected, never
 # silently ignored, so a test that relies on them fails loudly instead of passing by accident.
@@ -65,6 +65,30 @@ def _pending_sections(data: dict[str, Any]) -> list[dict[str, Any]]:
     return details
 
 
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _invalid(exc: ValidationError, prefix: str) -> ConfigurationInvalid:
+    details = []
+    for err in exc.errors(include_url=False):
+        path = _error_path(err)
+        details.append(
+            {"path": f"{prefix}.{path}" if prefix and path else prefix or path, "message": err["msg"]}
+        )
+    first = details[0]
+    where = f" at {first['path']}" if first["path"] else ""
+    return ConfigurationInvalid(f"invalid configuration{where}: {first['message']}", details=details)
+
+
+def parse_part(model: type[_M], data: Any, where: str) -> _M:
+    """One part of a configuration (the builder checks a step's ``when`` as it is added), validated by
+    its own model; errors name ``where`` in front of the field path."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise _invalid(exc, where) from None
+
+
 def parse_session_config(data: Any) -> SessionConfig:
     if isinstance(data, SessionConfig):
         return data
@@ -79,12 +103,7 @@ def parse_session_config(data: Any) -> SessionConfig:
     try:
         return SessionConfig.model_validate(data)
     except ValidationError as exc:
-        details = [{"path": _error_path(err), "message": err["msg"]} for err in exc.errors(include_url=False)]
-        first = details[0]
-        where = f" at {first['path']}" if first["path"] else ""
-        raise ConfigurationInvalid(
-            f"invalid configuration{where}: {first['message']}", details=details
-        ) from None
+        raise _invalid(exc, "") from None
 
 
 def parse_session_config_json(body: bytes) -> SessionConfig:

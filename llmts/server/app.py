@@ -6,7 +6,6 @@ The provider path is the hot path. It reads ``environ`` directly, matches with a
 
 from __future__ import annotations
 
-import hmac
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -17,6 +16,7 @@ from werkzeug.exceptions import NotFound as _WzNotFound
 from werkzeug.routing import Map, Rule
 
 from llmts.errors import (
+    BodyIncomplete,
     BodyReadTimeout,
     BodyTooLarge,
     InvalidRequest,
@@ -26,8 +26,8 @@ from llmts.errors import (
     RouteNotFound,
     ScriptedError,
 )
-from llmts.providers import (
-    ADAPTERS,
+from llmts.providers.adapters import ADAPTERS
+from llmts.providers.base import (
     InferenceRoute,
     ProviderAdapter,
     ProviderCall,
@@ -39,9 +39,18 @@ from llmts.runtime import DEFAULT_MAX_SESSIONS, RandomIds, Session, SessionRegis
 from llmts.runtime.conversations import CONVERSATION_ENVIRON, Caller, conversation_id_from
 from llmts.runtime.determinism import WireIdentity
 from llmts.runtime.journal import JournalRecord
+from llmts.runtime.memory import parse_memory_size
 from llmts.schema.config import SessionConfig
 from llmts.server.control import ControlApi, select_session
-from llmts.server.http import DEFAULT_MAX_BODY_BYTES, StartResponse, json_body, read_body, send
+from llmts.server.http import (
+    DEFAULT_MAX_BODY_BYTES,
+    StartResponse,
+    json_body,
+    read_body,
+    same_secret,
+    send,
+)
+from llmts.server.log_text import log_text
 from llmts.server.respond import respond
 from llmts.server.timeouts import Timeouts
 from llmts.transport import WaitOutcome, client_socket, wait
@@ -92,7 +101,8 @@ class LlmtsApp:
             for adapter in adapters
             for route in adapter.routes
         ]
-        self._routes = Map(rules, strict_slashes=False).bind("llmts")
+        # merge_slashes=False: werkzeug would answer a "//" with a redirect exception; here it is a 404.
+        self._routes = Map(rules, strict_slashes=False, merge_slashes=False).bind("llmts")
         # Routes without path arguments skip the matcher: one dict lookup on the hot path.
         self._static_routes = {
             (route.rule, method): (adapter, route)
@@ -146,6 +156,8 @@ class LlmtsApp:
         request_id = "req_" + self._request_ids.new_hex(12)
         try:
             static = self._static_routes.get((path, method))
+            if static is None and path.startswith("//"):  # werkzeug would strip the extra leading "/"
+                raise RouteNotFound(f"llmts has no route {method} {path}")
             try:
                 (adapter, route), args = (static, _NO_ARGS) if static else self._routes.match(path, method)
             except _WzMethodNotAllowed:
@@ -158,19 +170,17 @@ class LlmtsApp:
             session = self._session(environ, path_session)
             entry = session.journal_begin(request_id, adapter.namespace, method, path)
             wire = session.wire_identity(entry)
-            entry.retry_group = _retry_group(environ)
+            retry_group = _retry_group(environ)
             conversation_id = conversation_id_from(raw_conversation := environ.get(CONVERSATION_ENVIRON))
-            if raw_conversation is not None:  # journaled even when a scenario answers
-                entry.conversation = conversation_id
+            entry.identify(retry_group, conversation_id if raw_conversation is not None else None)
             body = read_body(environ, self.max_body_bytes, self._body_timeout)
-            session.journal.record_request(entry, body)
+            entry.capture_request(body, session.journal.preview_bytes)
             request = ProviderRequest(method, path, args, body, environ)
             caller = Caller(conversation_id, self._authenticate(adapter, request, session))
-            reply = self._run(route, ProviderCall(request, session, request_id, wire), environ, entry, caller)
+            call = ProviderCall(request, session, request_id, wire)
+            reply = self._run(route, session, call, environ, entry, caller)
             if reply is None:  # the client left during a delay: nothing to write
-                entry.status = 499
-                entry.success = False
-                entry.transport_outcome = "client_gone"
+                entry.client_gone()
                 session.journal_finish(entry)
                 start_response("499 Client Closed Request", [("Content-Length", "0")])
                 return []
@@ -182,21 +192,19 @@ class LlmtsApp:
                 if session is not None:
                     entry = session.journal_begin(request_id, adapter.namespace, method, path)
             if entry is not None:
-                entry.error_code = error.code
-                if isinstance(error, ScriptedError):
-                    entry.retry_after_seconds = error.retry_after
+                entry.failed(error.code, error.retry_after if isinstance(error, ScriptedError) else None)
             reply = adapter.render_error(error, request_id)
-            if isinstance(error, (BodyTooLarge, BodyReadTimeout)):
+            if isinstance(error, (BodyTooLarge, BodyReadTimeout, BodyIncomplete)):
                 reply.headers.append(("Connection", "close"))
         except Exception:  # a bug: still answer in the provider's envelope, never with a traceback page
-            _log.exception("unhandled error on %s %s", method, path)
+            _log.exception("unhandled error on %s %s", log_text(method), log_text(path))
             internal = LlmtsError(
                 "llmts hit an internal error; see the server log", code="llm_test_server_internal_error"
             )
             if adapter is None:
                 return json_body(start_response, 500, internal.to_control_body())
             if entry is not None:
-                entry.error_code = internal.code
+                entry.failed(internal.code)
             reply = adapter.render_error(internal, request_id)
         if wire is not None and (date := wire.http_date()) is not None:
             reply.headers.append(("Date", date))
@@ -227,11 +235,11 @@ class LlmtsApp:
         if (
             self.control_key is not None
             and presented is not None
-            and hmac.compare_digest(presented, self.control_key)
+            and same_secret(presented, self.control_key)
         ):
             raise ProviderUnauthorized("the control key is not a provider credential")
         expected = session.credential_for(adapter.namespace)
-        if expected is not None and (presented is None or not hmac.compare_digest(presented, expected)):
+        if expected is not None and (presented is None or not same_secret(presented, expected)):
             shown = (
                 "none"
                 if presented is None
@@ -243,26 +251,27 @@ class LlmtsApp:
     def _run(
         self,
         route: Route,
+        session: Session,
         call: ProviderCall,
         environ: Mapping[str, Any],
         entry: JournalRecord,
         caller: Caller,
     ) -> Reply | None:
         if not isinstance(route, InferenceRoute):
-            entry.operation = route.operation or route.rule
+            entry.parsed(route.operation or route.rule)
             return route.handle(call)
-        session = call.session
         neutral = route.parse(call)
-        entry.operation = neutral.operation
-        entry.model = neutral.model
-        entry.streaming = neutral.stream
-        session.journal.record_history(entry, neutral.messages)
+        if neutral.stream and neutral.operation in route.in_stream_faults:
+            neutral = neutral.model_copy(update={"in_stream_faults": True})
+        entry.parsed(neutral.operation, neutral.model, neutral.stream)
+        preview_bytes = session.journal.preview_bytes
+        entry.capture_history(neutral.messages, preview_bytes)
         if route.shortcut is not None:
             early = route.shortcut(call, neutral)
             if early is not None:
                 return early
         admission = session.admit(neutral, caller, entry)
-        entry.scenario = admission.scenario_id
+        entry.admitted(admission.scenario_id)
         if admission.delay_ms:
             generation = admission.generation
             outcome = wait(
@@ -275,17 +284,8 @@ class LlmtsApp:
                 return None
         completion = session.complete(admission, neutral, call.wire)
         ticket = admission.conversation
-        entry.replayed = ticket is not None and ticket.replay is not None
-        entry.response_index = completion.response_index
-        entry.wire_created_at = completion.created_at
-        session.journal.record_output_calls(entry, completion.output.tool_calls)
-        usage = completion.usage
-        entry.usage = {
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "cached_tokens": usage.cached_tokens,
-            "cache_write_tokens": usage.cache_write_tokens,
-        }
+        entry.apply_completion(completion, replayed=ticket is not None and ticket.replay is not None)
+        entry.capture_output_calls(completion.output.tool_calls, preview_bytes)
         reply = route.render(call, neutral, completion)
         reply.delivery = completion.stream_delivery
         return reply
@@ -310,17 +310,21 @@ def create_app(
     max_body_bytes: int | None = None,
     max_sessions: int | None = None,
     timeouts: Timeouts | None = None,
+    max_memory_bytes: int | None = None,
 ) -> LlmtsApp:
     """WSGI factory: ``gunicorn -k gevent 'llmts.app:create_app()'``.
 
     Unset arguments fall back to ``LLMTS_CONTROL_KEY``, ``LLMTS_FIXTURES``, ``LLMTS_MAX_BODY_BYTES``,
-    ``LLMTS_MAX_SESSIONS`` and the ``LLMTS_*_TIMEOUT`` variables (docs/server.md).
+    ``LLMTS_MAX_SESSIONS``, ``LLMTS_MAX_MEMORY`` (bytes, or ``512M``/``2G``; default from the machine) and
+    the ``LLMTS_*_TIMEOUT`` variables (docs/server.md).
     """
     from llmts.server.settings import load_fixtures_file
 
     env = os.environ
     registry = SessionRegistry(
-        max_sessions=max_sessions or int(env.get("LLMTS_MAX_SESSIONS", DEFAULT_MAX_SESSIONS))
+        max_sessions=max_sessions or int(env.get("LLMTS_MAX_SESSIONS", DEFAULT_MAX_SESSIONS)),
+        max_memory_bytes=max_memory_bytes
+        or (parse_memory_size(env["LLMTS_MAX_MEMORY"]) if env.get("LLMTS_MAX_MEMORY") else None),
     )
     if fixtures is None and env.get("LLMTS_FIXTURES"):
         fixtures = load_fixtures_file(env["LLMTS_FIXTURES"])

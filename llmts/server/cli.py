@@ -46,6 +46,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--max-sessions", type=int, default=_env_int("LLMTS_MAX_SESSIONS", 4096))
     serve.add_argument(
+        "--max-memory",
+        default=os.environ.get("LLMTS_MAX_MEMORY"),
+        help="process-wide budget for journals, stored responses and conversation state "
+        "(bytes, or 512M / 2G; default: a quarter of the machine's memory, 256M..8G)",
+    )
+    serve.add_argument(
         "--worker-class",
         choices=WORKER_CLASSES,
         default=os.environ.get("LLMTS_WORKER_CLASS", DEFAULT_WORKER_CLASS),
@@ -147,6 +153,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"llmts: {exc}", file=sys.stderr)
         return 2
+    max_memory = None
+    if args.max_memory:
+        from llmts.runtime.memory import MIN_MAX_MEMORY_BYTES, parse_memory_size
+
+        try:
+            max_memory = parse_memory_size(args.max_memory)
+        except ValueError as exc:
+            print(f"llmts: --max-memory: {exc}", file=sys.stderr)
+            return 2
+        if max_memory < MIN_MAX_MEMORY_BYTES:
+            print(f"llmts: --max-memory must be at least {MIN_MAX_MEMORY_BYTES} bytes (1M)", file=sys.stderr)
+            return 2
 
     def factory() -> object:
         from llmts.server.app import create_app
@@ -157,6 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_body_bytes=args.max_body_bytes,
             max_sessions=args.max_sessions,
             timeouts=timeouts,
+            max_memory_bytes=max_memory,
         )
 
     from llmts.server.gunicorn_app import GunicornServer

@@ -5,7 +5,6 @@ Every answer is JSON; every error is ``{"error": {"code", "message", "details"}}
 
 from __future__ import annotations
 
-import hmac
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from llmts.runtime import DEFAULT_SESSION_ID, Session, SessionRegistry
 from llmts.schema.control import SessionInfo
 from llmts.schema.validation import parse_session_config_json
 from llmts.server.conversations_api import conversations_listing, explain_match
-from llmts.server.http import StartResponse, control_error, read_body, send
+from llmts.server.http import StartResponse, control_error, read_body, same_secret, send
 from llmts.server.journal_api import (
     export_payload,
     parse_query,
@@ -29,6 +28,7 @@ from llmts.server.journal_api import (
     query_session,
     requests_listing,
 )
+from llmts.server.log_text import log_text
 from llmts.server.process_stats import process_stats
 from llmts.server.verify_api import verify_session
 
@@ -102,6 +102,7 @@ class ControlApi:
                 Rule("/admin-api/verify", methods=["POST"], endpoint=self._verify),
             ],
             strict_slashes=False,
+            merge_slashes=False,  # a "//" is a 404, not werkzeug's redirect exception
         ).bind("llmts")
 
     def __call__(
@@ -131,7 +132,7 @@ class ControlApi:
         except LlmtsError as error:
             return control_error(start_response, error)
         except Exception:  # a bug: still a JSON error, never the WSGI server's error page
-            _log.exception("unhandled error on control route %s", path)
+            _log.exception("unhandled error on control route %s", log_text(path))
             return control_error(
                 start_response,
                 LlmtsError(
@@ -143,7 +144,7 @@ class ControlApi:
         if self._control_key is None:
             return
         scheme, _, token = str(environ.get("HTTP_AUTHORIZATION", "")).partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip(), self._control_key):
+        if scheme.lower() != "bearer" or not same_secret(token.strip(), self._control_key):
             raise ControlUnauthorized("this server needs Authorization: Bearer <control key> on /admin-api")
 
     def _selected(self, environ: Mapping[str, Any], path_session: str | None) -> Session:
@@ -231,4 +232,5 @@ class ControlApi:
         )
 
     def _process(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
-        return 200, process_stats(), []
+        registry = self._registry
+        return 200, process_stats(registry.memory, len(registry.list())), []

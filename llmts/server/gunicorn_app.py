@@ -63,6 +63,7 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
             "control_socket_disable": True,
             "accesslog": "-" if access_log else None,
             "errorlog": "-",
+            "logger_class": "llmts.server.log_text.EscapingLogger",  # no raw client text in the access log
             "loglevel": "info",
             # The arbiter kills a worker that outlives this; the worker stops sooner when it can.
             # (gunicorn takes whole seconds; the worker uses the exact figures, server/connections.py).

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Callable, Iterable, Mapping
 from http import HTTPStatus
 from typing import Any
 
 import orjson
 
-from llmts.errors import BodyReadTimeout, BodyTooLarge, InvalidRequest, LlmtsError
+from llmts.errors import BodyIncomplete, BodyReadTimeout, BodyTooLarge, InvalidRequest, LlmtsError
 from llmts.transport import client_socket
 from llmts.transport.deadline import Deadline, stop_reading
 
@@ -18,6 +19,7 @@ __all__ = [
     "control_error",
     "json_body",
     "read_body",
+    "same_secret",
     "send",
     "status_line",
 ]
@@ -47,8 +49,27 @@ def json_body(start_response: StartResponse, status: int, payload: Any) -> Itera
     return send(start_response, status, [("Content-Type", "application/json")], orjson.dumps(payload))
 
 
+def same_secret(presented: str, expected: str) -> bool:
+    """Constant-time comparison of two credentials of any characters (``hmac.compare_digest`` refuses
+    non-ASCII ``str``; a client's non-ASCII credential must be a plain mismatch, never an error)."""
+    return hmac.compare_digest(
+        presented.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
+    )
+
+
 def read_body(environ: Mapping[str, Any], limit: int, timeout: float | None = None) -> bytes:
     """The request body, at most ``limit`` bytes, complete within ``timeout`` seconds (None: unbounded)."""
+    try:
+        return _read_body(environ, limit, timeout)
+    except OSError:
+        # gevent raises OSError (its _InvalidClientInput too) for a body that ends before its
+        # Content-Length (the client left) or breaks chunked framing: the client's fault, not a bug.
+        raise BodyIncomplete(
+            "the request body ended before its Content-Length, or its chunked framing is broken"
+        ) from None
+
+
+def _read_body(environ: Mapping[str, Any], limit: int, timeout: float | None) -> bytes:
     stream = environ["wsgi.input"]
     length_text = environ.get("CONTENT_LENGTH")
     if length_text:
@@ -81,6 +102,6 @@ def _read_within(environ: Mapping[str, Any], timeout: float | None, stream: Any,
 
 def control_error(start_response: StartResponse, error: LlmtsError) -> Iterable[bytes]:
     headers = [("Content-Type", "application/json")]
-    if isinstance(error, (BodyTooLarge, BodyReadTimeout)):
+    if isinstance(error, (BodyTooLarge, BodyReadTimeout, BodyIncomplete)):
         headers.append(("Connection", "close"))
     return send(start_response, error.http_status, headers, orjson.dumps(error.to_control_body()))

@@ -1,10 +1,13 @@
-"""Process-level diagnostics for leak checks: greenlets, open sockets and resident memory."""
+"""Process-level diagnostics for leak checks: greenlets, open sockets, resident memory, and the accounted
+memory of every session against the process budget (docs/server.md, "GET /admin-api/process")."""
 
 from __future__ import annotations
 
 import gc
 import os
 from typing import Any
+
+from llmts.runtime.memory import MemoryBudget
 
 __all__ = ["process_stats"]
 
@@ -42,12 +45,18 @@ def _rss_bytes() -> int:
     return -1
 
 
-def process_stats() -> dict[str, Any]:
-    """Live greenlets, open socket descriptors and RSS of the worker (-1 where the OS cannot tell)."""
+def process_stats(memory: MemoryBudget | None = None, sessions: int | None = None) -> dict[str, Any]:
+    """Live greenlets, open socket descriptors and RSS of the worker (-1 where the OS cannot tell), plus
+    the session count and the memory budget's report when given."""
     gc.collect()
-    return {
+    stats: dict[str, Any] = {
         "pid": os.getpid(),
         "greenlets": _greenlets(),
         "open_sockets": _open_sockets(),
         "rss_bytes": _rss_bytes(),
     }
+    if sessions is not None:
+        stats["sessions"] = sessions
+    if memory is not None:
+        stats["memory"] = memory.report()
+    return stats

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, MutableSet, Sequence
 from typing import Any
 
-from llmts.providers import Reply
+from llmts.providers.base import Reply
 from llmts.runtime import Session
 from llmts.runtime.journal import JournalRecord
 from llmts.schema.faults import HARMLESS_MODES, FrameKind, StreamDelivery
@@ -34,25 +34,19 @@ class _Finisher:
 
     def __call__(self, evidence: DeliveryEvidence) -> None:
         entry = self.entry
-        entry.stream_delivery = evidence.stream_delivery
-        entry.stream_delivery_applied = evidence.stream_delivery_applied
-        entry.emitted_content_frames = evidence.emitted_content_frames
-        entry.terminal_marker_observed = evidence.terminal_marker_observed
         ended_by = evidence.ended_by
         if ended_by is not None:
             if ended_by == "shutdown" and evidence.transport_outcome != "completed":
                 evidence.transport_outcome = "early_end"  # the clean end the server chose, not a departure
             if entry.error_code is None and evidence.transport_outcome != "completed":
-                entry.error_code = _ENDED_BY_CODES[ended_by]
-        entry.transport_outcome = evidence.transport_outcome
+                entry.failed(_ENDED_BY_CODES[ended_by])
         damaged = (
             evidence.stream_delivery_applied
             and evidence.stream_delivery is not None
             and (evidence.stream_delivery.mode not in HARMLESS_MODES)
         )
-        if entry.success and (evidence.transport_outcome != "completed" or damaged):
-            entry.success = False
-        self.session.journal_finish(entry)
+        self.entry.apply_evidence(evidence, damaged)
+        self.session.journal_finish(self.entry)
 
 
 # The journal's ``error_code`` for a delivery llmts ended itself (docs/journal.md).
@@ -79,8 +73,7 @@ def respond(
     finish = _Finisher(session, entry) if session is not None and entry is not None else _ignore
     evidence = DeliveryEvidence(plan)
     if entry is not None:
-        entry.status = reply.status
-        entry.success = reply.status < 400
+        entry.answered(reply.status)
     if plan is not None and (fault := CONNECTION_UNITS.get(plan.mode)) is not None:
         return _connection_fault(start_response, plan, fault, environ, evidence, session, entry, finish)
     if session is not None and entry is not None:
@@ -126,14 +119,12 @@ def _connection_fault(
     if isinstance(fault, Replace):
         status, line, headers, body = fault.page(plan)
         if session is not None and entry is not None:
-            entry.status = status
-            entry.success = False
+            entry.fault_outcome(status)
             session.journal.record_response(entry, body, None)  # what the client really got
         start_response(line, headers)
         return deliver_body(body, evidence, finish, protocol_complete=False)
     if entry is not None:
-        entry.status = None
-        entry.success = False
+        entry.fault_outcome(None)
     evidence.transport_outcome = "aborted"
     finish(evidence)
     raise fault.drop(client_socket(environ))

@@ -1,4 +1,4 @@
-"""Notice a client that left, without consuming its bytes (ARCHITECTURE.md, transport facts)."""
+"""Notice a client that left, without consuming its bytes (docs/architecture.md, the request path)."""
 
 from __future__ import annotations
 

@@ -181,3 +181,56 @@ def test_n_outside_1_to_8_is_a_400(llmts_session: SessionClient, n: Any) -> None
     assert len(llmts_session.requests()) == 1
     retry = raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", {**body, "n": 1})
     assert retry.json()["choices"][0]["message"]["content"] == "A", "the 400 consumed nothing"
+
+
+def test_explanation_agrees_with_admission_for_several_choices(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    """``match/explain`` judges the same next ``n`` responses admission takes (docs/architecture.md,
+    "Selection"): answered, a later error (mismatch), too few left (exhausted), and the cursor after each."""
+    llmts_session.configure(
+        ConfigBuilder()
+        .scenario("s")
+        .text("A")
+        .text("B")
+        .text("C")
+        .error(500, "server_error", "Boom")
+        .text("D")
+        .build()
+    )
+    hi = [{"role": "user", "text": "Hi"}]
+
+    def explain(n: int) -> dict[str, Any]:
+        explained = llmts_session.explain({"model": MODEL, "messages": hi, "n": n})
+        (candidate,) = explained["candidates"]
+        return {
+            "outcome": explained["outcome"],
+            "code": explained["error_code"],
+            "message": explained["error_message"],
+            "next": candidate["next_response_index"],
+        }
+
+    def send(n: int) -> tuple[str | None, str | None, list[str | None]]:
+        try:
+            completion = openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=n)
+        except openai.APIStatusError as exc:
+            body = exc.body if isinstance(exc.body, dict) else {}
+            return body.get("code"), body.get("message"), []
+        return None, None, [c.message.content for c in completion.choices]
+
+    assert explain(2) == {"outcome": "scenario", "code": None, "message": None, "next": 0}
+    assert send(2) == (None, None, ["A", "B"])
+    # Responses 2 and 3 (an error) for n=2: a mismatch, exactly the message admission answers with.
+    explained = explain(2)
+    assert (explained["outcome"], explained["code"]) == ("rejected", "llm_test_server_fixture_mismatch")
+    assert send(2) == (explained["code"], explained["message"], [])
+    assert explain(1) == {"outcome": "scenario", "code": None, "message": None, "next": 2}
+    assert send(1) == (None, None, ["C"])
+    with pytest.raises(openai.InternalServerError):
+        openai_client.chat.completions.create(model=MODEL, messages=USER_HI)
+    # One response left, two asked for: exhausted, and nothing was consumed.
+    explained = explain(2)
+    assert (explained["outcome"], explained["code"]) == ("rejected", "llm_test_server_scenario_exhausted")
+    assert send(2) == (explained["code"], explained["message"], [])
+    assert explain(1) == {"outcome": "scenario", "code": None, "message": None, "next": 4}
+    assert send(1) == (None, None, ["D"])

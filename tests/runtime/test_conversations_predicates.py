@@ -174,3 +174,50 @@ def test_fingerprint_ignores_streaming_and_cache_hints_only() -> None:
     assert fingerprint(base) != fingerprint(request(message("user", "a"), tool_names=("f",)))
     assert fingerprint(base) != fingerprint(request(message("user", "a"), preamble="system"))
     assert fingerprint(base) != fingerprint(base.model_copy(update={"provider": "anthropic"}))
+
+
+def test_system_contains_reads_the_system_field_and_system_or_developer_messages() -> None:
+    when = {"system_contains": "terse"}
+    assert failed(when, request(message("user", "hi"), system="Be terse.")) == []
+    assert failed(when, request(message("system", "Be terse."), message("user", "hi"))) == []
+    assert failed(when, request(message("developer", "Be terse."), message("user", "hi"))) == []
+    assert failed(when, request(message("user", "Be terse."))) == ["system_contains"]
+    # Each system text on its own: the needle never spans two of them.
+    spanning = request(message("system", "ter"), message("system", "se"), message("user", "x"), system="te")
+    assert failed(when, spanning) == ["system_contains"]
+
+
+def test_declares_tool_reads_the_declared_tool_names() -> None:
+    when = {"declares_tool": "get_weather"}
+    assert failed(when, request(message("user", "x"), tool_names=("get_time", "get_weather"))) == []
+    assert failed(when, request(message("user", "x"), tool_names=("get_weather_v2",))) == ["declares_tool"]
+
+
+def test_latest_text_matches_searches_the_final_message() -> None:
+    when = {"latest_text_matches": r"order #\d{3}\b"}
+    assert failed(when, request(message("user", "about order #123 please"))) == []
+    assert failed(when, request(message("user", "order #12"))) == ["latest_text_matches"]
+    assert failed(when, request(message("user", "order #123"), message("assistant", "ok"))) == [
+        "latest_text_matches"
+    ]
+
+
+def test_a_runaway_pattern_fails_within_its_timeout() -> None:
+    import time
+
+    from llmts.schema.predicates import PATTERN_TIMEOUT_SECONDS
+
+    when = {"latest_text_matches": "(x+x+)+y"}
+    started = time.monotonic()
+    assert failed(when, request(message("user", "x" * 5000))) == ["latest_text_matches"]
+    assert time.monotonic() - started < PATTERN_TIMEOUT_SECONDS + 1.0
+
+
+def test_new_predicates_evaluate_in_table_order() -> None:
+    when = {"latest_text_matches": "z", "system_contains": "s", "declares_tool": "t", "turn": 2}
+    assert failed(when, request(message("user", "x"))) == [
+        "turn",
+        "declares_tool",
+        "system_contains",
+        "latest_text_matches",
+    ]

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from llmts.errors import FixtureMismatch, InvalidRequest
+from llmts.providers.openai.native_models import check_native_models
 from llmts.runtime.native import (
     check_native_fits,
-    check_native_models,
     compile_items,
     exact_number,
     filter_matches,

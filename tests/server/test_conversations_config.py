@@ -174,6 +174,42 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
         "required",
     ),
     (
+        "pattern that does not compile",
+        when(latest_text_matches="(unclosed"),
+        "conversations[0].steps[0].when.latest_text_matches",
+        "not a valid regular expression",
+    ),
+    (
+        "pattern too long",
+        when(latest_text_matches="a" * 1025),
+        "conversations[0].steps[0].when.latest_text_matches",
+        "at most 1024",
+    ),
+    (
+        "empty pattern",
+        when(latest_text_matches=""),
+        "conversations[0].steps[0].when.latest_text_matches",
+        "at least 1",
+    ),
+    (
+        "empty system text",
+        when(system_contains=""),
+        "conversations[0].steps[0].when.system_contains",
+        "at least 1",
+    ),
+    (
+        "tool name not a string",
+        when(declares_tool=["get_weather"]),
+        "conversations[0].steps[0].when.declares_tool",
+        "valid string",
+    ),
+    (
+        "tool name too long",
+        when(declares_tool="t" * 129),
+        "conversations[0].steps[0].when.declares_tool",
+        "at most 128",
+    ),
+    (
         "graph id used by a scenario",
         {**graph(step("a")), "scenarios": [{"id": "g", "responses": [{"text": "x"}]}]},
         "conversations[0].id",
@@ -365,3 +401,28 @@ def test_configure_without_conversations_keeps_the_json_unchanged(llmts_session:
     config = {"models": ["gpt-4.1-mini"], "scenarios": [{"id": "s", "responses": [{"text": "x"}]}]}
     effective = llmts_session.configure(copy.deepcopy(config))
     assert "conversations" not in effective and "conversation_capacity" not in effective
+
+
+def test_builder_takes_the_new_predicates_and_validates_them_with_the_model() -> None:
+    step_builder = (
+        ConfigBuilder()
+        .conversation("g")
+        .step("a")
+        .when(system_contains="terse", declares_tool="get_weather", latest_text_matches=r"^\d+$")
+    )
+    assert step_builder.to_dict()["when"] == {
+        "system_contains": "terse",
+        "declares_tool": "get_weather",
+        "latest_text_matches": r"^\d+$",
+    }
+    built = step_builder.text("x").complete().build().model_dump(mode="json")
+    assert built["conversations"][0]["steps"][0]["when"]["latest_text_matches"] == r"^\d+$"
+    with pytest.raises(ConfigurationInvalid) as caught:
+        ConfigBuilder().conversation("g").step("a").when(latest_text_matches="(")
+    assert caught.value.details[0]["path"] == "when.latest_text_matches"
+    with pytest.raises(ConfigurationInvalid) as caught:
+        ConfigBuilder().conversation("g").step("a").when(call_id="c1")  # needs tool_result's name
+    assert caught.value.details[0]["path"] == "when.tool_result.name"
+    with pytest.raises(ConfigurationInvalid) as caught:
+        ConfigBuilder().conversation("g").step("a").when(latest_user_matches="x")
+    assert caught.value.details[0]["path"] == "when.latest_user_matches"

@@ -77,8 +77,13 @@ def test_responses_abort_raises_a_connection_error(llmts_session: SessionClient)
 
 
 def test_responses_delay_then_continue_through_the_stream_helper(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"mode": "delay_then_continue", "delay_ms": 1500})
     client = llmts_session.openai_client(_strict_response_validation=True, max_retries=0)
+    # Warm the helper's first-use parsing (model classes built on first sight): on a loaded machine it can
+    # take longer than the gap measured below and would hide it.
+    llmts_session.configure({"models": ["gpt-4.1-mini"], "scenarios": [{"responses": [{"text": "Warm."}]}]})
+    with client.responses.stream(model="gpt-4.1-mini", input="Hi") as warm:
+        assert warm.get_final_response().output_text == "Warm."
+    _configure(llmts_session, {"mode": "delay_then_continue", "delay_ms": 1500})
 
     started = time.monotonic()
     arrivals = []

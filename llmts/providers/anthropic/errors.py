@@ -1,4 +1,4 @@
-"""Anthropic's error envelope, request-id and retry headers (wire/PROTOCOLS.md §4.3).
+"""Anthropic's error envelope, request-id and retry headers (docs/providers.md).
 
 ``{"type": "error", "error": {"type", "message", "code", "details": {"error_code"}}, "request_id"}``:
 ``type`` comes from the status (a scripted fixture's ``type`` wins); llmts's stable code is in

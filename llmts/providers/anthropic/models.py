@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from llmts.errors import InvalidRequest, ModelNotFound
+from llmts.providers.anthropic.info import ANTHROPIC_INFO
 from llmts.providers.anthropic.parse import parse_prompt
 from llmts.providers.base import ProviderCall, Reply, json_reply, load_json_object
 from llmts.runtime.tokens import estimate_input_tokens
 
-__all__ = ["DEFAULT_MODELS", "count_tokens", "list_models", "model_not_found", "retrieve_model"]
+__all__ = ["count_tokens", "list_models", "model_not_found", "retrieve_model"]
 
-# Listed when the configuration neither lists nor names a model (any name is served then).
-DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-7")
 
 # The API's default and largest page sizes.
 _DEFAULT_LIMIT = 20
@@ -66,7 +65,7 @@ def _cursor(ids: list[str], call: ProviderCall, name: str) -> int | None:
 
 
 def list_models(call: ProviderCall) -> Reply:
-    ids = call.session.model_ids(DEFAULT_MODELS)
+    ids = call.session.model_ids(ANTHROPIC_INFO.listed_models)
     limit = _limit(call)
     after = _cursor(ids, call, "after_id")
     before = _cursor(ids, call, "before_id")

@@ -1,4 +1,4 @@
-"""Anthropic Messages request -> ``NeutralRequest`` (wire/PROTOCOLS.md §4).
+"""Anthropic Messages request -> ``NeutralRequest`` (docs/providers.md).
 
 Lenient where the SDKs add fields (unknown keys and block types are ignored), strict where the real API
 answers 400 (wrong types, missing ``model``/``messages``/``max_tokens``, unknown roles). Messages name the
@@ -282,6 +282,8 @@ class Prompt:
     model: str
     messages: tuple[NeutralMessage, ...]
     preamble: str
+    # The ``system`` text alone (``system_contains``); the preamble also carries the tools.
+    system: str
     tool_names: tuple[str, ...]
     tool_choice: ToolChoice
     cache_breakpoints: tuple[int, ...]
@@ -317,6 +319,7 @@ def parse_prompt(body: dict[str, Any]) -> Prompt:
         model=model,
         messages=tuple(messages),
         preamble=preamble,
+        system=system,
         tool_names=tool_names,
         tool_choice=_tool_choice(body.get("tool_choice")),
         cache_breakpoints=tuple(sorted(markers.segments)),
@@ -346,7 +349,9 @@ def parse_messages_request(call: ProviderCall) -> NeutralRequest:
         stream=bool(stream),
         stream_include_usage=False,
         preamble=prompt.preamble,
+        system=prompt.system,
         cache_mode="explicit",
         cache_breakpoints=prompt.cache_breakpoints,
         choices=1,
+        in_stream_faults=False,
     )

@@ -1,4 +1,4 @@
-"""``Completion`` -> an Anthropic ``Message`` JSON body (wire/PROTOCOLS.md §4.1).
+"""``Completion`` -> an Anthropic ``Message`` JSON body (docs/providers.md).
 
 Usage follows Anthropic's split: ``input_tokens`` counts only the uncached input, so that
 ``input_tokens + cache_creation_input_tokens + cache_read_input_tokens`` is the whole prompt (the neutral

@@ -1,4 +1,4 @@
-"""``Completion`` -> Anthropic Messages SSE frames (wire/PROTOCOLS.md §4.2).
+"""``Completion`` -> Anthropic Messages SSE frames (docs/providers.md).
 
 Every event carries an ``event:`` line (the SDK drops events without one) and ends with a blank line. One
 frame is one event. Order: ``message_start``, per block ``content_block_start`` / deltas /

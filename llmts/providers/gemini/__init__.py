@@ -1,38 +1,9 @@
-"""The ``gemini`` namespace: the Gemini Developer API under ``/gemini/v1beta`` and ``/gemini/v1``
-(google-genai 3.x defaults to ``v1``, 1.x and 2.x to ``v1beta``).
+"""The ``gemini`` provider: the Gemini Developer API under ``/gemini/v1beta`` and ``/gemini/v1``.
 
-Auth: the ``x-goog-api-key`` header (what google-genai sends) or the ``?key=`` query parameter (curl).
+This module stays import-free: ``info.py`` declares the namespace (read by the schema and the Python API),
+``adapter.py`` the routes (loaded by ``llmts/providers/adapters.py``).
 """
 
 from __future__ import annotations
 
-from llmts.providers.base import InferenceRoute, ProviderAdapter, ProviderRequest, SimpleRoute
-from llmts.providers.gemini.errors import render_gemini_error
-from llmts.providers.gemini.models import count_tokens, get_model, list_models, unknown_method
-from llmts.providers.gemini.parse import parse_generate, parse_stream
-from llmts.providers.gemini.render import render_generate
-
-__all__ = ["GEMINI"]
-
-_MODELS = "/gemini/<any(v1,v1beta):version>/models"
-
-
-def _api_key(request: ProviderRequest) -> str | None:
-    return request.header("x-goog-api-key") or request.query("key")
-
-
-GEMINI = ProviderAdapter(
-    namespace="gemini",
-    prefix="/gemini",
-    routes=(
-        InferenceRoute(f"{_MODELS}/<model>:generateContent", ("POST",), parse_generate, render_generate),
-        InferenceRoute(f"{_MODELS}/<model>:streamGenerateContent", ("POST",), parse_stream, render_generate),
-        SimpleRoute(f"{_MODELS}/<model>:countTokens", ("POST",), count_tokens, "count_tokens"),
-        SimpleRoute(_MODELS, ("GET",), list_models, "models.list"),
-        SimpleRoute(f"{_MODELS}/<model>", ("GET",), get_model, "models.get"),
-        # Other ``:method`` suffixes (embedContent, batchGenerateContent...): 404 rather than 405.
-        SimpleRoute(f"{_MODELS}/<model>", ("POST",), unknown_method),
-    ),
-    credential=_api_key,
-    render_error=render_gemini_error,
-)
+__all__: list[str] = []

@@ -1,4 +1,4 @@
-"""Google's error envelope (wire/PROTOCOLS.md §5.3).
+"""Google's error envelope (docs/providers.md).
 
 ``{"error": {"code": <HTTP status>, "message", "status": <google.rpc.Code name>, "details": [...]}}``.
 ``details`` always carries a ``google.rpc.ErrorInfo`` whose ``reason`` is llmts's stable error code (domain
@@ -41,8 +41,9 @@ _STATUS_NAMES = {
     504: "DEADLINE_EXCEEDED",
 }
 _ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
-# Real Google answers a wrong API key with 400 INVALID_ARGUMENT and this sentence; CONTRACT.md asks for the
-# provider's 401 shape on wrong credentials, so llmts keeps the sentence under Google's 401 UNAUTHENTICATED.
+# Real Google answers a wrong API key with 400 INVALID_ARGUMENT and this sentence; llmts answers wrong
+# credentials with the provider's 401 shape (docs/providers.md), keeping the sentence under
+# 401 UNAUTHENTICATED.
 _BAD_KEY_MESSAGE = "API key not valid. Please pass a valid API key."
 
 

@@ -30,6 +30,7 @@ from llmts.schema.neutral import (
     build,
     neutral_message,
 )
+from llmts.schema.wire_values import one_of
 
 __all__ = ["GENERATE", "STREAM_JSON", "STREAM_SSE", "parse_body", "parse_generate", "parse_stream"]
 
@@ -220,7 +221,7 @@ def _tool_choice(raw: Any, declared: tuple[str, ...]) -> tuple[ToolChoice, tuple
     param = "toolConfig.functionCallingConfig"
     config = _object(config, param)
     mode = config.get("mode", "AUTO")
-    if mode not in _MODES:
+    if not one_of(mode, _MODES):
         raise _bad(f"{param}.mode must be one of AUTO, ANY, NONE, VALIDATED (got {mode!r})", f"{param}.mode")
     if mode == "NONE":
         return _CHOICE_NONE, declared
@@ -281,9 +282,11 @@ def parse_body(body: dict[str, Any], model: str, operation: str) -> NeutralReque
         stream=operation != GENERATE,
         stream_include_usage=operation != GENERATE,
         preamble=preamble,
+        system=system,
         cache_mode="implicit",
         cache_breakpoints=(),
         choices=1,
+        in_stream_faults=False,
     )
 
 

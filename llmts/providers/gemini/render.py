@@ -1,5 +1,5 @@
 """``Completion`` -> Gemini ``GenerateContentResponse`` JSON, SSE frames or a streamed JSON array
-(wire/PROTOCOLS.md §5.1, §5.2).
+(docs/providers.md).
 
 google-genai validates every field's type with pydantic, so ints stay ints and ``args`` is an object.
 Streams send one chunk per configured text chunk, or one chunk with all the (whole) function calls, then

@@ -1,44 +1,10 @@
-"""The ``openai`` namespace: Chat Completions, Responses and models under ``/openai/v1``; and the
-``azure-openai`` namespace (the same wire under Azure's routes, see ``azure.py``)."""
+"""The ``openai`` and ``azure-openai`` providers: Chat Completions, Responses and models under
+``/openai/v1``, and the same wire under Azure's routes (``azure.py``).
+
+This module stays import-free: ``info.py`` declares the namespaces (read by the schema and the Python
+API), ``adapter.py`` the routes (loaded by ``llmts/providers/adapters.py``).
+"""
 
 from __future__ import annotations
 
-from llmts.providers.base import (
-    InferenceRoute,
-    ProviderAdapter,
-    ProviderCall,
-    Reply,
-    SimpleRoute,
-    bearer_token,
-)
-from llmts.providers.openai.azure import AZURE_OPENAI
-from llmts.providers.openai.chat_parse import parse_chat_request
-from llmts.providers.openai.chat_render import render_chat_completion, render_chat_stream
-from llmts.providers.openai.errors import render_openai_error
-from llmts.providers.openai.models import list_models, retrieve_model
-from llmts.providers.openai.responses_routes import ResponsesSurface, responses_routes
-from llmts.schema.neutral import Completion, NeutralRequest
-
-__all__ = ["AZURE_OPENAI", "OPENAI"]
-
-
-def _render_chat(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
-    if request.stream:
-        return render_chat_stream(request, completion, call.request_id)
-    return render_chat_completion(request, completion, call.request_id)
-
-
-OPENAI = ProviderAdapter(
-    namespace="openai",
-    prefix="/openai",
-    routes=(
-        InferenceRoute("/openai/v1/chat/completions", ("POST",), parse_chat_request, _render_chat),
-        SimpleRoute("/openai/v1/models", ("GET",), list_models, "models.list"),
-        SimpleRoute("/openai/v1/models/<path:model>", ("GET",), retrieve_model, "models.get"),
-        *responses_routes(
-            "/openai/v1", ResponsesSurface(provider="openai", store_namespace="openai.responses")
-        ),
-    ),
-    credential=bearer_token,
-    render_error=render_openai_error,
-)
+__all__: list[str] = []

@@ -1,5 +1,5 @@
 """The ``azure-openai`` namespace: the OpenAI wire (chat + Responses) under Azure's routes
-(wire/PROTOCOLS.md §3).
+(docs/providers.md).
 
 * ``AzureOpenAI(azure_endpoint=f"{base}/azure-openai", api_version=...)`` sends chat to
   ``/openai/deployments/{deployment}/chat/completions?api-version=`` and Responses/models to
@@ -34,13 +34,15 @@ from llmts.providers.base import (
 from llmts.providers.openai.chat_parse import chat_request_from_body
 from llmts.providers.openai.chat_render import chat_completion_payload, render_chat_stream
 from llmts.providers.openai.errors import render_openai_error
+from llmts.providers.openai.info import AZURE_OPENAI_INFO
 from llmts.providers.openai.models import list_models, retrieve_model
 from llmts.providers.openai.responses_routes import ResponsesSurface, responses_routes
+from llmts.providers.openai.stream_faults import CHAT_STREAM_FAULTS
 from llmts.schema.neutral import Completion, NeutralRequest
 
 __all__ = ["AZURE_OPENAI", "render_azure_error"]
 
-_PROVIDER = "azure-openai"
+_PROVIDER = AZURE_OPENAI_INFO.namespace
 _ROOT = "/azure-openai/openai"
 _DEPLOYMENT_NOT_FOUND = (
     "The API deployment for this resource does not exist. If you created the deployment within the last "
@@ -60,8 +62,14 @@ def _credential(request: ProviderRequest) -> str | None:
     return key.strip() if key and key.strip() else bearer_token(request)
 
 
+def _served_by(call: ProviderCall, deployment: str) -> str | None:
+    """The model a deployment serves; unconfigured sessions serve any deployment as its name."""
+    config = call.session.configuration
+    return deployment if config is None else config.azure_deployments.get(deployment)
+
+
 def _deployment_model(call: ProviderCall, deployment: str) -> str:
-    model = call.session.azure_deployment_model(deployment)
+    model = _served_by(call, deployment)
     if model is None:
         raise ModelNotFound(
             f"deployment {deployment!r} is not in this session's azure_deployments",
@@ -80,7 +88,7 @@ def _resolve_model(call: ProviderCall, raw: Any) -> str:
         raise InvalidRequest(
             "you must provide a model parameter", code="missing_required_parameter", param="model"
         )
-    return call.session.azure_deployment_model(raw) or raw
+    return _served_by(call, raw) or raw
 
 
 def _parse_chat(call: ProviderCall) -> NeutralRequest:
@@ -135,19 +143,31 @@ def _routes() -> tuple[Route, ...]:
     for root in (_ROOT, f"{_ROOT}/v1"):
         routes.append(
             InferenceRoute(
-                f"{root}/deployments/<deployment>/chat/completions", ("POST",), _parse_chat, _render_chat
+                f"{root}/deployments/<deployment>/chat/completions",
+                ("POST",),
+                _parse_chat,
+                _render_chat,
+                in_stream_faults=CHAT_STREAM_FAULTS,
             )
         )
         routes.extend(responses_routes(root, _SURFACE))
         routes.extend(responses_routes(f"{root}/deployments/<deployment>", _SURFACE))
         routes.append(SimpleRoute(f"{root}/models", ("GET",), list_models, "models.list"))
         routes.append(SimpleRoute(f"{root}/models/<path:model>", ("GET",), retrieve_model, "models.get"))
-    routes.append(InferenceRoute(f"{_ROOT}/v1/chat/completions", ("POST",), _parse_chat, _render_chat))
+    routes.append(
+        InferenceRoute(
+            f"{_ROOT}/v1/chat/completions",
+            ("POST",),
+            _parse_chat,
+            _render_chat,
+            in_stream_faults=CHAT_STREAM_FAULTS,
+        )
+    )
     return tuple(routes)
 
 
 AZURE_OPENAI = ProviderAdapter(
-    namespace=_PROVIDER,
+    info=AZURE_OPENAI_INFO,
     prefix="/azure-openai",
     routes=_routes(),
     credential=_credential,

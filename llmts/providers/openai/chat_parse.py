@@ -13,6 +13,7 @@ import orjson
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, load_json_object
 from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
+from llmts.schema.fixtures import LIMITS
 from llmts.schema.neutral import (
     NeutralMessage,
     NeutralRequest,
@@ -21,11 +22,12 @@ from llmts.schema.neutral import (
     build,
     neutral_message,
 )
+from llmts.schema.wire_values import one_of
 
 __all__ = ["MAX_CHOICES", "chat_request_from_body", "parse_chat_request"]
 
 # Most choices one request may ask for (``n``); each takes a scripted response (docs/providers.md).
-MAX_CHOICES = 8
+MAX_CHOICES = LIMITS["choices_per_request"]
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 _TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
@@ -89,7 +91,7 @@ def _messages(raw: Any) -> tuple[NeutralMessage, ...]:
         if not isinstance(message, dict):
             raise _bad("each message must be an object", param, "invalid_type")
         role = message.get("role")
-        if role not in _ROLES:
+        if not one_of(role, _ROLES):
             raise _bad(
                 f"role must be one of system, developer, user, assistant, tool (got {role!r})",
                 f"{param}.role",
@@ -123,13 +125,14 @@ def _tools(raw: Any) -> tuple[tuple[str, ...], str]:
     for index, tool in enumerate(raw):
         if not isinstance(tool, dict):
             raise _bad("each tool must be an object", f"tools[{index}]", "invalid_type")
-        if tool.get("type") in NATIVE_TOOL_TYPES:
+        if one_of(tool.get("type"), NATIVE_TOOL_TYPES):
             raise _bad(
                 f"{tool['type']} is a Responses API tool; Chat Completions accepts function tools only",
                 f"tools[{index}].type",
             )
+        kind = tool.get("type", "function")
         spec = (
-            tool.get("function") if tool.get("type", "function") == "function" else tool.get(tool.get("type"))
+            tool.get("function") if kind == "function" else tool.get(kind) if isinstance(kind, str) else None
         )
         name = spec.get("name") if isinstance(spec, dict) else None
         if not isinstance(name, str) or not name:
@@ -213,8 +216,10 @@ def chat_request_from_body(
         response_format=_response_format(body.get("response_format")),
         stream=bool(stream),
         preamble=tools_text,
+        system="",
         cache_mode="implicit",
         cache_breakpoints=(),
+        in_stream_faults=False,
         stream_include_usage=bool(stream_options and stream_options.get("include_usage")),
         choices=n,
     )

@@ -1,4 +1,4 @@
-"""``Completion`` -> OpenAI Chat Completions JSON or SSE frames (wire/PROTOCOLS.md §1.1, §1.2).
+"""``Completion`` -> OpenAI Chat Completions JSON or SSE frames (docs/providers.md).
 
 Stream frames are assembled from byte templates: the per-request head (id, created, model) is serialized
 once, each delta is serialized once, and every frame is ``head + delta + tail``.

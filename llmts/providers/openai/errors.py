@@ -1,4 +1,4 @@
-"""OpenAI's error envelope and retry headers (wire/PROTOCOLS.md §1.3)."""
+"""OpenAI's error envelope and retry headers (docs/providers.md)."""
 
 from __future__ import annotations
 

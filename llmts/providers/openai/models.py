@@ -6,11 +6,9 @@ from typing import Any
 
 from llmts.errors import ModelNotFound
 from llmts.providers.base import ProviderCall, Reply, json_reply
+from llmts.providers.openai.info import OPENAI_INFO
 
-__all__ = ["DEFAULT_MODELS", "list_models", "retrieve_model"]
-
-# Listed when the configuration neither lists nor names a model (any name is served then).
-DEFAULT_MODELS = ("gpt-4.1-mini", "gpt-4.1", "gpt-4o", "gpt-4o-mini")
+__all__ = ["list_models", "retrieve_model"]
 
 
 def _model(model_id: str) -> dict[str, Any]:
@@ -19,7 +17,8 @@ def _model(model_id: str) -> dict[str, Any]:
 
 def list_models(call: ProviderCall) -> Reply:
     return json_reply(
-        200, {"object": "list", "data": [_model(m) for m in call.session.model_ids(DEFAULT_MODELS)]}
+        200,
+        {"object": "list", "data": [_model(m) for m in call.session.model_ids(OPENAI_INFO.listed_models)]},
     )
 
 

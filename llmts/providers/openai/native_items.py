@@ -1,4 +1,4 @@
-"""Native ``items`` output -> Responses output items (wire/PROTOCOLS.md §2.1), with ``include`` projection.
+"""Native ``items`` output -> Responses output items (docs/providers.md), with ``include`` projection.
 
 Control ``kind`` -> wire ``type``: ``message`` -> ``message`` (one ``output_text`` part whose
 ``annotations`` are the ordered citations), ``file_search`` -> ``file_search_call``, ``code_interpreter``

@@ -13,8 +13,8 @@ from decimal import Decimal
 from typing import Any
 
 from llmts.errors import InvalidRequest
+from llmts.providers.openai.native_models import check_native_models
 from llmts.runtime.native.filters import parse_filter
-from llmts.runtime.native.models import check_native_models
 from llmts.runtime.native.numbers import parse_exact_json
 from llmts.schema.native import (
     INCLUDABLE,
@@ -26,6 +26,7 @@ from llmts.schema.native import (
     NativeRequest,
     WebSearchDeclaration,
 )
+from llmts.schema.wire_values import one_of
 
 __all__ = ["NATIVE_CHOICES", "NATIVE_INPUT_TYPES", "NATIVE_TOOL_TYPES", "NO_NATIVE", "parse_native"]
 
@@ -107,7 +108,7 @@ def _web_search(tool: dict[str, Any], index: int) -> WebSearchDeclaration:
     preview = tool["type"].startswith("web_search_preview")
     _fields(tool, _WEB_PREVIEW_FIELDS if preview else _WEB_FIELDS, param, {})
     size = tool.get("search_context_size")
-    if size is not None and size not in _CONTEXT_SIZES:
+    if size is not None and not one_of(size, _CONTEXT_SIZES):
         raise _bad("search_context_size must be low, medium or high", f"{param}.search_context_size")
     location = tool.get("user_location")
     if location is not None:
@@ -157,7 +158,7 @@ def _file_search(tool: dict[str, Any], index: int, exact: Any) -> FileSearchDecl
             raise _bad("ranking_options must be an object", where, "invalid_type")
         _fields(options, _RANKING_FIELDS, where, _PENDING_RANKING)
         if "ranker" in options:
-            if options["ranker"] not in _RANKERS:
+            if not one_of(options["ranker"], _RANKERS):
                 raise _bad("ranker must be auto or default-2024-11-15", f"{where}.ranker")
             ranker = str(options["ranker"])
         if "score_threshold" in options:
@@ -221,7 +222,7 @@ def _include(raw: Any) -> frozenset[str]:
     if not isinstance(raw, list):
         raise _bad("include must be an array", "include", "invalid_type")
     for position, value in enumerate(raw):
-        if value not in INCLUDABLE:
+        if not one_of(value, INCLUDABLE):
             raise _bad(
                 "include entries must be one of " + ", ".join(sorted(INCLUDABLE)), f"include[{position}]"
             )
@@ -233,7 +234,7 @@ def _prior_items(raw: Any) -> tuple[NativeFamily, ...]:
         return ()
     kinds: list[NativeFamily] = []
     for position, item in enumerate(raw):
-        if isinstance(item, dict) and item.get("type") in NATIVE_INPUT_TYPES:
+        if isinstance(item, dict) and one_of(item.get("type"), NATIVE_INPUT_TYPES):
             item_id = item.get("id")
             if not isinstance(item_id, str) or not item_id or len(item_id) > _ID_CHARS:
                 raise _bad(
@@ -251,11 +252,11 @@ def parse_native(body: dict[str, Any], raw_body: bytes, model: str) -> NativeReq
     choice_raw = body.get("tool_choice")
     choice_type = choice_raw.get("type") if isinstance(choice_raw, dict) else None
     has_native_tool = isinstance(tools, list) and any(
-        isinstance(tool, dict) and tool.get("type") in NATIVE_TOOL_TYPES for tool in tools
+        isinstance(tool, dict) and one_of(tool.get("type"), NATIVE_TOOL_TYPES) for tool in tools
     )
     prior = _prior_items(body.get("input"))
     include = _include(body.get("include"))
-    if not has_native_tool and choice_type not in NATIVE_CHOICES and not prior and not include:
+    if not has_native_tool and not one_of(choice_type, NATIVE_CHOICES) and not prior and not include:
         return NO_NATIVE
     declarations: list[Declaration] = []
     uses: list[tuple[NativeFamily, str]] = []

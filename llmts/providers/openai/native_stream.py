@@ -1,4 +1,4 @@
-"""A Response with native items -> its SSE event sequence (wire/PROTOCOLS.md §2.2, Appendix A.1).
+"""A Response with native items -> its SSE event sequence (docs/providers.md).
 
 ``response.created``, ``response.in_progress``, then per output item:
 

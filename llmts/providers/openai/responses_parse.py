@@ -1,4 +1,4 @@
-"""OpenAI Responses create request -> ``ResponsesRequest`` (wire/PROTOCOLS.md §2).
+"""OpenAI Responses create request -> ``ResponsesRequest`` (docs/providers.md).
 
 ``input`` (a string or items: messages, ``function_call``, ``function_call_output``), ``instructions`` (a
 system message in front, not carried over by ``previous_response_id``, as on the real API), function
@@ -27,6 +27,7 @@ from llmts.schema.neutral import (
     build,
     neutral_message,
 )
+from llmts.schema.wire_values import one_of
 
 __all__ = ["ResponsesRequest", "parse_responses_body"]
 
@@ -128,7 +129,7 @@ def _input(raw: Any, keep_items: bool) -> tuple[list[NeutralMessage], list[dict[
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
             role = item.get("role")
-            if role not in _MESSAGE_ROLES:
+            if not one_of(role, _MESSAGE_ROLES):
                 raise _bad(
                     f"role must be one of user, assistant, system, developer (got {role!r})", f"{param}.role"
                 )
@@ -167,10 +168,12 @@ def _input(raw: Any, keep_items: bool) -> tuple[list[NeutralMessage], list[dict[
             open_assistant = False
             if keep_items:
                 items.append({"type": "function_call_output", "call_id": call_id, "output": output})
-        elif kind in NATIVE_INPUT_TYPES:  # a prior native call keeps its kind (validated by parse_native)
+        elif one_of(
+            kind, NATIVE_INPUT_TYPES
+        ):  # a prior native call keeps its kind (validated by parse_native)
             if keep_items:
                 items.append(dict(item))
-        elif kind in _IGNORED_ITEMS:
+        elif one_of(kind, _IGNORED_ITEMS):
             continue
         else:
             raise _bad(
@@ -216,7 +219,7 @@ def _tool_choice(raw: Any) -> ToolChoice:
             return build(ToolChoice, mode="function", name=name)
         if kind == "allowed_tools":
             return _CHOICE_REQUIRED if raw.get("mode") == "required" else _AUTO
-        if kind in NATIVE_CHOICES:  # a named native tool must be called (checked against the fixture)
+        if one_of(kind, NATIVE_CHOICES):  # a named native tool must be called (checked against the fixture)
             return _CHOICE_REQUIRED
         return _AUTO  # a hosted tool: the scripted answer decides
     raise _bad("tool_choice must be auto, none, required or a tool object", "tool_choice")
@@ -299,9 +302,11 @@ def parse_responses_body(
         stream=stream,
         stream_include_usage=False,
         preamble=preamble,
+        system="",
         cache_mode="implicit",
         cache_breakpoints=(),
         choices=1,
+        in_stream_faults=False,
         echo=echo,
         instructions=instructions,
         store=store,

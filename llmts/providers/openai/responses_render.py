@@ -1,4 +1,4 @@
-"""``Completion`` -> OpenAI Response object (wire/PROTOCOLS.md §2.1), stored before the reply leaves.
+"""``Completion`` -> OpenAI Response object (docs/providers.md), stored before the reply leaves.
 
 One payload serves the JSON answer, the ``response.completed`` stream event and ``GET /responses/{id}``:
 it is serialized once and those three are byte-identical.

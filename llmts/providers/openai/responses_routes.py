@@ -23,6 +23,7 @@ from llmts.providers.openai.responses_parse import ResponsesRequest, parse_respo
 from llmts.providers.openai.responses_render import render_response
 from llmts.providers.openai.responses_store import load_stored
 from llmts.providers.openai.responses_stream import SSE_HEADERS, replay_frames
+from llmts.providers.openai.stream_faults import RESPONSES_STREAM_FAULTS
 from llmts.runtime.tokens import estimate_input_tokens
 from llmts.schema.neutral import Completion, NeutralRequest
 
@@ -146,7 +147,13 @@ def _input_tokens(surface: ResponsesSurface) -> Callable[[ProviderCall], Reply]:
 def responses_routes(root: str, surface: ResponsesSurface) -> tuple[Route, ...]:
     by_id = f"{root}/responses/<response_id>"
     return (
-        InferenceRoute(f"{root}/responses", ("POST",), _parse(surface), _render(surface)),
+        InferenceRoute(
+            f"{root}/responses",
+            ("POST",),
+            _parse(surface),
+            _render(surface),
+            in_stream_faults=RESPONSES_STREAM_FAULTS,
+        ),
         SimpleRoute(
             f"{root}/responses/input_tokens", ("POST",), _input_tokens(surface), "responses.input_tokens"
         ),

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmts.errors import LlmtsError
-from llmts.runtime.session import Session
+from llmts.providers.base import SessionView
 from llmts.schema.neutral import NeutralMessage
 
 __all__ = ["StoredResponse", "load_stored", "save_stored"]
@@ -37,11 +37,11 @@ def _size(stored: StoredResponse) -> int:
     return _ENTRY_OVERHEAD + len(stored.body) + history + stored.input_bytes
 
 
-def save_stored(session: Session, namespace: str, response_id: str, stored: StoredResponse) -> None:
+def save_stored(session: SessionView, namespace: str, response_id: str, stored: StoredResponse) -> None:
     session.store_put(namespace, response_id, stored, _size(stored))
 
 
-def load_stored(session: Session, namespace: str, response_id: str, param: str | None) -> StoredResponse:
+def load_stored(session: SessionView, namespace: str, response_id: str, param: str | None) -> StoredResponse:
     stored = session.store_get(namespace, response_id)
     if not isinstance(stored, StoredResponse):
         if param == "previous_response_id":

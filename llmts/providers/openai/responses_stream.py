@@ -1,4 +1,4 @@
-"""Response object -> the Responses SSE event sequence (wire/PROTOCOLS.md §2.2, Appendix A.1).
+"""Response object -> the Responses SSE event sequence (docs/providers.md).
 
 ``event: <type>`` + ``data: {"type", "sequence_number" (0, 1, 2...), ...}`` per event, no ``[DONE]``.
 Item ids are the final response's, so they are stable across events; ``response.completed`` carries the

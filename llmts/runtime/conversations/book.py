@@ -1,8 +1,9 @@
 """All conversation state of one session: selection, reservation, commit, rollback, capacity, status.
 
-The owning session calls every method under its lock. Selection is a pure judgement (``judge``) shared by
-admission and ``POST /admin-api/match/explain``, so an explanation says exactly what a request would do;
-only ``admit`` / ``commit`` / ``rollback`` change state.
+The owning session calls every method under its lock. ``judge`` (what one graph would do) and
+``obstacle`` (why an owning verdict cannot run) are pure; ``selection.select`` uses them for
+admission and ``POST /admin-api/match/explain`` alike, so an explanation says exactly what a request would
+do. Only ``reserve`` / ``commit`` / ``rollback`` change state.
 
 Order of checks for an identity that already has state in a graph (the graph owns the request):
 busy -> identical replay -> terminal policy (completed) -> exhausted -> turn not advanced -> the active
@@ -30,7 +31,6 @@ from llmts.runtime.conversations.identity import Caller, ConversationKey, creden
 from llmts.runtime.conversations.machine import Action, Event, Phase, TerminalAction, transition
 from llmts.runtime.conversations.predicates import RequestView
 from llmts.runtime.conversations.state import ConversationState, Ticket
-from llmts.runtime.journal import JournalRecord
 from llmts.schema.conversations import ConversationStatus
 from llmts.schema.neutral import Completion, NeutralRequest, ScriptedOutput
 
@@ -228,41 +228,17 @@ class ConversationBook:
 
     # --- admission and settlement ---------------------------------------------------------------------
 
-    def admit(self, request: NeutralRequest, caller: Caller, record: JournalRecord | None) -> Ticket | None:
-        """The ticket of the first graph that owns this request, None when no graph does; raises the
-        owning graph's error. Only a successful admission changes state (a reservation, or a replay count)."""
-        inputs: Inputs | None = None
-        for graph in self.graphs:
-            if not graph.matches(request.provider, request.model):
-                continue
-            if inputs is None:
-                inputs = Inputs(request, caller)
-            verdict = self.judge(graph, inputs)
-            if not verdict.claims:
-                continue
-            if record is not None:
-                record.scenario = graph.id
-                record.conversation = inputs.conversation_id
-                record.turn = inputs.view.turn
-                record.step = verdict.step.id if verdict.step is not None else None
-            error = self.obstacle(verdict, request)
-            if error is not None:
-                raise error
-            return self._reserve(verdict, inputs)
-        return None
+    def unclaimed(self, verdict: Verdict) -> LlmtsError:
+        """When nothing serves a request, the first graph whose filters matched (``verdict``) explains
+        why it did not start."""
+        return ConversationStepMismatch(
+            f"conversation graph {verdict.graph.id!r} does not start on this request and no scenario serves "
+            f"it: start step {_failures(verdict.checks)}"
+        )
 
-    def unclaimed(self, request: NeutralRequest, caller: Caller) -> LlmtsError | None:
-        """When nothing serves a request, a graph whose filters match explains why it did not start."""
-        for graph in self.graphs:
-            if graph.matches(request.provider, request.model):
-                verdict = self.judge(graph, Inputs(request, caller))
-                return ConversationStepMismatch(
-                    f"conversation graph {graph.id!r} does not start on this request and no scenario serves "
-                    f"it: start step {_failures(verdict.checks)}"
-                )
-        return None
-
-    def _reserve(self, verdict: Verdict, inputs: Inputs) -> Ticket:
+    def reserve(self, verdict: Verdict, inputs: Inputs) -> Ticket:
+        """Commit an owning verdict that has no obstacle (``selection.select`` chose it): a
+        reservation of its step, or a replay count. The only admission step that changes state."""
         action, step, graph, state = verdict.action, verdict.step, verdict.graph, verdict.state
         assert action is not None and step is not None
         turn = inputs.view.turn

@@ -1,7 +1,7 @@
 """``POST /admin-api/match/explain``: the selection a request would get, computed read-only.
 
-The same judgement admission uses (``ConversationBook.judge`` and ``obstacle``), plus a read-only walk of
-the scenario queues. Nothing is reserved, consumed, counted or cached.
+The selection admission makes (``selection.select``), without the commit, rendered with every
+candidate's own verdict. Nothing is reserved, consumed, counted or cached.
 """
 
 from __future__ import annotations
@@ -10,12 +10,11 @@ from typing import Any
 
 import orjson
 
-from llmts.errors import FixtureMismatch, LlmtsError, ModelNotFound, NoMatchingScenario, ScenarioExhausted
-from llmts.runtime.compat import check_delivery_fits, check_output_fits
-from llmts.runtime.conversations.book import ConversationBook, Inputs, Verdict
+from llmts.runtime.conversations.book import ConversationBook, Verdict
 from llmts.runtime.conversations.identity import Caller, credential_hash
 from llmts.runtime.conversations.predicates import logical_turn
-from llmts.runtime.plans import ScenarioPlan, SessionPlan
+from llmts.runtime.conversations.selection import Selection, select
+from llmts.runtime.plans import SessionPlan
 from llmts.schema.conversations import (
     ExplainedCandidate,
     ExplainedRequest,
@@ -62,16 +61,20 @@ def neutral_from_explained(explained: ExplainedRequest, provider: str, default_m
         model=explained.model or default_model,
         messages=messages,
         tool_names=tuple(explained.tool_names),
+        system=explained.system,
         tool_choice=_tool_choice(explained.tool_choice),
         response_format=explained.response_format,
         stream=explained.stream,
+        choices=explained.n,
     )
 
 
 def _graph_candidate(
-    book: ConversationBook, verdict: Verdict, request: NeutralRequest, selected: bool, shadowed: bool
-) -> tuple[ExplainedCandidate, LlmtsError | None]:
-    error = book.obstacle(verdict, request) if verdict.claims else None
+    book: ConversationBook, verdict: Verdict, request: NeutralRequest, selection: Selection, shadowed: bool
+) -> ExplainedCandidate:
+    selected = verdict is selection.graph
+    # The owner's error is the selection's own; another claiming graph's is what it would answer alone.
+    error = selection.error if selected else book.obstacle(verdict, request) if verdict.claims else None
     first_match = next((check.step for check in verdict.checks if check.matched), None)
     steps = [
         ExplainedStep(
@@ -84,7 +87,7 @@ def _graph_candidate(
         )
         for check in verdict.checks
     ]
-    candidate = ExplainedCandidate(
+    return ExplainedCandidate(
         kind="conversation",
         scenario=verdict.graph.id,
         precedence=verdict.graph.precedence,
@@ -99,31 +102,6 @@ def _graph_candidate(
         error_message=error.message if error is not None else None,
         steps=steps,
     )
-    return candidate, error
-
-
-def _scenario_outcome(
-    scenario: ScenarioPlan, position: int, request: NeutralRequest
-) -> tuple[int | None, LlmtsError | None]:
-    """Session._take, read-only: the response index the scenario would answer with, or its error."""
-    count = len(scenario.responses)
-    if position >= count:
-        if scenario.terminal_policy == "repeat_last_response":
-            position = count - 1
-        elif scenario.terminal_policy == "restart":
-            position = 0
-        else:
-            return None, ScenarioExhausted(f"scenario {scenario.id!r} has no responses left")
-    response = scenario.responses[position]
-    where = f"scenario {scenario.id!r} response {position}"
-    try:
-        if response.output is not None:
-            check_output_fits(request, response.output, where)
-        if response.stream_delivery is not None:
-            check_delivery_fits(request, response.stream_delivery, where)
-    except FixtureMismatch as mismatch:
-        return position, mismatch
-    return position, None
 
 
 def explain_match(
@@ -133,79 +111,46 @@ def explain_match(
     request: NeutralRequest,
     caller: Caller,
 ) -> MatchExplanation:
-    latest = request.messages[-1] if request.messages else None
+    """``select`` without the commit, with every candidate's own verdict."""
+    selection = select(plan, cursors, book, request, caller, explain=True)
     candidates: list[ExplainedCandidate] = []
-    outcome = "rejected"
-    selected: tuple[str, str | None] | None = None
-    error: LlmtsError | None = None
-    if plan is None:
-        outcome = "echo"
-    elif plan.models is not None and request.model not in plan.models:
-        error = ModelNotFound(f"the model {request.model!r} is not one of the session's models")
-    else:
-        owner_found = False
-        first_unclaimed: Verdict | None = None
-        inputs = Inputs(request, caller)
-        for graph in book.graphs if book is not None else ():
-            if not graph.matches(request.provider, request.model):
-                candidates.append(
-                    ExplainedCandidate(
-                        kind="conversation",
-                        scenario=graph.id,
-                        precedence=graph.precedence,
-                        filters_match=False,
-                        claims=False,
-                        selected=False,
-                        shadowed=False,
-                    )
-                )
-                continue
-            assert book is not None
-            verdict = book.judge(graph, inputs, explain=True)
-            is_owner = verdict.claims and not owner_found
-            candidate, graph_error = _graph_candidate(
-                book, verdict, request, is_owner, verdict.claims and owner_found
-            )
-            candidates.append(candidate)
-            if is_owner:
-                owner_found = True
-                selected = (graph.id, candidate.step)
-                error = graph_error
-                outcome = "rejected" if graph_error is not None else str(candidate.action)
-            elif not verdict.claims and first_unclaimed is None:
-                first_unclaimed = verdict
-        offset = len(book.graphs) if book is not None else 0
-        for index, scenario in enumerate(plan.scenarios):
-            matches = scenario.matches(request.provider, request.model)
-            is_owner = matches and not owner_found
-            position, scenario_error = (
-                _scenario_outcome(scenario, cursors[index], request) if matches else (None, None)
-            )
+    owner_seen = False
+    for graph, verdict in selection.graphs:
+        if verdict is None:
             candidates.append(
                 ExplainedCandidate(
-                    kind="scenario",
-                    scenario=scenario.id,
-                    precedence=offset + index,
-                    filters_match=matches,
-                    claims=matches,
-                    selected=is_owner,
-                    shadowed=matches and owner_found,
-                    error_code=scenario_error.code if scenario_error is not None else None,
-                    error_message=scenario_error.message if scenario_error is not None else None,
-                    next_response_index=position,
+                    kind="conversation",
+                    scenario=graph.id,
+                    precedence=graph.precedence,
+                    filters_match=False,
+                    claims=False,
+                    selected=False,
+                    shadowed=False,
                 )
             )
-            if is_owner:
-                owner_found = True
-                selected = (scenario.id, None)
-                error = scenario_error
-                outcome = "rejected" if scenario_error is not None else "scenario"
-        if not owner_found:
-            error = (
-                book.unclaimed(request, caller)
-                if book is not None and first_unclaimed is not None
-                else NoMatchingScenario("no scenario of this session serves this request")
+            continue
+        assert book is not None
+        candidates.append(_graph_candidate(book, verdict, request, selection, verdict.claims and owner_seen))
+        owner_seen = owner_seen or verdict.claims
+    offset = len(book.graphs) if book is not None else 0
+    for scenario in selection.scenarios:
+        selected = scenario is selection.scenario
+        candidates.append(
+            ExplainedCandidate(
+                kind="scenario",
+                scenario=scenario.scenario.id,
+                precedence=offset + scenario.index,
+                filters_match=scenario.matches,
+                claims=scenario.matches,
+                selected=selected,
+                shadowed=scenario.matches and not selected,
+                error_code=scenario.error.code if scenario.error is not None else None,
+                error_message=scenario.error.message if scenario.error is not None else None,
+                next_response_index=scenario.position,
             )
+        )
+    latest = request.messages[-1] if request.messages else None
+    error = selection.error
     return MatchExplanation(
         conversation_id=caller.conversation_id,
         provider_namespace=request.provider,
@@ -213,9 +158,9 @@ def explain_match(
         model=request.model,
         logical_turn=logical_turn(request.messages),
         latest_role=latest.role if latest is not None else None,
-        outcome=outcome,  # type: ignore[arg-type]
-        selected_scenario=selected[0] if selected is not None else None,
-        selected_step=selected[1] if selected is not None else None,
+        outcome=selection.outcome,
+        selected_scenario=selection.owner,
+        selected_step=selection.step,
         error_code=error.code if error is not None else None,
         error_message=error.message if error is not None else None,
         matched_candidates=[c.scenario for c in candidates if c.claims],

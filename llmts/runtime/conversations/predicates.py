@@ -1,7 +1,9 @@
 """Step predicates, compiled once per step, evaluated against a ``RequestView`` built once per request.
 
-Everything reads the *final* normalized message (``tool_result`` reads the final run of tool results, so
-parallel results can each be matched); nothing searches older user text. Text comparisons are ordinal
+Message predicates read the *final* normalized message (``tool_result`` reads the final run of tool
+results, so parallel results can each be matched); nothing searches older user text. Request predicates
+read what the request declares: its system prompt / instructions (``system_contains``) and its tools
+(``declares_tool``). Text comparisons are ordinal
 (plain ``==`` / ``in`` on code points). JSON comparisons are structural: key order is irrelevant, ``1``
 equals ``1.0``, ``true`` never equals ``1``.
 """
@@ -13,12 +15,28 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import regex
 
 from llmts.schema.conversations import StepWhen
 from llmts.schema.json_path import PathSegment, parse_json_path
 from llmts.schema.neutral import NeutralMessage, NeutralRequest, NeutralToolCall
+from llmts.schema.predicates import (
+    PATTERN_TIMEOUT_SECONDS,
+    JsonPathMatch,
+    JsonPathValueMatch,
+    ToolResultMatch,
+)
 
-__all__ = ["Predicate", "RequestView", "compile_when", "json_equal", "logical_turn", "resolve_path"]
+__all__ = [
+    "COMPILERS",
+    "Check",
+    "Predicate",
+    "RequestView",
+    "compile_when",
+    "json_equal",
+    "logical_turn",
+    "resolve_path",
+]
 
 _MISSING: Any = object()
 _IGNORED_ROLES = frozenset({"system", "developer"})
@@ -131,6 +149,14 @@ class RequestView:
             }
         return self._calls.get(call_id)
 
+    def system_texts(self) -> list[str]:
+        """The request's system prompt / instructions: the provider's top-level field (Anthropic
+        ``system``, Gemini ``systemInstruction``) and every system or developer message (OpenAI Chat,
+        Responses ``instructions`` and input)."""
+        texts = [self.request.system] if self.request.system else []
+        texts.extend(m.text for m in self.messages if m.role in _IGNORED_ROLES)
+        return texts
+
     def trailing_tool_results(self) -> list[NeutralMessage]:
         results = []
         for message in reversed(self.messages):
@@ -141,37 +167,64 @@ class RequestView:
         return results
 
 
+Check = Callable[["RequestView"], bool]
+
+
 @dataclass(frozen=True, slots=True)
 class Predicate:
     """One ``when`` field: its name (as configured, for explanations and errors) and its test."""
 
     field: str
-    test: Callable[[RequestView], bool]
+    test: Check
 
 
-def _latest_role(expected: str) -> Callable[[RequestView], bool]:
+def _latest_role(expected: str, when: StepWhen) -> Check:
     return lambda view: view.latest is not None and view.latest.role == expected
 
 
-def _latest_text_contains(needle: str) -> Callable[[RequestView], bool]:
+def _latest_text_contains(needle: str, when: StepWhen) -> Check:
     return lambda view: view.latest is not None and needle in view.latest.text
 
 
-def _latest_user_contains(needle: str) -> Callable[[RequestView], bool]:
+def _latest_user_contains(needle: str, when: StepWhen) -> Check:
     return lambda view: view.latest is not None and view.latest.role == "user" and needle in view.latest.text
 
 
-def _latest_user_equals(expected: str) -> Callable[[RequestView], bool]:
+def _latest_user_equals(expected: str, when: StepWhen) -> Check:
     return lambda view: (
         view.latest is not None and view.latest.role == "user" and view.latest.text == expected
     )
 
 
-def _turn(expected: int) -> Callable[[RequestView], bool]:
+def _turn(expected: int, when: StepWhen) -> Check:
     return lambda view: view.turn == expected
 
 
-def _tool_result(name: str, call_id: str | None, arguments: Any = _MISSING) -> Callable[[RequestView], bool]:
+def _declares_tool(name: str, when: StepWhen) -> Check:
+    return lambda view: name in view.request.tool_names
+
+
+def _system_contains(needle: str, when: StepWhen) -> Check:
+    """Each system text on its own (a needle never spans two of them)."""
+    return lambda view: any(needle in text for text in view.system_texts())
+
+
+def _latest_text_matches(pattern: str, when: StepWhen) -> Check:
+    """Compiled here, at configure time; a search that runs out of time fails the predicate."""
+    compiled = regex.compile(pattern)
+
+    def test(view: RequestView) -> bool:
+        if view.latest is None:
+            return False
+        try:
+            return compiled.search(view.latest.text, timeout=PATTERN_TIMEOUT_SECONDS) is not None
+        except TimeoutError:
+            return False
+
+    return test
+
+
+def _tool_call_matches(name: str, call_id: str | None, arguments: Any = _MISSING) -> Check:
     """A trailing tool result answers a call of ``name`` (with ``call_id``); with ``arguments``, that
     call's arguments also equal them structurally."""
 
@@ -192,7 +245,17 @@ def _tool_result(name: str, call_id: str | None, arguments: Any = _MISSING) -> C
     return test
 
 
-def _latest_json(path: str, expected: tuple[Any, ...]) -> Callable[[RequestView], bool]:
+def _tool_result(match: ToolResultMatch, when: StepWhen) -> Check:
+    return _tool_call_matches(match.name, match.call_id)
+
+
+def _tool_arguments_json(arguments: Any, when: StepWhen) -> Check:
+    match = when.value_of("tool_result")
+    assert isinstance(match, ToolResultMatch)  # the schema requires tool_result beside it
+    return _tool_call_matches(match.name, match.call_id, arguments)
+
+
+def _path_equals(path: str, expected: tuple[Any, ...]) -> Check:
     segments = parse_json_path(path)
 
     def test(view: RequestView) -> bool:
@@ -214,33 +277,34 @@ def _expected_json_options(expected: Any) -> tuple[Any, ...]:
     return (expected,)
 
 
+def _latest_json(match: JsonPathMatch, when: StepWhen) -> Check:
+    return _path_equals(match.path, _expected_json_options(match.expected_json))
+
+
+def _latest_json_value(match: JsonPathValueMatch, when: StepWhen) -> Check:
+    return _path_equals(match.path, (match.value,))
+
+
+# The compiled half of the predicate table: ``llmts.schema.predicates.PREDICATES`` names each key, its
+# configuration shape and the evaluation order; this maps the same names to their checks (a test pins the
+# two to each other). A compiler gets the configured value and the whole ``when`` (for keys that refine
+# another, like ``tool_arguments_json``).
+COMPILERS: dict[str, Callable[[Any, StepWhen], Check]] = {
+    "turn": _turn,
+    "latest_role": _latest_role,
+    "declares_tool": _declares_tool,
+    "latest_user_equals": _latest_user_equals,
+    "latest_user_contains": _latest_user_contains,
+    "latest_text_contains": _latest_text_contains,
+    "system_contains": _system_contains,
+    "tool_result": _tool_result,
+    "tool_arguments_json": _tool_arguments_json,
+    "latest_json": _latest_json,
+    "latest_json_value": _latest_json_value,
+    "latest_text_matches": _latest_text_matches,
+}
+
+
 def compile_when(when: StepWhen) -> tuple[Predicate, ...]:
-    """The step's predicates in a fixed order (cheap checks first)."""
-    predicates: list[Predicate] = []
-    if when.turn is not None:
-        predicates.append(Predicate("turn", _turn(when.turn)))
-    if when.latest_role is not None:
-        predicates.append(Predicate("latest_role", _latest_role(when.latest_role)))
-    if when.latest_user_equals is not None:
-        predicates.append(Predicate("latest_user_equals", _latest_user_equals(when.latest_user_equals)))
-    if when.latest_user_contains is not None:
-        predicates.append(Predicate("latest_user_contains", _latest_user_contains(when.latest_user_contains)))
-    if when.latest_text_contains is not None:
-        predicates.append(Predicate("latest_text_contains", _latest_text_contains(when.latest_text_contains)))
-    if when.tool_result is not None:
-        name, call_id = when.tool_result.name, when.tool_result.call_id
-        predicates.append(Predicate("tool_result", _tool_result(name, call_id)))
-        if when.has_tool_arguments:
-            arguments = _tool_result(name, call_id, when.tool_arguments_json)
-            predicates.append(Predicate("tool_arguments_json", arguments))
-    if when.latest_json is not None:
-        match = when.latest_json
-        predicates.append(
-            Predicate("latest_json", _latest_json(match.path, _expected_json_options(match.expected_json)))
-        )
-    if when.latest_json_value is not None:
-        value_match = when.latest_json_value
-        predicates.append(
-            Predicate("latest_json_value", _latest_json(value_match.path, (value_match.value,)))
-        )
-    return tuple(predicates)
+    """The step's configured predicates, compiled, in the table's order (cheap checks first)."""
+    return tuple(Predicate(name, COMPILERS[name](value, when)) for name, value in when.predicates())

@@ -17,6 +17,7 @@ from typing import Any
 
 from llmts.errors import InvalidRequest
 from llmts.schema.native import NATIVE_REQUEST_LIMITS, FilterNode, FilterValue
+from llmts.schema.wire_values import one_of
 
 __all__ = ["COMPARISONS", "COMPOUNDS", "filter_matches", "parse_filter"]
 
@@ -96,7 +97,7 @@ class _Parser:
         if not isinstance(raw, dict):
             raise _bad("a filter must be an object", param, "invalid_type")
         op = raw.get("type")
-        if op in COMPOUNDS:
+        if one_of(op, COMPOUNDS):
             _unknown(raw, _COMPOUND_FIELDS, param)
             children = raw.get("filters")
             if not isinstance(children, list):
@@ -109,7 +110,7 @@ class _Parser:
                     self.node(child, f"{param}.filters[{i}]", depth + 1) for i, child in enumerate(children)
                 ),
             )
-        if op not in COMPARISONS:
+        if not one_of(op, COMPARISONS):
             raise _bad(
                 "filter type must be one of eq, ne, gt, gte, lt, lte, in, nin, and, or", f"{param}.type"
             )

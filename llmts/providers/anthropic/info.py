@@ -1,0 +1,24 @@
+"""The ``anthropic`` namespace as data (read without loading the adapter)."""
+
+from __future__ import annotations
+
+from llmts.providers.info import ProviderInfo, SdkClient, env_key, env_url
+
+__all__ = ["ANTHROPIC_INFO", "PROVIDERS"]
+
+ANTHROPIC_INFO = ProviderInfo(
+    namespace="anthropic",
+    sdk_clients=(
+        SdkClient("anthropic_client", "anthropic", "Anthropic", "/anthropic"),
+        SdkClient("async_anthropic_client", "anthropic", "AsyncAnthropic", "/anthropic"),
+    ),
+    listed_models=("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-7"),
+    # Anthropic() appends /v1 itself; an ambient auth token would be sent beside the key.
+    env=(
+        env_url("ANTHROPIC_BASE_URL", "/anthropic", "anthropic.Anthropic"),
+        env_key("ANTHROPIC_API_KEY", "anthropic.Anthropic"),
+    ),
+    env_overridden=("ANTHROPIC_AUTH_TOKEN",),
+)
+
+PROVIDERS = (ANTHROPIC_INFO,)

@@ -1,0 +1,33 @@
+"""The ``gemini`` namespace as data (read without loading the adapter)."""
+
+from __future__ import annotations
+
+from llmts.providers.info import ProviderInfo, SdkClient, env_key, env_url, env_value
+
+__all__ = ["GEMINI_INFO", "PROVIDERS"]
+
+GEMINI_INFO = ProviderInfo(
+    namespace="gemini",
+    sdk_clients=(
+        # google-genai takes the URL and extra headers inside ``http_options``.
+        SdkClient(
+            "gemini_client",
+            "google.genai",
+            "Client",
+            "/gemini",
+            headers_argument="headers",
+            options_argument="http_options",
+        ),
+    ),
+    listed_models=("gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.0-flash"),
+    # google-genai reads GOOGLE_GEMINI_BASE_URL and GEMINI_API_KEY (an ambient GOOGLE_API_KEY would win, so
+    # it is removed); GOOGLE_GENAI_USE_VERTEXAI=false keeps an ambient Vertex setting off.
+    env=(
+        env_url("GOOGLE_GEMINI_BASE_URL", "/gemini", "google.genai.Client"),
+        env_key("GEMINI_API_KEY", "google.genai.Client"),
+        env_value("GOOGLE_GENAI_USE_VERTEXAI", "false", "google.genai.Client"),
+    ),
+    env_overridden=("GOOGLE_API_KEY", "GOOGLE_GENAI_USE_ENTERPRISE"),
+)
+
+PROVIDERS = (GEMINI_INFO,)

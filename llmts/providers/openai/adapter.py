@@ -1,0 +1,55 @@
+"""The ``openai`` adapter: Chat Completions, Responses and models under ``/openai/v1``; and the
+``azure-openai`` namespace (the same wire under Azure's routes, see ``azure.py``)."""
+
+from __future__ import annotations
+
+from llmts.providers.base import (
+    InferenceRoute,
+    ProviderAdapter,
+    ProviderCall,
+    Reply,
+    SimpleRoute,
+    bearer_token,
+)
+from llmts.providers.openai.azure import AZURE_OPENAI
+from llmts.providers.openai.chat_parse import parse_chat_request
+from llmts.providers.openai.chat_render import render_chat_completion, render_chat_stream
+from llmts.providers.openai.errors import render_openai_error
+from llmts.providers.openai.info import OPENAI_INFO
+from llmts.providers.openai.models import list_models, retrieve_model
+from llmts.providers.openai.responses_routes import ResponsesSurface, responses_routes
+from llmts.providers.openai.stream_faults import CHAT_STREAM_FAULTS
+from llmts.schema.neutral import Completion, NeutralRequest
+
+__all__ = ["ADAPTERS", "AZURE_OPENAI", "OPENAI"]
+
+
+def _render_chat(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
+    if request.stream:
+        return render_chat_stream(request, completion, call.request_id)
+    return render_chat_completion(request, completion, call.request_id)
+
+
+OPENAI = ProviderAdapter(
+    info=OPENAI_INFO,
+    prefix="/openai",
+    routes=(
+        InferenceRoute(
+            "/openai/v1/chat/completions",
+            ("POST",),
+            parse_chat_request,
+            _render_chat,
+            in_stream_faults=CHAT_STREAM_FAULTS,
+        ),
+        SimpleRoute("/openai/v1/models", ("GET",), list_models, "models.list"),
+        SimpleRoute("/openai/v1/models/<path:model>", ("GET",), retrieve_model, "models.get"),
+        *responses_routes(
+            "/openai/v1",
+            ResponsesSurface(provider=OPENAI_INFO.namespace, store_namespace="openai.responses"),
+        ),
+    ),
+    credential=bearer_token,
+    render_error=render_openai_error,
+)
+
+ADAPTERS = (OPENAI, AZURE_OPENAI)

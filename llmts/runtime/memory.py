@@ -1,0 +1,185 @@
+"""The process-wide memory budget (``llmts serve --max-memory``), owned by the session registry.
+
+Theory of operation (docs/journal.md, "Process memory budget"):
+
+* Every session charges what it retains to the one budget: journal entries, stored objects (e.g. OpenAI
+  stored responses) and conversation state, each at its documented accounted size.
+* Journal entries are the evidence a test can lose: when the total goes over ``max_bytes``, journal
+  entries are evicted oldest-first **across the whole process** until it fits again (each session's
+  journal counts them as evicted, so ``/admin-api/verify`` reports incomplete evidence).
+* Stored objects and conversation state change behaviour when lost, so they are never evicted for the
+  budget: growth that cannot be made to fit even after every journal entry went is refused with 507
+  ``llm_test_server_memory_exhausted``.
+
+The oldest entry across sessions is found without scanning sessions: ``_arrivals`` holds one reference
+to the receiving journal per entry appended, in arrival order. Within one journal, entries leave oldest
+first (eviction by its own limits, ``clear``), so a journal counts how many of its arrivals are gone
+(``stale``) and the budget skips that many of its references before it evicts. The deque is compacted
+when stale references outnumber live ones, so it stays within twice the live entries (plus a constant).
+
+No lock of its own: counters are plain integers changed between cooperative switches (one gevent
+worker), and a session's journal lock is only ever *tried* by another session's eviction, never waited
+for (a busy journal ends that eviction round; the next growth resumes it). Sessions never wait on each
+other.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from typing import Protocol
+
+__all__ = [
+    "DEFAULT_MAX_MEMORY_BYTES",
+    "MIN_MAX_MEMORY_BYTES",
+    "MemoryBudget",
+    "default_max_memory",
+    "parse_memory_size",
+]
+
+_MiB = 1024 * 1024
+# Without a readable machine size: 1 GiB.
+DEFAULT_MAX_MEMORY_BYTES = 1024 * _MiB
+# Default: a quarter of the machine's memory, between 256 MiB and 8 GiB.
+_DEFAULT_SHARE = 4
+_DEFAULT_FLOOR = 256 * _MiB
+_DEFAULT_CEILING = 8 * 1024 * _MiB
+# Smallest accepted budget: a few sessions' worth of small entries.
+MIN_MAX_MEMORY_BYTES = 1 * _MiB
+# Stale arrivals tolerated before a compaction (beyond as many as there are live entries).
+_COMPACT_SLACK = 4096
+_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": _MiB, "mb": _MiB, "mib": _MiB}
+_UNITS.update({"g": 1024 * _MiB, "gb": 1024 * _MiB, "gib": 1024 * _MiB})
+
+
+def default_max_memory() -> int:
+    """A quarter of the machine's physical memory, clamped to [256 MiB, 8 GiB]."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return DEFAULT_MAX_MEMORY_BYTES
+    if total <= 0:
+        return DEFAULT_MAX_MEMORY_BYTES
+    return max(_DEFAULT_FLOOR, min(_DEFAULT_CEILING, total // _DEFAULT_SHARE))
+
+
+def parse_memory_size(text: str) -> int:
+    """``1073741824``, ``512M``, ``2GiB``, ``64kb`` (binary units) -> bytes; ValueError when malformed."""
+    value = text.strip().lower()
+    digits = value.rstrip("abgikm")
+    unit = value[len(digits) :]
+    if not digits.isdigit() or unit not in _UNITS:
+        raise ValueError(f"not a memory size: {text!r} (examples: 536870912, 512M, 2G)")
+    return int(digits) * _UNITS[unit]
+
+
+class BudgetedJournal(Protocol):
+    """What the budget needs of a journal (llmts.runtime.journal.Journal)."""
+
+    stale: int
+
+    def evict_oldest_for_budget(self) -> int | None:
+        """Evict this journal's oldest entry; its accounted bytes, or None when the journal is busy."""
+
+
+class MemoryBudget:
+    """Accounted bytes of every session, against ``max_bytes``; evicts journal entries oldest-first."""
+
+    def __init__(self, max_bytes: int | None = None) -> None:
+        self.max_bytes = max_bytes if max_bytes is not None else default_max_memory()
+        self.journal_bytes = 0
+        self.journal_entries = 0
+        self.store_bytes = 0
+        self.conversation_bytes = 0
+        # Journal entries evicted because the process budget was full (not by a session's own limits).
+        self.evicted_entries = 0
+        # Growth of stores / conversation state refused with 507.
+        self.refused = 0
+        self._arrivals: deque[BudgetedJournal] = deque()
+
+    @property
+    def used_bytes(self) -> int:
+        return self.journal_bytes + self.store_bytes + self.conversation_bytes
+
+    # --- journals -----------------------------------------------------------------------------------
+
+    def entry_added(self, journal: BudgetedJournal, size: int) -> None:
+        self._arrivals.append(journal)
+        self.journal_entries += 1
+        self.journal_bytes += size
+        if len(self._arrivals) > 2 * self.journal_entries + _COMPACT_SLACK:
+            self._compact()
+        if self.used_bytes > self.max_bytes:
+            self._evict(0)
+
+    def journal_grew(self, delta: int) -> None:
+        self.journal_bytes += delta
+        if delta > 0 and self.used_bytes > self.max_bytes:
+            self._evict(0)
+
+    def entries_removed(self, count: int, size: int) -> None:
+        """A journal dropped ``count`` entries of ``size`` bytes by itself (its limits, reset, delete)."""
+        self.journal_entries -= count
+        self.journal_bytes -= size
+
+    def _evict(self, room: int) -> None:
+        arrivals = self._arrivals
+        while arrivals and self.used_bytes + room > self.max_bytes:
+            journal = arrivals.popleft()
+            if journal.stale:
+                journal.stale -= 1
+                continue
+            freed = journal.evict_oldest_for_budget()
+            if freed is None:  # that session is busy right now: never wait for it
+                arrivals.appendleft(journal)
+                return
+            if not freed:  # nothing left there (cannot happen while ``stale`` is kept right)
+                continue
+            self.journal_entries -= 1
+            self.journal_bytes -= freed
+            self.evicted_entries += 1
+
+    def _compact(self) -> None:
+        """Drop the references of entries already gone (runs without yielding, so nothing interleaves)."""
+        kept: deque[BudgetedJournal] = deque()
+        skip: dict[int, int] = {}
+        for journal in self._arrivals:
+            key = id(journal)
+            left = skip.setdefault(key, journal.stale)
+            if left:
+                skip[key] = left - 1
+            else:
+                kept.append(journal)
+        for journal in self._arrivals:
+            journal.stale = 0
+        self._arrivals = kept
+
+    # --- stores and conversation state ----------------------------------------------------------------
+
+    def make_room(self, growth: int) -> bool:
+        """Evict journal entries until ``growth`` more bytes fit; whether they do."""
+        if growth <= 0:
+            return True
+        if self.used_bytes + growth > self.max_bytes:
+            self._evict(growth)
+        if self.used_bytes + growth > self.max_bytes:
+            self.refused += 1
+            return False
+        return True
+
+    def state_changed(self, store_delta: int, conversation_delta: int) -> None:
+        self.store_bytes += store_delta
+        self.conversation_bytes += conversation_delta
+
+    def report(self) -> dict[str, int]:
+        """The ``memory`` object of ``GET /admin-api/process``."""
+        return {
+            "max_bytes": self.max_bytes,
+            "used_bytes": self.used_bytes,
+            "journal_bytes": self.journal_bytes,
+            "journal_entries": self.journal_entries,
+            "store_bytes": self.store_bytes,
+            "conversation_bytes": self.conversation_bytes,
+            "evicted_entries": self.evicted_entries,
+            "refused": self.refused,
+        }

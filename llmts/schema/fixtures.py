@@ -1,0 +1,216 @@
+"""Response fixtures and the names the configuration models share: ``LIMITS``, provider namespaces,
+terminal policies.
+
+Scenarios (``config.py``) and conversation graphs (``conversations.py``) both answer with these
+fixtures, so they live below both: ``config.py`` imports ``conversations.py``, and neither is imported
+back (docs/architecture.md, "Conversation predicates").
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import orjson
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer, model_validator
+
+from llmts.providers import catalog
+from llmts.schema.conversation_limits import CONVERSATION_LIMITS
+from llmts.schema.determinism import DETERMINISM_LIMITS
+from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
+from llmts.schema.items import NATIVE_LIMITS, OutputItem, check_items
+from llmts.schema.journal import JOURNAL_LIMITS
+
+__all__ = [
+    "LIMITS",
+    "PROVIDER_NAMESPACES",
+    "ErrorFixture",
+    "ProviderNamespace",
+    "ResponseFixture",
+    "TerminalPolicy",
+    "ToolCallFixture",
+    "UsageOverride",
+]
+
+# The names the provider registry declares (llmts/providers/catalog.py): served and reserved namespaces.
+PROVIDER_NAMESPACES: tuple[str, ...] = catalog.CATALOG.namespaces
+
+# Documented in docs/configuration.md; each overflow is a 400 naming the field.
+LIMITS: dict[str, int] = {
+    "models": 256,
+    "model_id_chars": 256,
+    "scenarios": 256,
+    "responses_per_scenario": 4096,
+    "identifier_chars": 128,
+    "chunks_per_response": 4096,
+    "tool_calls_per_response": 128,
+    "delay_ms": 300_000,
+    "retry_after_seconds": 3600,
+    "credential_chars": 1024,
+    "azure_deployments": 256,
+    "choices_per_request": 8,
+    **JOURNAL_LIMITS,
+    **NATIVE_LIMITS,
+    **DETERMINISM_LIMITS,
+    **CONVERSATION_LIMITS,
+}
+
+TerminalPolicy = Literal["reject", "repeat_last_response", "restart"]
+
+
+def _known_namespace(value: str) -> str:
+    namespaces = catalog.CATALOG.namespaces  # read live: the registry, not a copy, is the authority
+    if value not in namespaces:
+        raise ValueError("unknown provider namespace; expected one of " + ", ".join(namespaces))
+    return value
+
+
+# A provider namespace the registry declares (docs/configuration.md lists them).
+ProviderNamespace = Annotated[str, AfterValidator(_known_namespace)]
+
+_STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class UsageOverride(BaseModel):
+    """Token counts that replace the deterministic estimate (any subset)."""
+
+    model_config = _STRICT
+
+    input_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+    cached_tokens: int | None = Field(default=None, ge=0)
+    cache_write_tokens: int | None = Field(default=None, ge=0)
+    reasoning_tokens: int | None = Field(default=None, ge=0)
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
+class ToolCallFixture(BaseModel):
+    """One tool call the model "makes". ``arguments`` is any JSON value; a string is sent verbatim."""
+
+    model_config = _STRICT
+
+    id: str | None = Field(default=None, min_length=1, max_length=LIMITS["identifier_chars"])
+    name: str = Field(min_length=1, max_length=LIMITS["identifier_chars"])
+    arguments: Any = Field(default_factory=dict)
+    arguments_chunks: list[str] | None = Field(
+        default=None, min_length=1, max_length=LIMITS["chunks_per_response"]
+    )
+
+    def arguments_text(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return orjson.dumps(self.arguments).decode()
+
+    @model_validator(mode="after")
+    def _chunks_concatenate(self) -> ToolCallFixture:
+        if self.arguments_chunks is not None and "".join(self.arguments_chunks) != self.arguments_text():
+            raise ValueError("arguments_chunks must concatenate to the serialized arguments")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if v is not None or k == "arguments"}
+
+
+class ErrorFixture(BaseModel):
+    """A scripted provider error, rendered in the provider's own envelope."""
+
+    model_config = _STRICT
+
+    status: int = Field(ge=400, le=599)
+    code: str = Field(min_length=1, max_length=LIMITS["identifier_chars"])
+    message: str = Field(min_length=1)
+    type: str | None = Field(default=None, min_length=1, max_length=LIMITS["identifier_chars"])
+    retry_after: float | None = Field(default=None, ge=0, le=LIMITS["retry_after_seconds"])
+    should_retry: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
+_RESPONSE_KINDS = ("text", "json", "tool_calls", "error", "items")
+
+
+class ResponseFixture(BaseModel):
+    """One scripted answer: exactly one of ``text``, ``json``, ``tool_calls``, ``error``, ``items``."""
+
+    model_config = _STRICT
+
+    text: str | None = None
+    json_value: Any = Field(default=None, alias="json")
+    tool_calls: list[ToolCallFixture] | None = Field(
+        default=None, min_length=1, max_length=LIMITS["tool_calls_per_response"]
+    )
+    error: ErrorFixture | None = None
+    # OpenAI Responses native output items (``llmts.schema.items``).
+    items: list[OutputItem] | None = Field(
+        default=None, min_length=1, max_length=LIMITS["native_items_per_response"]
+    )
+    chunks: list[str] | None = Field(default=None, min_length=1, max_length=LIMITS["chunks_per_response"])
+    delay_ms: int = Field(default=0, ge=0, le=LIMITS["delay_ms"])
+    usage: UsageOverride | None = None
+    stream_delivery: StreamDelivery | None = None
+
+    @property
+    def kind(self) -> str:
+        for kind in _RESPONSE_KINDS:
+            if self._has(kind):
+                return kind
+        raise AssertionError("validated fixtures always have a kind")
+
+    def _has(self, kind: str) -> bool:
+        if kind == "json":
+            return "json_value" in self.model_fields_set
+        return getattr(self, kind) is not None
+
+    @model_validator(mode="after")
+    def _exactly_one_kind(self) -> ResponseFixture:
+        present = [kind for kind in _RESPONSE_KINDS if self._has(kind)]
+        if len(present) != 1:
+            found = ", ".join(present) if present else "none"
+            raise ValueError(
+                "a response needs exactly one of text, json, tool_calls, error, items (found: " + found + ")"
+            )
+        if self.chunks is not None:
+            if self.text is None:
+                raise ValueError("chunks are only allowed with text")
+            if "".join(self.chunks) != self.text:
+                raise ValueError("chunks must concatenate to text")
+        if self.stream_delivery is not None:
+            self._check_delivery_plan(self.stream_delivery)
+        if self.items is not None:
+            check_items(self.items)
+        tool_ids = [call.id for call in self.tool_calls or () if call.id is not None]
+        if len(tool_ids) != len(set(tool_ids)):
+            raise ValueError("tool call ids must be unique within a response")
+        return self
+
+    def _check_delivery_plan(self, plan: StreamDelivery) -> None:
+        if self.error is not None:
+            raise ValueError("stream_delivery cannot be combined with an error response")
+        if plan.mode in CONNECTION_MODES:
+            return  # connection faults act before any byte: they fit every successful response
+        if self.text is None:
+            raise ValueError(f"stream_delivery {plan.mode} applies only to plain-text responses")
+        content_frames = sum(1 for chunk in (self.chunks or [self.text]) if chunk)
+        if content_frames == 0:
+            raise ValueError("stream_delivery needs non-empty text")
+        if plan.in_stream and plan.after_content_frames > content_frames:
+            raise ValueError(
+                f"after_content_frames {plan.after_content_frames} is unreachable: "
+                f"the response has {content_frames} non-empty content frame(s)"
+            )
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: Any) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        out = {k: v for k, v in data.items() if v is not None and k not in ("json", "json_value")}
+        if self._has("json"):
+            out["json"] = self.json_value
+        if out.get("delay_ms") == 0:
+            del out["delay_ms"]
+        return out

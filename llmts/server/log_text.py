@@ -1,0 +1,61 @@
+"""Client-supplied text in log lines, escaped so that no request can write a log line of its own.
+
+A percent-encoded newline in a path (``/x%0aforged``), a Basic-auth user name with a newline, a header
+with a carriage return or terminal escape sequences: each would forge or hide log lines if logged
+verbatim. Every log line that carries client text passes it through :func:`log_text`, which keeps
+printable ASCII and writes everything else as ``\\xNN`` / ``\\uNNNN`` (nginx's access-log rule). The access
+log does the same through :class:`EscapingLogger` (gunicorn's ``logger_class``), which escapes only the
+atoms the log format actually uses, so the default access log costs no more than gunicorn's own.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gunicorn.glogging import Logger, SafeAtoms
+
+__all__ = ["EscapingLogger", "log_text"]
+
+# Printable ASCII except the backslash, which is escaped too so that an escape in the log is unambiguous.
+_UNSAFE = re.compile(r"[^\x20-\x5b\x5d-\x7e]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def log_text(value: object) -> str:
+    """``value`` as one line of printable ASCII (control, non-ASCII and ``\\`` characters escaped)."""
+    text = value if isinstance(value, str) else str(value)
+    if _UNSAFE.search(text) is None:
+        return text
+    return _UNSAFE.sub(_escape, text)
+
+
+def _access_text(text: str) -> str:
+    # Inside the access log's quoted fields a '"' would end the field early: escape it as well.
+    text = log_text(text)
+    return text.replace('"', "\\x22") if '"' in text else text
+
+
+class _EscapedAtoms(SafeAtoms):  # type: ignore[misc]
+    """gunicorn's access-log atoms, escaped lazily: only the atoms the format names are looked at."""
+
+    def __init__(self, atoms: dict[str, Any]) -> None:
+        dict.__init__(self, atoms)  # skip SafeAtoms' eager '"' pass over every atom
+
+    def __getitem__(self, key: str) -> Any:
+        value = super().__getitem__(key)
+        return _access_text(value) if isinstance(value, str) else value
+
+
+class EscapingLogger(Logger):  # type: ignore[misc]
+    """gunicorn's logger whose access-log lines never carry raw client text."""
+
+    atoms_wrapper_class = _EscapedAtoms

@@ -1,0 +1,180 @@
+"""Valid requests per route family: the seeds the fuzz mutates, and realistic path arguments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_FUNCTION = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+
+CHAT: list[dict[str, Any]] = [
+    {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "Hi"}]},
+    {
+        "model": "gpt-4.1-mini",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": [
+            {"role": "system", "content": "Be brief"},
+            {"role": "user", "content": [{"type": "text", "text": "Weather?"}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+        ],
+        "tools": [_FUNCTION],
+        "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+        "response_format": {"type": "json_object"},
+        "n": 1,
+        "max_tokens": 10,
+        "temperature": 0.5,
+    },
+]
+
+RESPONSES: list[dict[str, Any]] = [
+    {"model": "gpt-4.1-mini", "input": "Hi"},
+    {
+        "model": "gpt-4.1-mini",
+        "instructions": "Be brief",
+        "stream": True,
+        "store": True,
+        "input": [
+            {"role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Let me see"}],
+            },
+            {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "sunny"},
+            {"type": "reasoning", "summary": []},
+        ],
+        "tools": [
+            {"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}},
+            {
+                "type": "web_search",
+                "search_context_size": "low",
+                "user_location": {"type": "approximate", "city": "Paris"},
+                "filters": {"allowed_domains": ["example.com"]},
+            },
+            {
+                "type": "file_search",
+                "vector_store_ids": ["vs_1"],
+                "max_num_results": 3,
+                "ranking_options": {"ranker": "auto", "score_threshold": 0.5},
+            },
+            {"type": "code_interpreter", "container": {"type": "auto", "file_ids": []}},
+        ],
+        "tool_choice": "auto",
+        "include": ["file_search_call.results"],
+        "text": {"format": {"type": "json_schema", "name": "x", "schema": {"type": "object"}}},
+        "previous_response_id": "resp_123",
+        "max_output_tokens": 20,
+    },
+]
+
+INPUT_TOKENS: list[dict[str, Any]] = [{"model": "gpt-4.1-mini", "input": "Hi"}, RESPONSES[1]]
+
+ANTHROPIC: list[dict[str, Any]] = [
+    {"model": "gpt-4.1-mini", "max_tokens": 100, "messages": [{"role": "user", "content": "Hi"}]},
+    {
+        "model": "gpt-4.1-mini",
+        "max_tokens": 100,
+        "stream": True,
+        "system": [{"type": "text", "text": "Be brief", "cache_control": {"type": "ephemeral"}}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Weather?"}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "tu_1", "name": "get_weather", "input": {}}],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu_1", "content": "sunny"}]},
+        ],
+        "tools": [{"name": "get_weather", "input_schema": {"type": "object", "properties": {}}}],
+        "tool_choice": {"type": "tool", "name": "get_weather"},
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "metadata": {"user_id": "u"},
+        "temperature": 0.1,
+    },
+]
+
+GEMINI: list[dict[str, Any]] = [
+    {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]},
+    {
+        "systemInstruction": {"parts": [{"text": "Be brief"}]},
+        "contents": [
+            {"role": "user", "parts": [{"text": "Weather?"}]},
+            {
+                "role": "model",
+                "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}}],
+            },
+            {
+                "role": "user",
+                "parts": [{"functionResponse": {"name": "get_weather", "response": {"result": "sunny"}}}],
+            },
+        ],
+        "tools": [
+            {
+                "functionDeclarations": [
+                    {"name": "get_weather", "parameters": {"type": "OBJECT", "properties": {}}}
+                ]
+            }
+        ],
+        "toolConfig": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["get_weather"]}},
+        "generationConfig": {
+            "temperature": 0.2,
+            "maxOutputTokens": 10,
+            "responseMimeType": "application/json",
+        },
+    },
+]
+
+# Realistic values for werkzeug path arguments, by argument name.
+PATH_ARGUMENTS: dict[str, list[str]] = {
+    "model": ["gpt-4.1-mini", "gpt-4o", "claude-sonnet-4-5", "gemini-2.5-flash", "models/gemini-2.5-flash"],
+    "version": ["v1", "v1beta", "v2"],
+    "deployment": ["gpt-4.1-mini", "dep"],
+    "response_id": ["resp_123", "resp_"],
+    "session_id": ["default", "nope"],
+}
+
+CONFIGURE: list[dict[str, Any]] = [
+    {"scenarios": [{"responses": [{"type": "text", "content": "hi"}]}]},
+    {
+        "scenarios": [
+            {
+                "id": "s1",
+                "model": "gpt-4.1-mini",
+                "terminal_policy": "restart",
+                "responses": [
+                    {"type": "text", "content": "hi", "delay_ms": 0},
+                    {"type": "tool_call", "name": "get_weather", "arguments": {"city": "Paris"}},
+                    {"type": "error", "status": 429, "code": "rate_limited", "message": "slow down"},
+                ],
+            }
+        ],
+    },
+]
+
+VERIFY: list[dict[str, Any]] = [
+    {"expectations": [{"provider": "openai", "count": 1}]},
+    {"expectations": [{"operation": "chat.completions", "min_count": 0, "max_count": 3}], "strict": True},
+]
+
+EXPLAIN: list[dict[str, Any]] = [
+    {"provider": "openai", "operation": "chat.completions", "body": CHAT[0]},
+    {"provider": "anthropic", "body": ANTHROPIC[0]},
+]

@@ -1,0 +1,209 @@
+"""Property-based fuzzing of the control API, ``/health``, session-prefixed control paths and malformed
+HTTP against one real server (docs/contributing.md, "Fuzzing and soak")."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.fuzz import seeds
+from tests.fuzz.harness import (
+    BOUNDED,
+    CONTROL_KEY,
+    DEEP,
+    DEEP_TIMEOUT,
+    Answer,
+    FuzzServer,
+    family_of,
+    fuzz_server,
+)
+from tests.fuzz.strategies import (
+    HEADER_NAMES,
+    bodies,
+    headers,
+    methods,
+    queries,
+    routed_paths,
+    session_prefixed,
+)
+
+__all__ = ["fuzz_server"]
+
+_ROUTES: dict[str, list[dict[str, Any]]] = {
+    "/admin-api/sessions": [{}],
+    "/admin-api/sessions/<session_id>": [{}],
+    "/admin-api/configure": seeds.CONFIGURE,
+    "/admin-api/reset": [{}],
+    "/admin-api/configuration": [{}],
+    "/admin-api/requests": [{}],
+    "/admin-api/requests/export": [{}],
+    "/admin-api/process": [{}],
+    "/admin-api/conversations": [{}],
+    "/admin-api/match/explain": seeds.EXPLAIN,
+    "/admin-api/verify": seeds.VERIFY,
+    "/health": [{}],
+    "/": [{}],
+}
+_QUERY_NAMES = [
+    "limit",
+    "offset",
+    "provider",
+    "operation",
+    "model",
+    "status",
+    "streaming",
+    "success",
+    "completed",
+    "from",
+    "format",
+    "scenario",
+    "conversation",
+]
+_SESSIONS = ["default", "nope"]
+
+
+def _requests() -> st.SearchStrategy[tuple[str, str, dict[str, str], bytes]]:
+    rules = list(_ROUTES)
+    paths = session_prefixed(routed_paths(rules, seeds.PATH_ARGUMENTS), _SESSIONS)
+    with_key = headers(_SESSIONS, []).map(lambda extra: {"Authorization": f"Bearer {CONTROL_KEY}", **extra})
+    return st.tuples(
+        methods(("GET", "POST", "DELETE")),
+        st.tuples(paths, queries(_QUERY_NAMES)).map("".join),
+        st.one_of(with_key, with_key, with_key, headers(_SESSIONS, [])),
+        st.one_of(
+            *(bodies(route_seeds) for route_seeds in _ROUTES.values() if route_seeds != [{}]), bodies([{}])
+        ),
+    )
+
+
+def _check(server: FuzzServer, request: tuple[str, str, dict[str, str], bytes]) -> None:
+    method, target, request_headers, body = request
+    answer = server.send(method, target, request_headers, body)
+    server.check(answer, family_of(target, {}), method)
+
+
+def test_control_routes_survive_hostile_requests(fuzz_server: FuzzServer) -> None:
+    @BOUNDED
+    @given(request=_requests())
+    def run(request: tuple[str, str, dict[str, str], bytes]) -> None:
+        _check(fuzz_server, request)
+
+    run()
+    fuzz_server.assert_healthy()
+
+
+@pytest.mark.fuzz
+@pytest.mark.timeout(DEEP_TIMEOUT)
+def test_control_routes_survive_hostile_requests_deep(fuzz_server: FuzzServer) -> None:
+    @DEEP
+    @given(request=_requests())
+    def run(request: tuple[str, str, dict[str, str], bytes]) -> None:
+        _check(fuzz_server, request)
+
+    run()
+    fuzz_server.assert_healthy()
+
+
+# --- malformed HTTP: what the HTTP server itself parses --------------------------------------------
+
+_TOKEN = st.binary(max_size=12).map(
+    lambda raw: raw.replace(b" ", b"").replace(b"\r", b"").replace(b"\n", b"")
+)
+_LINE_BYTES = st.binary(max_size=40).map(lambda raw: raw.replace(b"\r", b"").replace(b"\n", b""))
+
+
+@st.composite
+def _malformed(draw: st.DrawFn) -> bytes:
+    method = draw(st.sampled_from([b"GET", b"POST", b"DELETE"]) | _TOKEN.filter(bool))
+    target = draw(
+        st.sampled_from([b"/health", b"/openai/v1/chat/completions", b"/admin-api/sessions", b"*", b"//"])
+        | _TOKEN.map(lambda raw: b"/" + raw)
+    )
+    version = draw(
+        st.sampled_from([b"HTTP/1.1", b"HTTP/1.0", b"HTTP/2.0", b"HTTP/1.x", b"HTTP/", b"FOO/1.1"])
+    )
+    lines = [method + b" " + target + b" " + version]
+    for _ in range(draw(st.integers(0, 4))):
+        name = draw(st.sampled_from([name.encode() for name in HEADER_NAMES]) | _TOKEN)
+        lines.append(name + b":" + draw(_LINE_BYTES))
+    special = draw(
+        st.sampled_from(
+            [
+                b"",
+                b"Content-Length: abc",
+                b"Content-Length: -1",
+                b"Content-Length: 1e3",
+                b"Content-Length: 5\r\nContent-Length: 7",
+                b"Transfer-Encoding: chunked",
+                b"Transfer-Encoding: chunked, gzip",
+                b" folded-continuation",
+                b"X-Many: 1\r\n" * 101,
+                b"X-Long: " + b"a" * 66_000,
+                b"Authorization: Bearer \xc3\xa9",
+                b"Authorization: Basic dQpGT1JHRUQtTE9HLUxJTkU6cHc=",
+            ]
+        )
+    )
+    if special:
+        lines.append(special.rstrip(b"\r\n"))
+    body = draw(st.sampled_from([b"", b"{}", b"zz\r\n{}", b"5\r\n{}", b"0\r\n\r\n", b"2\r\n{}\r\n0\r\n\r\n"]))
+    return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+def _send_once(server: FuzzServer, data: bytes) -> Answer | None:
+    """One raw request on its own connection, our side shut for writing so nothing waits for more.
+    None: the server answered and closed while we were still sending (the answer may be lost)."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        try:
+            sock.sendall(data)
+            sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass  # rejected before the request was all sent: read what answer there is
+        response = http.client.HTTPResponse(sock, method="HEAD" if data.startswith(b"HEAD ") else "GET")
+        try:
+            response.begin()
+            body = response.read()
+        except ConnectionResetError:
+            return None
+        return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, body)
+
+
+def _check_malformed(server: FuzzServer, data: bytes) -> None:
+    answer = _send_once(server, data)
+    lines = server.new_log_lines()
+    if answer is None:
+        server.assert_lines_clean(lines)
+        return
+    assert answer.status < 500, (answer.status, answer.body[:300], lines)
+    if answer.status >= 400 and answer.body:
+        error = json.loads(answer.body).get("error")
+        assert isinstance(error, dict) and isinstance(error.get("message"), str), answer.body
+    server.assert_lines_clean(lines)
+
+
+def test_malformed_http_gets_json_and_no_traceback(fuzz_server: FuzzServer) -> None:
+    @BOUNDED
+    @given(data=_malformed())
+    def run(data: bytes) -> None:
+        _check_malformed(fuzz_server, data)
+
+    run()
+    fuzz_server.assert_healthy()
+
+
+@pytest.mark.fuzz
+@pytest.mark.timeout(DEEP_TIMEOUT)
+def test_malformed_http_gets_json_and_no_traceback_deep(fuzz_server: FuzzServer) -> None:
+    @DEEP
+    @given(data=_malformed())
+    def run(data: bytes) -> None:
+        _check_malformed(fuzz_server, data)
+
+    run()
+    fuzz_server.assert_healthy()

@@ -1,0 +1,150 @@
+"""The process memory budget over real HTTP: ``llmts serve --max-memory`` evicts journal entries
+oldest-first across sessions, refuses stored responses that cannot fit with 507 in the provider's
+envelope, and reports its accounting on ``GET /admin-api/process`` (docs/journal.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import openai
+import pytest
+
+from llmts import LlmTestServer, SessionClient
+from llmts.server.app import create_app
+from tests.helpers import USER_HI, raw_request
+
+pytestmark = pytest.mark.sdk
+
+MODEL = "gpt-4.1-mini"
+_BUDGET = 1 << 20
+
+
+def _scenario(text: str) -> dict[str, Any]:
+    return {"scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": text}]}]}
+
+
+def _journal(session: SessionClient) -> tuple[list[int], dict[str, str]]:
+    _, headers, entries = session.server.request(
+        "GET", "/admin-api/requests?order=asc", session_id=session.id
+    )
+    return [entry["sequence"] for entry in entries], {k.lower(): v for k, v in headers.items()}
+
+
+def test_journals_are_evicted_oldest_first_across_sessions(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    server = own_server_factory(access_log=False, extra_args=["--max-memory", "1M"])
+    sessions = [server.create_session() for _ in range(8)]
+    for index, session in enumerate(sessions):
+        session.configure(_scenario(f"answer {index} " + "z" * 2000))
+    for index, session in enumerate(sessions):
+        client = session.openai_client(max_retries=0, _strict_response_validation=True)
+        for _ in range(60):  # ~3.3 KB accounted each: 480 entries are well over 1 MiB
+            answer = client.chat.completions.create(model=MODEL, messages=USER_HI)
+            assert (
+                answer.choices[0].message.content == f"answer {index} " + "z" * 2000
+            )  # nothing else changes
+
+    memory = server.process_stats()["memory"]
+    assert memory["max_bytes"] == _BUDGET
+    assert memory["journal_bytes"] <= memory["used_bytes"] <= _BUDGET
+    assert memory["evicted_entries"] > 0 and memory["refused"] == 0
+    journals = [_journal(session) for session in sessions]
+    assert memory["journal_entries"] == sum(len(sequences) for sequences, _ in journals)
+    assert memory["journal_bytes"] == sum(int(h["x-retained-byte-count"]) for _, h in journals)
+    assert memory["evicted_entries"] == sum(int(h["x-evicted-count"]) for _, h in journals)
+
+    # Oldest first across the process: the first session lost entries (its newest kept, if any), the
+    # last one kept everything, and each journal's evidence counts what went.
+    first, first_headers = journals[0]
+    assert first_headers["x-total-observed"] == "60" and int(first_headers["x-evicted-count"]) > 0
+    assert first == list(range(61 - len(first), 61))
+    last, last_headers = journals[-1]
+    assert last == list(range(1, 61)) and last_headers["x-evicted-count"] == "0"
+    kept = [len(sequences) for sequences, _ in journals]
+    assert kept == sorted(kept)  # older sessions lost at least as much as newer ones
+    result = sessions[0].verify({"requests": [{"name": "any", "query": {}, "minimum_count": 1}]})
+    assert result.evidence_complete is False
+
+    # Deleting sessions gives their accounted bytes back; a reset empties a journal's share.
+    for session in sessions[:4]:
+        session.delete()
+    sessions[4].reset()
+    after = server.process_stats()["memory"]
+    remaining = [_journal(session) for session in sessions[5:]]
+    assert after["journal_entries"] == sum(len(sequences) for sequences, _ in remaining)
+    assert after["journal_bytes"] == sum(int(h["x-retained-byte-count"]) for _, h in remaining)
+    assert server.process_stats()["sessions"] == 5  # default + 4 left
+
+
+def test_stored_responses_that_cannot_fit_get_507_in_openai_envelope(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    server = own_server_factory(access_log=False, extra_args=["--max-memory", "1M"])
+    session = server.create_session()
+    session.configure(_scenario("s" * 150_000))
+    client = session.openai_client(max_retries=2, _strict_response_validation=True)
+    stored = []
+    with pytest.raises(openai.InternalServerError) as raised:
+        for _ in range(20):
+            stored.append(client.responses.create(model=MODEL, input="hi").id)
+    error = raised.value
+    assert error.status_code == 507
+    assert error.body["code"] == "llm_test_server_memory_exhausted"  # type: ignore[index]
+    assert "--max-memory" in error.body["message"]  # type: ignore[index]
+    assert error.response.headers["x-should-retry"] == "false"
+    assert 3 <= len(stored) < 20
+    memory = server.process_stats()["memory"]
+    assert memory["refused"] == 1 and memory["store_bytes"] <= memory["used_bytes"] <= _BUDGET
+    # Not retried (one attempt more than stored): the journal counts it, although with the budget full of
+    # stored responses its entries are the first thing evicted. What was stored is still there.
+    _, headers = _journal(session)
+    assert int(headers["x-total-observed"]) == len(stored) + 1
+    assert client.responses.retrieve(stored[-1]).id == stored[-1]
+    # Other sessions still work (their journals are the evictable part).
+    other = server.create_session()
+    response = raw_request(
+        other.provider_base, "POST", "/openai/v1/chat/completions", {"model": MODEL, "messages": USER_HI}
+    )
+    assert response.status == 200 and response.json()["choices"][0]["message"]["content"] == "Hi"
+    session.delete()
+    assert server.process_stats()["memory"]["store_bytes"] == 0
+
+
+def test_process_reports_the_default_budget(llmts_server: LlmTestServer) -> None:
+    stats = llmts_server.process_stats()
+    memory = stats["memory"]
+    assert 256 << 20 <= memory["max_bytes"] <= 8 << 30
+    assert set(memory) == {
+        "max_bytes",
+        "used_bytes",
+        "journal_bytes",
+        "journal_entries",
+        "store_bytes",
+        "conversation_bytes",
+        "evicted_entries",
+        "refused",
+    }
+    assert stats["sessions"] >= 1 and stats["rss_bytes"] > 0
+
+
+@pytest.mark.parametrize(("value", "expected"), [("lots", "not a memory size"), ("1000", "at least")])
+def test_invalid_max_memory_stops_start_up(value: str, expected: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "llmts", "serve", "--port", "0", "--max-memory", value],
+        capture_output=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 2
+    assert "--max-memory" in result.stderr.decode() and expected in result.stderr.decode()
+    assert "listening" not in result.stdout.decode()
+
+
+def test_max_memory_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLMTS_MAX_MEMORY", "2M")
+    assert create_app().registry.memory.max_bytes == 2 << 20
+    assert create_app(max_memory_bytes=3 << 20).registry.memory.max_bytes == 3 << 20

@@ -32,6 +32,7 @@ from llmts.providers.catalog import CATALOG
 from llmts.schema.builder import ConfigBuilder, ConversationBuilder, ScenarioBuilder, StepBuilder
 from llmts.schema.config import SessionConfig
 from llmts.schema.journal import JournalQuery
+from llmts.schema.sdk_env import sdk_environment
 from llmts.schema.verify import VerificationRequest, VerificationResult
 
 __all__ = ["DEFAULT_API_KEY", "ConversationClient", "LlmTestServer", "ServerError", "SessionClient"]
@@ -384,6 +385,11 @@ class SessionClient:
                 return DEFAULT_API_KEY
         return self._credentials.get(provider, DEFAULT_API_KEY)
 
+    def sdk_environment(self) -> dict[str, str]:
+        """The environment variables that point the official SDKs at this session (``llmts env``,
+        docs/server.md): base URLs under ``provider_base`` and the session's credentials."""
+        return sdk_environment(self.provider_base, self.credential)
+
     def sdk_client(self, name: str, /, *, headers: dict[str, str] | None = None, **kwargs: Any) -> Any:
         """The official SDK client ``name`` (``openai_client``, ``gemini_client``... as the providers declare
         them in their ``info.py``) bound to this session; ``headers`` are sent on every request, extra
@@ -502,6 +508,8 @@ def _explained_request(request: Any) -> dict[str, Any]:
     data: dict[str, Any] = dump(mode="json")
     body = {key: data[key] for key in _EXPLAINED_FIELDS if key in data}
     body["provider"] = data.get("provider")
+    if data.get("choices", 1) != 1:
+        body["n"] = data["choices"]
     choice = data.get("tool_choice") or {}
     body["tool_choice"] = (
         {"name": choice["name"]} if choice.get("mode") == "function" else choice.get("mode", "auto")

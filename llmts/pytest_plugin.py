@@ -31,8 +31,10 @@ from filelock import FileLock
 
 from llmts.client import LlmTestServer, ServerError, SessionClient
 from llmts.pytest_verify import MARKER, LlmtsExpectations
+from llmts.schema.sdk_env import SDK_OVERRIDDEN_VARIABLES
 
 __all__ = [
+    "llmts_env",
     "llmts_expect",
     "llmts_openai",
     "llmts_server",
@@ -166,6 +168,19 @@ def llmts_session(llmts_server: LlmTestServer) -> Iterator[SessionClient]:
         # The server may already be gone at the very end of a run.
         with contextlib.suppress(ServerError, OSError):
             session.delete()
+
+
+@pytest.fixture
+def llmts_env(llmts_session: SessionClient, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Point every official SDK's environment variables at ``llmts_session`` for this test (restored
+    afterwards), so code that builds its own clients from the environment talks to llmts. Returns what
+    was set (docs/pytest-plugin.md)."""
+    environment = llmts_session.sdk_environment()
+    for name in SDK_OVERRIDDEN_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    return environment
 
 
 @pytest.fixture

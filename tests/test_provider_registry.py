@@ -21,11 +21,13 @@ from llmts.errors import FixtureMismatch
 from llmts.providers import catalog
 from llmts.providers.adapters import ADAPTERS, in_stream_surfaces, load_adapters
 from llmts.providers.catalog import CATALOG, PACKAGES, RESERVED_NAMESPACES, Catalog
+from llmts.providers.info import ProviderInfo, env_key
 from llmts.runtime.compat import check_delivery_fits
 from llmts.schema.config import PROVIDER_NAMESPACES, SessionConfig
 from llmts.schema.conversations import ExplainRequest
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.neutral import NeutralRequest, neutral_message
+from llmts.schema.sdk_env import sdk_environment
 from llmts.server.app import LlmtsApp
 
 PACKAGE = Path(__file__).resolve().parent.parent / "llmts"
@@ -45,7 +47,8 @@ def test_the_registry_serves_todays_namespaces_in_order() -> None:
     )
     assert CATALOG.default.namespace == "openai"
     assert CATALOG.default_model == "gpt-4.1-mini"
-    assert SessionConfig().models == ["gpt-4.1-mini"]
+    # ``models`` left out serves any model; the default model stands for unconfigured sessions.
+    assert SessionConfig().models is None
     explained = ExplainRequest.model_validate({"request": {"model": "m", "messages": [{"role": "user"}]}})
     assert explained.provider_namespace == "openai"
 
@@ -123,9 +126,19 @@ def test_every_sdk_client_names_a_served_namespace() -> None:
 # --- a fake provider: one package, one registry line ---------------------------------------------------
 
 _FAKE_INFO = """
-from llmts.providers.info import ProviderInfo, SdkClient
+from llmts.providers.info import ProviderInfo, SdkClient, env_key, env_url
 
-PROVIDERS = (ProviderInfo("fake", sdk_clients=(SdkClient("fake_client", "fake_sdk", "Client", "/fake"),)),)
+PROVIDERS = (
+    ProviderInfo(
+        "fake",
+        sdk_clients=(SdkClient("fake_client", "fake_sdk", "Client", "/fake"),),
+        env=(
+            env_url("FAKE_BASE_URL", "/fake/v1", "fake_sdk.Client"),
+            env_key("FAKE_API_KEY", "fake_sdk.Client"),
+        ),
+        env_overridden=("FAKE_AUTH_TOKEN",),
+    ),
+)
 """
 
 _FAKE_ADAPTER = """
@@ -153,6 +166,7 @@ def _parse(call):
         cache_mode="none",
         cache_breakpoints=(),
         in_stream_faults=False,
+        choices=1,
     )
 
 
@@ -205,6 +219,12 @@ def _post(client: Client, path: str, body: dict[str, Any], key: str = "fk") -> t
 def test_a_registered_package_is_configurable_and_routable(fake_registry: Catalog) -> None:
     assert "fake" in fake_registry.namespaces
     assert fake_registry.sdk_client("fake_client")[0].namespace == "fake"
+    # Its info.py declares the environment its SDK reads; ``llmts env`` and ``llmts_env`` pick it up.
+    environment = sdk_environment("http://h:1/sessions/s/", lambda namespace: f"key-{namespace}")
+    assert environment["FAKE_BASE_URL"] == "http://h:1/sessions/s/fake/v1"
+    assert environment["FAKE_API_KEY"] == "key-fake"
+    assert environment["OPENAI_BASE_URL"] == "http://h:1/sessions/s/openai/v1"
+    assert "FAKE_AUTH_TOKEN" in fake_registry.env_overridden
     app = LlmtsApp(adapters=load_adapters(fake_registry))
     config = SessionConfig.model_validate(
         {
@@ -240,6 +260,17 @@ def test_a_registered_package_is_configurable_and_routable(fake_registry: Catalo
     )
     status, body = _post(client, "/fake/v1/stream", {"model": "m", "say": "x", "stream": True})
     assert (status, body["fake_error"]) == (409, "llm_test_server_scenario_exhausted")
+
+
+def test_environment_variables_belong_to_one_provider() -> None:
+    names = [variable.name for _, variable in CATALOG.env_variables]
+    assert len(names) == len(set(names))
+    assert {namespace for namespace, _ in CATALOG.env_variables} == set(CATALOG.namespaces)
+    twice = ProviderInfo("twin", env=(env_key("OPENAI_API_KEY", "twin"),))
+    with pytest.raises(ValueError, match="must be unique"):
+        Catalog(PACKAGES, (*CATALOG.providers, twice), RESERVED_NAMESPACES)
+    with pytest.raises(ValueError, match="only declare reserved namespaces"):
+        Catalog(PACKAGES, CATALOG.providers, RESERVED_NAMESPACES, (ProviderInfo("openai"),))
 
 
 def test_the_adapters_must_serve_what_their_info_declares(fake_registry: Catalog) -> None:

@@ -6,7 +6,7 @@ arguments, raw body and the WSGI environ for headers) and writes back the ``Repl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import parse_qs
@@ -95,7 +95,7 @@ class SessionView(Protocol):
 
     def serves_model(self, model: str) -> bool: ...
 
-    def model_ids(self) -> list[str]: ...
+    def model_ids(self, defaults: Sequence[str] = ()) -> list[str]: ...
 
     def warm_cache(self, request: NeutralRequest) -> Usage: ...
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import import_module
 
-from llmts.providers.info import ProviderInfo, SdkClient
+from llmts.providers.info import EnvVariable, ProviderInfo, SdkClient, env_key, env_url, env_value
 
-__all__ = ["CATALOG", "PACKAGES", "RESERVED_NAMESPACES", "Catalog"]
+__all__ = ["CATALOG", "PACKAGES", "RESERVED_ENV", "RESERVED_NAMESPACES", "Catalog"]
 
 # The registry, in routing and listing order; the first package's first namespace is the default provider.
 PACKAGES: tuple[str, ...] = (
@@ -27,6 +27,31 @@ PACKAGES: tuple[str, ...] = (
 # ``provider`` filters), they just receive no requests.
 RESERVED_NAMESPACES: tuple[str, ...] = ("cohere", "ollama", "bedrock")
 
+# The environment the reserved namespaces' official SDKs read, so ``llmts env`` already points them at a
+# session; each entry moves to its provider's ``info.py`` when the package is added.
+RESERVED_ENV: tuple[ProviderInfo, ...] = (
+    # ollama.Client() reads the host (a URL with a path works).
+    ProviderInfo("ollama", env=(env_url("OLLAMA_HOST", "/ollama", "ollama.Client"),)),
+    # cohere.ClientV2() reads the base URL and key.
+    ProviderInfo(
+        "cohere",
+        env=(env_url("CO_API_URL", "/cohere", "cohere.ClientV2"), env_key("CO_API_KEY", "cohere.ClientV2")),
+    ),
+    # botocore's service-specific endpoint variable; any key pair (SigV4 is not verified).
+    ProviderInfo(
+        "bedrock",
+        env=(
+            env_url("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "/bedrock", "boto3 bedrock-runtime"),
+            env_url("ANTHROPIC_BEDROCK_BASE_URL", "/bedrock", "anthropic.AnthropicBedrock"),
+            env_value("AWS_ACCESS_KEY_ID", "llmts-access-key", "boto3, AnthropicBedrock"),
+            env_value("AWS_SECRET_ACCESS_KEY", "llmts-secret-key", "boto3, AnthropicBedrock"),
+            env_value("AWS_REGION", "us-east-1", "AnthropicBedrock, AWS SDKs"),
+            env_value("AWS_DEFAULT_REGION", "us-east-1", "boto3"),
+        ),
+        env_overridden=("AWS_PROFILE", "AWS_SESSION_TOKEN"),
+    ),
+)
+
 
 @dataclass(frozen=True)
 class Catalog:
@@ -36,7 +61,13 @@ class Catalog:
     packages: tuple[str, ...]
     providers: tuple[ProviderInfo, ...]
     reserved: tuple[str, ...] = ()
+    # Environment declarations of reserved namespaces (``RESERVED_ENV``).
+    reserved_env: tuple[ProviderInfo, ...] = ()
     namespaces: tuple[str, ...] = field(init=False)
+    # Every provider's SDK environment as (namespace, variable), registered providers first; and the
+    # ambient variables to remove.
+    env_variables: tuple[tuple[str, EnvVariable], ...] = field(init=False)
+    env_overridden: tuple[str, ...] = field(init=False)
     _sdk_clients: dict[str, tuple[ProviderInfo, SdkClient]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -49,17 +80,32 @@ class Catalog:
         clients = {client.name: (info, client) for info in self.providers for client in info.sdk_clients}
         if len(clients) != sum(len(info.sdk_clients) for info in self.providers):
             raise ValueError("SDK client names must be unique across providers")
+        if any(info.namespace not in self.reserved for info in self.reserved_env):
+            raise ValueError("reserved_env may only declare reserved namespaces")
+        declared = (*self.providers, *self.reserved_env)
+        env = tuple((info.namespace, variable) for info in declared for variable in info.env)
+        names = [variable.name for _, variable in env]
+        if len(set(names)) != len(names):
+            raise ValueError(f"SDK environment variable names must be unique across providers: {names}")
         object.__setattr__(self, "namespaces", namespaces)
+        object.__setattr__(self, "env_variables", env)
+        overridden = dict.fromkeys(name for info in declared for name in info.env_overridden)
+        object.__setattr__(self, "env_overridden", tuple(overridden))
         object.__setattr__(self, "_sdk_clients", clients)
 
     @classmethod
-    def load(cls, packages: tuple[str, ...], reserved: tuple[str, ...] = ()) -> Catalog:
+    def load(
+        cls,
+        packages: tuple[str, ...],
+        reserved: tuple[str, ...] = (),
+        reserved_env: tuple[ProviderInfo, ...] = (),
+    ) -> Catalog:
         """Read ``<package>.info.PROVIDERS`` of every registered package, in order."""
         providers: list[ProviderInfo] = []
         for package in packages:
             declared: tuple[ProviderInfo, ...] = import_module(f"{package}.info").PROVIDERS
             providers.extend(declared)
-        return cls(packages, tuple(providers), reserved)
+        return cls(packages, tuple(providers), reserved, reserved_env)
 
     @property
     def default(self) -> ProviderInfo:
@@ -68,7 +114,7 @@ class Catalog:
 
     @property
     def default_model(self) -> str:
-        """The model an unconfigured session serves (and ``SessionConfig.models`` defaults to)."""
+        """The model an explained request names when neither it nor the session names one."""
         return self.providers[0].default_model or ""
 
     def sdk_client(self, name: str) -> tuple[ProviderInfo, SdkClient]:
@@ -79,4 +125,4 @@ class Catalog:
         return tuple(self._sdk_clients)
 
 
-CATALOG = Catalog.load(PACKAGES, RESERVED_NAMESPACES)
+CATALOG = Catalog.load(PACKAGES, RESERVED_NAMESPACES, RESERVED_ENV)

@@ -1,16 +1,17 @@
 """What the rest of llmts knows about a provider before (or without) loading its adapter.
 
-Each provider package declares its namespaces in its own ``info.py`` with these two classes: plain frozen
+Each provider package declares its namespaces in its own ``info.py`` with these classes: plain frozen
 data and the standard library only, so the schema (which validates namespace names), the Python API
-(which builds SDK clients) and the catalog read it without importing the runtime or the adapter
-(docs/architecture.md, "Providers").
+(which builds SDK clients and their environment) and the catalog read it without importing the runtime or
+the adapter (docs/architecture.md, "Providers").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-__all__ = ["ProviderInfo", "SdkClient"]
+__all__ = ["EnvVariable", "ProviderInfo", "SdkClient", "env_key", "env_url", "env_value"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,10 +35,41 @@ class SdkClient:
 
 
 @dataclass(frozen=True, slots=True)
+class EnvVariable:
+    """One environment variable an official SDK reads, which ``llmts env``, the ``llmts_env`` fixture and
+    ``SessionClient.sdk_environment()`` set for a session (docs/server.md, "llmts env"): a path under the
+    session's provider base (``url``), the session's credential for the namespace (``key``), or the
+    constant ``value`` (``value``). ``reader`` names who reads it, for the docs."""
+
+    name: str
+    kind: Literal["url", "key", "value"]
+    value: str
+    reader: str
+
+
+def env_url(name: str, path: str, reader: str) -> EnvVariable:
+    return EnvVariable(name, "url", path, reader)
+
+
+def env_key(name: str, reader: str) -> EnvVariable:
+    return EnvVariable(name, "key", "", reader)
+
+
+def env_value(name: str, value: str, reader: str) -> EnvVariable:
+    return EnvVariable(name, "value", value, reader)
+
+
+@dataclass(frozen=True, slots=True)
 class ProviderInfo:
     """One provider namespace as data: its name, the model an unconfigured session serves when it is the
-    default provider (the first one the catalog lists), and the SDK clients the Python API offers."""
+    default provider (the first one the catalog lists), the SDK clients the Python API offers, the models
+    its model listing shows when a configuration neither lists nor names any (any name is served then),
+    and the environment its official SDKs read: the variables to set and the ambient ones to remove
+    (they would send a client built from the environment elsewhere or with another credential)."""
 
     namespace: str
     default_model: str | None = None
     sdk_clients: tuple[SdkClient, ...] = ()
+    listed_models: tuple[str, ...] = ()
+    env: tuple[EnvVariable, ...] = ()
+    env_overridden: tuple[str, ...] = ()

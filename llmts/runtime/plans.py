@@ -62,7 +62,10 @@ class ScenarioPlan:
 @dataclass(frozen=True, slots=True)
 class SessionPlan:
     config: SessionConfig
-    models: frozenset[str]
+    # None: any model name is served (``models`` left out of the configuration).
+    models: frozenset[str] | None
+    # What model listings show: the listed models, else the ones the configuration names (may be empty).
+    listed_models: tuple[str, ...]
     credentials: dict[str, str]
     scenarios: tuple[ScenarioPlan, ...]
     determinism: Determinism | None = None
@@ -188,7 +191,8 @@ def compile_config(config: SessionConfig) -> SessionPlan:
         )
     return SessionPlan(
         config=config,
-        models=frozenset(config.models),
+        models=frozenset(config.models) if config.models is not None else None,
+        listed_models=tuple(config.models if config.models is not None else config.named_models()),
         credentials=dict(config.provider_credentials),
         scenarios=tuple(scenarios),
         determinism=config.determinism,

@@ -12,11 +12,11 @@ A request goes through two steps:
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from llmts.errors import MemoryBudgetExceeded, RequestSuperseded, ScriptedError
-from llmts.providers.catalog import CATALOG
 from llmts.runtime.clock import Clock, IdSource
 from llmts.runtime.conversations import DEFAULT_CALLER, Caller, ConversationBook, Ticket, compile_graphs
 from llmts.runtime.conversations.explain import explain_match
@@ -45,6 +45,8 @@ class Admission:
     input_tokens: int
     # Set when a conversation graph owns the request: its reservation (or replay) to settle.
     conversation: Ticket | None = None
+    # A scenario's answers for choices 1..n-1 of an OpenAI Chat ``n`` request (consumed with ``response``).
+    more: tuple[ResponsePlan, ...] = ()
 
 
 class Session:
@@ -157,11 +159,14 @@ class Session:
 
     def serves_model(self, model: str) -> bool:
         plan = self._plan
-        return plan is None or model in plan.models
+        return plan is None or plan.models is None or model in plan.models
 
-    def model_ids(self) -> list[str]:
+    def model_ids(self, defaults: Sequence[str] = ()) -> list[str]:
+        """What a model listing shows: the listed models, else the models the configuration names,
+        else ``defaults`` (the provider's small default set)."""
         plan = self._plan
-        return list(plan.config.models) if plan is not None else [CATALOG.default_model]
+        listed = plan.listed_models if plan is not None else ()
+        return list(listed or defaults)
 
     # --- journal ------------------------------------------------------------------------------------
 
@@ -271,10 +276,17 @@ class Session:
                 )
             scenario = chosen.scenario
             assert scenario is not None and scenario.position is not None
-            self._cursors[scenario.index] = scenario.position + 1
-            response = scenario.scenario.responses[scenario.position]
+            self._cursors[scenario.index] = scenario.next_cursor
+            responses = scenario.scenario.responses
+            response = responses[scenario.position]
             return Admission(
-                self._generation, response.delay_ms, response, None, scenario.scenario.id, input_tokens
+                self._generation,
+                response.delay_ms,
+                response,
+                None,
+                scenario.scenario.id,
+                input_tokens,
+                more=tuple(responses[position] for position in scenario.more),
             )
 
     def complete(
@@ -322,10 +334,11 @@ class Session:
             override = response.usage
             response_index = response.index
             plan = response.stream_delivery
+        more_choices = self._more_choices(admission, request, output, wire)
         usage = build(
             Usage,
             input_tokens=admission.input_tokens,
-            output_tokens=output.output_tokens,
+            output_tokens=output.output_tokens + sum(choice.output_tokens for choice in more_choices),
             cached_tokens=cache.read_tokens,
             cache_write_tokens=cache.write_tokens,
             reasoning_tokens=output.reasoning.tokens if output.reasoning is not None else 0,
@@ -341,10 +354,29 @@ class Session:
             scenario_id=admission.scenario_id,
             response_index=response_index,
             stream_delivery=plan,
+            more_choices=more_choices,
         )
         if admission.conversation is not None:
             self._settle(admission, completion)
         return completion
+
+    @staticmethod
+    def _more_choices(
+        admission: Admission, request: NeutralRequest, first: ScriptedOutput, wire: WireIdentity | None
+    ) -> tuple[ScriptedOutput, ...]:
+        """Choices 1..n-1: a scenario's next responses, else (echo, conversation step) the same answer."""
+        if request.choices <= 1:
+            return ()
+        if not admission.more:
+            return (first,) * (request.choices - 1)
+        outputs = []
+        for response in admission.more:
+            output = response.output
+            assert output is not None  # an error among choices 2..n is refused by judge_scenario
+            if wire is not None and wire.seeded and response.generated_call_ids:
+                output = with_generated_call_ids(output, wire, response.generated_call_ids)
+            outputs.append(output)
+        return tuple(outputs)
 
     # --- conversation graphs -----------------------------------------------------------------------
 

@@ -72,12 +72,11 @@ class SessionConfig(BaseModel):
 
     model_config = _STRICT
 
-    models: list[str] = Field(
-        default_factory=lambda: [catalog.CATALOG.default_model], min_length=1, max_length=LIMITS["models"]
-    )
+    # Left out (None): the session serves any model name, so a framework's default model just works.
+    models: list[str] | None = Field(default=None, min_length=1, max_length=LIMITS["models"])
     provider_credentials: dict[str, str] = Field(default_factory=dict)
     scenarios: list[Scenario] = Field(default_factory=list, max_length=LIMITS["scenarios"])
-    # Azure OpenAI deployment name -> the model it serves (one of ``models``).
+    # Azure OpenAI deployment name -> the model it serves (one of ``models`` when those are listed).
     azure_deployments: dict[str, str] = Field(default_factory=dict, max_length=LIMITS["azure_deployments"])
     journal: JournalSettings | None = None
     determinism: Determinism | None = None
@@ -86,7 +85,9 @@ class SessionConfig(BaseModel):
 
     @field_validator("models")
     @classmethod
-    def _model_ids(cls, value: list[str]) -> list[str]:
+    def _model_ids(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
         for model in value:
             if not model or len(model) > LIMITS["model_id_chars"]:
                 raise ValueError(f"model ids must be 1..{LIMITS['model_id_chars']} characters")
@@ -110,6 +111,8 @@ class SessionConfig(BaseModel):
     @model_serializer(mode="wrap")
     def _drop_empty_optional_sections(self, handler: Any) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
+        if data.get("models") is None:
+            data.pop("models", None)
         if not data.get("azure_deployments"):
             data.pop("azure_deployments", None)
         for optional in ("journal", "determinism"):
@@ -131,6 +134,16 @@ class SessionConfig(BaseModel):
                 )
         return value
 
+    def serves_model(self, model: str) -> bool:
+        """Listed models restrict; ``models`` left out serves any name."""
+        return self.models is None or model in self.models
+
+    def named_models(self) -> list[str]:
+        """The models scenarios, graphs and Azure deployments name, in order, without repeats."""
+        named = [s.model for s in self.scenarios] + [g.model for g in self.conversations]
+        named += list(self.azure_deployments.values())
+        return list(dict.fromkeys(m for m in named if m is not None))
+
     @model_validator(mode="after")
     def _scenario_references(self) -> SessionConfig:
         seen: set[str] = set()
@@ -139,12 +152,12 @@ class SessionConfig(BaseModel):
             if scenario_id in seen:
                 raise ValueError(f"duplicate scenario id {scenario_id!r}")
             seen.add(scenario_id)
-            if scenario.model is not None and scenario.model not in self.models:
+            if scenario.model is not None and not self.serves_model(scenario.model):
                 raise ValueError(
                     f"scenarios[{index}].model {scenario.model!r} is not one of the session's models"
                 )
         for deployment, model in self.azure_deployments.items():
-            if model not in self.models:
+            if not self.serves_model(model):
                 raise ValueError(
                     f"azure_deployments[{deployment!r}] maps to {model!r}, "
                     "which is not one of the session's models"

@@ -236,10 +236,12 @@ class _Identified(Protocol):
 
 
 def check_conversation_references(
-    scenarios: Sequence[_Identified], conversations: Sequence[ConversationGraph], models: Sequence[str]
+    scenarios: Sequence[_Identified],
+    conversations: Sequence[ConversationGraph],
+    models: Sequence[str] | None,
 ) -> None:
     """Graph ids are unique among graphs and scenarios (both are "scenario identities"), and a graph's
-    ``model`` filter names one of the session's models."""
+    ``model`` filter names one of the session's models (``models`` None: the session serves any model)."""
     taken = {scenario.id or f"scenario_{index}" for index, scenario in enumerate(scenarios)}
     for index, graph in enumerate(conversations):
         graph_id = graph.id or f"conversation_{index}"
@@ -248,7 +250,7 @@ def check_conversation_references(
                 f"conversations[{index}].id", f"id {graph_id!r} is already used by a scenario or graph"
             )
         taken.add(graph_id)
-        if graph.model is not None and graph.model not in models:
+        if graph.model is not None and models is not None and graph.model not in models:
             raise nested_error(
                 f"conversations[{index}].model", f"{graph.model!r} is not one of the session's models"
             )
@@ -322,6 +324,8 @@ class ExplainedRequest(BaseModel):
     tool_choice: Any = "auto"
     response_format: Literal["text", "json_object", "json_schema"] = "text"
     stream: bool = False
+    # How many answers the request asks for (a wire's ``n``): a scenario takes its next ``n`` responses.
+    n: int = Field(default=1, ge=1, le=LIMITS["choices_per_request"])
 
 
 class ExplainRequest(BaseModel):

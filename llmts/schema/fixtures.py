@@ -50,6 +50,7 @@ LIMITS: dict[str, int] = {
     "reasoning_summary_parts": 64,
     "credential_chars": 1024,
     "azure_deployments": 256,
+    "choices_per_request": 8,
     **JOURNAL_LIMITS,
     **NATIVE_LIMITS,
     **DETERMINISM_LIMITS,

@@ -132,6 +132,8 @@ class NeutralRequest(BaseModel):
     cache_mode: CacheMode = "none"
     # Explicit mode: cache breakpoints as segment indexes (0 = preamble, 1 + i = messages[i]).
     cache_breakpoints: tuple[int, ...] = ()
+    # How many answers (choices) the request asks for (a wire's ``n``, at most 8), else 1.
+    choices: int = 1
     # The stream is plain SSE text that in-stream ``stream_delivery`` plans act on: set by the server from
     # what the request's route declares (``InferenceRoute.in_stream_faults``), never by parsers.
     in_stream_faults: bool = False
@@ -213,3 +215,5 @@ class Completion(BaseModel):
     response_index: int | None = None
     # The response's delivery plan, for the transport to apply (already checked against the request).
     stream_delivery: StreamDelivery | None = None
+    # Choices 1..n-1 of an OpenAI Chat ``n`` request (``output`` is choice 0); empty otherwise.
+    more_choices: tuple[ScriptedOutput, ...] = ()

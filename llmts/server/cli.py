@@ -1,19 +1,24 @@
-"""``llmts serve``: the command line (docs/server.md)."""
+"""``llmts serve`` and ``llmts env``: the command line (docs/server.md)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
 from llmts import __version__
+from llmts.schema.sdk_env import SHELLS, render_environment
 from llmts.server.gunicorn_app import DEFAULT_WORKER_CLASS, WORKER_CLASSES
 from llmts.server.http import DEFAULT_MAX_BODY_BYTES
 from llmts.server.timeouts import TIMEOUT_ENV, Timeouts
 
 __all__ = ["main"]
+
+# Session ids as the server mints them (``ses_`` + hex) or chosen ones; never a path.
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 def _env_int(name: str, default: int) -> int:
@@ -56,6 +61,23 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-access-log", action="store_true", help="do not log one line per request")
     serve.add_argument("--parent-pid", type=int, default=None, help="exit when this process is gone")
     serve.add_argument("--ready-file", default=None, help="write the base URL to this file once listening")
+    env = commands.add_parser(
+        "env",
+        help="print the environment that points the official SDKs at a session",
+        description='Print the SDK environment variables for a session, e.g. eval "$(llmts env)".',
+    )
+    env.add_argument(
+        "--url",
+        default=os.environ.get("LLMTS_URL"),
+        help="the server's base URL (default: $LLMTS_URL, else http://$LLMTS_HOST:$LLMTS_PORT)",
+    )
+    env.add_argument("--session", default="default", help="session id (default: the default session)")
+    env.add_argument("--shell", choices=SHELLS, default="sh", help="output syntax (default: sh)")
+    env.add_argument(
+        "--control-key",
+        default=os.environ.get("LLMTS_CONTROL_KEY"),
+        help="to read the session's provider_credentials from a server that has a control key",
+    )
     return parser
 
 
@@ -92,8 +114,28 @@ def _timeouts(args: argparse.Namespace) -> Timeouts:
     return replace(from_env, **given)
 
 
+def _print_env(args: argparse.Namespace) -> int:
+    """Credentials come from the session's configuration when the server answers, else the default key."""
+    from llmts.client import LlmTestServer
+
+    if not _SESSION_ID.fullmatch(args.session):
+        print(f"llmts: --session {args.session!r} is not a session id", file=sys.stderr)
+        return 2
+    url = args.url or (
+        f"http://{os.environ.get('LLMTS_HOST', '127.0.0.1')}:{os.environ.get('LLMTS_PORT', '8080')}"
+    )
+    if not url.startswith(("http://", "https://")):
+        print(f"llmts: --url {url!r} must start with http:// or https://", file=sys.stderr)
+        return 2
+    session = LlmTestServer(url, control_key=args.control_key).session(args.session)
+    sys.stdout.write(render_environment(session.sdk_environment(), args.shell))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "env":
+        return _print_env(args)
     from llmts.server.settings import FixturesFileError, load_fixtures_file
 
     fixtures = None

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from llmts.errors import InvalidRequest
 from llmts.providers.adapters import ADAPTERS, in_stream_surfaces
+from llmts.providers.catalog import CATALOG
 from llmts.runtime import Session
 from llmts.runtime.conversations import (
     CONVERSATION_ENVIRON,
@@ -29,6 +30,8 @@ __all__ = ["conversations_listing", "explain_match"]
 
 # What the routes declare, so an explained request fits delivery plans exactly as the real one would.
 _IN_STREAM_SURFACES = in_stream_surfaces(ADAPTERS)
+# The model an explained request gets when it names none and the session lists or names none.
+_FALLBACK_MODEL = (CATALOG.default_model,)
 
 
 def conversations_listing(session: Session, environ: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -68,7 +71,7 @@ def explain_match(session: Session, environ: Mapping[str, Any], body: bytes) -> 
     parsed = _parse(body)
     provider = parsed.provider_namespace
     try:
-        neutral = neutral_from_explained(parsed.request, provider, session.model_ids()[0])
+        neutral = neutral_from_explained(parsed.request, provider, session.model_ids(_FALLBACK_MODEL)[0])
     except ValueError as exc:
         raise _invalid(str(exc), [{"path": "request.tool_choice", "message": str(exc)}]) from None
     if neutral.stream and (provider, neutral.operation) in _IN_STREAM_SURFACES:

@@ -362,7 +362,9 @@ def test_529_is_overloaded_and_retried(llmts_session: SessionClient) -> None:
         .build()
     )
 
-    with pytest.raises(anthropic.OverloadedError) as caught:
+    # anthropic exports OverloadedError at the top level from 0.109; older 0.x raise the same class.
+    overloaded = getattr(anthropic, "OverloadedError", None) or anthropic._exceptions.OverloadedError
+    with pytest.raises(overloaded) as caught:
         _create(_client(llmts_session))
     assert caught.value.status_code == 529
     assert caught.value.body["error"]["type"] == "overloaded_error"

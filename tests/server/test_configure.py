@@ -53,7 +53,7 @@ def _ask(client: Any) -> str:
         ({"journal": {"max_bytes": 10}}, "journal.max_bytes"),
         ({"journal": {"preview_bytes": 2_000_000}}, "journal.preview_bytes"),
         ({"journal": {"max_entries": 5, "keep": True}}, "journal.keep"),
-        ({"azure_deployments": {"prod": "gpt-unknown"}}, ""),
+        ({"models": ["gpt-4.1-mini"], "azure_deployments": {"prod": "gpt-unknown"}}, ""),
         ({"azure_deployments": {"a/b": "gpt-4.1-mini"}}, "azure_deployments"),
         (
             {
@@ -80,7 +80,13 @@ def _ask(client: Any) -> str:
             },
             "",
         ),
-        ({"scenarios": [{"model": "not-served", "responses": [{"text": "a"}]}]}, ""),
+        (
+            {
+                "models": ["gpt-4.1-mini"],
+                "scenarios": [{"model": "not-served", "responses": [{"text": "a"}]}],
+            },
+            "",
+        ),
         (
             {
                 "scenarios": [

@@ -176,7 +176,12 @@ def test_explain_rejects_bad_bodies(llmts_session: SessionClient) -> None:
 
 def test_explain_reports_model_and_fixture_problems(llmts_session: SessionClient) -> None:
     llmts_session.configure(
-        ConfigBuilder().conversation("t").step("call").tool_call("get_weather", {"city": "Paris"}).complete()
+        ConfigBuilder()
+        .models("gpt-4.1-mini")
+        .conversation("t")
+        .step("call")
+        .tool_call("get_weather", {"city": "Paris"})
+        .complete()
     )
     unknown = llmts_session.explain({"model": "gpt-9", "messages": START})
     assert (unknown["outcome"], unknown["error_code"]) == ("rejected", "model_not_found")

@@ -101,7 +101,7 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ("unknown provider", graph(step("a"), provider="acme"), "conversations[0].provider", "unknown provider"),
     (
         "unserved model",
-        graph(step("a"), model="gpt-9"),
+        {**graph(step("a"), model="gpt-9"), "models": ["gpt-4.1-mini"]},
         "conversations[0].model",
         "not one of the session's models",
     ),

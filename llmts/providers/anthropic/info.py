@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmts.providers.info import ProviderInfo, SdkClient
+from llmts.providers.info import ProviderInfo, SdkClient, env_key, env_url
 
 __all__ = ["ANTHROPIC_INFO", "PROVIDERS"]
 
@@ -12,6 +12,13 @@ ANTHROPIC_INFO = ProviderInfo(
         SdkClient("anthropic_client", "anthropic", "Anthropic", "/anthropic"),
         SdkClient("async_anthropic_client", "anthropic", "AsyncAnthropic", "/anthropic"),
     ),
+    listed_models=("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-7"),
+    # Anthropic() appends /v1 itself; an ambient auth token would be sent beside the key.
+    env=(
+        env_url("ANTHROPIC_BASE_URL", "/anthropic", "anthropic.Anthropic"),
+        env_key("ANTHROPIC_API_KEY", "anthropic.Anthropic"),
+    ),
+    env_overridden=("ANTHROPIC_AUTH_TOKEN",),
 )
 
 PROVIDERS = (ANTHROPIC_INFO,)

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from llmts.errors import InvalidRequest, ModelNotFound
+from llmts.providers.anthropic.info import ANTHROPIC_INFO
 from llmts.providers.anthropic.parse import parse_prompt
 from llmts.providers.base import ProviderCall, Reply, json_reply, load_json_object
 from llmts.runtime.tokens import estimate_input_tokens
 
 __all__ = ["count_tokens", "list_models", "model_not_found", "retrieve_model"]
+
 
 # The API's default and largest page sizes.
 _DEFAULT_LIMIT = 20
@@ -63,7 +65,7 @@ def _cursor(ids: list[str], call: ProviderCall, name: str) -> int | None:
 
 
 def list_models(call: ProviderCall) -> Reply:
-    ids = call.session.model_ids()
+    ids = call.session.model_ids(ANTHROPIC_INFO.listed_models)
     limit = _limit(call)
     after = _cursor(ids, call, "after_id")
     before = _cursor(ids, call, "before_id")

@@ -353,6 +353,7 @@ def parse_messages_request(call: ProviderCall) -> NeutralRequest:
         system=prompt.system,
         cache_mode="explicit",
         cache_breakpoints=prompt.cache_breakpoints,
+        choices=1,
         in_stream_faults=False,
         reasoning_settings=reasoning_settings(body.get("thinking")),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmts.providers.info import ProviderInfo, SdkClient
+from llmts.providers.info import ProviderInfo, SdkClient, env_key, env_url, env_value
 
 __all__ = ["GEMINI_INFO", "PROVIDERS"]
 
@@ -19,6 +19,15 @@ GEMINI_INFO = ProviderInfo(
             options_argument="http_options",
         ),
     ),
+    listed_models=("gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.0-flash"),
+    # google-genai reads GOOGLE_GEMINI_BASE_URL and GEMINI_API_KEY (an ambient GOOGLE_API_KEY would win, so
+    # it is removed); GOOGLE_GENAI_USE_VERTEXAI=false keeps an ambient Vertex setting off.
+    env=(
+        env_url("GOOGLE_GEMINI_BASE_URL", "/gemini", "google.genai.Client"),
+        env_key("GEMINI_API_KEY", "google.genai.Client"),
+        env_value("GOOGLE_GENAI_USE_VERTEXAI", "false", "google.genai.Client"),
+    ),
+    env_overridden=("GOOGLE_API_KEY", "GOOGLE_GENAI_USE_ENTERPRISE"),
 )
 
 PROVIDERS = (GEMINI_INFO,)

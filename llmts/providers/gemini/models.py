@@ -6,10 +6,12 @@ from typing import Any
 
 from llmts.errors import InvalidRequest, MethodNotAllowed, ModelNotFound, RouteNotFound
 from llmts.providers.base import ProviderCall, Reply, json_reply, load_json_object
+from llmts.providers.gemini.info import GEMINI_INFO
 from llmts.providers.gemini.parse import GENERATE, parse_body
 from llmts.runtime.tokens import estimate_input_tokens
 
 __all__ = ["count_tokens", "get_model", "list_models", "unknown_method"]
+
 
 _METHODS = ("generateContent", "streamGenerateContent", "countTokens")
 _MAX_PAGE = 1000
@@ -46,7 +48,7 @@ def _int_query(call: ProviderCall, name: str, default: int) -> int:
 
 
 def list_models(call: ProviderCall) -> Reply:
-    models = call.session.model_ids()
+    models = call.session.model_ids(GEMINI_INFO.listed_models)
     size = _int_query(call, "pageSize", 50) or 50
     start = _int_query(call, "pageToken", 0)
     page = models[start : start + min(size, _MAX_PAGE)]

@@ -13,6 +13,7 @@ import orjson
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, load_json_object
 from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
+from llmts.schema.fixtures import LIMITS
 from llmts.schema.neutral import (
     NeutralMessage,
     NeutralRequest,
@@ -24,7 +25,10 @@ from llmts.schema.neutral import (
 )
 from llmts.schema.wire_values import one_of
 
-__all__ = ["chat_request_from_body", "parse_chat_request"]
+__all__ = ["MAX_CHOICES", "chat_request_from_body", "parse_chat_request"]
+
+# Most choices one request may ask for (``n``); each takes a scripted response (docs/providers.md).
+MAX_CHOICES = LIMITS["choices_per_request"]
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 _TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
@@ -197,8 +201,10 @@ def chat_request_from_body(
         if not isinstance(stream_options, dict):
             raise _bad("stream_options must be an object", "stream_options", "invalid_type")
     n = body.get("n")
-    if n is not None and n != 1:
-        raise _bad("llmts answers one choice per request; n must be 1", "n", "unsupported_value")
+    if n is None:
+        n = 1
+    elif isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_CHOICES:
+        raise _bad(f"n must be an integer from 1 to {MAX_CHOICES} (llmts' limit)", "n", "invalid_value")
     tool_names, tools_text = _tools(body.get("tools"))
     return build(
         NeutralRequest,
@@ -219,4 +225,5 @@ def chat_request_from_body(
         if body.get("reasoning_effort") is not None
         else None,
         stream_include_usage=bool(stream_options and stream_options.get("include_usage")),
+        choices=n,
     )

@@ -48,8 +48,7 @@ def usage_payload(usage: Usage) -> dict[str, Any]:
     }
 
 
-def _message(completion: Completion) -> dict[str, Any]:
-    output = completion.output
+def _message(output: ScriptedOutput) -> dict[str, Any]:
     if output.kind == "tool_calls":
         return {
             "role": "assistant",
@@ -78,11 +77,12 @@ def chat_completion_payload(request: NeutralRequest, completion: Completion) -> 
         "model": request.model,
         "choices": [
             {
-                "index": 0,
-                "message": _message(completion),
+                "index": index,
+                "message": _message(output),
                 "logprobs": None,
-                "finish_reason": _finish_reason(completion.output),
+                "finish_reason": _finish_reason(output),
             }
+            for index, output in enumerate((completion.output, *completion.more_choices))
         ],
         "usage": usage_payload(completion.usage),
         "service_tier": "default",
@@ -93,6 +93,55 @@ def chat_completion_payload(request: NeutralRequest, completion: Completion) -> 
 def render_chat_completion(request: NeutralRequest, completion: Completion, request_id: str) -> Reply:
     payload = chat_completion_payload(request, completion)
     return Reply(200, [_JSON_HEADERS, ("x-request-id", request_id)], orjson.dumps(payload))
+
+
+def _choice_frames(
+    head: bytes, usage_tail: bytes, index: int, output: ScriptedOutput
+) -> tuple[list[bytes], list[FrameKind]]:
+    """One choice's frames (role, content or tool-call deltas, finish) and their kinds."""
+    delta_head = head + b'[{"index":' + str(index).encode() + b',"delta":'
+    delta_tail = b',"logprobs":null,"finish_reason":null}]' + usage_tail
+
+    def frame(delta: dict[str, Any]) -> bytes:
+        return delta_head + orjson.dumps(delta) + delta_tail
+
+    frames: list[bytes] = []
+    if output.refusal is not None:
+        frames.append(frame({"role": "assistant", "content": None, "refusal": ""}))
+        frames.append(frame({"refusal": output.refusal}))
+    elif output.kind == "tool_calls" and not output.text:
+        frames.append(frame({"role": "assistant", "content": None, "refusal": None}))
+    else:
+        frames.append(frame({"role": "assistant", "content": "", "refusal": None}))
+        frames.extend(frame({"content": chunk}) for chunk in output.chunks if chunk)
+    # Delivery plans count the content deltas of plain-text answers; everything after them is ending.
+    content_frames = len(frames) - 1 if output.kind != "tool_calls" and output.refusal is None else 0
+    for call_index, call in enumerate(output.tool_calls):
+        # id, type and name only in the first delta of each index: the SDK helper concatenates strings.
+        frames.append(
+            frame(
+                {
+                    "tool_calls": [
+                        {
+                            "index": call_index,
+                            "id": call.id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
+        frames.extend(
+            frame({"tool_calls": [{"index": call_index, "function": {"arguments": piece}}]})
+            for piece in call.arguments_chunks
+            if piece
+        )
+    finish = _finish_reason(output).encode()
+    frames.append(delta_head + b'{},"logprobs":null,"finish_reason":"' + finish + b'"}]' + usage_tail)
+    kinds = [FrameKind.OTHER] + [FrameKind.CONTENT] * content_frames
+    kinds += [FrameKind.OTHER] * (len(frames) - len(kinds))
+    return frames, kinds
 
 
 def render_chat_stream(request: NeutralRequest, completion: Completion, request_id: str) -> Reply:
@@ -106,50 +155,22 @@ def render_chat_stream(request: NeutralRequest, completion: Completion, request_
         + b',"service_tier":"default","system_fingerprint":null,"choices":'
     )
     usage_tail = b',"usage":null}\n\n' if request.stream_include_usage else b"}\n\n"
-    delta_head = head + b'[{"index":0,"delta":'
-    delta_tail = b',"logprobs":null,"finish_reason":null}]' + usage_tail
-
-    def frame(delta: dict[str, Any]) -> bytes:
-        return delta_head + orjson.dumps(delta) + delta_tail
-
-    output = completion.output
-    frames: list[bytes] = []
-    if output.refusal is not None:
-        frames.append(frame({"role": "assistant", "content": None, "refusal": ""}))
-        frames.append(frame({"refusal": output.refusal}))
-    elif output.kind == "tool_calls" and not output.text:
-        frames.append(frame({"role": "assistant", "content": None, "refusal": None}))
-    else:
-        frames.append(frame({"role": "assistant", "content": "", "refusal": None}))
-        frames.extend(frame({"content": chunk}) for chunk in output.chunks if chunk)
-    # Delivery plans count the content deltas of plain-text answers; everything after them is ending.
-    content_frames = len(frames) - 1 if output.kind != "tool_calls" and output.refusal is None else 0
-    for index, call in enumerate(output.tool_calls):
-        # id, type and name only in the first delta of each index: the SDK helper concatenates strings.
-        frames.append(
-            frame(
-                {
-                    "tool_calls": [
-                        {
-                            "index": index,
-                            "id": call.id,
-                            "type": "function",
-                            "function": {"name": call.name, "arguments": ""},
-                        }
-                    ]
-                }
-            )
-        )
-        frames.extend(
-            frame({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-            for piece in call.arguments_chunks
-            if piece
-        )
-    finish = _finish_reason(output).encode()
-    frames.append(delta_head + b'{},"logprobs":null,"finish_reason":"' + finish + b'"}]' + usage_tail)
+    frames, kinds = _choice_frames(head, usage_tail, 0, completion.output)
+    if completion.more_choices:
+        # n > 1: each chunk carries one choice; the choices advance side by side, as the API's do.
+        per_choice = [(frames, kinds)] + [
+            _choice_frames(head, usage_tail, index, output)
+            for index, output in enumerate(completion.more_choices, start=1)
+        ]
+        frames, kinds = [], []
+        for step in range(max(len(choice_frames) for choice_frames, _ in per_choice)):
+            for choice_frames, choice_kinds in per_choice:
+                if step < len(choice_frames):
+                    frames.append(choice_frames[step])
+                    kinds.append(choice_kinds[step])
     if request.stream_include_usage:
         frames.append(head + b'[],"usage":' + orjson.dumps(usage_payload(completion.usage)) + b"}\n\n")
+        kinds.append(FrameKind.OTHER)
     frames.append(_DONE)
-    kinds = [FrameKind.OTHER] + [FrameKind.CONTENT] * content_frames
-    kinds += [FrameKind.OTHER] * (len(frames) - len(kinds) - 1) + [FrameKind.TERMINAL]
+    kinds.append(FrameKind.TERMINAL)
     return Reply(200, [*_SSE_HEADERS, ("x-request-id", request_id)], frames=frames, frame_kinds=kinds)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from llmts.providers.info import ProviderInfo, SdkClient
+from llmts.providers.info import ProviderInfo, SdkClient, env_key, env_url, env_value
 
-__all__ = ["AZURE_OPENAI_INFO", "OPENAI_INFO", "PROVIDERS"]
+__all__ = ["AZURE_API_VERSION", "AZURE_OPENAI_INFO", "OPENAI_INFO", "PROVIDERS"]
+
+# The Azure OpenAI API version the SDK clients send (``api_version``, ``OPENAI_API_VERSION``); llmts
+# accepts any.
+AZURE_API_VERSION = "2024-10-21"
 
 OPENAI_INFO = ProviderInfo(
     namespace="openai",
@@ -12,6 +16,12 @@ OPENAI_INFO = ProviderInfo(
     sdk_clients=(
         SdkClient("openai_client", "openai", "OpenAI", "/openai/v1"),
         SdkClient("async_openai_client", "openai", "AsyncOpenAI", "/openai/v1"),
+    ),
+    listed_models=("gpt-4.1-mini", "gpt-4.1", "gpt-4o", "gpt-4o-mini"),
+    # OpenAI() reads both (the base URL includes the API version segment).
+    env=(
+        env_url("OPENAI_BASE_URL", "/openai/v1", "openai.OpenAI"),
+        env_key("OPENAI_API_KEY", "openai.OpenAI"),
     ),
 )
 
@@ -24,9 +34,16 @@ AZURE_OPENAI_INFO = ProviderInfo(
             "AzureOpenAI",
             "/azure-openai",
             url_argument="azure_endpoint",
-            defaults=(("api_version", "2024-10-21"),),
+            defaults=(("api_version", AZURE_API_VERSION),),
         ),
     ),
+    # AzureOpenAI() reads the endpoint, key and api version; an ambient Entra token would win over the key.
+    env=(
+        env_url("AZURE_OPENAI_ENDPOINT", "/azure-openai", "openai.AzureOpenAI"),
+        env_key("AZURE_OPENAI_API_KEY", "openai.AzureOpenAI"),
+        env_value("OPENAI_API_VERSION", AZURE_API_VERSION, "openai.AzureOpenAI"),
+    ),
+    env_overridden=("AZURE_OPENAI_AD_TOKEN",),
 )
 
 PROVIDERS = (OPENAI_INFO, AZURE_OPENAI_INFO)

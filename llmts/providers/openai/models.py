@@ -1,4 +1,4 @@
-"""``GET /models`` and ``GET /models/{id}``: the session's configured models."""
+"""``GET /models`` and ``GET /models/{id}``: the models the session serves."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Any
 
 from llmts.errors import ModelNotFound
 from llmts.providers.base import ProviderCall, Reply, json_reply
+from llmts.providers.openai.info import OPENAI_INFO
 
 __all__ = ["list_models", "retrieve_model"]
 
@@ -15,7 +16,10 @@ def _model(model_id: str) -> dict[str, Any]:
 
 
 def list_models(call: ProviderCall) -> Reply:
-    return json_reply(200, {"object": "list", "data": [_model(m) for m in call.session.model_ids()]})
+    return json_reply(
+        200,
+        {"object": "list", "data": [_model(m) for m in call.session.model_ids(OPENAI_INFO.listed_models)]},
+    )
 
 
 def retrieve_model(call: ProviderCall) -> Reply:

@@ -306,6 +306,7 @@ def parse_responses_body(
         system="",
         cache_mode="implicit",
         cache_breakpoints=(),
+        choices=1,
         in_stream_faults=False,
         reasoning_settings=reasoning_settings(body.get("reasoning")),
         echo=echo,

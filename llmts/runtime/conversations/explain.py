@@ -65,6 +65,7 @@ def neutral_from_explained(explained: ExplainedRequest, provider: str, default_m
         tool_choice=_tool_choice(explained.tool_choice),
         response_format=explained.response_format,
         stream=explained.stream,
+        choices=explained.n,
     )
 
 

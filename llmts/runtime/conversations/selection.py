@@ -7,11 +7,12 @@ nothing. Admission then commits what it chose (a graph reservation, or a scenari
 its error; explanation renders it, plus every candidate's own verdict (``explain=True`` keeps evaluating
 after the owner is found, where admission stops).
 
-Order: an unconfigured session echoes; a model the session does not serve is a 404; graphs come before
-scenarios, each list in declared order; the first graph that claims the request (state for the identity,
-or a matching start step) or the first scenario whose filters match owns it, with its error (a 409) if it
-cannot answer. Nothing owning it: the first filter-matching graph says why its start step did not match,
-else no scenario serves the request.
+Order: an unconfigured session echoes; a model the session does not serve (when it lists its models) is
+a 404; graphs come before scenarios, each list in declared order; the first graph that claims the request
+(state for the identity, or a matching start step) or the first scenario whose filters match owns it, with
+its error (a 409) if it cannot answer (a scenario answering several choices checks all it would take).
+Nothing owning it: the first filter-matching graph says why its start step did not match, else no
+scenario serves the request.
 """
 
 from __future__ import annotations
@@ -44,6 +45,15 @@ class ScenarioVerdict:
     matches: bool
     position: int | None = None  # the response index it would answer with
     error: LlmtsError | None = None
+    # The response indexes of choices 2..n when the request asks for several answers (a wire's ``n``).
+    more: tuple[int, ...] = ()
+
+    @property
+    def next_cursor(self) -> int:
+        """Where the scenario's cursor goes once admission commits this verdict."""
+        last = self.more[-1] if self.more else self.position
+        assert last is not None
+        return last + 1
 
 
 @dataclass(slots=True)
@@ -73,34 +83,58 @@ class Selection:
 
 
 def judge_scenario(
-    index: int, scenario: ScenarioPlan, position: int, request: NeutralRequest
+    index: int, scenario: ScenarioPlan, cursor: int, request: NeutralRequest
 ) -> ScenarioVerdict:
-    """The scenario's next response (after its terminal policy) and whether it fits the request."""
-    count = len(scenario.responses)
-    if position >= count:
-        if scenario.terminal_policy == "repeat_last_response":
-            position = count - 1
-        elif scenario.terminal_policy == "restart":
-            position = 0
-        else:
+    """The scenario's next response (after its terminal policy) and whether it fits the request; for a
+    request asking ``request.choices`` > 1 answers (a wire's ``n``), the next that many responses, all
+    checked before the cursor may move. A scripted error answers the whole request alone, so only a
+    first one is taken; an error among choices 2..n is a mismatch."""
+    positions: list[int] = []
+    while len(positions) < request.choices:
+        position = _position(scenario, cursor)
+        first = positions[0] if positions else None
+        if position is None:
+            count = len(scenario.responses)
             return ScenarioVerdict(
                 index,
                 scenario,
                 True,
-                error=ScenarioExhausted(
+                first,
+                ScenarioExhausted(
                     f"scenario {scenario.id!r} has no responses left ({count} configured, all consumed)"
                 ),
             )
-    response = scenario.responses[position]
-    where = f"scenario {scenario.id!r} response {position}"
-    try:
-        if response.output is not None:
-            check_output_fits(request, response.output, where)
-        if response.stream_delivery is not None:
-            check_delivery_fits(request, response.stream_delivery, where)
-    except FixtureMismatch as mismatch:
-        return ScenarioVerdict(index, scenario, True, position, mismatch)
-    return ScenarioVerdict(index, scenario, True, position)
+        response = scenario.responses[position]
+        where = f"scenario {scenario.id!r} response {position}"
+        try:
+            if response.error is not None and positions:
+                raise FixtureMismatch(
+                    f"{where} is an error, but the request asks for {request.choices} choices (n) and an "
+                    "error can only answer a request as its first response"
+                )
+            if response.output is not None:
+                check_output_fits(request, response.output, where)
+            if response.stream_delivery is not None and not positions:
+                check_delivery_fits(request, response.stream_delivery, where)
+        except FixtureMismatch as mismatch:
+            return ScenarioVerdict(index, scenario, True, first if first is not None else position, mismatch)
+        positions.append(position)
+        cursor = position + 1
+        if response.error is not None:
+            break
+    return ScenarioVerdict(index, scenario, True, positions[0], more=tuple(positions[1:]))
+
+
+def _position(scenario: ScenarioPlan, cursor: int) -> int | None:
+    """The queue position a cursor points at under the scenario's terminal policy (None: exhausted)."""
+    count = len(scenario.responses)
+    if cursor < count:
+        return cursor
+    if scenario.terminal_policy == "repeat_last_response":
+        return count - 1
+    if scenario.terminal_policy == "restart":
+        return 0
+    return None
 
 
 def select(
@@ -116,7 +150,7 @@ def select(
     owner (for ``/admin-api/match/explain``); admission stops at the owner."""
     if plan is None:
         return Selection("echo")
-    if request.model not in plan.models:
+    if plan.models is not None and request.model not in plan.models:
         error = ModelNotFound(
             f"The model `{request.model}` does not exist or you do not have access to it.", param="model"
         )

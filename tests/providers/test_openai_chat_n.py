@@ -1,0 +1,236 @@
+"""OpenAI Chat ``n``: k choices from the next k scripted responses, JSON and streamed (interleaved choice
+indexes), through the official SDK with strict validation and on the raw wire."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import openai
+import pytest
+
+from llmts import ConfigBuilder, SessionClient
+from tests.helpers import USER_HI, WEATHER_TOOL, raw_request
+
+pytestmark = pytest.mark.sdk
+
+MODEL = "gpt-4.1-mini"
+
+
+def _three_answers(session: SessionClient) -> None:
+    session.configure(
+        ConfigBuilder()
+        .scenario("samples")
+        .text("Red.", chunks=["Re", "d."])
+        .text("Green.", chunks=["Gr", "ee", "n."])
+        .text("Blue.")
+        .text("Fourth.")
+        .build()
+    )
+
+
+def test_n_answers_k_choices_in_order_and_consumes_k_responses(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    _three_answers(llmts_session)
+
+    completion = openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=3)
+
+    assert [c.index for c in completion.choices] == [0, 1, 2]
+    assert [c.message.content for c in completion.choices] == ["Red.", "Green.", "Blue."]
+    assert all(c.finish_reason == "stop" for c in completion.choices)
+    # Prompt counted once, completions summed: ceil(4/4) + ceil(6/4) + ceil(5/4).
+    assert completion.usage.prompt_tokens == 8
+    assert completion.usage.completion_tokens == 1 + 2 + 2
+    follow_up = openai_client.chat.completions.create(model=MODEL, messages=USER_HI)
+    assert [c.message.content for c in follow_up.choices] == ["Fourth."]
+
+
+def test_streamed_choices_interleave_and_the_sdk_reassembles_each(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    _three_answers(llmts_session)
+
+    chunks = list(
+        openai_client.chat.completions.create(
+            model=MODEL, messages=USER_HI, n=2, stream=True, stream_options={"include_usage": True}
+        )
+    )
+
+    assert all(len(c.choices) == 1 for c in chunks[:-1]), "each chunk carries one choice"
+    indexes = [c.choices[0].index for c in chunks[:-1]]
+    assert indexes[:4] == [0, 1, 0, 1], "the choices advance side by side"
+    texts = {0: "", 1: ""}
+    finish = {}
+    for chunk in chunks[:-1]:
+        choice = chunk.choices[0]
+        texts[choice.index] += choice.delta.content or ""
+        if choice.finish_reason is not None:
+            finish[choice.index] = choice.finish_reason
+    assert texts == {0: "Red.", 1: "Green."}
+    assert finish == {0: "stop", 1: "stop"}
+    assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == 1 + 2
+
+
+def test_stream_helper_accumulates_every_choice(llmts_session: SessionClient, openai_client: Any) -> None:
+    _three_answers(llmts_session)
+
+    with openai_client.chat.completions.stream(model=MODEL, messages=USER_HI, n=3) as stream:
+        final = stream.get_final_completion()
+
+    assert [c.message.content for c in final.choices] == ["Red.", "Green.", "Blue."]
+
+
+def test_raw_stream_frames_one_choice_each_in_round_robin(llmts_session: SessionClient) -> None:
+    _three_answers(llmts_session)
+    body = {"model": MODEL, "messages": USER_HI, "n": 2, "stream": True}
+
+    response = raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", body)
+
+    events = response.body.decode().split("\n\n")[:-1]
+    assert events[-1] == "data: [DONE]"
+    choices = [json.loads(e.removeprefix("data: "))["choices"] for e in events[:-1]]
+    assert [(c[0]["index"], c[0]["delta"], c[0]["finish_reason"]) for c in choices] == [
+        (0, {"role": "assistant", "content": "", "refusal": None}, None),
+        (1, {"role": "assistant", "content": "", "refusal": None}, None),
+        (0, {"content": "Re"}, None),
+        (1, {"content": "Gr"}, None),
+        (0, {"content": "d."}, None),
+        (1, {"content": "ee"}, None),
+        (0, {}, "stop"),
+        (1, {"content": "n."}, None),
+        (1, {}, "stop"),
+    ]
+
+
+def test_tool_call_and_text_choices_mix(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(
+        ConfigBuilder()
+        .scenario()
+        .tool_call("get_weather", {"city": "Paris"}, id="call_a")
+        .text("No tool needed.")
+        .build()
+    )
+
+    completion = openai_client.chat.completions.create(
+        model=MODEL, messages=USER_HI, tools=[WEATHER_TOOL], n=2
+    )
+
+    first, second = completion.choices
+    assert first.finish_reason == "tool_calls" and first.message.tool_calls[0].id == "call_a"
+    assert second.finish_reason == "stop" and second.message.content == "No tool needed."
+
+
+def test_unconfigured_session_echoes_into_every_choice(openai_client: Any) -> None:
+    completion = openai_client.chat.completions.create(model="any-model", messages=USER_HI, n=2)
+
+    assert [c.message.content for c in completion.choices] == ["Hi", "Hi"]
+
+
+def test_a_conversation_step_answers_all_choices(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(ConfigBuilder().conversation("c").step("hello").text("Hello.").complete())
+
+    completion = openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=3)
+
+    assert [c.message.content for c in completion.choices] == ["Hello."] * 3
+
+
+def test_a_first_scripted_error_answers_alone(llmts_session: SessionClient, openai_client: Any) -> None:
+    llmts_session.configure(
+        ConfigBuilder().scenario().error(429, "rate_limit_exceeded", "Slow down").text("A").text("B").build()
+    )
+
+    with pytest.raises(openai.RateLimitError):
+        openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=2)
+    completion = openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=2)
+    assert [c.message.content for c in completion.choices] == ["A", "B"]
+
+
+def test_an_error_among_later_choices_or_too_few_left_is_a_409_that_consumes_nothing(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    llmts_session.configure(
+        ConfigBuilder().scenario().text("A").error(500, "server_error", "Boom").text("B").build()
+    )
+
+    with pytest.raises(openai.ConflictError) as caught:
+        openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=2)
+    assert caught.value.code == "llm_test_server_fixture_mismatch"
+    single = openai_client.chat.completions.create(model=MODEL, messages=USER_HI)
+    assert single.choices[0].message.content == "A"
+    with pytest.raises(openai.InternalServerError):
+        openai_client.chat.completions.create(model=MODEL, messages=USER_HI)
+    with pytest.raises(openai.ConflictError) as exhausted:
+        openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=2)
+    assert exhausted.value.code == "llm_test_server_scenario_exhausted"
+    assert (
+        openai_client.chat.completions.create(model=MODEL, messages=USER_HI).choices[0].message.content == "B"
+    )
+
+
+@pytest.mark.parametrize("n", [0, 9, "2", True, 1.5])
+def test_n_outside_1_to_8_is_a_400(llmts_session: SessionClient, n: Any) -> None:
+    llmts_session.configure(ConfigBuilder().scenario().text("A").build())
+    body = {"model": MODEL, "messages": USER_HI, "n": n}
+
+    response = raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", body)
+
+    assert response.status == 400
+    error = response.json()["error"]
+    assert (error["param"], error["code"]) == ("n", "invalid_value")
+    assert len(llmts_session.requests()) == 1
+    retry = raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", {**body, "n": 1})
+    assert retry.json()["choices"][0]["message"]["content"] == "A", "the 400 consumed nothing"
+
+
+def test_explanation_agrees_with_admission_for_several_choices(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    """``match/explain`` judges the same next ``n`` responses admission takes (docs/architecture.md,
+    "Selection"): answered, a later error (mismatch), too few left (exhausted), and the cursor after each."""
+    llmts_session.configure(
+        ConfigBuilder()
+        .scenario("s")
+        .text("A")
+        .text("B")
+        .text("C")
+        .error(500, "server_error", "Boom")
+        .text("D")
+        .build()
+    )
+    hi = [{"role": "user", "text": "Hi"}]
+
+    def explain(n: int) -> dict[str, Any]:
+        explained = llmts_session.explain({"model": MODEL, "messages": hi, "n": n})
+        (candidate,) = explained["candidates"]
+        return {
+            "outcome": explained["outcome"],
+            "code": explained["error_code"],
+            "message": explained["error_message"],
+            "next": candidate["next_response_index"],
+        }
+
+    def send(n: int) -> tuple[str | None, str | None, list[str | None]]:
+        try:
+            completion = openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=n)
+        except openai.APIStatusError as exc:
+            body = exc.body if isinstance(exc.body, dict) else {}
+            return body.get("code"), body.get("message"), []
+        return None, None, [c.message.content for c in completion.choices]
+
+    assert explain(2) == {"outcome": "scenario", "code": None, "message": None, "next": 0}
+    assert send(2) == (None, None, ["A", "B"])
+    # Responses 2 and 3 (an error) for n=2: a mismatch, exactly the message admission answers with.
+    explained = explain(2)
+    assert (explained["outcome"], explained["code"]) == ("rejected", "llm_test_server_fixture_mismatch")
+    assert send(2) == (explained["code"], explained["message"], [])
+    assert explain(1) == {"outcome": "scenario", "code": None, "message": None, "next": 2}
+    assert send(1) == (None, None, ["C"])
+    with pytest.raises(openai.InternalServerError):
+        openai_client.chat.completions.create(model=MODEL, messages=USER_HI)
+    # One response left, two asked for: exhausted, and nothing was consumed.
+    explained = explain(2)
+    assert (explained["outcome"], explained["code"]) == ("rejected", "llm_test_server_scenario_exhausted")
+    assert send(2) == (explained["code"], explained["message"], [])
+    assert explain(1) == {"outcome": "scenario", "code": None, "message": None, "next": 4}
+    assert send(1) == (None, None, ["D"])

@@ -325,3 +325,49 @@ def test_gemini_lenient_undeclared_tool(llmts_session: SessionClient) -> None:
     client = llmts_session.gemini_client()
     answer = client.models.generate_content(model="gemini-test", contents="Hi", config=_gemini_config())
     assert answer.function_calls[0].name == "delete_everything"
+
+
+def test_conversation_step_lenient_and_raw_arguments(llmts_session: SessionClient) -> None:
+    """Conversation graphs answer with the same fixtures: a lenient step calls an undeclared tool with
+    raw arguments, and the strict contract still checks the loop that follows."""
+    llmts_session.configure(
+        {
+            "models": MODELS,
+            "conversations": [
+                {
+                    "id": "rogue",
+                    "steps": [
+                        {
+                            "id": "call",
+                            "when": {"turn": 1},
+                            "response": {
+                                "tool_calls": [
+                                    {"id": "call_r", "name": "rm_rf", "raw_arguments": "{'path': '/'"}
+                                ],
+                                "lenient": True,
+                            },
+                            "then": ["after"],
+                        },
+                        {"id": "after", "when": {"turn": 2}, "response": {"text": "done"}, "complete": True},
+                    ],
+                }
+            ],
+        }
+    )
+    client = _openai(llmts_session)
+    first = (
+        client.chat.completions.create(model="gpt-test", messages=HI, tools=[CHAT_TOOL]).choices[0].message
+    )
+    call = first.tool_calls[0]
+    assert (call.function.name, call.function.arguments) == ("rm_rf", "{'path': '/'")
+
+    history = [*HI, first.model_dump(exclude_none=True)]
+    with pytest.raises(openai.BadRequestError) as error:  # the call was never answered
+        client.chat.completions.create(
+            model="gpt-test", messages=[*history, {"role": "user", "content": "?"}]
+        )
+    assert error.value.code == "tool_calls_unanswered"
+
+    answered = [*history, {"role": "tool", "tool_call_id": "call_r", "content": "refused"}]
+    final = client.chat.completions.create(model="gpt-test", messages=answered, tools=[CHAT_TOOL])
+    assert final.choices[0].message.content == "done"

@@ -17,6 +17,7 @@ from google.genai import errors as genai_errors
 from google.genai import types
 
 from llmts import SessionClient
+from tests.helpers import raw_request
 
 pytestmark = pytest.mark.sdk
 
@@ -80,10 +81,31 @@ def _messages(**kwargs: Any) -> Callable[[SessionClient], str]:
     return send
 
 
-def _gemini(contents: list[types.Content]) -> Callable[[SessionClient], str]:
+def _gemini(contents: list[types.Content], *, stream: bool = False) -> Callable[[SessionClient], str]:
     def send(session: SessionClient) -> str:
         client = session.gemini_client()  # kept: the client closes its connection pool when collected
+        if stream:
+            chunks = client.models.generate_content_stream(model="gemini-test", contents=contents)
+            return "".join(chunk.text or "" for chunk in chunks)
         return str(client.models.generate_content(model="gemini-test", contents=contents).text)
+
+    return send
+
+
+def _chat_stream(**kwargs: Any) -> Callable[[SessionClient], str]:
+    def send(session: SessionClient) -> str:
+        client = session.openai_client(_strict_response_validation=True, max_retries=0)
+        chunks = client.chat.completions.create(model="gpt-test", stream=True, **kwargs)
+        return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+
+    return send
+
+
+def _messages_stream(**kwargs: Any) -> Callable[[SessionClient], str]:
+    def send(session: SessionClient) -> str:
+        client = session.anthropic_client(_strict_response_validation=True, max_retries=0)
+        with client.messages.stream(model="claude-test-1", max_tokens=4096, **kwargs) as stream:
+            return str(stream.get_final_text())
 
     return send
 
@@ -282,6 +304,37 @@ CASES = [
         "INVALID_ARGUMENT",
     ),
 ]
+# The same rules on streamed requests: the 400 comes before any stream starts.
+CASES += [
+    Case(
+        "tool_result_without_call",
+        _chat_stream(messages=[*HI, {"role": "tool", "tool_call_id": "call_x", "content": "sunny"}]),
+        "openai",
+        "invalid_request_error",
+        "messages.[1].role",
+    ),
+    Case(
+        "thinking_block_not_first",
+        _messages_stream(
+            thinking=THINKING,
+            messages=[
+                *HI,
+                {"role": "assistant", "content": [_tool_use("toolu_a")]},
+                {"role": "user", "content": [_tool_result("toolu_a")]},
+            ],
+        ),
+        "anthropic",
+        "invalid_request_error",
+    ),
+    Case(
+        "function_response_without_call",
+        _gemini(
+            [_user("Weather?"), types.Content(role="user", parts=[_fn_response("get_weather")])], stream=True
+        ),
+        "gemini",
+        "INVALID_ARGUMENT",
+    ),
+]
 IDS = [f"{case.rule}-{index}" for index, case in enumerate(CASES)]
 
 
@@ -388,3 +441,54 @@ def test_valid_tool_loops_pass_every_rule(llmts_session: SessionClient) -> None:
         ]
     )
     assert [send(llmts_session) for send in (chat, responses, messages, gemini)] == ["ok"] * 4
+
+
+def test_envelopes_on_the_wire(llmts_session: SessionClient) -> None:
+    """Raw HTTP: each provider's 400 envelope, its request-id header and ``x-should-retry: false``."""
+    llmts_session.configure(_config(None))
+    base = llmts_session.provider_base
+    chat = raw_request(
+        base,
+        "POST",
+        "/openai/v1/chat/completions",
+        {"model": "o3-mini", "messages": HI, "temperature": 0.5},
+        {"Authorization": "Bearer " + llmts_session.credential("openai")},
+    )
+    assert (chat.status, chat.headers["x-should-retry"]) == (400, "false")
+    error = chat.json()["error"]
+    assert (error["type"], error["code"], error["param"]) == (
+        "invalid_request_error",
+        "unsupported_value",
+        "temperature",
+    )
+    assert error["message"].startswith(
+        "Unsupported value: 'temperature' does not support 0.5 with this model."
+    )
+
+    messages = raw_request(
+        base,
+        "POST",
+        "/anthropic/v1/messages",
+        {
+            "model": "claude-test-1",
+            "max_tokens": 64,
+            "messages": [{"role": "assistant", "content": "x"}, *HI],
+        },
+        {"x-api-key": llmts_session.credential("anthropic")},
+    )
+    body = messages.json()
+    assert (messages.status, body["type"], body["error"]["type"]) == (400, "error", "invalid_request_error")
+    assert body["error"]["message"].startswith('messages: first message must use the "user" role')
+    assert body["request_id"] == messages.headers["request-id"]
+
+    gemini = raw_request(
+        base,
+        "POST",
+        "/gemini/v1beta/models/gemini-test:generateContent",
+        {"contents": [{"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]}]},
+        {"x-goog-api-key": llmts_session.credential("gemini")},
+    )
+    error = gemini.json()["error"]
+    assert (gemini.status, error["code"], error["status"]) == (400, 400, "INVALID_ARGUMENT")
+    assert error["details"][0]["reason"] == "function_response_without_call"
+    assert [entry["status"] for entry in llmts_session.requests()[-3:]] == [400, 400, 400]

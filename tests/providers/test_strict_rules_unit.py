@@ -276,3 +276,36 @@ def test_docs_table_lists_every_rule() -> None:
         for rule in table:
             assert f"`{rule.name}`" in text, rule.name
     assert _rule(CHAT_RULES, "tool_calls_unanswered").code == "tool_calls_unanswered"
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        {"type": "function_call", "call_id": {"a": 1}},
+        {"type": "function_call_output", "call_id": [1]},
+        {"type": "tool_result", "tool_use_id": [1], "content": "r"},
+        {"functionResponse": {"name": ["f"]}},
+        {"functionCall": {"name": {"f": 1}}},
+    ],
+)
+def test_rules_never_crash_on_unhashable_ids(hostile: dict[str, Any]) -> None:
+    """Ids of the wrong type (which parsers may let through) give a rule's 400 or nothing, never a 500."""
+    bodies = [
+        (RESPONSES_RULES, {"model": "o3", "input": [HI, hostile, hostile]}),
+        (
+            MESSAGES_RULES,
+            {
+                "messages": [
+                    HI,
+                    {"role": "assistant", "content": [_use("a")]},
+                    {"role": "user", "content": [hostile]},
+                ]
+            },
+        ),
+        (
+            GENERATE_RULES,
+            {"contents": [{"role": "model", "parts": [hostile]}, {"role": "user", "parts": [hostile]}]},
+        ),
+    ]
+    for table, body in bodies:
+        _broken(table, body)  # must not raise anything but StrictRequestRejected

@@ -49,7 +49,7 @@ def _tool_result_without_tool_use(body: dict[str, Any]) -> Violation | None:
     for index, message in enumerate(_messages(body)):
         offered = set(_tool_use_ids(previous))
         for block_index, block in enumerate(_blocks(message)):
-            if block.get("type") == "tool_result" and block.get("tool_use_id") not in offered:
+            if block.get("type") == "tool_result" and str(block.get("tool_use_id")) not in offered:
                 return Violation(
                     f"messages.{index}.content.{block_index}: unexpected `tool_use_id` found in "
                     f"`tool_result` blocks: {block.get('tool_use_id')}. Each `tool_result` block must have "
@@ -68,7 +68,7 @@ def _tool_use_without_result(body: dict[str, Any]) -> Violation | None:
         if not ids:
             continue
         answered = {
-            b.get("tool_use_id") for b in _blocks(messages[index + 1]) if b.get("type") == "tool_result"
+            str(b.get("tool_use_id")) for b in _blocks(messages[index + 1]) if b.get("type") == "tool_result"
         }
         missing = [tool_id for tool_id in ids if tool_id not in answered]
         if missing:

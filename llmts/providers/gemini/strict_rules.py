@@ -46,8 +46,8 @@ def _response_without_call(body: dict[str, Any]) -> Violation | None:
     previous: dict[str, Any] = {}
     for index, content in enumerate(_contents(body)):
         if _responses(content):
-            called = {call.get("name") for call in _calls(previous)}
-            if not called or any(r.get("name") not in called for r in _responses(content)):
+            called = {str(call.get("name")) for call in _calls(previous)}
+            if not called or any(str(r.get("name")) not in called for r in _responses(content)):
                 return Violation(
                     "Please ensure that function response turn comes immediately after a function call turn.",
                     f"contents[{index}]",

@@ -45,7 +45,7 @@ def _chat_tool_result_without_call(body: dict[str, Any]) -> Violation | None:
                     "message with 'tool_calls'.",
                     f"messages.[{index}].role",
                 )
-            call_id = message.get("tool_call_id")
+            call_id = str(message.get("tool_call_id"))
             if call_id not in open_ids:
                 return Violation(
                     f"Invalid parameter: 'tool_call_id' of '{call_id}' not found in 'tool_calls' of "
@@ -69,7 +69,7 @@ def _chat_tool_calls_unanswered(body: dict[str, Any]) -> Violation | None:
         for later in messages[index + 1 :]:
             if _role(later) != "tool":
                 break
-            answered.add(later.get("tool_call_id"))
+            answered.add(str(later.get("tool_call_id")))
         missing = [call_id for call_id in ids if call_id not in answered]
         if missing:
             return Violation(
@@ -144,11 +144,11 @@ def _responses_output_without_call(body: dict[str, Any]) -> Violation | None:
     conversation a ``previous_response_id`` continues, which llmts's parser already resolved)."""
     if body.get("previous_response_id") is not None:
         return None
-    calls: set[Any] = set()
+    calls: set[str] = set()
     for item in _input_items(body):
         if item.get("type") == "function_call":
-            calls.add(item.get("call_id"))
-        elif item.get("type") == "function_call_output" and item.get("call_id") not in calls:
+            calls.add(str(item.get("call_id")))
+        elif item.get("type") == "function_call_output" and str(item.get("call_id")) not in calls:
             return Violation(
                 f"No tool call found for function call output with call_id {item.get('call_id')}.", "input"
             )
@@ -158,9 +158,9 @@ def _responses_output_without_call(body: dict[str, Any]) -> Violation | None:
 def _responses_call_unanswered(body: dict[str, Any]) -> Violation | None:
     """A ``function_call`` in ``input`` needs its ``function_call_output`` in the same input."""
     items = _input_items(body)
-    outputs = {item.get("call_id") for item in items if item.get("type") == "function_call_output"}
+    outputs = {str(item.get("call_id")) for item in items if item.get("type") == "function_call_output"}
     for item in items:
-        if item.get("type") == "function_call" and item.get("call_id") not in outputs:
+        if item.get("type") == "function_call" and str(item.get("call_id")) not in outputs:
             return Violation(f"No tool output found for function call {item.get('call_id')}.", "input")
     return None
 

@@ -38,6 +38,7 @@ __all__ = [
     "ScriptedError",
     "SessionCapacityExceeded",
     "SessionNotFound",
+    "StrictRequestRejected",
 ]
 
 
@@ -78,6 +79,20 @@ class InvalidRequest(LlmtsError):
 
     code = "invalid_request"
     http_status = 400
+
+
+class StrictRequestRejected(InvalidRequest):
+    """400: the request breaks a rule the real provider enforces (``strict_requests``); consumes nothing."""
+
+    should_retry = False
+
+    def __init__(
+        self, message: str, *, rule: str, code: str, error_type: str | None = None, param: str | None = None
+    ) -> None:
+        super().__init__(message, code=code, param=param, details=[{"rule": rule}])
+        self.rule = rule
+        # The provider's error ``type``/``status`` when it differs from its default for a 400.
+        self.error_type = error_type
 
 
 class ConfigurationInvalid(LlmtsError):

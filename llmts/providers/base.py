@@ -15,6 +15,7 @@ import orjson
 
 from llmts.errors import InvalidRequest, LlmtsError
 from llmts.providers.info import ProviderInfo
+from llmts.providers.strict import StrictRule
 from llmts.runtime.determinism import WireIdentity
 from llmts.schema.config import SessionConfig
 from llmts.schema.faults import FrameKind, StreamDelivery
@@ -39,7 +40,7 @@ __all__ = [
 class ProviderRequest:
     """The wire request as an adapter sees it. Header lookups read the environ directly (cheap)."""
 
-    __slots__ = ("_query", "args", "body", "environ", "method", "path")
+    __slots__ = ("_json", "_query", "args", "body", "environ", "method", "path")
 
     def __init__(
         self, method: str, path: str, args: Mapping[str, str], body: bytes, environ: Mapping[str, Any]
@@ -50,6 +51,13 @@ class ProviderRequest:
         self.body = body
         self.environ = environ
         self._query: dict[str, list[str]] | None = None
+        self._json: dict[str, Any] | None = None
+
+    def json_object(self) -> dict[str, Any]:
+        """The body as a JSON object (parsed once: the parser and the strict rules share it)."""
+        if self._json is None:
+            self._json = load_json_object(self.body)
+        return self._json
 
     def header(self, name: str) -> str | None:
         key = name.upper().replace("-", "_")
@@ -132,6 +140,9 @@ class InferenceRoute:
     # The operations (``NeutralRequest.operation``) of this route whose streams are plain SSE text frames
     # that in-stream ``stream_delivery`` plans act on; connection-level plans fit every route.
     in_stream_faults: frozenset[str] = frozenset()
+    # The provider's request rules (``llmts/providers/strict.py``), run after ``parse`` and before
+    # admission while the session's ``strict_requests`` is on.
+    strict_rules: tuple[StrictRule, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

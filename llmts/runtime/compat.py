@@ -17,6 +17,8 @@ __all__ = ["check_delivery_fits", "check_output_fits"]
 def check_output_fits(request: NeutralRequest, output: ScriptedOutput, where: str) -> None:
     if check_native_fits(request, output, where):  # ``items`` fixtures (OpenAI Responses native tools)
         return
+    if output.lenient:  # a scripted misbehaving model breaks the request's rules on purpose
+        return
     choice = request.tool_choice
     if output.kind == "tool_calls":
         if choice.mode == "none":

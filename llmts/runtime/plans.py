@@ -161,9 +161,12 @@ def _compile_kind(fixture: ResponseFixture, scenario_id: str, index: int) -> Scr
 
 def compile_response(fixture: ResponseFixture, owner_id: str, index: int) -> ResponsePlan:
     """One response fixture as a plan (scenario queues and conversation steps share this)."""
+    output = _compile_output(fixture, owner_id, index)
+    if fixture.lenient and output is not None:
+        output = output.model_copy(update={"lenient": True})
     return ResponsePlan(
         index=index,
-        output=_compile_output(fixture, owner_id, index),
+        output=output,
         error=fixture.error,
         delay_ms=fixture.delay_ms,
         usage=fixture.usage,

@@ -82,6 +82,9 @@ class SessionConfig(BaseModel):
     determinism: Determinism | None = None
     conversations: list[ConversationGraph] = Field(default_factory=list, max_length=LIMITS["conversations"])
     conversation_capacity: ConversationCapacity | None = None
+    # Requests the real provider rejects get that provider's 400 (docs/realistic-answers.md,
+    # "Strict request contract"); ``false`` accepts them.
+    strict_requests: bool = True
 
     @field_validator("models")
     @classmethod
@@ -122,6 +125,8 @@ class SessionConfig(BaseModel):
             data.pop("conversations", None)
         if data.get("conversation_capacity") is None:
             data.pop("conversation_capacity", None)
+        if data.get("strict_requests") is True:
+            data.pop("strict_requests")
         return data
 
     @field_validator("azure_deployments")

@@ -90,7 +90,8 @@ class UsageOverride(BaseModel):
 
 
 class ToolCallFixture(BaseModel):
-    """One tool call the model "makes". ``arguments`` is any JSON value; a string is sent verbatim."""
+    """One tool call the model "makes". ``arguments`` is any JSON value; a string is sent verbatim.
+    ``raw_arguments`` is the arguments text exactly as a misbehaving model sends it (need not be JSON)."""
 
     model_config = _STRICT
 
@@ -100,14 +101,19 @@ class ToolCallFixture(BaseModel):
     arguments_chunks: list[str] | None = Field(
         default=None, min_length=1, max_length=LIMITS["chunks_per_response"]
     )
+    raw_arguments: str | None = None
 
     def arguments_text(self) -> str:
+        if self.raw_arguments is not None:
+            return self.raw_arguments
         if isinstance(self.arguments, str):
             return self.arguments
         return orjson.dumps(self.arguments).decode()
 
     @model_validator(mode="after")
     def _chunks_concatenate(self) -> ToolCallFixture:
+        if self.raw_arguments is not None and "arguments" in self.model_fields_set:
+            raise ValueError("give either arguments or raw_arguments, not both")
         if self.arguments_chunks is not None and "".join(self.arguments_chunks) != self.arguments_text():
             raise ValueError("arguments_chunks must concatenate to the serialized arguments")
         return self
@@ -115,6 +121,8 @@ class ToolCallFixture(BaseModel):
     @model_serializer(mode="wrap")
     def _drop_unset(self, handler: Any) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
+        if self.raw_arguments is not None:
+            data.pop("arguments", None)
         return {k: v for k, v in data.items() if v is not None or k == "arguments"}
 
 
@@ -204,6 +212,8 @@ class ResponseFixture(BaseModel):
     reasoning: ReasoningFixture | None = None
     finish_reason: FinishReason | None = None
     refusal: str | None = Field(default=None, min_length=1)
+    # Misbehaving model: skip the fixture/request fit checks (llmts/runtime/compat.py).
+    lenient: bool | None = None
 
     @property
     def kind(self) -> str:

@@ -200,6 +200,8 @@ class ScriptedOutput(BaseModel):
     # ``stop`` | ``length`` | ``content_filter`` | ``refusal``; each provider maps it to its own value.
     finish_reason: str = "stop"
     refusal: str | None = None
+    # A misbehaving model: the fixture/request fit checks are skipped (``lenient`` fixtures).
+    lenient: bool = False
 
 
 class Completion(BaseModel):

@@ -35,6 +35,7 @@ from llmts.providers.base import (
     Reply,
     Route,
 )
+from llmts.providers.strict import check_strict
 from llmts.runtime import DEFAULT_MAX_SESSIONS, RandomIds, Session, SessionRegistry
 from llmts.runtime.conversations import CONVERSATION_ENVIRON, Caller, conversation_id_from
 from llmts.runtime.determinism import WireIdentity
@@ -269,6 +270,8 @@ class LlmtsApp:
         )
         preview_bytes = session.journal.preview_bytes
         entry.capture_history(neutral.messages, preview_bytes)
+        if route.strict_rules and _strict(session):
+            check_strict(route.strict_rules, call.request.json_object())  # before anything is consumed
         if route.shortcut is not None:
             early = route.shortcut(call, neutral)
             if early is not None:
@@ -292,6 +295,11 @@ class LlmtsApp:
         reply = route.render(call, neutral, completion)
         reply.delivery = completion.stream_delivery
         return reply
+
+
+def _strict(session: Session) -> bool:
+    config = session.configuration
+    return config is None or config.strict_requests
 
 
 def _retry_group(environ: Mapping[str, Any]) -> str | None:

@@ -12,6 +12,7 @@ from llmts.providers.anthropic.models import count_tokens, list_models, model_no
 from llmts.providers.anthropic.parse import OPERATION, WARMUP_OPERATION, parse_messages_request
 from llmts.providers.anthropic.render import render_message
 from llmts.providers.anthropic.stream import render_message_stream
+from llmts.providers.anthropic.strict_rules import MESSAGES_RULES
 from llmts.providers.base import (
     InferenceRoute,
     ProviderAdapter,
@@ -63,6 +64,7 @@ ANTHROPIC = ProviderAdapter(
             _render,
             _warm_cache,
             in_stream_faults=frozenset({OPERATION}),
+            strict_rules=MESSAGES_RULES,
         ),
         SimpleRoute("/anthropic/v1/messages/count_tokens", ("POST",), count_tokens, "messages.count_tokens"),
         SimpleRoute("/anthropic/v1/models", ("GET",), list_models, "models.list"),

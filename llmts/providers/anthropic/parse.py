@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from llmts.errors import InvalidRequest
-from llmts.providers.base import ProviderCall, load_json_object
+from llmts.providers.base import ProviderCall
 from llmts.schema.neutral import (
     NeutralMessage,
     NeutralRequest,
@@ -328,7 +328,7 @@ def parse_prompt(body: dict[str, Any]) -> Prompt:
 
 
 def parse_messages_request(call: ProviderCall) -> NeutralRequest:
-    body = load_json_object(call.request.body)
+    body = call.request.json_object()
     max_tokens = body.get("max_tokens")
     if max_tokens is None:
         raise _missing("max_tokens")

@@ -12,6 +12,7 @@ from llmts.providers.gemini.info import GEMINI_INFO
 from llmts.providers.gemini.models import count_tokens, get_model, list_models, unknown_method
 from llmts.providers.gemini.parse import STREAM_SSE, parse_generate, parse_stream
 from llmts.providers.gemini.render import render_generate
+from llmts.providers.gemini.strict_rules import GENERATE_RULES
 
 __all__ = ["ADAPTERS", "GEMINI"]
 
@@ -26,7 +27,13 @@ GEMINI = ProviderAdapter(
     info=GEMINI_INFO,
     prefix="/gemini",
     routes=(
-        InferenceRoute(f"{_MODELS}/<model>:generateContent", ("POST",), parse_generate, render_generate),
+        InferenceRoute(
+            f"{_MODELS}/<model>:generateContent",
+            ("POST",),
+            parse_generate,
+            render_generate,
+            strict_rules=GENERATE_RULES,
+        ),
         # Only the ``?alt=sse`` stream is SSE text; the JSON-array stream has no frames to act on.
         InferenceRoute(
             f"{_MODELS}/<model>:streamGenerateContent",
@@ -34,6 +41,7 @@ GEMINI = ProviderAdapter(
             parse_stream,
             render_generate,
             in_stream_faults=frozenset({STREAM_SSE}),
+            strict_rules=GENERATE_RULES,
         ),
         SimpleRoute(f"{_MODELS}/<model>:countTokens", ("POST",), count_tokens, "count_tokens"),
         SimpleRoute(_MODELS, ("GET",), list_models, "models.list"),

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from llmts.errors import InvalidRequest
-from llmts.providers.base import ProviderCall, load_json_object
+from llmts.providers.base import ProviderCall
 from llmts.schema.neutral import (
     NeutralMessage,
     NeutralRequest,
@@ -300,9 +300,9 @@ def parse_body(body: dict[str, Any], model: str, operation: str) -> NeutralReque
 
 
 def parse_generate(call: ProviderCall) -> NeutralRequest:
-    return parse_body(load_json_object(call.request.body), call.request.args["model"], GENERATE)
+    return parse_body(call.request.json_object(), call.request.args["model"], GENERATE)
 
 
 def parse_stream(call: ProviderCall) -> NeutralRequest:
     operation = STREAM_SSE if call.request.query("alt") == "sse" else STREAM_JSON
-    return parse_body(load_json_object(call.request.body), call.request.args["model"], operation)
+    return parse_body(call.request.json_object(), call.request.args["model"], operation)

@@ -19,6 +19,7 @@ from llmts.providers.openai.info import OPENAI_INFO
 from llmts.providers.openai.models import list_models, retrieve_model
 from llmts.providers.openai.responses_routes import ResponsesSurface, responses_routes
 from llmts.providers.openai.stream_faults import CHAT_STREAM_FAULTS
+from llmts.providers.openai.strict_rules import CHAT_RULES
 from llmts.schema.neutral import Completion, NeutralRequest
 
 __all__ = ["ADAPTERS", "AZURE_OPENAI", "OPENAI"]
@@ -40,6 +41,7 @@ OPENAI = ProviderAdapter(
             parse_chat_request,
             _render_chat,
             in_stream_faults=CHAT_STREAM_FAULTS,
+            strict_rules=CHAT_RULES,
         ),
         SimpleRoute("/openai/v1/models", ("GET",), list_models, "models.list"),
         SimpleRoute("/openai/v1/models/<path:model>", ("GET",), retrieve_model, "models.get"),

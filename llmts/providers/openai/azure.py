@@ -29,7 +29,6 @@ from llmts.providers.base import (
     Route,
     SimpleRoute,
     bearer_token,
-    load_json_object,
 )
 from llmts.providers.openai.chat_parse import chat_request_from_body
 from llmts.providers.openai.chat_render import chat_completion_payload, render_chat_stream
@@ -38,6 +37,7 @@ from llmts.providers.openai.info import AZURE_OPENAI_INFO
 from llmts.providers.openai.models import list_models, retrieve_model
 from llmts.providers.openai.responses_routes import ResponsesSurface, responses_routes
 from llmts.providers.openai.stream_faults import CHAT_STREAM_FAULTS
+from llmts.providers.openai.strict_rules import CHAT_RULES
 from llmts.schema.neutral import Completion, NeutralRequest
 
 __all__ = ["AZURE_OPENAI", "render_azure_error"]
@@ -94,7 +94,7 @@ def _resolve_model(call: ProviderCall, raw: Any) -> str:
 
 
 def _parse_chat(call: ProviderCall) -> NeutralRequest:
-    body = load_json_object(call.request.body)
+    body = call.request.json_object()
     model = _resolve_model(call, body.get("model"))
     return chat_request_from_body(body, provider=_PROVIDER, model=model)
 
@@ -151,6 +151,7 @@ def _routes() -> tuple[Route, ...]:
                 _parse_chat,
                 _render_chat,
                 in_stream_faults=CHAT_STREAM_FAULTS,
+                strict_rules=CHAT_RULES,
             )
         )
         routes.extend(responses_routes(root, _SURFACE))
@@ -164,6 +165,7 @@ def _routes() -> tuple[Route, ...]:
             _parse_chat,
             _render_chat,
             in_stream_faults=CHAT_STREAM_FAULTS,
+            strict_rules=CHAT_RULES,
         )
     )
     return tuple(routes)

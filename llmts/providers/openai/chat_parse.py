@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from llmts.errors import InvalidRequest
-from llmts.providers.base import ProviderCall, load_json_object
+from llmts.providers.base import ProviderCall
 from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
 from llmts.schema.fixtures import LIMITS
 from llmts.schema.neutral import (
@@ -180,7 +180,7 @@ def _response_format(raw: Any) -> str:
 
 
 def parse_chat_request(call: ProviderCall) -> NeutralRequest:
-    return chat_request_from_body(load_json_object(call.request.body))
+    return chat_request_from_body(call.request.json_object())
 
 
 def chat_request_from_body(

@@ -17,13 +17,13 @@ from llmts.providers.base import (
     Route,
     SimpleRoute,
     json_reply,
-    load_json_object,
 )
 from llmts.providers.openai.responses_parse import ResponsesRequest, parse_responses_body
 from llmts.providers.openai.responses_render import render_response
 from llmts.providers.openai.responses_store import load_stored
 from llmts.providers.openai.responses_stream import SSE_HEADERS, replay_frames
 from llmts.providers.openai.stream_faults import RESPONSES_STREAM_FAULTS
+from llmts.providers.openai.strict_rules import RESPONSES_RULES
 from llmts.runtime.tokens import estimate_input_tokens
 from llmts.schema.neutral import Completion, NeutralRequest
 
@@ -52,7 +52,7 @@ class ResponsesSurface:
 
 def _parse(surface: ResponsesSurface) -> Callable[[ProviderCall], NeutralRequest]:
     def parse(call: ProviderCall) -> NeutralRequest:
-        body = load_json_object(call.request.body)
+        body = call.request.json_object()
         model = surface.resolve_model(call, body.get("model"))
         return parse_responses_body(
             call, body, provider=surface.provider, model=model, store_namespace=surface.store_namespace
@@ -153,6 +153,7 @@ def responses_routes(root: str, surface: ResponsesSurface) -> tuple[Route, ...]:
             _parse(surface),
             _render(surface),
             in_stream_faults=RESPONSES_STREAM_FAULTS,
+            strict_rules=RESPONSES_RULES,
         ),
         SimpleRoute(
             f"{root}/responses/input_tokens", ("POST",), _input_tokens(surface), "responses.input_tokens"

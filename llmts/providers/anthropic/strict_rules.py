@@ -1,0 +1,163 @@
+"""Anthropic Messages request rules for the strict request contract (``llmts/providers/strict.py``).
+Messages are Anthropic's own wording; docs/realistic-answers.md lists each rule with its source.
+
+Not rules here, on purpose: consecutive turns of the same role (the API combines them into one turn, as
+its Messages reference says), and ``max_tokens`` (missing or negative is a 400 from the parser whatever
+``strict_requests`` says; ``0`` is llmts's documented cache warm-up, docs/prompt-cache.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llmts.providers.strict import StrictRule, Violation
+
+__all__ = ["MESSAGES_RULES"]
+
+_MESSAGES_REFERENCE = "https://docs.anthropic.com/en/api/messages"
+_TOOL_USE_GUIDE = "https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use"
+_THINKING_GUIDE = "https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking"
+_MIN_BUDGET = 1024
+
+
+def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    raw = body.get("messages")
+    return [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _tool_use_ids(message: dict[str, Any]) -> list[str]:
+    if message.get("role") != "assistant":
+        return []
+    return [str(b.get("id")) for b in _blocks(message) if b.get("type") == "tool_use"]
+
+
+def _first_message_user(body: dict[str, Any]) -> Violation | None:
+    messages = _messages(body)
+    if messages and messages[0].get("role") != "user":
+        return Violation('messages: first message must use the "user" role', "messages.0.role")
+    return None
+
+
+def _tool_result_without_tool_use(body: dict[str, Any]) -> Violation | None:
+    """Each ``tool_result`` answers a ``tool_use`` of the message right before it."""
+    previous: dict[str, Any] = {}
+    for index, message in enumerate(_messages(body)):
+        offered = set(_tool_use_ids(previous))
+        for block_index, block in enumerate(_blocks(message)):
+            if block.get("type") == "tool_result" and str(block.get("tool_use_id")) not in offered:
+                return Violation(
+                    f"messages.{index}.content.{block_index}: unexpected `tool_use_id` found in "
+                    f"`tool_result` blocks: {block.get('tool_use_id')}. Each `tool_result` block must have "
+                    "a corresponding `tool_use` block in the previous message.",
+                    f"messages.{index}.content.{block_index}",
+                )
+        previous = message
+    return None
+
+
+def _tool_use_without_result(body: dict[str, Any]) -> Violation | None:
+    """Each ``tool_use`` is answered by a ``tool_result`` in the next message (when there is one)."""
+    messages = _messages(body)
+    for index, message in enumerate(messages[:-1]):
+        ids = _tool_use_ids(message)
+        if not ids:
+            continue
+        answered = {
+            str(b.get("tool_use_id")) for b in _blocks(messages[index + 1]) if b.get("type") == "tool_result"
+        }
+        missing = [tool_id for tool_id in ids if tool_id not in answered]
+        if missing:
+            return Violation(
+                f"messages.{index}: `tool_use` ids were found without `tool_result` blocks immediately "
+                f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
+                "`tool_result` block in the next message.",
+                f"messages.{index}",
+            )
+    return None
+
+
+def _thinking_enabled(body: dict[str, Any]) -> dict[str, Any] | None:
+    thinking = body.get("thinking")
+    return thinking if isinstance(thinking, dict) and thinking.get("type") == "enabled" else None
+
+
+def _thinking_budget(body: dict[str, Any]) -> Violation | None:
+    thinking = _thinking_enabled(body)
+    if thinking is None:
+        return None
+    budget = thinking.get("budget_tokens")
+    if not isinstance(budget, int) or budget < _MIN_BUDGET:
+        return Violation(
+            f"thinking.enabled.budget_tokens: Input should be greater than or equal to {_MIN_BUDGET}",
+            "thinking.budget_tokens",
+        )
+    max_tokens = body.get("max_tokens")
+    if isinstance(max_tokens, int) and max_tokens > 0 and max_tokens <= budget:
+        return Violation(
+            "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation "
+            "at " + _THINKING_GUIDE,
+            "max_tokens",
+        )
+    return None
+
+
+def _thinking_block_first(body: dict[str, Any]) -> Violation | None:
+    """With thinking on, a tool loop that continues passes the assistant turn back starting with its
+    thinking block: the assistant message before the final ``tool_result`` turn must start with one."""
+    if _thinking_enabled(body) is None:
+        return None
+    messages = _messages(body)
+    if len(messages) < 2:
+        return None
+    last, assistant = messages[-1], messages[-2]
+    if last.get("role") != "user" or not any(b.get("type") == "tool_result" for b in _blocks(last)):
+        return None
+    if assistant.get("role") != "assistant":
+        return None
+    blocks = _blocks(assistant)
+    first = blocks[0].get("type") if blocks else "text"
+    if first in ("thinking", "redacted_thinking"):
+        return None
+    index = len(messages) - 2
+    return Violation(
+        f"messages.{index}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{first}`. "
+        "When `thinking` is enabled, a final `assistant` message must start with a thinking block "
+        "(preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include "
+        "thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please "
+        "consult our documentation at " + _THINKING_GUIDE,
+        f"messages.{index}.content.0.type",
+    )
+
+
+MESSAGES_RULES: tuple[StrictRule, ...] = (
+    StrictRule(
+        "first_message_not_user",
+        _first_message_user,
+        code="first_message_not_user",
+        source=_MESSAGES_REFERENCE,
+    ),
+    StrictRule(
+        "tool_result_without_tool_use",
+        _tool_result_without_tool_use,
+        code="tool_result_without_tool_use",
+        source=_TOOL_USE_GUIDE,
+    ),
+    StrictRule(
+        "tool_use_without_tool_result",
+        _tool_use_without_result,
+        code="tool_use_without_tool_result",
+        source=_TOOL_USE_GUIDE,
+    ),
+    StrictRule("thinking_budget", _thinking_budget, code="thinking_budget", source=_THINKING_GUIDE),
+    StrictRule(
+        "thinking_block_not_first",
+        _thinking_block_first,
+        code="thinking_block_not_first",
+        source=_THINKING_GUIDE,
+    ),
+)

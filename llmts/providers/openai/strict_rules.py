@@ -1,0 +1,182 @@
+"""OpenAI's request rules for the strict request contract (``llmts/providers/strict.py``): one table for
+Chat Completions, one for Responses. Messages are OpenAI's own wording; docs/realistic-answers.md lists
+each rule with its source. OpenAI sends ``code: null`` for the tool-ordering errors; llmts sends the rule
+name there so the journal says which rule answered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llmts.providers.strict import StrictRule, Violation
+
+__all__ = ["CHAT_RULES", "RESPONSES_RULES"]
+
+_CHAT_TOOLS_GUIDE = "https://platform.openai.com/docs/guides/function-calling"
+_REASONING_GUIDE = "https://platform.openai.com/docs/guides/reasoning"
+
+
+def _messages(body: dict[str, Any]) -> list[Any]:
+    raw = body.get("messages")
+    return raw if isinstance(raw, list) else []
+
+
+def _call_ids(message: Any) -> list[str]:
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    if not isinstance(calls, list):
+        return []
+    return [str(call.get("id")) for call in calls if isinstance(call, dict) and call.get("id") is not None]
+
+
+def _role(message: Any) -> Any:
+    return message.get("role") if isinstance(message, dict) else None
+
+
+def _chat_tool_result_without_call(body: dict[str, Any]) -> Violation | None:
+    """A ``tool`` message must follow an assistant message with ``tool_calls`` (or its other tool
+    messages) and name one of those calls."""
+    open_ids: list[str] | None = None  # the ids of the assistant turn the tool messages answer
+    for index, message in enumerate(_messages(body)):
+        role = _role(message)
+        if role == "tool":
+            if open_ids is None:
+                return Violation(
+                    "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+                    "message with 'tool_calls'.",
+                    f"messages.[{index}].role",
+                )
+            call_id = str(message.get("tool_call_id"))
+            if call_id not in open_ids:
+                return Violation(
+                    f"Invalid parameter: 'tool_call_id' of '{call_id}' not found in 'tool_calls' of "
+                    "previous message.",
+                    f"messages.[{index}].tool_call_id",
+                )
+        elif role == "assistant" and _call_ids(message):
+            open_ids = _call_ids(message)
+        else:
+            open_ids = None
+    return None
+
+
+def _chat_tool_calls_unanswered(body: dict[str, Any]) -> Violation | None:
+    """Every id of an assistant message's ``tool_calls`` needs a ``tool`` message right after it."""
+    messages = _messages(body)
+    for index, message in enumerate(messages):
+        if _role(message) != "assistant" or not (ids := _call_ids(message)):
+            continue
+        answered = set()
+        for later in messages[index + 1 :]:
+            if _role(later) != "tool":
+                break
+            answered.add(str(later.get("tool_call_id")))
+        missing = [call_id for call_id in ids if call_id not in answered]
+        if missing:
+            return Violation(
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to "
+                "each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+                + ", ".join(missing),
+                f"messages.[{index}].role",
+            )
+    return None
+
+
+def _reasoning_model(model: Any) -> bool:
+    """o-series and gpt-5 family reasoning models (not the ``gpt-5-chat`` models, which are not)."""
+    if not isinstance(model, str):
+        return False
+    name = model.rsplit("/", 1)[-1].lower()
+    if name.startswith("gpt-5"):
+        return "-chat" not in name
+    return len(name) > 1 and name[0] == "o" and name[1].isdigit()
+
+
+def _default_only(parameter: str) -> Any:
+    def check(body: dict[str, Any]) -> Violation | None:
+        value = body.get(parameter)
+        if value is None or value == 1 or not _reasoning_model(body.get("model")):
+            return None
+        return Violation(
+            f"Unsupported value: '{parameter}' does not support {value} with this model. Only the default "
+            "(1) value is supported.",
+            parameter,
+        )
+
+    return check
+
+
+_SAMPLING_RULES = (
+    StrictRule(
+        "reasoning_model_temperature",
+        _default_only("temperature"),
+        code="unsupported_value",
+        source=_REASONING_GUIDE,
+    ),
+    StrictRule(
+        "reasoning_model_top_p", _default_only("top_p"), code="unsupported_value", source=_REASONING_GUIDE
+    ),
+)
+
+CHAT_RULES: tuple[StrictRule, ...] = (
+    StrictRule(
+        "tool_result_without_call",
+        _chat_tool_result_without_call,
+        code="tool_result_without_call",
+        source=_CHAT_TOOLS_GUIDE,
+    ),
+    StrictRule(
+        "tool_calls_unanswered",
+        _chat_tool_calls_unanswered,
+        code="tool_calls_unanswered",
+        source=_CHAT_TOOLS_GUIDE,
+    ),
+    *_SAMPLING_RULES,
+)
+
+
+def _input_items(body: dict[str, Any]) -> list[dict[str, Any]]:
+    raw = body.get("input")
+    return [item for item in raw if isinstance(item, dict)] if isinstance(raw, list) else []
+
+
+def _responses_output_without_call(body: dict[str, Any]) -> Violation | None:
+    """A ``function_call_output`` needs its ``function_call`` earlier in ``input`` (or in the stored
+    conversation a ``previous_response_id`` continues, which llmts's parser already resolved)."""
+    if body.get("previous_response_id") is not None:
+        return None
+    calls: set[str] = set()
+    for item in _input_items(body):
+        if item.get("type") == "function_call":
+            calls.add(str(item.get("call_id")))
+        elif item.get("type") == "function_call_output" and str(item.get("call_id")) not in calls:
+            return Violation(
+                f"No tool call found for function call output with call_id {item.get('call_id')}.", "input"
+            )
+    return None
+
+
+def _responses_call_unanswered(body: dict[str, Any]) -> Violation | None:
+    """A ``function_call`` in ``input`` needs its ``function_call_output`` in the same input."""
+    items = _input_items(body)
+    outputs = {str(item.get("call_id")) for item in items if item.get("type") == "function_call_output"}
+    for item in items:
+        if item.get("type") == "function_call" and str(item.get("call_id")) not in outputs:
+            return Violation(f"No tool output found for function call {item.get('call_id')}.", "input")
+    return None
+
+
+RESPONSES_RULES: tuple[StrictRule, ...] = (
+    StrictRule(
+        "function_call_output_without_call",
+        _responses_output_without_call,
+        code="function_call_output_without_call",
+        source=_CHAT_TOOLS_GUIDE,
+    ),
+    StrictRule(
+        "function_call_unanswered",
+        _responses_call_unanswered,
+        code="function_call_unanswered",
+        source=_CHAT_TOOLS_GUIDE,
+    ),
+    *_SAMPLING_RULES,
+)

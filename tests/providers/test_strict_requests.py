@@ -1,0 +1,494 @@
+"""The strict request contract as a table: rule -> request -> the provider's status and error type, raised
+by the official SDK as its typed exception; the journal records the 400 with the rule's code, and nothing
+is consumed (the next valid request gets the scenario's first answer). With ``strict_requests: false``
+the same request is answered. Rules: docs/realistic-answers.md, "Strict request contract".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from llmts import SessionClient
+from tests.helpers import raw_request
+
+pytestmark = pytest.mark.sdk
+
+MODELS = ["gpt-test", "o3-mini", "gpt-5-mini", "claude-test-1", "gemini-test"]
+HI = [{"role": "user", "content": "Hi"}]
+
+
+def _config(strict: bool | None) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "models": MODELS,
+        "azure_deployments": {"gpt-test": "gpt-test"},
+        "scenarios": [{"id": "s", "responses": [{"text": "first"}, {"text": "second"}]}],
+    }
+    if strict is not None:
+        config["strict_requests"] = strict
+    return config
+
+
+# --- the requests a strict provider rejects ----------------------------------------------------
+
+
+def _chat(**kwargs: Any) -> Callable[[SessionClient], str]:
+    kwargs.setdefault("model", "gpt-test")
+    kwargs.setdefault("messages", HI)
+
+    def send(session: SessionClient) -> str:
+        client = session.openai_client(_strict_response_validation=True, max_retries=0)
+        return str(client.chat.completions.create(**kwargs).choices[0].message.content)
+
+    return send
+
+
+def _azure_chat(**kwargs: Any) -> Callable[[SessionClient], str]:
+    def send(session: SessionClient) -> str:
+        client = session.azure_openai_client(_strict_response_validation=True, max_retries=0)
+        return str(client.chat.completions.create(model="gpt-test", **kwargs).choices[0].message.content)
+
+    return send
+
+
+def _responses(**kwargs: Any) -> Callable[[SessionClient], str]:
+    kwargs.setdefault("model", "gpt-test")
+
+    def send(session: SessionClient) -> str:
+        client = session.openai_client(_strict_response_validation=True, max_retries=0)
+        return str(client.responses.create(**kwargs).output_text)
+
+    return send
+
+
+def _messages(**kwargs: Any) -> Callable[[SessionClient], str]:
+    kwargs.setdefault("model", "claude-test-1")
+    kwargs.setdefault("max_tokens", 256)
+    kwargs.setdefault("messages", HI)
+
+    def send(session: SessionClient) -> str:
+        client = session.anthropic_client(_strict_response_validation=True, max_retries=0)
+        message = client.messages.create(**kwargs)
+        return "".join(block.text for block in message.content if block.type == "text")
+
+    return send
+
+
+def _gemini(contents: list[types.Content], *, stream: bool = False) -> Callable[[SessionClient], str]:
+    def send(session: SessionClient) -> str:
+        client = session.gemini_client()  # kept: the client closes its connection pool when collected
+        if stream:
+            chunks = client.models.generate_content_stream(model="gemini-test", contents=contents)
+            return "".join(chunk.text or "" for chunk in chunks)
+        return str(client.models.generate_content(model="gemini-test", contents=contents).text)
+
+    return send
+
+
+def _chat_stream(**kwargs: Any) -> Callable[[SessionClient], str]:
+    def send(session: SessionClient) -> str:
+        client = session.openai_client(_strict_response_validation=True, max_retries=0)
+        chunks = client.chat.completions.create(model="gpt-test", stream=True, **kwargs)
+        return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+
+    return send
+
+
+def _messages_stream(**kwargs: Any) -> Callable[[SessionClient], str]:
+    def send(session: SessionClient) -> str:
+        client = session.anthropic_client(_strict_response_validation=True, max_retries=0)
+        with client.messages.stream(model="claude-test-1", max_tokens=4096, **kwargs) as stream:
+            return str(stream.get_final_text())
+
+    return send
+
+
+def _call(call_id: str, name: str = "get_weather") -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": '{"city":"Paris"}'}}
+
+
+def _tool_use(tool_id: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tool_id, "name": "get_weather", "input": {"city": "Paris"}}
+
+
+def _tool_result(tool_id: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": tool_id, "content": "sunny"}
+
+
+def _user(text: str) -> types.Content:
+    return types.Content(role="user", parts=[types.Part(text=text)])
+
+
+def _fn_call(name: str) -> types.Part:
+    return types.Part(function_call=types.FunctionCall(name=name, args={"city": "Paris"}))
+
+
+def _fn_response(name: str) -> types.Part:
+    return types.Part(function_response=types.FunctionResponse(name=name, response={"result": "sunny"}))
+
+
+@dataclass(frozen=True)
+class Case:
+    rule: str
+    send: Callable[[SessionClient], str]
+    sdk: str  # openai | anthropic | gemini
+    error_type: str  # OpenAI/Anthropic ``type``, Gemini ``status``
+    param: str | None = None
+    code: str | None = None  # the provider's code when it has one; else the rule's name
+
+
+THINKING = {"type": "enabled", "budget_tokens": 1024}
+
+CASES = [
+    Case(
+        "tool_result_without_call",
+        _chat(messages=[*HI, {"role": "tool", "tool_call_id": "call_x", "content": "sunny"}]),
+        "openai",
+        "invalid_request_error",
+        "messages.[1].role",
+    ),
+    Case(
+        "tool_result_without_call",
+        _chat(
+            messages=[
+                *HI,
+                {"role": "assistant", "content": None, "tool_calls": [_call("call_a")]},
+                {"role": "tool", "tool_call_id": "call_b", "content": "sunny"},
+            ]
+        ),
+        "openai",
+        "invalid_request_error",
+        "messages.[2].tool_call_id",
+    ),
+    Case(
+        "tool_calls_unanswered",
+        _chat(
+            messages=[
+                *HI,
+                {"role": "assistant", "content": None, "tool_calls": [_call("call_a"), _call("call_b")]},
+                {"role": "tool", "tool_call_id": "call_a", "content": "sunny"},
+                {"role": "user", "content": "and?"},
+            ]
+        ),
+        "openai",
+        "invalid_request_error",
+        "messages.[1].role",
+    ),
+    Case(
+        "tool_calls_unanswered",
+        _azure_chat(messages=[*HI, {"role": "assistant", "content": None, "tool_calls": [_call("call_a")]}]),
+        "openai",
+        "invalid_request_error",
+        "messages.[1].role",
+    ),
+    Case(
+        "reasoning_model_temperature",
+        _chat(model="o3-mini", temperature=0.2),
+        "openai",
+        "invalid_request_error",
+        "temperature",
+        "unsupported_value",
+    ),
+    Case(
+        "reasoning_model_top_p",
+        _chat(model="gpt-5-mini", top_p=0.5),
+        "openai",
+        "invalid_request_error",
+        "top_p",
+        "unsupported_value",
+    ),
+    Case(
+        "function_call_output_without_call",
+        _responses(input=[{"type": "function_call_output", "call_id": "call_x", "output": "sunny"}]),
+        "openai",
+        "invalid_request_error",
+        "input",
+    ),
+    Case(
+        "function_call_unanswered",
+        _responses(
+            input=[
+                {"role": "user", "content": "Weather?"},
+                {"type": "function_call", "call_id": "call_a", "name": "get_weather", "arguments": "{}"},
+                {"role": "user", "content": "and?"},
+            ]
+        ),
+        "openai",
+        "invalid_request_error",
+        "input",
+    ),
+    Case(
+        "reasoning_model_temperature",
+        _responses(model="o3-mini", input="Hi", temperature=0.3),
+        "openai",
+        "invalid_request_error",
+        "temperature",
+        "unsupported_value",
+    ),
+    Case(
+        "first_message_not_user",
+        _messages(messages=[{"role": "assistant", "content": "Hello"}, *HI]),
+        "anthropic",
+        "invalid_request_error",
+    ),
+    Case(
+        "tool_result_without_tool_use",
+        _messages(messages=[*HI, {"role": "user", "content": [_tool_result("toolu_x")]}]),
+        "anthropic",
+        "invalid_request_error",
+    ),
+    Case(
+        "tool_use_without_tool_result",
+        _messages(
+            messages=[
+                *HI,
+                {"role": "assistant", "content": [_tool_use("toolu_a")]},
+                {"role": "user", "content": "and?"},
+            ]
+        ),
+        "anthropic",
+        "invalid_request_error",
+    ),
+    Case(
+        "thinking_budget",
+        _messages(max_tokens=4096, thinking={"type": "enabled", "budget_tokens": 512}),
+        "anthropic",
+        "invalid_request_error",
+    ),
+    Case(
+        "thinking_budget",
+        _messages(max_tokens=1024, thinking=THINKING),
+        "anthropic",
+        "invalid_request_error",
+    ),
+    Case(
+        "thinking_block_not_first",
+        _messages(
+            max_tokens=4096,
+            thinking=THINKING,
+            messages=[
+                *HI,
+                {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "Let me look."}, _tool_use("toolu_a")],
+                },
+                {"role": "user", "content": [_tool_result("toolu_a")]},
+            ],
+        ),
+        "anthropic",
+        "invalid_request_error",
+    ),
+    Case(
+        "function_response_without_call",
+        _gemini([_user("Weather?"), types.Content(role="user", parts=[_fn_response("get_weather")])]),
+        "gemini",
+        "INVALID_ARGUMENT",
+    ),
+    Case(
+        "function_calls_unanswered",
+        _gemini(
+            [
+                _user("Weather?"),
+                types.Content(role="model", parts=[_fn_call("get_weather"), _fn_call("get_weather")]),
+                types.Content(role="user", parts=[_fn_response("get_weather")]),
+            ]
+        ),
+        "gemini",
+        "INVALID_ARGUMENT",
+    ),
+]
+# The same rules on streamed requests: the 400 comes before any stream starts.
+CASES += [
+    Case(
+        "tool_result_without_call",
+        _chat_stream(messages=[*HI, {"role": "tool", "tool_call_id": "call_x", "content": "sunny"}]),
+        "openai",
+        "invalid_request_error",
+        "messages.[1].role",
+    ),
+    Case(
+        "thinking_block_not_first",
+        _messages_stream(
+            thinking=THINKING,
+            messages=[
+                *HI,
+                {"role": "assistant", "content": [_tool_use("toolu_a")]},
+                {"role": "user", "content": [_tool_result("toolu_a")]},
+            ],
+        ),
+        "anthropic",
+        "invalid_request_error",
+    ),
+    Case(
+        "function_response_without_call",
+        _gemini(
+            [_user("Weather?"), types.Content(role="user", parts=[_fn_response("get_weather")])], stream=True
+        ),
+        "gemini",
+        "INVALID_ARGUMENT",
+    ),
+]
+IDS = [f"{case.rule}-{index}" for index, case in enumerate(CASES)]
+
+
+def _rejection(case: Case, session: SessionClient) -> tuple[str, str, str | None, str]:
+    """(error type, code, param, message) from the SDK's typed 400 exception."""
+    if case.sdk == "openai":
+        with pytest.raises(openai.BadRequestError) as openai_error:
+            case.send(session)
+        err = openai_error.value
+        assert err.status_code == 400
+        return str(err.type), str(err.code), err.param, err.message
+    if case.sdk == "anthropic":
+        with pytest.raises(anthropic.BadRequestError) as anthropic_error:
+            case.send(session)
+        assert anthropic_error.value.status_code == 400
+        body = anthropic_error.value.body
+        assert isinstance(body, dict) and body["type"] == "error"
+        return body["error"]["type"], body["error"]["code"], None, body["error"]["message"]
+    with pytest.raises(genai_errors.ClientError) as gemini_error:
+        case.send(session)
+    assert gemini_error.value.code == 400
+    details = gemini_error.value.details["error"]["details"]
+    return str(gemini_error.value.status), details[0]["reason"], None, str(gemini_error.value.message)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("strict", [None, True], ids=["default", "explicit"])
+def test_strict_rule_answers_the_providers_400_and_consumes_nothing(
+    llmts_session: SessionClient, case: Case, strict: bool | None
+) -> None:
+    llmts_session.configure(_config(strict))
+
+    error_type, code, param, message = _rejection(case, llmts_session)
+
+    assert (error_type, code) == (case.error_type, case.code or case.rule)
+    assert case.param is None or param == case.param
+    assert f"llmts strict rule {case.rule}" in message
+    entry = llmts_session.requests()[-1]
+    assert (entry["status"], entry["error_code"], entry["scenario"]) == (400, case.code or case.rule, None)
+    # Nothing was consumed: the scenario still answers with its first response.
+    assert _chat()(llmts_session) == "first"
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_strict_requests_false_accepts_the_request(llmts_session: SessionClient, case: Case) -> None:
+    llmts_session.configure(_config(False))
+
+    assert case.send(llmts_session) == "first"
+    assert llmts_session.requests()[-1]["status"] == 200
+
+
+def test_unconfigured_session_is_strict(llmts_session: SessionClient) -> None:
+    with pytest.raises(openai.BadRequestError) as error:
+        _chat(messages=[*HI, {"role": "tool", "tool_call_id": "call_x", "content": "sunny"}])(llmts_session)
+    assert error.value.code == "tool_result_without_call"
+
+
+def test_strict_requests_round_trips_through_the_configuration(llmts_session: SessionClient) -> None:
+    llmts_session.configure(_config(False))
+    assert llmts_session.configuration()["strict_requests"] is False
+    llmts_session.configure(_config(True))
+    assert "strict_requests" not in llmts_session.configuration()  # the default is not echoed
+
+
+def test_valid_tool_loops_pass_every_rule(llmts_session: SessionClient) -> None:
+    """Well-formed loops (every call answered, thinking passed back first) are not touched."""
+    llmts_session.configure({**_config(None), "scenarios": [{"responses": [{"text": "ok"}] * 4}]})
+    chat = _chat(
+        messages=[
+            *HI,
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [_call("call_a"), _call("call_b", "get_time")],
+            },
+            {"role": "tool", "tool_call_id": "call_a", "content": "sunny"},
+            {"role": "tool", "tool_call_id": "call_b", "content": "noon"},
+        ],
+        model="o3-mini",
+        temperature=1,
+    )
+    responses = _responses(
+        input=[
+            {"role": "user", "content": "Weather?"},
+            {"type": "function_call", "call_id": "call_a", "name": "get_weather", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_a", "output": "sunny"},
+        ]
+    )
+    thinking = {"type": "thinking", "thinking": "Look it up.", "signature": "sig"}
+    messages = _messages(
+        max_tokens=4096,
+        thinking=THINKING,
+        messages=[
+            *HI,
+            {"role": "assistant", "content": [thinking, _tool_use("toolu_a")]},
+            {"role": "user", "content": [_tool_result("toolu_a")]},
+        ],
+    )
+    gemini = _gemini(
+        [
+            _user("Weather?"),
+            types.Content(role="model", parts=[_fn_call("get_weather")]),
+            types.Content(role="user", parts=[_fn_response("get_weather")]),
+        ]
+    )
+    assert [send(llmts_session) for send in (chat, responses, messages, gemini)] == ["ok"] * 4
+
+
+def test_envelopes_on_the_wire(llmts_session: SessionClient) -> None:
+    """Raw HTTP: each provider's 400 envelope, its request-id header and ``x-should-retry: false``."""
+    llmts_session.configure(_config(None))
+    base = llmts_session.provider_base
+    chat = raw_request(
+        base,
+        "POST",
+        "/openai/v1/chat/completions",
+        {"model": "o3-mini", "messages": HI, "temperature": 0.5},
+        {"Authorization": "Bearer " + llmts_session.credential("openai")},
+    )
+    assert (chat.status, chat.headers["x-should-retry"]) == (400, "false")
+    error = chat.json()["error"]
+    assert (error["type"], error["code"], error["param"]) == (
+        "invalid_request_error",
+        "unsupported_value",
+        "temperature",
+    )
+    assert error["message"].startswith(
+        "Unsupported value: 'temperature' does not support 0.5 with this model."
+    )
+
+    messages = raw_request(
+        base,
+        "POST",
+        "/anthropic/v1/messages",
+        {
+            "model": "claude-test-1",
+            "max_tokens": 64,
+            "messages": [{"role": "assistant", "content": "x"}, *HI],
+        },
+        {"x-api-key": llmts_session.credential("anthropic")},
+    )
+    body = messages.json()
+    assert (messages.status, body["type"], body["error"]["type"]) == (400, "error", "invalid_request_error")
+    assert body["error"]["message"].startswith('messages: first message must use the "user" role')
+    assert body["request_id"] == messages.headers["request-id"]
+
+    gemini = raw_request(
+        base,
+        "POST",
+        "/gemini/v1beta/models/gemini-test:generateContent",
+        {"contents": [{"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]}]},
+        {"x-goog-api-key": llmts_session.credential("gemini")},
+    )
+    error = gemini.json()["error"]
+    assert (gemini.status, error["code"], error["status"]) == (400, 400, "INVALID_ARGUMENT")
+    assert error["details"][0]["reason"] == "function_response_without_call"
+    assert [entry["status"] for entry in llmts_session.requests()[-3:]] == [400, 400, 400]

@@ -163,6 +163,16 @@ class ProviderAdapter:
     render_error: Callable[[LlmtsError, str], Reply]
     # Prefix of the request ids this provider reports (``x-request-id`` and friends).
     request_id_prefix: str = field(default="req_")
+    # (path prefix, renderer) for sub-trees that speak another wire's errors (Ollama's OpenAI-compatible
+    # ``/ollama/v1``); the first matching prefix wins, ``render_error`` answers everything else.
+    error_renderers: tuple[tuple[str, Callable[[LlmtsError, str], Reply]], ...] = ()
+
+    def render_error_for(self, path: str) -> Callable[[LlmtsError, str], Reply]:
+        """The error renderer of the route tree ``path`` lies in."""
+        for prefix, render in self.error_renderers:
+            if path == prefix or path.startswith(prefix + "/"):
+                return render
+        return self.render_error
 
     @property
     def namespace(self) -> str:

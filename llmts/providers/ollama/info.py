@@ -1,0 +1,34 @@
+"""The ``ollama`` namespace as data (read without loading the adapter)."""
+
+from __future__ import annotations
+
+from llmts.providers.info import ProviderInfo, SdkClient
+
+__all__ = ["OLLAMA_INFO", "PROVIDERS"]
+
+OLLAMA_INFO = ProviderInfo(
+    namespace="ollama",
+    sdk_clients=(
+        # ollama.Client(host=..., headers=...): no api_key keyword; the credential goes as a bearer header.
+        SdkClient(
+            "ollama_client",
+            "ollama",
+            "Client",
+            "/ollama",
+            url_argument="host",
+            headers_argument="headers",
+            credential_header="authorization",
+        ),
+        SdkClient(
+            "async_ollama_client",
+            "ollama",
+            "AsyncClient",
+            "/ollama",
+            url_argument="host",
+            headers_argument="headers",
+            credential_header="authorization",
+        ),
+    ),
+)
+
+PROVIDERS = (OLLAMA_INFO,)

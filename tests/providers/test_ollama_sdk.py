@@ -172,9 +172,7 @@ def test_streamed_tool_calls_come_whole_in_one_line(llmts_session: SessionClient
     _configure(
         llmts_session, {"tool_calls": [{"id": "c", "name": "get_weather", "arguments": {"city": "Oslo"}}]}
     )
-    parts = list(
-        llmts_session.ollama_client().chat(model=MODEL, messages=HI, tools=[WEATHER], stream=True)
-    )
+    parts = list(llmts_session.ollama_client().chat(model=MODEL, messages=HI, tools=[WEATHER], stream=True))
 
     assert len(parts) == 2 and parts[-1].done is True
     calls = parts[0].message.tool_calls or []
@@ -291,7 +289,9 @@ def test_early_clean_end_ends_silently_without_the_done_line(llmts_session: Sess
     entry = _entry(llmts_session, streaming=True)
     assert entry["transport_outcome"] == "early_end" and entry["terminal_marker_observed"] is False
     verdict = llmts_session.verify(
-        requests=[{"name": "streams", "query": {"streaming": True}, "require_streaming_terminal_marker": True}]
+        requests=[
+            {"name": "streams", "query": {"streaming": True}, "require_streaming_terminal_marker": True}
+        ]
     )
     assert verdict.passed is False
     assert [f.kind for f in verdict.failures] == ["terminal_marker"]

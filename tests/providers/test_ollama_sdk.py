@@ -320,7 +320,7 @@ def test_abort_connection_raises_a_transport_error_after_the_first_line(
 ) -> None:
     _fault(llmts_session, {"mode": "abort_connection", "after_content_frames": 1})
     received: list[Any] = []
-    with pytest.raises((httpx.ReadError, httpx.RemoteProtocolError)):
+    with pytest.raises(httpx.ReadError):
         _stream(llmts_session, received)
 
     assert [p.message.content for p in received] == ["One "]
@@ -359,10 +359,27 @@ def test_stall_holds_then_ends_without_the_done_line(llmts_session: SessionClien
     assert entry["transport_outcome"] == "early_end" and entry["terminal_marker_observed"] is False
 
 
-@pytest.mark.parametrize("mode", ["reset_before_headers", "empty_response"])
-def test_connection_modes_raise_a_transport_error(llmts_session: SessionClient, mode: str) -> None:
+def test_stall_beyond_the_client_timeout_raises_read_timeout(llmts_session: SessionClient) -> None:
+    _fault(llmts_session, {"mode": "stall", "after_content_frames": 1, "delay_ms": 5000})
+    received: list[Any] = []
+    with pytest.raises(httpx.ReadTimeout):
+        for part in llmts_session.ollama_client(timeout=0.3).chat(model=MODEL, messages=HI, stream=True):
+            received.append(part)
+
+    assert [p.message.content for p in received] == ["One "]
+    entry = _entry(llmts_session, streaming=True)
+    assert entry["transport_outcome"] == "client_gone" and entry["terminal_marker_observed"] is False
+
+
+@pytest.mark.parametrize(
+    ("mode", "error"),
+    [("reset_before_headers", httpx.ReadError), ("empty_response", httpx.RemoteProtocolError)],
+)
+def test_connection_modes_raise_a_transport_error(
+    llmts_session: SessionClient, mode: str, error: type[Exception]
+) -> None:
     _fault(llmts_session, {"mode": mode})
-    with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):
+    with pytest.raises(error):
         _stream(llmts_session, [])
     # The ollama client never retries: the next scripted answer is still there.
     assert llmts_session.ollama_client().chat(model=MODEL, messages=HI).message.content == "Next."
@@ -372,7 +389,7 @@ def test_http_error_page_raises_response_error_with_the_status(llmts_session: Se
     _fault(llmts_session, {"mode": "http_error_page", "status": 503})
     with pytest.raises(ollama.ResponseError) as caught:
         _stream(llmts_session, [])
-    assert caught.value.status_code == 503
+    assert caught.value.status_code == 503 and "<html>" in caught.value.error
 
 
 def test_generate_streams_carry_in_stream_plans(llmts_session: SessionClient) -> None:

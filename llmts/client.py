@@ -439,6 +439,9 @@ class SessionClient:
         """An official ``ollama.Client`` bound to this session (the credential as a bearer header)."""
         return self.sdk_client("ollama_client", **kwargs)
 
+    def async_ollama_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("async_ollama_client", **kwargs)
+
     def gemini_client(self, *, api_version: str | None = None, **kwargs: Any) -> Any:
         """An official ``google.genai.Client`` bound to this session (``api_version``: the SDK's default)."""
         if api_version is not None:
@@ -571,6 +574,9 @@ class ConversationClient:
 
     def ollama_client(self, **kwargs: Any) -> Any:
         return self.sdk_client("ollama_client", **kwargs)
+
+    def async_ollama_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("async_ollama_client", **kwargs)
 
     def gemini_client(self, *, api_version: str | None = None, **kwargs: Any) -> Any:
         if api_version is not None:

@@ -129,8 +129,9 @@ class InferenceRoute:
     # Answers some requests without consuming a scripted response (e.g. Anthropic ``max_tokens: 0``
     # cache warm-ups): return a Reply to short-circuit, or None to go on to the runtime.
     shortcut: Callable[[ProviderCall, NeutralRequest], Reply | None] | None = None
-    # The operations (``NeutralRequest.operation``) of this route whose streams are plain SSE text frames
-    # that in-stream ``stream_delivery`` plans act on; connection-level plans fit every route.
+    # The operations (``NeutralRequest.operation``) of this route whose streams are plain text frames (SSE
+    # events, NDJSON lines) that in-stream ``stream_delivery`` plans act on; connection-level plans fit
+    # every route.
     in_stream_faults: frozenset[str] = frozenset()
 
 

@@ -132,8 +132,9 @@ class NeutralRequest(BaseModel):
     cache_mode: CacheMode = "none"
     # Explicit mode: cache breakpoints as segment indexes (0 = preamble, 1 + i = messages[i]).
     cache_breakpoints: tuple[int, ...] = ()
-    # The stream is plain SSE text that in-stream ``stream_delivery`` plans act on: set by the server from
-    # what the request's route declares (``InferenceRoute.in_stream_faults``), never by parsers.
+    # The stream is plain text frames (SSE events, NDJSON lines) that in-stream ``stream_delivery`` plans
+    # act on: set by the server from what the request's route declares (``InferenceRoute.in_stream_faults``),
+    # never by parsers.
     in_stream_faults: bool = False
     # The request's reasoning settings as sent (OpenAI ``reasoning``/``reasoning_effort``, Anthropic
     # ``thinking``, Gemini ``thinkingConfig``), scalars only; journaled as ``reasoning_settings``.

@@ -8,6 +8,7 @@ and ignore extra keys, so the assertions below check the values themselves.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -418,3 +419,13 @@ def test_two_sessions_with_one_seed_answer_the_same(llmts_server: Any) -> None:
         finally:
             session.delete()
     assert answers[0] == answers[1]
+
+
+def test_async_client_streams_too(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"text": "Async hi.", "chunks": ["Async", " hi."]})
+
+    async def run() -> list[str]:
+        client = llmts_session.async_ollama_client()
+        return [p.message.content async for p in await client.chat(model=MODEL, messages=HI, stream=True)]
+
+    assert asyncio.run(run()) == ["Async", " hi.", ""]

@@ -190,3 +190,57 @@ def test_session_header_selects_the_session(llmts_session: SessionClient) -> Non
     )
 
     assert reply.json()["message"]["content"] == "By header."
+
+
+def test_an_unconfigured_session_echoes_the_latest_user_text(llmts_session: SessionClient) -> None:
+    base = llmts_session.provider_base
+    chat = raw_request(
+        base, "POST", "/ollama/api/chat", {"model": "any-model", "messages": HI, "stream": False}
+    )
+    generate = raw_request(
+        base, "POST", "/ollama/api/generate", {"model": "any-model", "prompt": "Echo me", "stream": False}
+    )
+
+    assert chat.json()["message"]["content"] == "Hi" and generate.json()["response"] == "Echo me"
+
+
+def test_a_text_answer_to_a_json_format_request_is_a_fixture_mismatch(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"text": "not json"})
+    base = llmts_session.provider_base
+    body = {"model": MODEL, "messages": HI, "format": "json", "stream": False}
+
+    mismatch = raw_request(base, "POST", "/ollama/api/chat", body)
+    plain = raw_request(base, "POST", "/ollama/api/chat", {**body, "format": ""})
+
+    assert mismatch.status == 409 and "json" in mismatch.json()["error"].lower()
+    assert plain.json()["message"]["content"] == "not json"  # the mismatch consumed nothing
+
+
+def test_generate_system_is_the_system_prompt_predicates_see(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        {
+            "models": [MODEL],
+            "conversations": [
+                {
+                    "id": "pirate",
+                    "start_at": "hello",
+                    "steps": [
+                        {
+                            "id": "hello",
+                            "when": {"system_contains": "pirate"},
+                            "response": {"text": "Arr."},
+                            "complete": True,
+                        }
+                    ],
+                }
+            ],
+        }
+    )
+    reply = raw_request(
+        llmts_session.provider_base,
+        "POST",
+        "/ollama/api/generate",
+        {"model": MODEL, "prompt": "Hi", "system": "You are a pirate.", "stream": False},
+    )
+
+    assert reply.json()["response"] == "Arr."

@@ -184,7 +184,7 @@ def chat_request(body: dict[str, Any]) -> NeutralRequest:
         stream_include_usage=stream,
         preamble=tools_text,
         system="",
-        cache_mode="implicit",
+        cache_mode="none",
         cache_breakpoints=(),
         in_stream_faults=False,
     )
@@ -208,7 +208,7 @@ def generate_request(body: dict[str, Any]) -> NeutralRequest:
         stream_include_usage=stream,
         preamble=system,
         system=system,
-        cache_mode="implicit",
+        cache_mode="none",
         cache_breakpoints=(),
         in_stream_faults=False,
     )

@@ -22,12 +22,11 @@ HI: list[Any] = [{"role": "user", "content": "Hi"}]
 
 def _client(session: SessionClient, **kwargs: Any) -> openai.OpenAI:
     kwargs.setdefault("max_retries", 0)
-    return openai.OpenAI(
-        base_url=session.provider_base + "/ollama/v1",
-        api_key="ollama",
-        _strict_response_validation=True,
-        **kwargs,
+    client: openai.OpenAI = session.sdk_client(
+        "ollama_openai_client", _strict_response_validation=True, **kwargs
     )
+    assert str(client.base_url) == session.provider_base + "/ollama/v1/"
+    return client
 
 
 def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
@@ -80,6 +79,24 @@ def test_errors_raise_the_openai_sdk_classes(llmts_session: SessionClient) -> No
         client.chat.completions.create(model="other", messages=HI)
 
     assert limited.value.code == "rate_limit_exceeded"
+
+
+def test_the_ollama_credential_guards_the_compatible_api(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        {
+            "models": [MODEL],
+            "provider_credentials": {"ollama": "o-key"},
+            "scenarios": [{"responses": [{"text": "ok"}]}],
+        }
+    )
+    wrong = openai.OpenAI(base_url=llmts_session.provider_base + "/ollama/v1", api_key="nope", max_retries=0)
+
+    with pytest.raises(openai.AuthenticationError):
+        wrong.chat.completions.create(model=MODEL, messages=HI)
+    assert (
+        _client(llmts_session).chat.completions.create(model=MODEL, messages=HI).choices[0].message.content
+        == "ok"
+    )
 
 
 def test_models_list_and_retrieve(llmts_session: SessionClient) -> None:

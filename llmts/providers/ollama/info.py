@@ -28,6 +28,8 @@ OLLAMA_INFO = ProviderInfo(
             headers_argument="headers",
             credential_header="authorization",
         ),
+        # The openai SDK on Ollama's OpenAI-compatible API, with the ollama namespace's credential.
+        SdkClient("ollama_openai_client", "openai", "OpenAI", "/ollama/v1"),
     ),
 )
 

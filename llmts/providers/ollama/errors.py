@@ -1,4 +1,4 @@
-"""Ollama's error envelope: ``{"error": "<message>"}`` with the HTTP status (wire/PROTOCOLS.md §6.2).
+"""Ollama's error envelope: ``{"error": "<message>"}`` with the HTTP status (docs/providers.md, "Ollama").
 
 The ``ollama`` client raises ``ollama.ResponseError`` with ``.error`` (the text under ``error``) and
 ``.status_code``; it never retries, but a scripted ``retry_after`` is still sent as ``retry-after``.

@@ -1,5 +1,5 @@
 """Ollama's model routes from the session's models: ``/api/tags``, ``/api/show``, ``/api/ps``,
-``/api/version``, and the OpenAI-compatible ``/v1/models`` listing (wire/PROTOCOLS.md §6.2).
+``/api/version``, and the OpenAI-compatible ``/v1/models`` listing (docs/providers.md, "Ollama").
 
 Every value is derived from the model name (digest, sizes) or fixed, so listings are deterministic.
 """

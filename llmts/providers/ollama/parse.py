@@ -1,4 +1,4 @@
-"""Ollama ``/api/chat`` and ``/api/generate`` requests -> ``NeutralRequest`` (wire/PROTOCOLS.md §6.2).
+"""Ollama ``/api/chat`` and ``/api/generate`` requests -> ``NeutralRequest`` (docs/providers.md, "Ollama").
 
 Lenient where clients add fields (``options``, ``keep_alive``, ``images``... are ignored), strict where
 Ollama answers 400 (wrong types, a missing ``model``, unknown roles, a bad ``format`` or ``think``).

@@ -1,5 +1,5 @@
 """``Completion`` -> Ollama ``/api/chat`` and ``/api/generate`` JSON, or NDJSON stream lines
-(wire/PROTOCOLS.md §6.2).
+(docs/providers.md, "Ollama").
 
 A stream is one JSON object per line (``application/x-ndjson``), no blank lines: one line per text chunk
 (``"done": false``), tool calls whole in one line (as Ollama sends them), then the terminal line with

@@ -193,6 +193,11 @@ def test_format_json_and_schema_answer_json(llmts_session: SessionClient, fmt: A
     assert json.loads(response.message.content or "") == {"answer": 42}
 
 
+# ``think`` arrived in ollama 0.5 (``tox -e ollama04`` runs this module with 0.4).
+_THINK = "think" in ollama._types.ChatRequest.model_fields
+
+
+@pytest.mark.skipif(not _THINK, reason="this ollama client has no think parameter")
 def test_think_is_accepted_and_a_bad_think_value_is_refused(llmts_session: SessionClient) -> None:
     _configure(llmts_session, {"text": "Thought about it."})
     client = llmts_session.ollama_client()
@@ -201,6 +206,39 @@ def test_think_is_accepted_and_a_bad_think_value_is_refused(llmts_session: Sessi
     with pytest.raises(ollama.ResponseError) as caught:
         client.chat(model=MODEL, messages=HI, think="extreme")  # type: ignore[arg-type]
     assert caught.value.status_code == 400 and "think" in caught.value.error
+
+
+def test_a_tool_result_without_tool_name_answers_the_oldest_open_call(llmts_session: SessionClient) -> None:
+    """ollama clients before 0.5 drop ``tool_name`` from tool messages; the result still pairs up."""
+    llmts_session.configure(
+        {
+            "models": [MODEL],
+            "conversations": [
+                {
+                    "id": "g",
+                    "start_at": "done",
+                    "steps": [
+                        {
+                            "id": "done",
+                            "when": {"tool_result": {"name": "get_weather"}},
+                            "response": {"text": "Paired."},
+                            "complete": True,
+                        }
+                    ],
+                }
+            ],
+        }
+    )
+    call = {"function": {"name": "get_weather", "arguments": {"city": "Rome"}}}
+    messages = [
+        *HI,
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "content": "9C"},
+    ]
+
+    answer = llmts_session.ollama_client().chat(model=MODEL, messages=messages, tools=[WEATHER])
+
+    assert answer.message.content == "Paired."
 
 
 # --- model routes ----------------------------------------------------------------------------------------

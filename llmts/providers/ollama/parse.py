@@ -5,8 +5,8 @@ Ollama answers 400 (wrong types, a missing ``model``, unknown roles, a bad ``for
 
 * ``stream`` defaults to **true** when absent, as Ollama does (the ``ollama`` client always sends it).
 * ``messages``: ``system``/``user``/``assistant``/``tool``; assistant ``tool_calls`` carry ``arguments`` as
-  a JSON object. Ollama has no call ids: a ``tool`` message (``tool_name``, or a ``tool_call_id`` newer
-  clients send) answers the oldest unanswered call of that name, whose id is its wire ``id`` or its name.
+  a JSON object. Ollama has no call ids: a ``tool`` message answers a call as ``_CallIds`` pairs them;
+  a call's id is its wire ``id`` if any, else its name.
 * ``tools`` form the preamble (prompt tokens, cache prefix); Ollama has no ``tool_choice``.
 * ``format``: ``"json"`` -> ``json_object``, a JSON schema object -> ``json_schema``, ``""`` -> text.
 * ``think``: ``true``/``false`` or ``"low"``/``"medium"``/``"high"`` (accepted; the answer's ``thinking``
@@ -56,21 +56,22 @@ def _string(body: dict[str, Any], key: str, where: str = "") -> str:
 
 
 class _CallIds:
-    """Pairs tool results with the calls they answer (Ollama's wire has no call ids)."""
+    """Pairs tool results with the calls they answer (Ollama's wire has no call ids): by id when the
+    client sends one, else the oldest unanswered call of the result's ``tool_name``, else (ollama clients
+    before 0.5 send no ``tool_name``) the oldest unanswered call of any name."""
 
     def __init__(self) -> None:
-        self._pending: dict[str, list[str]] = {}
+        self._pending: list[tuple[str, str]] = []  # (name, id), oldest first
 
     def called(self, name: str, call_id: str) -> None:
-        self._pending.setdefault(name, []).append(call_id)
+        self._pending.append((name, call_id))
 
     def answered(self, name: str, call_id: str | None) -> str:
-        pending = self._pending.get(name)
-        if call_id:
-            if pending and call_id in pending:
-                pending.remove(call_id)
-            return call_id
-        return pending.pop(0) if pending else name
+        for index, (pending_name, pending_id) in enumerate(self._pending):
+            if (call_id and pending_id == call_id) or (not call_id and (not name or pending_name == name)):
+                del self._pending[index]
+                return pending_id
+        return call_id or name
 
 
 def _tool_calls(raw: Any, where: str, ids: _CallIds) -> tuple[NeutralToolCall, ...]:

@@ -31,6 +31,7 @@ from llmts.schema.neutral import (
     build,
     neutral_message,
 )
+from llmts.schema.wire_values import one_of
 
 __all__ = ["CHAT", "GENERATE", "parse_chat", "parse_generate"]
 
@@ -115,7 +116,7 @@ def _messages(raw: Any) -> tuple[NeutralMessage, ...]:
         if not isinstance(message, dict):
             raise _bad(f"{where} must be an object")
         role = message.get("role")
-        if role not in _ROLES:
+        if not one_of(role, _ROLES):
             raise _bad(f"{where}.role must be one of system, user, assistant, tool (got {role!r})")
         text = _string(message, "content", where + ".")
         if role == "tool":
@@ -164,7 +165,7 @@ def _common(body: dict[str, Any]) -> tuple[str, bool]:
     if not isinstance(stream, bool):
         raise _bad("stream must be a boolean")
     think = body.get("think")
-    if think is not None and not isinstance(think, bool) and think not in _THINK_LEVELS:
+    if think is not None and not isinstance(think, bool) and not one_of(think, _THINK_LEVELS):
         raise _bad(f"invalid think value: {orjson.dumps(think).decode()} (true, false, low, medium or high)")
     return model, stream
 

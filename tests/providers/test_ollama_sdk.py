@@ -467,3 +467,46 @@ def test_async_client_streams_too(llmts_session: SessionClient) -> None:
         return [p.message.content async for p in await client.chat(model=MODEL, messages=HI, stream=True)]
 
     assert asyncio.run(run()) == ["Async", " hi.", ""]
+
+
+# --- realistic answers (docs/realistic-answers.md) ----------------------------------------------------------
+
+
+def test_reasoning_is_the_thinking_field_json_and_streamed(llmts_session: SessionClient) -> None:
+    answer = {"text": "42.", "chunks": ["4", "2."], "reasoning": {"text": "Six times seven."}}
+    _configure(llmts_session, answer, answer, answer)
+    client = llmts_session.ollama_client()
+
+    whole = client.chat(model=MODEL, messages=HI)
+    parts = list(client.chat(model=MODEL, messages=HI, stream=True))
+    generated = client.generate(model=MODEL, prompt="Hi")
+
+    assert (whole.message.thinking, whole.message.content) == ("Six times seven.", "42.")
+    assert [(p.message.thinking, p.message.content) for p in parts] == [
+        ("Six times seven.", ""),
+        (None, "4"),
+        (None, "2."),
+        (None, ""),
+    ]
+    assert (generated.thinking, generated.response) == ("Six times seven.", "42.")
+
+
+def test_length_finish_reason_is_done_reason_length(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"text": "Cut", "finish_reason": "length"})
+    assert llmts_session.ollama_client().chat(model=MODEL, messages=HI).done_reason == "length"
+
+
+def test_a_mixed_answer_streams_its_text_before_the_calls(llmts_session: SessionClient) -> None:
+    mixed = {
+        "text": "Let me check.",
+        "tool_calls": [{"id": "c", "name": "get_weather", "arguments": {"city": "Oslo"}}],
+    }
+    _configure(llmts_session, mixed, mixed)
+    client = llmts_session.ollama_client()
+
+    whole = client.chat(model=MODEL, messages=HI, tools=[WEATHER])
+    parts = list(client.chat(model=MODEL, messages=HI, tools=[WEATHER], stream=True))
+
+    assert whole.message.content == "Let me check." and len(whole.message.tool_calls or []) == 1
+    assert [p.message.content for p in parts] == ["Let me check.", "", ""]
+    assert parts[1].message.tool_calls and parts[1].message.tool_calls[0].function.name == "get_weather"

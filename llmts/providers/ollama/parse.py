@@ -30,6 +30,7 @@ from llmts.schema.neutral import (
     ToolChoice,
     build,
     neutral_message,
+    reasoning_settings,
 )
 from llmts.schema.wire_values import one_of
 
@@ -157,7 +158,7 @@ def _format(raw: Any) -> ResponseFormat:
     raise _bad(f'invalid format: {orjson.dumps(raw).decode()}; expected "json" or a JSON schema object')
 
 
-def _common(body: dict[str, Any]) -> tuple[str, bool]:
+def _common(body: dict[str, Any]) -> tuple[str, bool, dict[str, Any] | None]:
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise _bad("model is required")
@@ -167,11 +168,11 @@ def _common(body: dict[str, Any]) -> tuple[str, bool]:
     think = body.get("think")
     if think is not None and not isinstance(think, bool) and not one_of(think, _THINK_LEVELS):
         raise _bad(f"invalid think value: {orjson.dumps(think).decode()} (true, false, low, medium or high)")
-    return model, stream
+    return model, stream, reasoning_settings({"think": think})
 
 
 def chat_request(body: dict[str, Any]) -> NeutralRequest:
-    model, stream = _common(body)
+    model, stream, thinking = _common(body)
     tool_names, tools_text = _tools(body.get("tools"))
     return build(
         NeutralRequest,
@@ -189,11 +190,12 @@ def chat_request(body: dict[str, Any]) -> NeutralRequest:
         cache_mode="none",
         cache_breakpoints=(),
         in_stream_faults=False,
+        reasoning_settings=thinking,
     )
 
 
 def generate_request(body: dict[str, Any]) -> NeutralRequest:
-    model, stream = _common(body)
+    model, stream, thinking = _common(body)
     prompt = _string(body, "prompt")
     system = _string(body, "system")
     messages = (neutral_message(role="user", text=prompt),) if prompt else ()
@@ -213,6 +215,7 @@ def generate_request(body: dict[str, Any]) -> NeutralRequest:
         cache_mode="none",
         cache_breakpoints=(),
         in_stream_faults=False,
+        reasoning_settings=thinking,
     )
 
 

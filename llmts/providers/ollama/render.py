@@ -59,22 +59,38 @@ def _tool_calls(output: ScriptedOutput) -> list[dict[str, Any]]:
     ]
 
 
+def _thinking(output: ScriptedOutput) -> str:
+    """The fixture's reasoning as Ollama's ``thinking`` text (redacted reasoning has none to show)."""
+    reasoning = output.reasoning
+    return reasoning.thinking() if reasoning is not None and not reasoning.redacted else ""
+
+
+def _text(output: ScriptedOutput) -> str:
+    # A refusal is plain content on this wire (Ollama has no refusal field).
+    return output.text or (output.refusal or "")
+
+
 def _message(output: ScriptedOutput, text: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": text}
+    if thinking := _thinking(output):
+        message["thinking"] = thinking
     if output.kind == "tool_calls":
         message["tool_calls"] = _tool_calls(output)
     return message
 
 
 def _chunks(output: ScriptedOutput) -> list[str]:
-    return [chunk for chunk in output.chunks if chunk] or ([output.text] if output.text else [])
+    text = _text(output)
+    return [chunk for chunk in output.chunks if chunk] or ([text] if text else [])
 
 
 def _head(request: NeutralRequest, completion: Completion) -> dict[str, Any]:
     return {"model": request.model, "created_at": created_at(completion.created_at)}
 
 
-def _done(completion: Completion, reason: str = "stop") -> dict[str, Any]:
+def _done(completion: Completion) -> dict[str, Any]:
+    # Ollama stops for ``length`` (num_predict) or ``stop``; it has no content-filter or refusal reason.
+    reason = "length" if completion.output.finish_reason == "length" else "stop"
     return {"done": True, "done_reason": reason, **_durations(completion.usage)}
 
 
@@ -95,18 +111,21 @@ def render_chat(request: NeutralRequest, completion: Completion, request_id: str
     output = completion.output
     head = _head(request, completion)
     if not request.stream:
-        text = "" if output.kind == "tool_calls" else output.text
-        payload = {**head, "message": _message(output, text), **_done(completion)}
+        payload = {**head, "message": _message(output, _text(output)), **_done(completion)}
         return Reply(200, [_JSON_HEADERS, ("x-request-id", request_id)], orjson.dumps(payload))
     lines: list[dict[str, Any]] = []
     content: list[bool] = []
-    if output.kind == "tool_calls":
-        lines.append({**head, "message": _message(output, ""), "done": False})
+    if thinking := _thinking(output):  # Ollama streams the thinking before the answer
+        thought = {"role": "assistant", "content": "", "thinking": thinking}
+        lines.append({**head, "message": thought, "done": False})
         content.append(False)
-    else:
-        for chunk in _chunks(output):
-            lines.append({**head, "message": {"role": "assistant", "content": chunk}, "done": False})
-            content.append(True)
+    for chunk in _chunks(output):  # the text (of a mixed answer too) comes before the calls
+        lines.append({**head, "message": {"role": "assistant", "content": chunk}, "done": False})
+        content.append(True)
+    if output.kind == "tool_calls":
+        calls = {"role": "assistant", "content": "", "tool_calls": _tool_calls(output)}
+        lines.append({**head, "message": calls, "done": False})
+        content.append(False)
     lines.append({**head, "message": {"role": "assistant", "content": ""}, **_done(completion)})
     return _stream(lines, content, request_id)
 
@@ -118,18 +137,20 @@ def _context(usage: Usage) -> list[int]:
 def render_generate(request: NeutralRequest, completion: Completion, request_id: str) -> Reply:
     output = completion.output
     head = _head(request, completion)
+    thinking = _thinking(output)
     if not request.stream:
-        payload = {
-            **head,
-            "response": output.text,
-            **_done(completion),
-            "context": _context(completion.usage),
-        }
+        payload = {**head, "response": _text(output)}
+        if thinking:
+            payload["thinking"] = thinking
+        payload.update({**_done(completion), "context": _context(completion.usage)})
         return Reply(200, [_JSON_HEADERS, ("x-request-id", request_id)], orjson.dumps(payload))
     chunks = _chunks(output)
-    lines: list[dict[str, Any]] = [{**head, "response": chunk, "done": False} for chunk in chunks]
+    lines: list[dict[str, Any]] = []
+    if thinking:
+        lines.append({**head, "response": "", "thinking": thinking, "done": False})
+    lines.extend({**head, "response": chunk, "done": False} for chunk in chunks)
     lines.append({**head, "response": "", **_done(completion), "context": _context(completion.usage)})
-    return _stream(lines, [True] * len(chunks), request_id)
+    return _stream(lines, [False] * bool(thinking) + [True] * len(chunks), request_id)
 
 
 def render_load(request: NeutralRequest, timestamp: int, request_id: str) -> Reply:

@@ -510,3 +510,10 @@ def test_a_mixed_answer_streams_its_text_before_the_calls(llmts_session: Session
     assert whole.message.content == "Let me check." and len(whole.message.tool_calls or []) == 1
     assert [p.message.content for p in parts] == ["Let me check.", "", ""]
     assert parts[1].message.tool_calls and parts[1].message.tool_calls[0].function.name == "get_weather"
+
+
+def test_a_refusal_is_the_content(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"refusal": "I can't help with that."})
+    answer = llmts_session.ollama_client().chat(model=MODEL, messages=HI)
+
+    assert (answer.message.content, answer.done_reason) == ("I can't help with that.", "stop")

@@ -34,15 +34,21 @@ PACKAGE = Path(__file__).resolve().parent.parent / "llmts"
 
 
 def test_the_registry_serves_todays_namespaces_in_order() -> None:
-    assert [adapter.namespace for adapter in ADAPTERS] == ["openai", "azure-openai", "anthropic", "gemini"]
+    assert [adapter.namespace for adapter in ADAPTERS] == [
+        "openai",
+        "azure-openai",
+        "anthropic",
+        "gemini",
+        "ollama",
+    ]
     assert CATALOG.namespaces == PROVIDER_NAMESPACES
     assert CATALOG.namespaces == (
         "openai",
         "azure-openai",
         "anthropic",
         "gemini",
-        "cohere",
         "ollama",
+        "cohere",
         "bedrock",
     )
     assert CATALOG.default.namespace == "openai"
@@ -87,6 +93,9 @@ def test_routes_declare_the_streams_in_stream_plans_act_on() -> None:
         ("azure-openai", "responses"),
         ("anthropic", "messages"),
         ("gemini", "stream_generate_content.sse"),
+        ("ollama", "chat"),
+        ("ollama", "generate"),
+        ("ollama", "chat.completions"),
     }
 
 

@@ -21,17 +21,16 @@ PACKAGES: tuple[str, ...] = (
     "llmts.providers.openai",
     "llmts.providers.anthropic",
     "llmts.providers.gemini",
+    "llmts.providers.ollama",
 )
 
 # Planned namespaces without an adapter yet: configurations may already name them (credentials, scenario
 # ``provider`` filters), they just receive no requests.
-RESERVED_NAMESPACES: tuple[str, ...] = ("cohere", "ollama", "bedrock")
+RESERVED_NAMESPACES: tuple[str, ...] = ("cohere", "bedrock")
 
 # The environment the reserved namespaces' official SDKs read, so ``llmts env`` already points them at a
 # session; each entry moves to its provider's ``info.py`` when the package is added.
 RESERVED_ENV: tuple[ProviderInfo, ...] = (
-    # ollama.Client() reads the host (a URL with a path works).
-    ProviderInfo("ollama", env=(env_url("OLLAMA_HOST", "/ollama", "ollama.Client"),)),
     # cohere.ClientV2() reads the base URL and key.
     ProviderInfo(
         "cohere",

@@ -209,6 +209,9 @@ def assert_envelope(answer: Answer, family: str, method: str) -> None:
     body = json.loads(answer.body)
     assert isinstance(body, dict), body
     error = body.get("error")
+    if family == "ollama" and not isinstance(error, dict):  # Ollama's native envelope: {"error": "<text>"}
+        assert set(body) == {"error"} and isinstance(error, str) and error, body
+        return
     assert isinstance(error, dict), body
     if isinstance(error.get("details"), list) and error.get("code") == "malformed_http_request":
         family = "control"

@@ -142,6 +142,28 @@ GEMINI: list[dict[str, Any]] = [
     },
 ]
 
+OLLAMA: list[dict[str, Any]] = [
+    {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "Hi"}], "stream": False},
+    {
+        "model": "gpt-4.1-mini",
+        "messages": [
+            {"role": "system", "content": "Be brief"},
+            {"role": "user", "content": "Weather?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}],
+            },
+            {"role": "tool", "content": "sunny", "tool_name": "get_weather"},
+        ],
+        "tools": [_FUNCTION],
+        "format": {"type": "object", "properties": {"a": {"type": "string"}}},
+        "think": "low",
+        "options": {"temperature": 0.1},
+    },
+    {"model": "gpt-4.1-mini", "prompt": "Hi", "system": "Be brief", "format": "json", "stream": True},
+]
+
 # Realistic values for werkzeug path arguments, by argument name.
 PATH_ARGUMENTS: dict[str, list[str]] = {
     "model": ["gpt-4.1-mini", "gpt-4o", "claude-sonnet-4-5", "gemini-2.5-flash", "models/gemini-2.5-flash"],

@@ -30,7 +30,12 @@ from tests.fuzz.strategies import (
 
 __all__ = ["fuzz_server"]
 
-_PREFIXES = {adapter.prefix: adapter.namespace for adapter in ADAPTERS}
+# Sub-trees with their own error envelope first (family_of takes the first matching prefix); today the
+# only one, Ollama's OpenAI-compatible /ollama/v1, answers in OpenAI's envelope.
+_PREFIXES = {
+    **{prefix: "openai" for adapter in ADAPTERS for prefix, _ in adapter.error_renderers},
+    **{adapter.prefix: adapter.namespace for adapter in ADAPTERS},
+}
 _SESSIONS = ["default", "nope", "locked"]
 _CREDENTIALS = ["sk-right", "sk-wrong"]
 
@@ -46,6 +51,8 @@ def _seeds_for(rule: str) -> list[dict[str, Any]]:
         return seeds.ANTHROPIC
     if "/gemini/" in rule:
         return seeds.GEMINI
+    if "/ollama/api/" in rule and not rule.endswith(("/tags", "/ps", "/version")):
+        return seeds.OLLAMA
     return [{}]
 
 

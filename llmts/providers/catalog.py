@@ -21,11 +21,12 @@ PACKAGES: tuple[str, ...] = (
     "llmts.providers.openai",
     "llmts.providers.anthropic",
     "llmts.providers.gemini",
+    "llmts.providers.cohere",
 )
 
 # Planned namespaces without an adapter yet: configurations may already name them (credentials, scenario
 # ``provider`` filters), they just receive no requests.
-RESERVED_NAMESPACES: tuple[str, ...] = ("cohere", "ollama", "bedrock")
+RESERVED_NAMESPACES: tuple[str, ...] = ("ollama", "bedrock")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,514 @@
+"""Cohere v2 chat through the official ``cohere`` SDK (``ClientV2``) against a real gunicorn+gevent server.
+
+The SDK has no strict response validation (it builds its models leniently, and skips stream events it
+cannot parse), so these tests assert every field the SDK exposes, and tests/providers/test_cohere_wire.py
+asserts the bytes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import cohere
+import pytest
+
+from llmts import ConfigBuilder, LlmTestServer, SessionClient
+
+pytestmark = pytest.mark.sdk
+
+MODEL = "command-a-03-2025"
+HI = [{"role": "user", "content": "Hi"}]
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather for a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+TIME = {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}
+
+
+def _builder() -> ConfigBuilder:
+    return ConfigBuilder().models(MODEL)
+
+
+@pytest.fixture
+def client(llmts_session: SessionClient) -> Any:
+    return llmts_session.cohere_client(max_retries=0)
+
+
+def _chat(client: Any, **kwargs: Any) -> Any:
+    kwargs.setdefault("model", MODEL)
+    kwargs.setdefault("messages", HI)
+    return client.chat(**kwargs)
+
+
+def _stream(client: Any, **kwargs: Any) -> list[Any]:
+    kwargs.setdefault("model", MODEL)
+    kwargs.setdefault("messages", HI)
+    return list(client.chat_stream(**kwargs))
+
+
+def _entries(session: SessionClient, **filters: Any) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + 5
+    while True:
+        entries = session.requests(provider="cohere", **filters)
+        if all(entry["completed"] for entry in entries):
+            return entries
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+# --- text ---------------------------------------------------------------------------------------
+
+
+def test_text_answer_with_usage(llmts_session: SessionClient, client: Any) -> None:
+    llmts_session.configure(_builder().scenario().text("Hello there.").build())
+
+    reply = _chat(client)
+
+    assert isinstance(reply, cohere.V2ChatResponse)
+    assert reply.id and reply.finish_reason == "COMPLETE"
+    assert reply.message.role == "assistant"
+    assert [(c.type, c.text) for c in reply.message.content] == [("text", "Hello there.")]
+    assert reply.message.tool_calls is None and reply.message.tool_plan is None
+    # Documented estimate: 3 per request + (4 + ceil(2/4)) per message; output ceil(12/4).
+    assert (reply.usage.billed_units.input_tokens, reply.usage.billed_units.output_tokens) == (8, 3)
+    assert (reply.usage.tokens.input_tokens, reply.usage.tokens.output_tokens) == (8, 3)
+    assert reply.usage.cached_tokens == 0
+
+
+def test_system_and_content_blocks_are_read(llmts_session: SessionClient, client: Any) -> None:
+    llmts_session.configure(
+        _builder()
+        .conversation("sys")
+        .step("one")
+        .when(system_contains="pirate", latest_user_equals="Ahoy there")
+        .text("Arr.")
+        .complete()
+        .config
+    )
+    messages = [
+        {"role": "system", "content": "You are a pirate."},
+        {"role": "user", "content": [{"type": "text", "text": "Ahoy"}, {"type": "text", "text": " there"}]},
+    ]
+
+    assert _chat(client, messages=messages).message.content[0].text == "Arr."
+
+
+def test_stream_events_in_cohere_order(llmts_session: SessionClient, client: Any) -> None:
+    llmts_session.configure(_builder().scenario().text("Hello there.", chunks=["Hello", " there."]).build())
+
+    events = _stream(client)
+
+    assert [e.type for e in events] == [
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-delta",
+        "content-end",
+        "message-end",
+    ]
+    start, end = events[0], events[-1]
+    assert start.id and start.delta.message.role == "assistant"
+    assert events[1].index == 0 and events[1].delta.message.content.type == "text"
+    assert [e.delta.message.content.text for e in events[2:4]] == ["Hello", " there."]
+    assert end.delta.finish_reason == "COMPLETE"
+    assert (end.delta.usage.tokens.input_tokens, end.delta.usage.tokens.output_tokens) == (8, 3)
+    assert end.delta.usage.billed_units.output_tokens == 3
+
+
+def test_async_client_streams(llmts_session: SessionClient) -> None:
+    llmts_session.configure(_builder().scenario().text("Async hello.", chunks=["Async", " hello."]).build())
+
+    async def run() -> list[str]:
+        client = llmts_session.async_cohere_client(max_retries=0)
+        return [
+            e.delta.message.content.text
+            async for e in client.chat_stream(model=MODEL, messages=HI)
+            if e.type == "content-delta"
+        ]
+
+    assert asyncio.run(run()) == ["Async", " hello."]
+
+
+# --- tools --------------------------------------------------------------------------------------
+
+
+def test_tool_call_then_result_round_trip(llmts_session: SessionClient, client: Any) -> None:
+    llmts_session.configure(
+        _builder()
+        .scenario()
+        .tool_call("get_weather", {"city": "Paris"}, id="get_weather_1")
+        .text("It is sunny in Paris.")
+        .build()
+    )
+    ask = [{"role": "user", "content": "Weather in Paris?"}]
+
+    first = _chat(client, messages=ask, tools=[WEATHER])
+
+    assert first.finish_reason == "TOOL_CALL"
+    assert first.message.tool_plan == "I will use get_weather."
+    assert first.message.content is None
+    [call] = first.message.tool_calls
+    assert (call.id, call.type, call.function.name) == ("get_weather_1", "function", "get_weather")
+    assert json.loads(call.function.arguments) == {"city": "Paris"}
+
+    history = [
+        *ask,
+        {"role": "assistant", "tool_plan": first.message.tool_plan, "tool_calls": first.message.tool_calls},
+        {
+            "role": "tool",
+            "tool_call_id": call.id,
+            "content": [{"type": "document", "document": {"data": {"weather": "sunny"}}}],
+        },
+    ]
+    second = _chat(client, messages=history, tools=[WEATHER])
+
+    assert second.message.content[0].text == "It is sunny in Paris."
+    first_entry, second_entry = _entries(llmts_session, order="asc")
+    assert [(c["id"], c["name"]) for c in first_entry["response_tool_calls"]] == [
+        ("get_weather_1", "get_weather")
+    ]
+    assert [(c["id"], c["name"]) for c in second_entry["request_tool_calls"]] == [
+        ("get_weather_1", "get_weather")
+    ]
+    [result] = second_entry["tool_results"]
+    assert (result["call_id"], result["name"]) == ("get_weather_1", "get_weather")
+    assert json.loads(result["content"]) == {"weather": "sunny"}
+
+
+def test_streamed_parallel_tool_calls(llmts_session: SessionClient, client: Any) -> None:
+    llmts_session.configure(
+        _builder()
+        .scenario()
+        .tool_calls(
+            {"name": "get_weather", "arguments": {"city": "Paris"}, "id": "w1"},
+            {"name": "get_time", "arguments": {"tz": "CET"}, "id": "t1"},
+        )
+        .build()
+    )
+
+    events = _stream(client, tools=[WEATHER, TIME])
+
+    assert [e.type for e in events] == [
+        "message-start",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "message-end",
+    ]
+    assert events[1].delta.message.tool_plan == "I will use get_weather, get_time."
+    starts = [e for e in events if e.type == "tool-call-start"]
+    assert [
+        (e.index, e.delta.message.tool_calls.id, e.delta.message.tool_calls.function.name) for e in starts
+    ] == [
+        (0, "w1", "get_weather"),
+        (1, "t1", "get_time"),
+    ]
+    assert all(e.delta.message.tool_calls.function.arguments == "" for e in starts)
+    arguments = [e.delta.message.tool_calls.function.arguments for e in events if e.type == "tool-call-delta"]
+    assert [json.loads(a) for a in arguments] == [{"city": "Paris"}, {"tz": "CET"}]
+    assert events[-1].delta.finish_reason == "TOOL_CALL"
+
+
+def test_tool_choice_required_and_none(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        _builder().scenario().text("plain").tool_call("get_weather", {"city": "Oslo"}).build()
+    )
+    client = llmts_session.cohere_client(max_retries=0)
+
+    with pytest.raises(cohere.core.ApiError) as caught:  # 409: the SDK models no class for it
+        _chat(client, tools=[WEATHER], tool_choice="REQUIRED")
+    assert caught.value.status_code == 409
+    assert caught.value.body["code"] == "llm_test_server_fixture_mismatch"
+    assert _chat(client, tools=[WEATHER], tool_choice="NONE").message.content[0].text == "plain"
+    assert _chat(client, tools=[WEATHER], tool_choice="REQUIRED").finish_reason == "TOOL_CALL"
+
+
+def test_predicate_driven_tool_loop(llmts_session: SessionClient, client: Any) -> None:
+    """A conversation graph drives a whole agent loop: call, result with its arguments, answer."""
+    llmts_session.configure(
+        _builder()
+        .conversation("agent")
+        .step("call")
+        .when(latest_user_contains="weather", declares_tool="get_weather")
+        .tool_call("get_weather", {"city": "Paris"}, id="call_w")
+        .then("answer")
+        .step("answer")
+        .when(tool_result={"name": "get_weather", "call_id": "call_w"})
+        .text("Sunny, 21 degrees.")
+        .complete()
+        .config
+    )
+    messages: list[Any] = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+    while True:
+        reply = _chat(client, messages=messages, tools=[WEATHER])
+        if reply.finish_reason != "TOOL_CALL":
+            break
+        messages.append(
+            {
+                "role": "assistant",
+                "tool_plan": reply.message.tool_plan,
+                "tool_calls": reply.message.tool_calls,
+            }
+        )
+        for call in reply.message.tool_calls:
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": '{"sky": "sunny"}'})
+
+    assert reply.message.content[0].text == "Sunny, 21 degrees."
+    [state] = llmts_session.conversations()
+    assert (state["executed_steps"], state["state"]) == (["call", "answer"], "completed")
+
+
+# --- structured output --------------------------------------------------------------------------
+
+
+def test_json_object_and_json_schema(llmts_session: SessionClient, client: Any) -> None:
+    llmts_session.configure(_builder().scenario().json({"answer": 42}).json({"city": "Paris"}).build())
+
+    plain = _chat(client, response_format={"type": "json_object"})
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    typed = _chat(client, response_format={"type": "json_object", "json_schema": schema})
+
+    assert json.loads(plain.message.content[0].text) == {"answer": 42}
+    assert json.loads(typed.message.content[0].text) == {"city": "Paris"}
+    assert typed.finish_reason == "COMPLETE"
+
+
+def test_text_that_is_not_json_does_not_answer_json_mode(llmts_session: SessionClient, client: Any) -> None:
+    llmts_session.configure(_builder().scenario().text("not json").build())
+
+    with pytest.raises(cohere.core.ApiError) as caught:
+        _chat(client, response_format={"type": "json_object"})
+    assert caught.value.status_code == 409
+
+
+# --- models -------------------------------------------------------------------------------------
+
+
+def test_models_list_and_get(llmts_session: SessionClient, client: Any) -> None:
+    llmts_session.configure(ConfigBuilder().models(MODEL, "command-r7b").build())
+
+    listed = client.models.list()
+    one = client.models.get(MODEL)
+
+    assert [m.name for m in listed.models] == [MODEL, "command-r7b"]
+    assert listed.next_page_token is None
+    assert listed.models[0].endpoints == ["chat"] and listed.models[0].context_length == 128000
+    assert one.name == MODEL
+    paged = client.models.list(page_size=1)
+    assert [m.name for m in paged.models] == [MODEL] and paged.next_page_token == "1"
+    rest = client.models.list(page_size=1, page_token=paged.next_page_token)
+    assert [m.name for m in rest.models] == ["command-r7b"] and rest.next_page_token is None
+    with pytest.raises(cohere.NotFoundError) as caught:
+        client.models.get("command-nope")
+    assert "command-nope" in caught.value.body["message"]
+
+
+# --- errors and retries -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "error_class"),
+    [
+        (400, cohere.BadRequestError),
+        (401, cohere.UnauthorizedError),
+        (403, cohere.ForbiddenError),
+        (404, cohere.NotFoundError),
+        (422, cohere.UnprocessableEntityError),
+        (429, cohere.TooManyRequestsError),
+        (498, cohere.InvalidTokenError),
+        (499, cohere.ClientClosedRequestError),
+        (500, cohere.InternalServerError),
+        (501, cohere.NotImplementedError),
+        (503, cohere.ServiceUnavailableError),
+        (504, cohere.GatewayTimeoutError),
+    ],
+)
+def test_scripted_errors_raise_the_sdk_class(
+    llmts_session: SessionClient, client: Any, status: int, error_class: type[Exception]
+) -> None:
+    llmts_session.configure(_builder().scenario().error(status, "scripted", "Scripted failure").build())
+
+    with pytest.raises(error_class) as caught:
+        _chat(client)
+
+    error: Any = caught.value
+    assert error.status_code == status
+    assert error.body["message"] == "Scripted failure" and error.body["code"] == "scripted"
+    assert error.body["id"].startswith("req_")
+
+
+def test_unknown_model_and_bad_request(llmts_session: SessionClient, client: Any) -> None:
+    llmts_session.configure(_builder().scenario().text("unused").build())
+
+    with pytest.raises(cohere.NotFoundError) as missing:
+        _chat(client, model="command-nope")
+    with pytest.raises(cohere.BadRequestError) as bad:
+        _chat(client, tool_choice="SOMETIMES")
+
+    assert missing.value.body["code"] == "model_not_found"
+    assert "tool_choice" in bad.value.body["message"]
+    assert len(llmts_session.requests(provider="cohere")) == 2  # journaled, nothing consumed
+    assert _chat(client).message.content[0].text == "unused"
+
+
+def test_bearer_credential(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        _builder()
+        .credentials(cohere="co-secret")
+        .scenario(terminal_policy="repeat_last_response")
+        .text("ok")
+        .build()
+    )
+
+    assert (
+        llmts_session.cohere_client(max_retries=0).chat(model=MODEL, messages=HI).message.content[0].text
+        == "ok"
+    )
+    wrong = cohere.ClientV2(api_key="wrong", base_url=llmts_session.provider_base + "/cohere", max_retries=0)
+    with pytest.raises(cohere.UnauthorizedError) as caught:
+        wrong.chat(model=MODEL, messages=HI)
+    assert caught.value.body["code"] == "invalid_api_key"
+
+
+def test_429_is_retried_after_retry_after(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        _builder()
+        .scenario()
+        .error(429, "rate_limited", "Slow down", retry_after=0.4)
+        .error(429, "rate_limited", "Slow down", retry_after=0.4)
+        .text("Finally.")
+        .build()
+    )
+    client = llmts_session.cohere_client()  # the SDK's default: two retries
+
+    started = time.monotonic()
+    reply = _chat(client)
+
+    assert reply.message.content[0].text == "Finally."
+    assert time.monotonic() - started >= 0.8  # retry-after-ms honoured twice
+    statuses = [entry["status"] for entry in _entries(llmts_session, order="asc")]
+    assert statuses == [429, 429, 200]
+
+
+def test_429_after_the_retries_raises_too_many_requests(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        _builder()
+        .scenario(terminal_policy="repeat_last_response")
+        .error(429, "rate_limited", "No", retry_after=0.01)
+        .build()
+    )
+
+    with pytest.raises(cohere.TooManyRequestsError) as caught:
+        _chat(llmts_session.cohere_client(max_retries=2))
+
+    assert caught.value.headers["retry-after-ms"] == "10"
+    assert len(_entries(llmts_session)) == 3
+
+
+def test_llmts_diagnostics_are_retried_without_waiting(llmts_session: SessionClient) -> None:
+    """The SDK retries every 409 and cannot be told not to: llmts asks for a 1 ms wait."""
+    llmts_session.configure(_builder().scenario().text("only one").build())
+    client = llmts_session.cohere_client()
+    _chat(client)
+
+    started = time.monotonic()
+    with pytest.raises(cohere.core.ApiError) as caught:
+        _chat(client)
+
+    assert caught.value.status_code == 409
+    assert caught.value.body["code"] == "llm_test_server_scenario_exhausted"
+    assert time.monotonic() - started < 0.5
+    assert len(_entries(llmts_session)) == 4
+
+
+# --- journal, verification, determinism, conversations ------------------------------------------
+
+
+def test_journal_and_terminal_marker_verification(llmts_session: SessionClient, client: Any) -> None:
+    llmts_session.configure(
+        _builder()
+        .scenario()
+        .text("Streamed.", chunks=["Stream", "ed."])
+        .tool_call("get_weather", {"city": "Rome"}, id="c9")
+        .build()
+    )
+
+    _stream(client)
+    _chat(client, tools=[WEATHER])
+
+    streamed, plain = _entries(llmts_session, order="asc")
+    assert (streamed["provider"], streamed["model"], streamed["operation"]) == ("cohere", MODEL, "chat")
+    assert streamed["streaming"] is True and streamed["terminal_marker_observed"] is True
+    assert streamed["emitted_content_frames"] == 2 and streamed["transport_outcome"] == "completed"
+    assert plain["streaming"] is False and plain["success"] is True
+    result = llmts_session.verify(
+        requests=[
+            {"name": "streamed", "query": {"streaming": True}, "require_streaming_terminal_marker": True},
+            {
+                "name": "tool",
+                "query": {"streaming": False},
+                "tools": [{"kind": "response_call", "name": "get_weather", "arguments": {"city": "Rome"}}],
+            },
+        ],
+        in_order=True,
+        no_unexpected_calls=True,
+    )
+    assert result.passed, result.failures
+
+
+def test_seeded_ids_are_the_same_in_two_sessions(llmts_server: LlmTestServer) -> None:
+    config = {
+        "models": [MODEL],
+        "determinism": {"seed": "run-42", "fixed_utc": "2026-01-01T00:00:00Z"},
+        "scenarios": [
+            {
+                "responses": [
+                    {"text": "Hello.", "chunks": ["Hel", "lo."]},
+                    {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
+                ]
+            }
+        ],
+    }
+    seen = []
+    for _ in range(2):
+        session = llmts_server.create_session()
+        try:
+            session.configure(config)
+            client = session.cohere_client(max_retries=0)
+            events = _stream(client)
+            call = _chat(client, tools=[WEATHER]).message.tool_calls[0]
+            seen.append((events[0].id, call.id, call.function.arguments))
+        finally:
+            session.delete()
+    assert seen[0] == seen[1]
+    assert seen[0][1]  # a generated, seeded tool call id
+
+
+def test_for_conversation_sends_the_conversation_header(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        _builder()
+        .conversation("greet")
+        .step("hi")
+        .when(latest_user_equals="Hi", turn=1)
+        .text("Hello!")
+        .complete()
+        .config
+    )
+
+    first = llmts_session.for_conversation("alice").cohere_client(max_retries=0)
+    second = llmts_session.for_conversation("bob").cohere_client(max_retries=0)
+
+    assert _chat(first).message.content[0].text == "Hello!"
+    assert _chat(second).message.content[0].text == "Hello!"  # another identity, its own state
+    assert {e["conversation"] for e in _entries(llmts_session)} == {"alice", "bob"}

@@ -512,3 +512,55 @@ def test_for_conversation_sends_the_conversation_header(llmts_session: SessionCl
     assert _chat(first).message.content[0].text == "Hello!"
     assert _chat(second).message.content[0].text == "Hello!"  # another identity, its own state
     assert {e["conversation"] for e in _entries(llmts_session)} == {"alice", "bob"}
+
+
+# --- citations ------------------------------------------------------------------------------------
+
+DOCUMENTS = [
+    "The tallest mountain is Everest.",
+    {"id": "penguins", "data": {"title": "Penguins", "snippet": "Emperor penguins are the tallest"}},
+]
+CITED = "Emperor penguins are the tallest species. The tallest mountain is Everest."
+
+
+def test_documents_quoted_by_the_answer_are_cited(llmts_session: SessionClient, client: Any) -> None:
+    llmts_session.configure(
+        _builder()
+        .scenario(terminal_policy="repeat_last_response")
+        .text(CITED, chunks=[CITED[:42], CITED[42:]])
+        .build()
+    )
+
+    reply = _chat(client, documents=DOCUMENTS)
+    events = _stream(client, documents=DOCUMENTS)
+    off = _chat(client, documents=DOCUMENTS, citation_options={"mode": "OFF"})
+
+    first, second = reply.message.citations
+    assert (first.start, first.end, first.text) == (0, 32, "Emperor penguins are the tallest")
+    assert (second.start, second.end, second.text) == (42, 74, "The tallest mountain is Everest.")
+    assert first.type == "TEXT_CONTENT" and first.content_index == 0
+    [source] = first.sources
+    assert (source.type, source.id) == ("document", "penguins")
+    assert source.document == {
+        "id": "penguins",
+        "title": "Penguins",
+        "snippet": "Emperor penguins are the tallest",
+    }
+    assert second.sources[0].id == "doc:0"
+    assert second.sources[0].document == {"id": "doc:0", "content": "The tallest mountain is Everest."}
+    assert [e.type for e in events] == [
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-delta",
+        "citation-start",
+        "citation-end",
+        "citation-start",
+        "citation-end",
+        "content-end",
+        "message-end",
+    ]
+    streamed = [e.delta.message.citations for e in events if e.type == "citation-start"]
+    assert [(c.start, c.end, c.sources[0].id) for c in streamed] == [(0, 32, "penguins"), (42, 74, "doc:0")]
+    assert off.message.citations is None
+    assert _chat(client).message.citations is None  # no documents, no citations

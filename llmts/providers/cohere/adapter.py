@@ -13,6 +13,7 @@ from llmts.providers.base import (
     SimpleRoute,
     bearer_token,
 )
+from llmts.providers.cohere.citations import citations_for
 from llmts.providers.cohere.errors import render_cohere_error
 from llmts.providers.cohere.info import COHERE_INFO
 from llmts.providers.cohere.models import get_model, list_models
@@ -25,7 +26,9 @@ __all__ = ["ADAPTERS", "COHERE"]
 
 def _render(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
     render = render_chat_stream if request.stream else render_chat
-    return render(completion.response_id, completion.output, completion.usage, call.request_id)
+    output = completion.output
+    citations = citations_for(call.request.body, output.text) if output.kind == "text" else []
+    return render(completion.response_id, output, completion.usage, call.request_id, citations)
 
 
 COHERE = ProviderAdapter(

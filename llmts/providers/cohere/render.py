@@ -1,12 +1,13 @@
 """``Completion`` -> a Cohere v2 chat answer: one JSON body, or the SSE event stream
 (docs/providers.md "Cohere").
 
-JSON: ``{"id", "finish_reason", "message": {"role", "content" | "tool_plan" + "tool_calls"}, "usage"}``.
-Stream: one event per frame, each ``event: <type>`` plus ``data: <json with the same "type">`` and a blank
-line (the SDK reads the JSON ``type``): ``message-start``; for text ``content-start``, one
-``content-delta`` per chunk, ``content-end``; for tool calls ``tool-plan-delta`` then per call
-``tool-call-start`` (arguments ``""``), ``tool-call-delta`` per arguments chunk, ``tool-call-end``;
-finally ``message-end`` with the finish reason and usage, the stream's terminal marker.
+JSON: ``{"id", "finish_reason", "message": {"role", "content" + "citations"? | "tool_plan" + "tool_calls"},
+"usage"}``. Stream: one event per frame, each ``event: <type>`` plus ``data: <json with the same "type">``
+and a blank line (the SDK reads the JSON ``type``): ``message-start``; for text ``content-start``, one
+``content-delta`` per chunk, ``citation-start`` + ``citation-end`` per citation, ``content-end``; for
+tool calls ``tool-plan-delta`` then per call ``tool-call-start`` (arguments ``""``), ``tool-call-delta``
+per arguments chunk, ``tool-call-end``; finally ``message-end`` with the finish reason and usage, the
+stream's terminal marker.
 
 Cohere's models always state a plan before calling tools (``tool_plan``). A fixture that scripts tool
 calls only gets a plan naming the tools (``I will use get_weather.``), so code that reads the plan sees
@@ -57,7 +58,13 @@ def _tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-def render_chat(response_id: str, output: ScriptedOutput, usage: Usage, request_id: str) -> Reply:
+def render_chat(
+    response_id: str,
+    output: ScriptedOutput,
+    usage: Usage,
+    request_id: str,
+    citations: list[dict[str, Any]],
+) -> Reply:
     message: dict[str, Any] = {"role": "assistant"}
     if output.kind == "tool_calls":
         message["tool_plan"] = tool_plan(output)
@@ -65,6 +72,8 @@ def render_chat(response_id: str, output: ScriptedOutput, usage: Usage, request_
     else:
         # JSON fixtures answer ``response_format`` requests: the JSON text is the text content.
         message["content"] = [{"type": "text", "text": output.text}]
+        if citations:
+            message["citations"] = citations
     payload = {
         "id": response_id,
         "finish_reason": FINISH_REASONS[output.kind],
@@ -75,7 +84,8 @@ def render_chat(response_id: str, output: ScriptedOutput, usage: Usage, request_
 
 
 def _event(payload: dict[str, Any]) -> bytes:
-    return b"event: " + payload["type"].encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
+    name: str = payload["type"]
+    return b"event: " + name.encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
 
 
 def _tool_frames(output: ScriptedOutput) -> list[bytes]:
@@ -93,7 +103,13 @@ def _tool_frames(output: ScriptedOutput) -> list[bytes]:
     return frames
 
 
-def render_chat_stream(response_id: str, output: ScriptedOutput, usage: Usage, request_id: str) -> Reply:
+def render_chat_stream(
+    response_id: str,
+    output: ScriptedOutput,
+    usage: Usage,
+    request_id: str,
+    citations: list[dict[str, Any]],
+) -> Reply:
     start = {"role": "assistant", "content": [], "tool_plan": "", "tool_calls": [], "citations": []}
     frames = [_event({"type": "message-start", "id": response_id, "delta": {"message": start}})]
     if output.kind == "tool_calls":
@@ -101,6 +117,10 @@ def render_chat_stream(response_id: str, output: ScriptedOutput, usage: Usage, r
     else:
         frames.append(_CONTENT_START)
         frames.extend(_CONTENT_DELTA + orjson.dumps(chunk) + b"}}}}\n\n" for chunk in output.chunks if chunk)
+        for index, citation in enumerate(citations):
+            delta = {"message": {"citations": citation}}
+            frames.append(_event({"type": "citation-start", "index": index, "delta": delta}))
+            frames.append(_event({"type": "citation-end", "index": index}))
         frames.append(_CONTENT_END)
     end = {"finish_reason": FINISH_REASONS[output.kind], "usage": usage_payload(usage)}
     frames.append(_event({"type": "message-end", "delta": end}))

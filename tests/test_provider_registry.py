@@ -32,7 +32,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "llmts"
 
 
 def test_the_registry_serves_todays_namespaces_in_order() -> None:
-    assert [adapter.namespace for adapter in ADAPTERS] == ["openai", "azure-openai", "anthropic", "gemini"]
+    assert [adapter.namespace for adapter in ADAPTERS] == [
+        "openai",
+        "azure-openai",
+        "anthropic",
+        "gemini",
+        "cohere",
+    ]
     assert CATALOG.namespaces == PROVIDER_NAMESPACES
     assert CATALOG.namespaces == (
         "openai",
@@ -84,6 +90,7 @@ def test_routes_declare_the_streams_in_stream_plans_act_on() -> None:
         ("azure-openai", "responses"),
         ("anthropic", "messages"),
         ("gemini", "stream_generate_content.sse"),
+        ("cohere", "chat"),
     }
 
 

@@ -579,3 +579,63 @@ def test_implicit_prompt_cache_reports_cached_tokens(llmts_session: SessionClien
     assert first.usage.cached_tokens == 0
     assert second.usage.cached_tokens > 0 and second.usage.cached_tokens % 128 == 0
     assert second.usage.tokens.input_tokens == first.usage.tokens.input_tokens
+
+
+def test_one_scenario_serves_every_provider_in_order(llmts_session: SessionClient) -> None:
+    """A scenario without a provider filter is one queue for every surface, Cohere included."""
+    llmts_session.configure(
+        ConfigBuilder()
+        .models("gpt-4.1-mini", "claude-test-1", MODEL)
+        .scenario()
+        .text("one")
+        .text("two")
+        .text("three")
+        .build()
+    )
+
+    first = llmts_session.openai_client(max_retries=0).chat.completions.create(
+        model="gpt-4.1-mini", messages=HI
+    )
+    second = _chat(llmts_session.cohere_client(max_retries=0))
+    third = llmts_session.anthropic_client(max_retries=0).messages.create(
+        model="claude-test-1", max_tokens=16, messages=HI
+    )
+
+    assert (first.choices[0].message.content, second.message.content[0].text, third.content[0].text) == (
+        "one",
+        "two",
+        "three",
+    )
+    assert [e["provider"] for e in llmts_session.requests(order="asc")] == ["openai", "cohere", "anthropic"]
+
+
+def test_verify_fails_a_stream_that_ended_before_message_end(
+    llmts_session: SessionClient, client: Any
+) -> None:
+    llmts_session.configure(
+        {
+            "models": [MODEL],
+            "scenarios": [
+                {
+                    "responses": [
+                        {
+                            "text": "Cut short.",
+                            "chunks": ["Cut", " short."],
+                            "stream_delivery": {"mode": "early_clean_end"},
+                        }
+                    ]
+                }
+            ],
+        }
+    )
+
+    assert [e.type for e in _stream(client)][-1] == "content-delta"
+
+    _entries(llmts_session)
+    result = llmts_session.verify(
+        requests=[
+            {"name": "streamed", "query": {"streaming": True}, "require_streaming_terminal_marker": True}
+        ]
+    )
+    assert not result.passed
+    assert "terminal" in str(result.failures).lower()

@@ -208,6 +208,10 @@ def assert_envelope(answer: Answer, family: str, method: str) -> None:
         return
     body = json.loads(answer.body)
     assert isinstance(body, dict), body
+    if family == "cohere" and "error" not in body:  # Cohere's flat envelope: {"id", "message", "code"}
+        assert set(body) == {"id", "message", "code"}, body
+        assert all(isinstance(body[key], str) for key in body), body
+        return
     error = body.get("error")
     assert isinstance(error, dict), body
     if isinstance(error.get("details"), list) and error.get("code") == "malformed_http_request":

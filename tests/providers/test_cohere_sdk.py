@@ -343,3 +343,26 @@ def test_implicit_prompt_cache_reports_cached_tokens(llmts_session: SessionClien
     assert first.usage.cached_tokens == 0
     assert second.usage.cached_tokens > 0 and second.usage.cached_tokens % 128 == 0
     assert second.usage.tokens.input_tokens == first.usage.tokens.input_tokens
+
+
+def test_finish_reason_length_and_mixed_answer(llmts_session: SessionClient, client: Any) -> None:
+    """Realistic answers: ``length`` is ``MAX_TOKENS``; the text of a mixed answer is the tool plan."""
+    llmts_session.configure(
+        _builder()
+        .scenario(terminal_policy="repeat_last_response")
+        .response({"text": "Cut", "finish_reason": "length"})
+        .build()
+    )
+    assert _chat(client).finish_reason == "MAX_TOKENS"
+    assert _stream(client)[-1].delta.finish_reason == "MAX_TOKENS"
+
+    llmts_session.configure(
+        _builder()
+        .scenario()
+        .response(
+            {"text": "Let me check.", "tool_calls": [{"id": "w", "name": "get_weather", "arguments": {}}]}
+        )
+        .build()
+    )
+    reply = _chat(client, tools=[WEATHER])
+    assert (reply.finish_reason, reply.message.tool_plan) == ("TOOL_CALL", "Let me check.")

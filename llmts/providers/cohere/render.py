@@ -23,7 +23,14 @@ import orjson
 from llmts.providers.base import Reply, classify_frames
 from llmts.schema.neutral import ScriptedOutput, Usage
 
-__all__ = ["FINISH_REASONS", "render_chat", "render_chat_stream", "tool_plan", "usage_payload"]
+__all__ = [
+    "FINISH_REASONS",
+    "finish_reason",
+    "render_chat",
+    "render_chat_stream",
+    "tool_plan",
+    "usage_payload",
+]
 
 FINISH_REASONS = {"text": "COMPLETE", "json": "COMPLETE", "tool_calls": "TOOL_CALL"}
 
@@ -38,6 +45,12 @@ _CONTENT_START = (
     b'"delta":{"message":{"content":{"type":"text","text":""}}}}\n\n'
 )
 _CONTENT_END = b'event: content-end\ndata: {"type":"content-end","index":0}\n\n'
+
+
+def finish_reason(output: ScriptedOutput) -> str:
+    """Cohere's value: ``MAX_TOKENS`` for a ``length`` fixture; Cohere has no content-filter or refusal
+    reason, so those (and ``stop``) end as the output's kind does."""
+    return "MAX_TOKENS" if output.finish_reason == "length" else FINISH_REASONS[output.kind]
 
 
 def usage_payload(usage: Usage) -> dict[str, Any]:
@@ -71,12 +84,14 @@ def render_chat(
         message["tool_calls"] = [_tool_call(c.id, c.name, c.arguments) for c in output.tool_calls]
     else:
         # JSON fixtures answer ``response_format`` requests: the JSON text is the text content.
-        message["content"] = [{"type": "text", "text": output.text}]
+        # A refusal fixture is the model's refusal sentence: Cohere has no separate refusal field.
+        text = output.text if output.refusal is None else output.refusal
+        message["content"] = [{"type": "text", "text": text}]
         if citations:
             message["citations"] = citations
     payload = {
         "id": response_id,
-        "finish_reason": FINISH_REASONS[output.kind],
+        "finish_reason": finish_reason(output),
         "message": message,
         "usage": usage_payload(usage),
     }
@@ -116,13 +131,14 @@ def render_chat_stream(
         frames.extend(_tool_frames(output))
     else:
         frames.append(_CONTENT_START)
-        frames.extend(_CONTENT_DELTA + orjson.dumps(chunk) + b"}}}}\n\n" for chunk in output.chunks if chunk)
+        chunks = output.chunks if output.refusal is None else (output.refusal,)
+        frames.extend(_CONTENT_DELTA + orjson.dumps(chunk) + b"}}}}\n\n" for chunk in chunks if chunk)
         for index, citation in enumerate(citations):
             delta = {"message": {"citations": citation}}
             frames.append(_event({"type": "citation-start", "index": index, "delta": delta}))
             frames.append(_event({"type": "citation-end", "index": index}))
         frames.append(_CONTENT_END)
-    end = {"finish_reason": FINISH_REASONS[output.kind], "usage": usage_payload(usage)}
+    end = {"finish_reason": finish_reason(output), "usage": usage_payload(usage)}
     frames.append(_event({"type": "message-end", "delta": end}))
     kinds = classify_frames(frames, _CONTENT_DELTA, lambda frame: frame.startswith(_MESSAGE_END))
     return Reply(200, [*_SSE_HEADERS, ("x-request-id", request_id)], frames=frames, frame_kinds=kinds)

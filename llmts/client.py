@@ -454,6 +454,13 @@ class SessionClient:
             kwargs["http_options"] = {"api_version": api_version, **(kwargs.get("http_options") or {})}
         return self.sdk_client("gemini_client", **kwargs)
 
+    def cohere_client(self, **kwargs: Any) -> Any:
+        """An official ``cohere.ClientV2`` bound to this session (Bearer credential)."""
+        return self.sdk_client("cohere_client", **kwargs)
+
+    def async_cohere_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("async_cohere_client", **kwargs)
+
     # --- conversation graphs ------------------------------------------------------------------------
 
     def conversations(self, conversation_id: str | None = None) -> list[dict[str, Any]]:
@@ -590,6 +597,12 @@ class ConversationClient:
         if api_version is not None:
             kwargs["http_options"] = {"api_version": api_version, **(kwargs.get("http_options") or {})}
         return self.sdk_client("gemini_client", **kwargs)
+
+    def cohere_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("cohere_client", **kwargs)
+
+    def async_cohere_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("async_cohere_client", **kwargs)
 
     def conversations(self) -> list[dict[str, Any]]:
         """This identity's state in every graph of the session."""

@@ -40,6 +40,7 @@ def test_the_registry_serves_todays_namespaces_in_order() -> None:
         "anthropic",
         "gemini",
         "ollama",
+        "cohere",
     ]
     assert CATALOG.namespaces == PROVIDER_NAMESPACES
     assert CATALOG.namespaces == (
@@ -96,6 +97,7 @@ def test_routes_declare_the_streams_in_stream_plans_act_on() -> None:
         ("ollama", "chat"),
         ("ollama", "generate"),
         ("ollama", "chat.completions"),
+        ("cohere", "chat"),
     }
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import import_module
 
-from llmts.providers.info import EnvVariable, ProviderInfo, SdkClient, env_key, env_url, env_value
+from llmts.providers.info import EnvVariable, ProviderInfo, SdkClient, env_url, env_value
 
 __all__ = ["CATALOG", "PACKAGES", "RESERVED_ENV", "RESERVED_NAMESPACES", "Catalog"]
 
@@ -22,20 +22,16 @@ PACKAGES: tuple[str, ...] = (
     "llmts.providers.anthropic",
     "llmts.providers.gemini",
     "llmts.providers.ollama",
+    "llmts.providers.cohere",
 )
 
 # Planned namespaces without an adapter yet: configurations may already name them (credentials, scenario
 # ``provider`` filters), they just receive no requests.
-RESERVED_NAMESPACES: tuple[str, ...] = ("cohere", "bedrock")
+RESERVED_NAMESPACES: tuple[str, ...] = ("bedrock",)
 
 # The environment the reserved namespaces' official SDKs read, so ``llmts env`` already points them at a
 # session; each entry moves to its provider's ``info.py`` when the package is added.
 RESERVED_ENV: tuple[ProviderInfo, ...] = (
-    # cohere.ClientV2() reads the base URL and key.
-    ProviderInfo(
-        "cohere",
-        env=(env_url("CO_API_URL", "/cohere", "cohere.ClientV2"), env_key("CO_API_KEY", "cohere.ClientV2")),
-    ),
     # botocore's service-specific endpoint variable; any key pair (SigV4 is not verified).
     ProviderInfo(
         "bedrock",

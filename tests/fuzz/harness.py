@@ -208,6 +208,10 @@ def assert_envelope(answer: Answer, family: str, method: str) -> None:
         return
     body = json.loads(answer.body)
     assert isinstance(body, dict), body
+    if family == "cohere" and "error" not in body:  # Cohere's flat envelope: {"id", "message", "code"}
+        assert set(body) == {"id", "message", "code"}, body
+        assert all(isinstance(body[key], str) for key in body), body
+        return
     error = body.get("error")
     if family == "ollama" and not isinstance(error, dict):  # Ollama's native envelope: {"error": "<text>"}
         assert set(body) == {"error"} and isinstance(error, str) and error, body

@@ -53,6 +53,8 @@ def _seeds_for(rule: str) -> list[dict[str, Any]]:
         return seeds.GEMINI
     if "/ollama/api/" in rule and not rule.endswith(("/tags", "/ps", "/version")):
         return seeds.OLLAMA
+    if rule.endswith("/cohere/v2/chat"):
+        return seeds.COHERE
     return [{}]
 
 
@@ -67,7 +69,22 @@ def _family(namespace: str) -> st.SearchStrategy[tuple[str, str, dict[str, str],
     paths = session_prefixed(routed_paths(rules, seeds.PATH_ARGUMENTS), _SESSIONS)
     return st.tuples(
         methods(usual),
-        st.tuples(paths, queries(["key", "alt", "api-version", "limit", "after", "include[]"])).map("".join),
+        st.tuples(
+            paths,
+            queries(
+                [
+                    "key",
+                    "alt",
+                    "api-version",
+                    "limit",
+                    "after",
+                    "include[]",
+                    "page_size",
+                    "page_token",
+                    "endpoint",
+                ]
+            ),
+        ).map("".join),
         headers(_SESSIONS, _CREDENTIALS),
         st.one_of(*body_strategies),
     )
@@ -83,7 +100,9 @@ def _check(server: FuzzServer, request: tuple[str, str, dict[str, str], bytes]) 
 def _locked_session(fuzz_server: FuzzServer) -> None:
     """A session whose provider routes need credentials, so the credential checks get fuzzed too."""
     session = fuzz_server.server.create_session()
-    builder = ConfigBuilder().credentials(openai="sk-right", anthropic="sk-right", gemini="sk-right")
+    builder = ConfigBuilder().credentials(
+        openai="sk-right", anthropic="sk-right", gemini="sk-right", cohere="sk-right"
+    )
     builder.credentials(azure_openai="sk-right")
     session.configure(builder.scenario(terminal_policy="repeat_last_response").text("locked").build())
     _SESSIONS[-1] = session.id

@@ -31,6 +31,7 @@ __all__ = [
     "ModelNotFound",
     "NoMatchingScenario",
     "ProviderUnauthorized",
+    "RateLimitExceeded",
     "RequestLineTooLong",
     "RequestSuperseded",
     "RouteNotFound",
@@ -300,3 +301,17 @@ class ScriptedError(LlmtsError):
         self.error_type = error_type
         self.retry_after = retry_after
         self.should_retry = should_retry  # as scripted; None leaves the SDK's own rule
+
+
+class RateLimitExceeded(ScriptedError):
+    """429: the session's ``rate_limits`` window is used up; ``retry_after`` is the time until it resets."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(
+            message,
+            code="rate_limit_exceeded",
+            http_status=429,
+            error_type=None,
+            retry_after=retry_after,
+            should_retry=None,
+        )

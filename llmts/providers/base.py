@@ -17,6 +17,7 @@ from llmts.errors import InvalidRequest, LlmtsError
 from llmts.providers.info import ProviderInfo
 from llmts.providers.strict import StrictRule
 from llmts.runtime.determinism import WireIdentity
+from llmts.runtime.rate_limits import RateState
 from llmts.schema.config import SessionConfig
 from llmts.schema.faults import FrameKind, StreamDelivery
 from llmts.schema.neutral import Completion, NeutralRequest, Usage
@@ -92,6 +93,9 @@ class Reply:
     # What the ``malformed_frame`` plan inserts: a frame this protocol's parsers reject (default: SSE
     # ``data:`` with cut-off JSON; protocols that skip event-less frames supply their own).
     malformed_frame: bytes | None = None
+    # The stream's pacing (``llmts.transport.pacing.StreamPacing``): set by the server, never by adapters
+    # (typed loosely because providers do not import the transport).
+    pacing: object | None = None
 
 
 class SessionView(Protocol):
@@ -175,6 +179,8 @@ class ProviderAdapter:
     render_error: Callable[[LlmtsError, str], Reply]
     # Prefix of the request ids this provider reports (``x-request-id`` and friends).
     request_id_prefix: str = field(default="req_")
+    # The provider's rate-limit headers for a session with ``rate_limits`` (None: the provider has none).
+    rate_limit_headers: Callable[[RateState], list[tuple[str, str]]] | None = None
     # (path prefix, renderer) for sub-trees that speak another wire's errors (Ollama's OpenAI-compatible
     # ``/ollama/v1``); the first matching prefix wins, ``render_error`` answers everything else.
     error_renderers: tuple[tuple[str, Callable[[LlmtsError, str], Reply]], ...] = ()

@@ -10,6 +10,7 @@ and the real clock.
 from __future__ import annotations
 
 import hashlib
+import random
 from email.utils import formatdate
 
 from llmts.runtime.clock import Clock, IdSource
@@ -67,6 +68,13 @@ class WireIdentity:
         """Wire timestamp (seconds): the fixed instant, or now."""
         epoch = self.fixed_epoch
         return int(epoch if epoch is not None else self._clock.now())
+
+    def pacing_random(self) -> random.Random:
+        """The jitter source of this answer's pacing: derived from the seed like the ids (the same seed
+        paces the same request alike), else from the session's id source."""
+        if self.seed is not None:
+            return random.Random(f"{self.seed}\x00{self.provider}\x00{self.ordinal}\x00pacing")
+        return random.Random(self._ids.new_hex(8))
 
     def http_date(self) -> str | None:
         """The ``Date`` header of a fixed clock (None: the server's own live header)."""

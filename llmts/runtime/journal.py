@@ -66,6 +66,9 @@ class DeliveryOutcome(Protocol):
     emitted_content_frames: int
     terminal_marker_observed: bool
     transport_outcome: str | None
+    first_frame_at: float | None
+    last_frame_at: float | None
+    pacing_planned_ms: float | None
 
 
 @dataclass(slots=True)
@@ -107,6 +110,11 @@ class JournalRecord:
     emitted_content_frames: int = 0
     terminal_marker_observed: bool = False
     transport_outcome: str | None = None
+    # A stream's first and last write (monotonic seconds, the clock of ``started_monotonic_seconds``) and a
+    # paced stream's planned duration.
+    first_frame_monotonic_seconds: float | None = None
+    last_frame_monotonic_seconds: float | None = None
+    pacing_planned_ms: float | None = None
     wire_clock_mode: str = "live"
     wire_created_at: int | None = None
     wire_sequence: int | None = None
@@ -184,6 +192,10 @@ class JournalRecord:
         self.emitted_content_frames = evidence.emitted_content_frames
         self.terminal_marker_observed = evidence.terminal_marker_observed
         self.transport_outcome = evidence.transport_outcome
+        if self.streaming:
+            self.first_frame_monotonic_seconds = evidence.first_frame_at
+            self.last_frame_monotonic_seconds = evidence.last_frame_at
+            self.pacing_planned_ms = evidence.pacing_planned_ms
         if self.success and (evidence.transport_outcome != "completed" or damaged):
             self.success = False
 

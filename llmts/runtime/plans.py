@@ -19,6 +19,7 @@ from llmts.schema.determinism import Determinism
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.fixtures import ReasoningFixture
 from llmts.schema.neutral import NeutralReasoning, NeutralToolCall, ScriptedOutput
+from llmts.schema.pacing import Pacing
 
 __all__ = [
     "ARGUMENT_CHUNK_CHARS",
@@ -43,6 +44,8 @@ class ResponsePlan:
     stream_delivery: StreamDelivery | None
     # Positions of tool calls whose fixture left ``id`` unset (seeded per request under ``determinism``).
     generated_call_ids: tuple[int, ...] = ()
+    # The response's own pacing, else its scenario's (the session default applies at completion).
+    pacing: Pacing | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +162,9 @@ def _compile_kind(fixture: ResponseFixture, scenario_id: str, index: int) -> Scr
     return None
 
 
-def compile_response(fixture: ResponseFixture, owner_id: str, index: int) -> ResponsePlan:
+def compile_response(
+    fixture: ResponseFixture, owner_id: str, index: int, default_pacing: Pacing | None = None
+) -> ResponsePlan:
     """One response fixture as a plan (scenario queues and conversation steps share this)."""
     output = _compile_output(fixture, owner_id, index)
     if fixture.lenient and output is not None:
@@ -172,6 +177,7 @@ def compile_response(fixture: ResponseFixture, owner_id: str, index: int) -> Res
         usage=fixture.usage,
         stream_delivery=fixture.stream_delivery,
         generated_call_ids=tuple(i for i, call in enumerate(fixture.tool_calls or ()) if call.id is None),
+        pacing=fixture.pacing or default_pacing,
     )
 
 
@@ -180,7 +186,7 @@ def compile_config(config: SessionConfig) -> SessionPlan:
     for s_index, scenario in enumerate(config.scenarios):
         scenario_id = scenario.id or f"scenario_{s_index}"
         responses = tuple(
-            compile_response(fixture, scenario_id, r_index)
+            compile_response(fixture, scenario_id, r_index, scenario.pacing)
             for r_index, fixture in enumerate(scenario.responses)
         )
         scenarios.append(

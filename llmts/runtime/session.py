@@ -26,11 +26,13 @@ from llmts.runtime.journal import Journal, JournalRecord, JournalSnapshot
 from llmts.runtime.memory import MemoryBudget
 from llmts.runtime.plans import ResponsePlan, SessionPlan, compile_config
 from llmts.runtime.prompt_cache import MIN_CACHEABLE_TOKENS, NO_CACHE_EFFECT, PromptCache
+from llmts.runtime.rate_limits import RateState, RateWindow
 from llmts.runtime.store import BoundedStore
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
 from llmts.schema.config import SessionConfig
 from llmts.schema.conversations import ConversationStatus, MatchExplanation
 from llmts.schema.neutral import Completion, NeutralRequest, ScriptedOutput, Usage, build
+from llmts.schema.pacing import Pacing
 
 __all__ = ["Admission", "Session"]
 
@@ -71,6 +73,8 @@ class Session:
         self._budget = budget
         self._charged_stores = 0
         self._charged_conversations = 0
+        # The ``rate_limits`` window (None without one); starts over on configure and reset.
+        self._rate: RateWindow | None = None
 
     # --- control -----------------------------------------------------------------------------------
 
@@ -115,6 +119,8 @@ class Session:
         for store in self._stores.values():
             store.clear()
         self._journal.clear()
+        limits = self._plan.config.rate_limits if self._plan is not None else None
+        self._rate = RateWindow(limits) if limits is not None else None
         self._generation += 1
 
     def retire(self) -> None:
@@ -377,6 +383,47 @@ class Session:
                 output = with_generated_call_ids(output, wire, response.generated_call_ids)
             outputs.append(output)
         return tuple(outputs)
+
+    # --- rate limits and pacing (docs/realistic-answers.md) ------------------------------------------
+
+    def rate_take(self, request: NeutralRequest) -> None:
+        """Count a request into the ``rate_limits`` window, or raise its 429 (consuming nothing)."""
+        if self._rate is None:
+            return
+        input_tokens = estimate_input_tokens(request.messages, request.preamble)
+        with self._lock:
+            if self._rate is not None:
+                self._rate.take(self._clock.monotonic(), input_tokens)
+
+    def rate_spend(self, tokens: int) -> None:
+        """Count an answer's output tokens into the window."""
+        if self._rate is None:
+            return
+        with self._lock:
+            if self._rate is not None:
+                self._rate.spend(self._clock.monotonic(), tokens)
+
+    def rate_state(self) -> RateState | None:
+        """The window as rate-limit headers show it; reset times on the wire clock (fixed or live)."""
+        rate = self._rate
+        if rate is None:
+            return None
+        plan = self._plan
+        fixed = plan.determinism.fixed_epoch if plan is not None and plan.determinism is not None else None
+        with self._lock:
+            return rate.state(self._clock.monotonic(), fixed if fixed is not None else self._clock.now())
+
+    def pacing_for(self, admission: Admission) -> Pacing | None:
+        """The pacing of this admission's streamed answer: the response's or scenario's, else the
+        session's; none for a response whose own ``stream_delivery`` plan writes the stream."""
+        response = admission.response
+        if response is not None:
+            if response.stream_delivery is not None or response.error is not None:
+                return None
+            if response.pacing is not None:
+                return response.pacing
+        plan = self._plan
+        return plan.config.pacing if plan is not None else None
 
     # --- conversation graphs -----------------------------------------------------------------------
 

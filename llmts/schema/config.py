@@ -35,6 +35,7 @@ from llmts.schema.fixtures import (
     UsageOverride,
 )
 from llmts.schema.journal import JournalSettings
+from llmts.schema.pacing import Pacing, RateLimits
 
 __all__ = [
     "LIMITS",
@@ -61,6 +62,8 @@ class Scenario(BaseModel):
     provider: ProviderNamespace | None = None
     terminal_policy: TerminalPolicy = "reject"
     responses: list[ResponseFixture] = Field(min_length=1, max_length=LIMITS["responses_per_scenario"])
+    # Pacing of this scenario's streamed answers unless a response sets its own.
+    pacing: Pacing | None = None
 
     @model_serializer(mode="wrap")
     def _drop_unset(self, handler: Any) -> dict[str, Any]:
@@ -85,6 +88,9 @@ class SessionConfig(BaseModel):
     # Requests the real provider rejects get that provider's 400 (docs/realistic-answers.md,
     # "Strict request contract"); ``false`` accepts them.
     strict_requests: bool = True
+    # Session defaults: pacing of every streamed answer, and the provider rate-limit window.
+    pacing: Pacing | None = None
+    rate_limits: RateLimits | None = None
 
     @field_validator("models")
     @classmethod
@@ -118,7 +124,7 @@ class SessionConfig(BaseModel):
             data.pop("models", None)
         if not data.get("azure_deployments"):
             data.pop("azure_deployments", None)
-        for optional in ("journal", "determinism"):
+        for optional in ("journal", "determinism", "pacing", "rate_limits"):
             if data.get(optional) is None:
                 data.pop(optional, None)
         if not data.get("conversations"):

@@ -19,6 +19,7 @@ from llmts.schema.determinism import DETERMINISM_LIMITS
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
 from llmts.schema.items import NATIVE_LIMITS, OutputItem, check_items
 from llmts.schema.journal import JOURNAL_LIMITS
+from llmts.schema.pacing import PACING_LIMITS, Pacing
 
 __all__ = [
     "LIMITS",
@@ -55,6 +56,7 @@ LIMITS: dict[str, int] = {
     **NATIVE_LIMITS,
     **DETERMINISM_LIMITS,
     **CONVERSATION_LIMITS,
+    **PACING_LIMITS,
 }
 
 TerminalPolicy = Literal["reject", "repeat_last_response", "restart"]
@@ -214,6 +216,18 @@ class ResponseFixture(BaseModel):
     refusal: str | None = Field(default=None, min_length=1)
     # Misbehaving model: skip the fixture/request fit checks (llmts/runtime/compat.py).
     lenient: bool | None = None
+    # How fast a streamed answer arrives (overrides the scenario's and the session's ``pacing``).
+    pacing: Pacing | None = None
+
+    @model_validator(mode="after")
+    def _pacing_fits(self) -> ResponseFixture:
+        if self.pacing is not None:
+            if self.error is not None:
+                raise ValueError("pacing cannot be combined with an error response")
+            plan = self.stream_delivery
+            if plan is not None and plan.mode not in CONNECTION_MODES:
+                raise ValueError(f"pacing cannot be combined with stream_delivery {plan.mode}")
+        return self
 
     @property
     def kind(self) -> str:

@@ -102,6 +102,11 @@ class JournalEntry(BaseModel):
     emitted_content_frames: int = 0
     terminal_marker_observed: bool = False
     transport_outcome: TransportOutcome | None = None
+    # A streamed answer's first and last write on the server's monotonic clock (compare with
+    # ``started_monotonic_seconds``), and a paced stream's planned duration in milliseconds.
+    first_frame_monotonic_seconds: float | None = None
+    last_frame_monotonic_seconds: float | None = None
+    pacing_planned_ms: float | None = None
     wire_clock_mode: str = "live"
     wire_created_at: int | None = None
     wire_sequence: int | None = None

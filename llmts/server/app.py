@@ -56,6 +56,7 @@ from llmts.server.respond import respond
 from llmts.server.timeouts import Timeouts
 from llmts.transport import WaitOutcome, client_socket, wait
 from llmts.transport.deadline import ActiveDelivery, deadlines_available
+from llmts.transport.pacing import StreamPacing, jittered
 
 __all__ = ["LlmtsApp", "create_app"]
 
@@ -209,6 +210,9 @@ class LlmtsApp:
             reply = adapter.render_error_for(path)(internal, request_id)
         if wire is not None and (date := wire.http_date()) is not None:
             reply.headers.append(("Date", date))
+        render_rate = adapter.rate_limit_headers
+        if session is not None and render_rate is not None and (rate := session.rate_state()) is not None:
+            reply.headers.extend(render_rate(rate))
         return respond(
             start_response,
             reply,
@@ -272,28 +276,43 @@ class LlmtsApp:
         entry.capture_history(neutral.messages, preview_bytes)
         if route.strict_rules and _strict(session):
             check_strict(route.strict_rules, call.request.json_object())  # before anything is consumed
+        session.rate_take(neutral)
         if route.shortcut is not None:
             early = route.shortcut(call, neutral)
             if early is not None:
                 return early
         admission = session.admit(neutral, caller, entry)
         entry.admitted(admission.scenario_id)
-        if admission.delay_ms:
-            generation = admission.generation
-            outcome = wait(
-                admission.delay_ms / 1000,
-                client_socket(environ),
-                lambda: not session.is_current(generation),
-            )
+        generation = admission.generation
+        pacing = session.pacing_for(admission) if neutral.stream else None
+        delay = admission.delay_ms / 1000
+        ttft, rng = 0.0, None
+        if pacing is not None:  # the time to the first frame is waited like a delay (409 if superseded)
+            rng = call.wire.pacing_random() if pacing.jitter and call.wire is not None else None
+            ttft = jittered(pacing.ttft_ms / 1000, pacing.jitter, rng)
+            delay += ttft
+        if delay:
+            outcome = wait(delay, client_socket(environ), lambda: not session.is_current(generation))
             if outcome is WaitOutcome.CLIENT_GONE:
                 session.release(admission)  # a conversation step that never ran does not advance
                 return None
         completion = session.complete(admission, neutral, call.wire)
+        session.rate_spend(completion.usage.output_tokens)
         ticket = admission.conversation
         entry.apply_completion(completion, replayed=ticket is not None and ticket.replay is not None)
         entry.capture_output_calls(completion.output.tool_calls, preview_bytes)
         reply = route.render(call, neutral, completion)
         reply.delivery = completion.stream_delivery
+        if pacing is not None and reply.frames is not None:
+            tps = pacing.tokens_per_second
+            reply.pacing = StreamPacing(
+                1 / tps if tps else None,
+                pacing.jitter,
+                completion.usage.output_tokens,
+                rng,
+                lambda: not session.is_current(generation),
+                ttft,
+            )
         return reply
 
 

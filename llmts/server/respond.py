@@ -13,6 +13,7 @@ from llmts.server.http import StartResponse, status_line
 from llmts.transport import DeliveryEvidence, client_socket
 from llmts.transport.deadline import ActiveDelivery, guard_writes
 from llmts.transport.modes import CONNECTION_UNITS, Drop, Replace
+from llmts.transport.pacing import StreamPacing
 from llmts.transport.writer import MALFORMED_SSE_FRAME, deliver_body, deliver_stream
 
 __all__ = ["respond"]
@@ -50,7 +51,11 @@ class _Finisher:
 
 
 # The journal's ``error_code`` for a delivery llmts ended itself (docs/journal.md).
-_ENDED_BY_CODES = {"write_timeout": "llm_test_server_write_timeout", "shutdown": "llm_test_server_shutdown"}
+_ENDED_BY_CODES = {
+    "write_timeout": "llm_test_server_write_timeout",
+    "shutdown": "llm_test_server_shutdown",
+    "superseded": "llm_test_server_request_superseded",
+}
 
 
 def _ignore(evidence: DeliveryEvidence) -> None:
@@ -83,7 +88,8 @@ def respond(
         start_response(status_line(reply.status), reply.headers)
         malformed = reply.malformed_frame or MALFORMED_SSE_FRAME
         sock = client_socket(environ)
-        stream = deliver_stream(reply.frames, kinds, plan, sock, evidence, finish, malformed)
+        pacing = reply.pacing if isinstance(reply.pacing, StreamPacing) else None
+        stream = deliver_stream(reply.frames, kinds, plan, sock, evidence, finish, malformed, pacing)
         return _guarded(stream, evidence, sock, write_timeout, active)
     headers = (
         reply.headers if reply.status == 204 else [*reply.headers, ("Content-Length", str(len(reply.body)))]

@@ -22,5 +22,11 @@ class DeliveryEvidence:
     terminal_marker_observed: bool = False
     # completed | early_end | aborted | client_gone; None while the response is being written.
     transport_outcome: str | None = None
-    # Why llmts ended the delivery itself: "write_timeout" (the client stopped reading) or "shutdown".
+    # Why llmts ended the delivery itself: "write_timeout" (the client stopped reading), "shutdown", or
+    # "superseded" (the session was reset, reconfigured or deleted during a paced stream).
     ended_by: str | None = None
+    # Monotonic times (the server's clock) right after the first and the last stream write returned.
+    first_frame_at: float | None = None
+    last_frame_at: float | None = None
+    # A paced stream's planned duration: time to first frame plus the planned waits (jitter included).
+    pacing_planned_ms: float | None = None

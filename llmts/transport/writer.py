@@ -7,10 +7,12 @@ runs only once it returned, so that is where a frame counts as handed to the soc
 Without an in-stream or pacing plan, frames are coalesced into one write (same bytes for the client, a
 fraction of the syscalls). With an in-stream plan, frames go out one by one and the mode's unit
 (``llmts/transport/modes/``) acts once, after the boundary frame; a pacing unit writes the stream itself.
+A stream with ``pacing`` (and no plan) goes out on its schedule (``llmts/transport/pacing.py``).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any
 
@@ -18,6 +20,7 @@ from llmts.schema.faults import FrameKind, StreamDelivery
 from llmts.transport.evidence import DeliveryEvidence
 from llmts.transport.modes import STREAM_UNITS, Boundary, InStream
 from llmts.transport.modes.malformed_frame import MALFORMED_SSE_FRAME
+from llmts.transport.pacing import StreamPacing, deliver_paced
 
 __all__ = ["MALFORMED_SSE_FRAME", "deliver_body", "deliver_stream"]
 
@@ -52,9 +55,12 @@ def deliver_stream(
     evidence: DeliveryEvidence,
     on_finish: Callable[[DeliveryEvidence], None],
     malformed_frame: bytes = MALFORMED_SSE_FRAME,
+    pacing: StreamPacing | None = None,
 ) -> Iterator[bytes]:
     try:
-        if plan is None or (unit := STREAM_UNITS.get(plan.mode)) is None:
+        if plan is None and pacing is not None:
+            yield from deliver_paced(frames, kinds, pacing, sock, evidence)
+        elif plan is None or (unit := STREAM_UNITS.get(plan.mode)) is None:
             yield b"".join(frames)
             _record_all(frames, kinds, evidence)
             evidence.transport_outcome = "completed"
@@ -70,6 +76,7 @@ def deliver_stream(
 
 def _record_all(frames: Sequence[bytes], kinds: Sequence[FrameKind], evidence: DeliveryEvidence) -> None:
     evidence.headers_committed = True
+    evidence.first_frame_at = evidence.last_frame_at = time.monotonic()
     evidence.emitted_frames += len(frames)
     evidence.emitted_bytes += sum(len(frame) for frame in frames)
     evidence.emitted_content_frames += sum(1 for kind in kinds if kind is FrameKind.CONTENT)
@@ -79,6 +86,9 @@ def _record_all(frames: Sequence[bytes], kinds: Sequence[FrameKind], evidence: D
 
 def _record(frame: bytes, kind: FrameKind, evidence: DeliveryEvidence) -> None:
     evidence.headers_committed = True
+    evidence.last_frame_at = now = time.monotonic()
+    if evidence.first_frame_at is None:
+        evidence.first_frame_at = now
     evidence.emitted_frames += 1
     evidence.emitted_bytes += len(frame)
     if kind is FrameKind.CONTENT:

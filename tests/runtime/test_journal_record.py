@@ -23,6 +23,9 @@ class _Evidence:
     emitted_content_frames: int = 3
     terminal_marker_observed: bool = True
     transport_outcome: str | None = "completed"
+    first_frame_at: float | None = None
+    last_frame_at: float | None = None
+    pacing_planned_ms: float | None = None
 
 
 def _completion(index: int | None = 2) -> Completion:

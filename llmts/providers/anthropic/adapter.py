@@ -10,6 +10,7 @@ from llmts.providers.anthropic.errors import render_anthropic_error
 from llmts.providers.anthropic.info import ANTHROPIC_INFO
 from llmts.providers.anthropic.models import count_tokens, list_models, model_not_found, retrieve_model
 from llmts.providers.anthropic.parse import OPERATION, WARMUP_OPERATION, parse_messages_request
+from llmts.providers.anthropic.rate_limits import anthropic_rate_limit_headers
 from llmts.providers.anthropic.render import render_message
 from llmts.providers.anthropic.stream import render_message_stream
 from llmts.providers.anthropic.strict_rules import MESSAGES_RULES
@@ -72,6 +73,7 @@ ANTHROPIC = ProviderAdapter(
     ),
     credential=anthropic_credential,
     render_error=render_anthropic_error,
+    rate_limit_headers=anthropic_rate_limit_headers,
 )
 
 ADAPTERS = (ANTHROPIC,)

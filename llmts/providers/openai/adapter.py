@@ -18,6 +18,7 @@ from llmts.providers.openai.azure import AZURE_OPENAI
 from llmts.providers.openai.info import OPENAI_INFO
 from llmts.providers.openai.models import list_models, retrieve_model
 from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
+from llmts.providers.openai.rate_limits import openai_rate_limit_headers
 from llmts.providers.openai.responses_routes import ResponsesSurface, responses_routes
 from llmts.providers.openai.stream_faults import CHAT_STREAM_FAULTS
 from llmts.providers.openai.strict_rules import CHAT_RULES
@@ -57,6 +58,7 @@ OPENAI = ProviderAdapter(
     ),
     credential=bearer_token,
     render_error=render_openai_error,
+    rate_limit_headers=openai_rate_limit_headers,
 )
 
 ADAPTERS = (OPENAI, AZURE_OPENAI)

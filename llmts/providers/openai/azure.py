@@ -36,6 +36,7 @@ from llmts.providers.chat_completions.render import chat_completion_payload, ren
 from llmts.providers.openai.info import AZURE_OPENAI_INFO
 from llmts.providers.openai.models import list_models, retrieve_model
 from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
+from llmts.providers.openai.rate_limits import openai_rate_limit_headers
 from llmts.providers.openai.responses_routes import ResponsesSurface, responses_routes
 from llmts.providers.openai.stream_faults import CHAT_STREAM_FAULTS
 from llmts.providers.openai.strict_rules import CHAT_RULES
@@ -178,4 +179,5 @@ AZURE_OPENAI = ProviderAdapter(
     routes=_routes(),
     credential=_credential,
     render_error=render_azure_error,
+    rate_limit_headers=openai_rate_limit_headers,
 )

@@ -1,0 +1,77 @@
+"""The ``pacing`` and ``rate_limits`` configuration sections (docs/realistic-answers.md).
+
+``pacing: {"ttft_ms", "tokens_per_second", "jitter"}`` makes a streamed answer arrive the way a real model
+streams it: the first frame after ``ttft_ms``, then each frame after its share of the answer's output
+tokens at ``tokens_per_second``; ``jitter`` (0-1) varies each wait by up to that fraction, seeded by
+``determinism.seed``. It is allowed on a response, as a scenario default and as a session default.
+
+``rate_limits: {"requests_per_minute", "tokens_per_minute", "window_seconds"}`` (top level) is a fixed
+window (one minute unless ``window_seconds`` shortens it for tests) that admits that many requests and
+tokens; every provider answer carries the provider's rate-limit headers, and a request over the window gets
+the provider's 429 with ``retry-after`` set to the time until the window resets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+
+__all__ = ["PACING_LIMITS", "Pacing", "RateLimits"]
+
+# Documented in docs/configuration.md with the other LIMITS.
+PACING_LIMITS: dict[str, int] = {
+    "pacing_ttft_ms": 300_000,
+    "pacing_tokens_per_second": 100_000,
+    "rate_limit_requests_per_minute": 1_000_000,
+    "rate_limit_tokens_per_minute": 1_000_000_000,
+    "rate_limit_window_seconds": 3600,
+}
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+class Pacing(BaseModel):
+    """How fast a streamed answer arrives: time to the first frame, then tokens per second."""
+
+    model_config = _STRICT
+
+    ttft_ms: int = Field(default=0, ge=0, le=PACING_LIMITS["pacing_ttft_ms"])
+    # None: after the first frame the rest follows at once.
+    tokens_per_second: float | None = Field(default=None, gt=0, le=PACING_LIMITS["pacing_tokens_per_second"])
+    jitter: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _paces_something(self) -> Pacing:
+        if self.ttft_ms == 0 and self.tokens_per_second is None:
+            raise ValueError("pacing needs ttft_ms > 0 or tokens_per_second")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
+class RateLimits(BaseModel):
+    """A fixed window of requests and tokens per session (at least one of the two limits)."""
+
+    model_config = _STRICT
+
+    requests_per_minute: int | None = Field(
+        default=None, ge=1, le=PACING_LIMITS["rate_limit_requests_per_minute"]
+    )
+    tokens_per_minute: int | None = Field(
+        default=None, ge=1, le=PACING_LIMITS["rate_limit_tokens_per_minute"]
+    )
+    # The window's length; the limits apply per window (one minute unless a test shortens it).
+    window_seconds: float = Field(default=60.0, gt=0, le=PACING_LIMITS["rate_limit_window_seconds"])
+
+    @model_validator(mode="after")
+    def _limits_something(self) -> RateLimits:
+        if self.requests_per_minute is None and self.tokens_per_minute is None:
+            raise ValueError("rate_limits needs requests_per_minute or tokens_per_minute")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}

@@ -306,6 +306,9 @@ class ScriptedError(LlmtsError):
 class RateLimitExceeded(ScriptedError):
     """429: the session's ``rate_limits`` window is used up; ``retry_after`` is the time until it resets."""
 
+    code = "rate_limit_exceeded"
+    http_status = 429
+
     def __init__(self, message: str, retry_after: float) -> None:
         super().__init__(
             message,

@@ -260,3 +260,47 @@ def test_many_paced_streams_cost_no_greenlet_per_token(
     assert len(entries) == 200 and all(e["success"] for e in entries)
     ttfts = [_timing(e)[0] for e in entries]
     assert min(ttfts) >= 0.2
+
+
+def test_conversation_steps_and_azure_streams_are_paced(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        {
+            "azure_deployments": {"dep": MODEL},
+            "pacing": {"ttft_ms": 120},
+            "conversations": [
+                {
+                    "id": "g",
+                    "steps": [
+                        {
+                            "id": "ask",
+                            "when": {"turn": 1, "latest_user_equals": "Graph"},
+                            "response": {"text": TEXT, "pacing": {"ttft_ms": 250, "tokens_per_second": 400}},
+                            "complete": True,
+                        }
+                    ],
+                }
+            ],
+            "scenarios": [{"provider": "azure-openai", "responses": [{"text": TEXT, "chunks": CHUNKS}]}],
+        }
+    )
+    client = llmts_session.openai_client(max_retries=0, _strict_response_validation=True)
+    graph_turn = [{"role": "user", "content": "Graph"}]
+    assert list(client.chat.completions.create(model=MODEL, messages=graph_turn, stream=True))
+    azure = llmts_session.azure_openai_client(max_retries=0, _strict_response_validation=True)
+    text = "".join(
+        chunk.choices[0].delta.content or ""
+        for chunk in azure.chat.completions.create(model="dep", messages=USER_HI, stream=True)
+        if chunk.choices
+    )
+    assert text == TEXT
+    step, deployment = llmts_session.requests(order="asc")
+    assert (step["scenario"], deployment["provider"], deployment["scenario"]) == (
+        "g",
+        "azure-openai",
+        "scenario_0",
+    )
+    tokens = step["usage"]["output_tokens"]
+    assert step["pacing_planned_ms"] == pytest.approx(250 + tokens * 2.5, abs=1)
+    assert _timing(step)[0] >= 0.25
+    assert deployment["pacing_planned_ms"] == pytest.approx(120, abs=1)  # the session default: ttft only
+    assert _timing(deployment)[0] >= 0.12

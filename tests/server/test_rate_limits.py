@@ -179,3 +179,21 @@ def test_sessions_without_rate_limits_send_no_headers(llmts_session: SessionClie
     client = llmts_session.openai_client(max_retries=0)
     raw = client.chat.completions.with_raw_response.create(model=MODEL, messages=USER_HI)
     assert not [name for name in raw.headers if "ratelimit" in name]
+
+
+def test_azure_openai_sends_openai_headers_and_429(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        {
+            "azure_deployments": {"dep": MODEL},
+            "rate_limits": {"requests_per_minute": 1},
+            "scenarios": [{"responses": _texts(2)}],
+        }
+    )
+    client = llmts_session.azure_openai_client(max_retries=0, _strict_response_validation=True)
+    raw = client.chat.completions.with_raw_response.create(model="dep", messages=USER_HI)
+    assert raw.headers["x-ratelimit-limit-requests"] == "1"
+    assert raw.headers["x-ratelimit-remaining-requests"] == "0"
+    with pytest.raises(openai.RateLimitError) as raised:
+        client.chat.completions.create(model="dep", messages=USER_HI)
+    assert 0 < float(raised.value.response.headers["retry-after"]) <= 60
+    assert raised.value.response.headers["x-ratelimit-remaining-requests"] == "0"

@@ -54,8 +54,10 @@ def test_openai_chat_stream_waits_ttft_then_spreads_tokens(llmts_session: Sessio
     ttft, spread = _timing(entry)
     assert entry["success"] and entry["transport_outcome"] == "completed"
     assert entry["pacing_planned_ms"] == pytest.approx(300 + tokens * 10, abs=1)
-    assert 0.3 <= ttft < 0.3 + 1.0
-    assert tokens / 100 - 0.02 <= spread < tokens / 100 + 1.0
+    # Waits are never shorter than planned (the writer keeps an absolute schedule); the upper bounds only
+    # catch a runaway and leave room for a loaded machine.
+    assert 0.3 <= ttft < 0.3 + 3.0
+    assert tokens / 100 - 0.02 <= spread < tokens / 100 + 3.0
 
 
 def test_session_default_paces_every_provider_and_stream_kind(llmts_session: SessionClient) -> None:
@@ -107,11 +109,11 @@ def test_unpaced_streams_and_whole_answers_are_not_paced(llmts_session: SessionC
         }
     )
     client = llmts_session.openai_client(max_retries=0, _strict_response_validation=True)
-    started = time.monotonic()
     client.chat.completions.create(model=MODEL, messages=USER_HI)  # pacing applies to streams only
     list(client.chat.completions.create(model=MODEL, messages=USER_HI, stream=True))
-    assert time.monotonic() - started < 0.5
     whole, stream = llmts_session.requests(order="asc")
+    # The whole body did not wait its 500 ms time to first frame (on the server's clock).
+    assert whole["completed_monotonic_seconds"] - whole["started_monotonic_seconds"] < 0.45
     assert whole["pacing_planned_ms"] is None and whole["first_frame_monotonic_seconds"] is None
     assert stream["pacing_planned_ms"] is None
     assert stream["first_frame_monotonic_seconds"] == stream["last_frame_monotonic_seconds"]

@@ -52,7 +52,7 @@ def test_openai_headers_count_down_and_the_sdk_retries_into_the_next_window(
     third = client.chat.completions.with_raw_response.create(model=MODEL, messages=USER_HI)
     assert third.parse().choices[0].message.content == "answer 2"  # nothing was consumed by the 429
     assert third.retries_taken == 1
-    assert time.monotonic() - started < WINDOW + 1
+    assert time.monotonic() - started < WINDOW + 3  # one retry-after, not a back-off series
     assert third.headers["x-ratelimit-remaining-requests"] == "1"  # a fresh window
 
     entries = llmts_session.requests(order="asc")

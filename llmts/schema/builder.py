@@ -148,6 +148,32 @@ class ConfigBuilder:
         self._data["conversation_capacity"] = {k: v for k, v in capacity.items() if v is not None}
         return self
 
+    def pacing(
+        self, *, ttft_ms: int = 0, tokens_per_second: float | None = None, jitter: float = 0.0
+    ) -> ConfigBuilder:
+        """Session default pacing of streamed answers (docs/realistic-answers.md "Pacing")."""
+        pacing: dict[str, Any] = {"ttft_ms": ttft_ms, "jitter": jitter}
+        if tokens_per_second is not None:
+            pacing["tokens_per_second"] = tokens_per_second
+        self._data["pacing"] = pacing
+        return self
+
+    def rate_limits(
+        self,
+        *,
+        requests_per_minute: int | None = None,
+        tokens_per_minute: int | None = None,
+        window_seconds: float | None = None,
+    ) -> ConfigBuilder:
+        """The session's rate-limit window (docs/realistic-answers.md "Rate limits")."""
+        limits = {
+            "requests_per_minute": requests_per_minute,
+            "tokens_per_minute": tokens_per_minute,
+            "window_seconds": window_seconds,
+        }
+        self._data["rate_limits"] = {k: v for k, v in limits.items() if v is not None}
+        return self
+
     def to_dict(self) -> dict[str, Any]:
         data = dict(self._data)
         if self._scenarios:

@@ -104,3 +104,21 @@ def test_invalid_values_are_400_naming_the_field(config: dict[str, Any], path: s
         parse_session_config(config)
     details = caught.value.details
     assert any(d["path"] == path and message in d["message"] for d in details), details
+
+
+def test_builder_sets_session_pacing_and_rate_limits() -> None:
+    from llmts.schema import ConfigBuilder
+
+    config = (
+        ConfigBuilder()
+        .pacing(ttft_ms=200, tokens_per_second=50, jitter=0.1)
+        .rate_limits(requests_per_minute=10, window_seconds=5)
+        .scenario()
+        .text("hi")
+        .build()
+    )
+    dumped = config.model_dump(mode="json")
+    assert dumped["pacing"] == {"ttft_ms": 200, "tokens_per_second": 50.0, "jitter": 0.1}
+    assert dumped["rate_limits"] == {"requests_per_minute": 10, "window_seconds": 5.0}
+    with pytest.raises(ConfigurationInvalid):
+        ConfigBuilder().rate_limits().build()

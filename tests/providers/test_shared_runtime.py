@@ -19,7 +19,7 @@ def test_one_queue_consumed_in_order_across_providers(llmts_session: SessionClie
         {
             "models": models,
             "azure_deployments": {"prod": "shared-model"},
-            "scenarios": [{"id": "shared", "responses": [{"text": f"answer {i}"} for i in range(1, 9)]}],
+            "scenarios": [{"id": "shared", "responses": [{"text": f"answer {i}"} for i in range(1, 10)]}],
         }
     )
     user = [{"role": "user", "content": "Hi"}]
@@ -49,9 +49,13 @@ def test_one_queue_consumed_in_order_across_providers(llmts_session: SessionClie
         .chat.completions.create(model="shared-model", messages=user)
         .choices[0]
         .message.content,
+        llmts_session.cohere_client(max_retries=0)
+        .chat(model="shared-model", messages=user)
+        .message.content[0]
+        .text,
     ]
 
-    assert answers == [f"answer {i}" for i in range(1, 9)]
+    assert answers == [f"answer {i}" for i in range(1, 10)]
     journal = llmts_session.requests(order="asc")
     assert [(e["provider"], e["scenario"], e["response_index"]) for e in journal] == [
         ("openai", "shared", 0),
@@ -62,6 +66,7 @@ def test_one_queue_consumed_in_order_across_providers(llmts_session: SessionClie
         ("gemini", "shared", 5),
         ("ollama", "shared", 6),
         ("ollama", "shared", 7),
+        ("cohere", "shared", 8),
     ]
 
 

@@ -34,16 +34,16 @@ PACKAGE = Path(__file__).resolve().parent.parent / "llmts"
 
 
 def test_the_registry_serves_todays_namespaces_in_order() -> None:
-    assert [adapter.namespace for adapter in ADAPTERS] == ["openai", "azure-openai", "anthropic", "gemini"]
+    assert [adapter.namespace for adapter in ADAPTERS] == ["openai", "azure-openai", "anthropic", "gemini", "bedrock"]
     assert CATALOG.namespaces == PROVIDER_NAMESPACES
     assert CATALOG.namespaces == (
         "openai",
         "azure-openai",
         "anthropic",
         "gemini",
+        "bedrock",
         "cohere",
         "ollama",
-        "bedrock",
     )
     assert CATALOG.default.namespace == "openai"
     assert CATALOG.default_model == "gpt-4.1-mini"
@@ -87,6 +87,7 @@ def test_routes_declare_the_streams_in_stream_plans_act_on() -> None:
         ("azure-openai", "responses"),
         ("anthropic", "messages"),
         ("gemini", "stream_generate_content.sse"),
+        ("bedrock", "converse-stream"),
     }
 
 

@@ -21,11 +21,12 @@ PACKAGES: tuple[str, ...] = (
     "llmts.providers.openai",
     "llmts.providers.anthropic",
     "llmts.providers.gemini",
+    "llmts.providers.bedrock",
 )
 
 # Planned namespaces without an adapter yet: configurations may already name them (credentials, scenario
 # ``provider`` filters), they just receive no requests.
-RESERVED_NAMESPACES: tuple[str, ...] = ("cohere", "ollama", "bedrock")
+RESERVED_NAMESPACES: tuple[str, ...] = ("cohere", "ollama")
 
 # The environment the reserved namespaces' official SDKs read, so ``llmts env`` already points them at a
 # session; each entry moves to its provider's ``info.py`` when the package is added.

@@ -4,6 +4,7 @@ credential forms (SigV4 shape, Bedrock API-key bearer)."""
 
 from __future__ import annotations
 
+import base64
 import struct
 from binascii import crc32
 from typing import Any
@@ -117,6 +118,26 @@ def test_converse_stream_frames_have_valid_crcs(llmts_session: SessionClient) ->
     ]
     assert {m.headers[":message-type"] for m in messages} == {"event"}
     assert orjson.loads(messages[1].payload) == {"contentBlockIndex": 0, "delta": {"text": "a"}}
+
+
+def test_invoke_stream_chunks_are_base64_json_on_the_wire(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"text": "x"})
+    body = {
+        "anthropic_version": "bedrock-2023-05-31",
+        "max_tokens": 9,
+        "messages": [{"role": "user", "content": "Hi"}],
+    }
+    path = f"/bedrock/model/{quote(MODEL, safe='')}/invoke-with-response-stream"
+
+    response = raw_request(llmts_session.provider_base, "POST", path, body, SIGNED)
+
+    assert response.headers["content-type"] == "application/vnd.amazon.eventstream"
+    messages = _decode(response.body)
+    assert {m.headers[":event-type"] for m in messages} == {"chunk"}
+    events = [orjson.loads(base64.b64decode(orjson.loads(m.payload)["bytes"])) for m in messages]
+    assert [e["type"] for e in events][0] == "message_start"
+    assert events[-1]["type"] == "message_stop"
+    assert "ping" not in [e["type"] for e in events]
 
 
 def test_error_envelope_on_the_wire(llmts_session: SessionClient) -> None:

@@ -20,6 +20,7 @@ from llmts.providers.base import (
 )
 from llmts.providers.bedrock.errors import render_bedrock_error
 from llmts.providers.bedrock.info import BEDROCK_INFO
+from llmts.providers.bedrock.invoke import INVOKE_STREAM, parse_invoke, render_invoke
 from llmts.providers.bedrock.parse import CONVERSE, parse_converse
 from llmts.providers.bedrock.render import render_converse
 from llmts.providers.bedrock.stream import render_converse_stream
@@ -67,6 +68,14 @@ def _render_converse(call: ProviderCall, request: NeutralRequest, completion: Co
     return render(completion.output, completion.usage, call.request_id)
 
 
+def _parse_invoke(call: ProviderCall) -> NeutralRequest:
+    return parse_invoke(call, stream=False)
+
+
+def _parse_invoke_stream(call: ProviderCall) -> NeutralRequest:
+    return parse_invoke(call, stream=True)
+
+
 _MODEL = "/bedrock/model/<path:model>"
 
 BEDROCK = ProviderAdapter(
@@ -80,6 +89,14 @@ BEDROCK = ProviderAdapter(
             _parse_converse_stream,
             _render_converse,
             in_stream_faults=frozenset({CONVERSE_STREAM}),
+        ),
+        InferenceRoute(f"{_MODEL}/invoke", ("POST",), _parse_invoke, render_invoke),
+        InferenceRoute(
+            f"{_MODEL}/invoke-with-response-stream",
+            ("POST",),
+            _parse_invoke_stream,
+            render_invoke,
+            in_stream_faults=frozenset({INVOKE_STREAM}),
         ),
     ),
     credential=bedrock_credential,

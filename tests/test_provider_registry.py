@@ -34,7 +34,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "llmts"
 
 
 def test_the_registry_serves_todays_namespaces_in_order() -> None:
-    assert [adapter.namespace for adapter in ADAPTERS] == ["openai", "azure-openai", "anthropic", "gemini", "bedrock"]
+    assert [adapter.namespace for adapter in ADAPTERS] == [
+        "openai",
+        "azure-openai",
+        "anthropic",
+        "gemini",
+        "bedrock",
+    ]
     assert CATALOG.namespaces == PROVIDER_NAMESPACES
     assert CATALOG.namespaces == (
         "openai",

@@ -135,7 +135,7 @@ def test_invoke_stream_chunks_are_base64_json_on_the_wire(llmts_session: Session
     messages = _decode(response.body)
     assert {m.headers[":event-type"] for m in messages} == {"chunk"}
     events = [orjson.loads(base64.b64decode(orjson.loads(m.payload)["bytes"])) for m in messages]
-    assert [e["type"] for e in events][0] == "message_start"
+    assert events[0]["type"] == "message_start"
     assert events[-1]["type"] == "message_stop"
     assert "ping" not in [e["type"] for e in events]
 

@@ -97,6 +97,7 @@ BEDROCK = ProviderAdapter(
             _parse_invoke_stream,
             render_invoke,
             in_stream_faults=frozenset({INVOKE_STREAM}),
+            unmarked_streams=frozenset({INVOKE_STREAM}),
         ),
     ),
     credential=bedrock_credential,

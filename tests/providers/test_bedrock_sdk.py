@@ -388,3 +388,47 @@ def test_verify_requires_terminal_marker_for_converse_stream(
         }
     )
     assert result.passed, result.failures
+
+
+# --- one session, every provider -----------------------------------------------------------------
+
+
+def test_one_shared_scenario_across_providers(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        {
+            "models": [MODEL],
+            "scenarios": [
+                {"id": "shared", "responses": [{"text": f"answer {i}"} for i in range(1, 6)]},
+            ],
+        }
+    )
+    client = _client(llmts_session)
+    gemini = llmts_session.gemini_client()
+    user = [{"role": "user", "content": "Hi"}]
+
+    answers = [
+        _converse(client)["output"]["message"]["content"][0]["text"],
+        llmts_session.openai_client(max_retries=0)
+        .chat.completions.create(model=MODEL, messages=user)
+        .choices[0]
+        .message.content,
+        llmts_session.anthropic_client(max_retries=0)
+        .messages.create(model=MODEL, max_tokens=8, messages=user)
+        .content[0]
+        .text,
+        gemini.models.generate_content(model=MODEL, contents="Hi").text,
+        llmts_session.anthropic_bedrock_client(max_retries=0)
+        .messages.create(model=MODEL, max_tokens=8, messages=user)
+        .content[0]
+        .text,
+    ]
+
+    assert answers == [f"answer {i}" for i in range(1, 6)]
+    journal = llmts_session.requests(order="asc")
+    assert [(e["provider"], e["operation"], e["response_index"]) for e in journal] == [
+        ("bedrock", "converse", 0),
+        ("openai", "chat.completions", 1),
+        ("anthropic", "messages", 2),
+        ("gemini", "generate_content", 3),
+        ("bedrock", "invoke", 4),
+    ]

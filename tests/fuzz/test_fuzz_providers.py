@@ -46,6 +46,8 @@ def _seeds_for(rule: str) -> list[dict[str, Any]]:
         return seeds.ANTHROPIC
     if "/gemini/" in rule:
         return seeds.GEMINI
+    if rule.startswith("/bedrock/"):
+        return seeds.CONVERSE if "/converse" in rule else seeds.BEDROCK_INVOKE
     return [{}]
 
 
@@ -77,7 +79,7 @@ def _locked_session(fuzz_server: FuzzServer) -> None:
     """A session whose provider routes need credentials, so the credential checks get fuzzed too."""
     session = fuzz_server.server.create_session()
     builder = ConfigBuilder().credentials(openai="sk-right", anthropic="sk-right", gemini="sk-right")
-    builder.credentials(azure_openai="sk-right")
+    builder.credentials(azure_openai="sk-right", bedrock="sk-right")
     session.configure(builder.scenario(terminal_policy="repeat_last_response").text("locked").build())
     _SESSIONS[-1] = session.id
 

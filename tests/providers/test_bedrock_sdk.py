@@ -214,6 +214,7 @@ ERRORS = [
     (503, "ServiceUnavailableException"),
     (500, "InternalServerException"),
     (408, "ModelTimeoutException"),
+    (424, "ModelErrorException"),
 ]
 
 
@@ -238,6 +239,14 @@ def test_aws_exception_name_as_code_wins(llmts_session: SessionClient, client: A
     )
     with pytest.raises(client.exceptions.ModelNotReadyException):
         _converse(client)
+
+
+def test_model_stream_error_on_a_stream_route(llmts_session: SessionClient, client: Any) -> None:
+    failure = {"status": 424, "code": "ModelStreamErrorException", "message": "the model stream broke"}
+    _configure(llmts_session, {"error": failure})
+    with pytest.raises(client.exceptions.ModelStreamErrorException) as raised:
+        _stream_events(client)
+    assert raised.value.response["Error"]["Message"] == "the model stream broke"
 
 
 def test_botocore_retries_throttling_then_succeeds(llmts_session: SessionClient) -> None:
@@ -432,3 +441,13 @@ def test_one_shared_scenario_across_providers(llmts_session: SessionClient) -> N
         ("gemini", "generate_content", 3),
         ("bedrock", "invoke", 4),
     ]
+
+
+def test_conversation_client_sends_its_header_through_boto3(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"text": "tagged"})
+    client = llmts_session.for_conversation("c-bedrock").bedrock_client(
+        config=botocore.config.Config(retries={"total_max_attempts": 1})
+    )
+
+    assert _converse(client)["output"]["message"]["content"] == [{"text": "tagged"}]
+    assert llmts_session.requests()[0]["conversation"] == "c-bedrock"

@@ -108,12 +108,14 @@ class _Points:
         self.segments: set[int] = set()
         self.count = 0
 
-    def add(self, block: dict[str, Any], segment: int, path: str) -> None:
+    def add(self, block: dict[str, Any], segment: int | None, path: str) -> None:
+        """Count a ``cachePoint`` block; ``segment`` None: its caller places the breakpoint later."""
         point = block["cachePoint"]
         if not isinstance(point, dict) or point.get("type") != "default":
             raise _constraint(f"{path}.cachePoint.type", "Member must satisfy enum value set: [default]")
         self.count += 1
-        self.segments.add(segment)
+        if segment is not None:
+            self.segments.add(segment)
 
 
 def _append_message(out: list[NeutralMessage], message: Any, index: int, points: _Points) -> None:
@@ -146,7 +148,7 @@ def _append_message(out: list[NeutralMessage], message: Any, index: int, points:
             if not texts and not calls and results:
                 points.add(block, len(out), b_path)
             else:
-                points.add(block, -1, b_path)
+                points.add(block, None, b_path)
                 pending_point = True
         # image, document, reasoningContent, video...: nothing llmts matches on.
     if role == "assistant":
@@ -156,7 +158,6 @@ def _append_message(out: list[NeutralMessage], message: Any, index: int, points:
     elif texts or not results:
         out.append(neutral_message(role="user", text="".join(texts), tool_calls=_NO_CALLS, tool_call_id=None))
     if pending_point:
-        points.segments.discard(-1)
         points.segments.add(len(out))
 
 

@@ -451,3 +451,53 @@ def test_conversation_client_sends_its_header_through_boto3(llmts_session: Sessi
 
     assert _converse(client)["output"]["message"]["content"] == [{"text": "tagged"}]
     assert llmts_session.requests()[0]["conversation"] == "c-bedrock"
+
+
+# --- realistic answers (docs/realistic-answers.md) ----------------------------------------------------
+
+
+def test_reasoning_mixed_answer_and_finish_reasons(llmts_session: SessionClient, client: Any) -> None:
+    mixed = {
+        "reasoning": {"text": "Look the city up.", "signature": "sig-1"},
+        "text": "Let me check.",
+        "tool_calls": [{"id": "tooluse_2", "name": "get_weather", "arguments": {"city": "Rome"}}],
+    }
+    _configure(
+        llmts_session,
+        mixed,
+        mixed,
+        {"text": "The answer is", "finish_reason": "length"},
+        {"refusal": "I can't help with that."},
+        {"reasoning": {"text": "hidden", "redacted": True, "signature": "opaque"}, "text": "Done."},
+    )
+    tools = {"tools": [WEATHER]}
+
+    whole = _converse(client, toolConfig=tools)
+    assert whole["output"]["message"]["content"] == [
+        {"reasoningContent": {"reasoningText": {"text": "Look the city up.", "signature": "sig-1"}}},
+        {"text": "Let me check."},
+        {"toolUse": {"toolUseId": "tooluse_2", "name": "get_weather", "input": {"city": "Rome"}}},
+    ]
+    assert whole["stopReason"] == "tool_use"
+
+    events = _stream_events(client, toolConfig=tools)
+    deltas = [
+        (e["contentBlockDelta"]["contentBlockIndex"], e["contentBlockDelta"]["delta"])
+        for e in events
+        if "contentBlockDelta" in e
+    ]
+    assert deltas[:3] == [
+        (0, {"reasoningContent": {"text": "Look the city up."}}),
+        (0, {"reasoningContent": {"signature": "sig-1"}}),
+        (1, {"text": "Let me check."}),
+    ]
+    assert events[-2]["messageStop"] == {"stopReason": "tool_use"}
+
+    assert _converse(client)["stopReason"] == "max_tokens"
+    refused = _converse(client)
+    assert (refused["stopReason"], refused["output"]["message"]["content"]) == (
+        "content_filtered",
+        [{"text": "I can't help with that."}],
+    )
+    redacted = _converse(client)["output"]["message"]["content"][0]["reasoningContent"]
+    assert redacted == {"redactedContent": b"opaque"}  # botocore decodes the base64 blob

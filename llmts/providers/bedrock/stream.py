@@ -18,7 +18,7 @@ import orjson
 
 from llmts.providers.base import Reply
 from llmts.providers.bedrock.eventstream import event_message, with_broken_crc
-from llmts.providers.bedrock.render import LATENCY_MS, STOP_REASONS, usage_payload
+from llmts.providers.bedrock.render import LATENCY_MS, reasoning_block, stop_reason, usage_payload
 from llmts.schema.faults import FrameKind
 from llmts.schema.neutral import ScriptedOutput, Usage
 
@@ -38,27 +38,46 @@ def _event(name: bytes, payload: dict[str, Any]) -> bytes:
 def render_converse_stream(output: ScriptedOutput, usage: Usage, request_id: str) -> Reply:
     frames = [_MESSAGE_START]
     kinds = [FrameKind.OTHER]
-    if output.kind == "tool_calls":
-        for index, call in enumerate(output.tool_calls):
-            start = {"toolUse": {"toolUseId": call.id, "name": call.name}}
-            frames.append(_event(b"contentBlockStart", {"contentBlockIndex": index, "start": start}))
-            pieces = [piece for piece in call.arguments_chunks if piece] or [call.arguments]
-            frames.extend(
-                _event(b"contentBlockDelta", {"contentBlockIndex": index, "delta": {"toolUse": {"input": p}}})
-                for p in pieces
+
+    def add(kind: FrameKind, name: bytes, payload: dict[str, Any]) -> None:
+        frames.append(_event(name, payload))
+        kinds.append(kind)
+
+    index = 0
+    if output.reasoning is not None:  # one reasoning block first: its text (or redacted blob), signature
+        reasoning = output.reasoning
+        if reasoning.redacted:
+            pieces = [{"redactedContent": reasoning_block(reasoning)["redactedContent"]}]
+        else:
+            pieces = [{"text": reasoning.thinking()}, {"signature": reasoning.signature}]
+        for piece in pieces:
+            add(
+                FrameKind.OTHER,
+                b"contentBlockDelta",
+                {"contentBlockIndex": 0, "delta": {"reasoningContent": piece}},
             )
-            frames.append(_event(b"contentBlockStop", {"contentBlockIndex": index}))
-        kinds.extend([FrameKind.OTHER] * (len(frames) - 1))
-    else:
-        chunks = [chunk for chunk in output.chunks if chunk] or [output.text]
-        frames.extend(
-            _event(b"contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": chunk}})
-            for chunk in chunks
-        )
-        kinds.extend([FrameKind.CONTENT] * len(chunks))
-        frames.append(_event(b"contentBlockStop", {"contentBlockIndex": 0}))
-        kinds.append(FrameKind.OTHER)
-    frames.append(_event(b"messageStop", {"stopReason": STOP_REASONS[output.kind]}))
+        add(FrameKind.OTHER, b"contentBlockStop", {"contentBlockIndex": 0})
+        index = 1
+    text = output.refusal if output.refusal is not None else output.text
+    if text or output.kind != "tool_calls":  # text blocks have no contentBlockStart, as the service sends
+        chunks = [chunk for chunk in output.chunks if chunk] if output.refusal is None else []
+        for chunk in chunks or [text]:
+            add(
+                FrameKind.CONTENT,
+                b"contentBlockDelta",
+                {"contentBlockIndex": index, "delta": {"text": chunk}},
+            )
+        add(FrameKind.OTHER, b"contentBlockStop", {"contentBlockIndex": index})
+        index += 1
+    for call in output.tool_calls:
+        start = {"toolUse": {"toolUseId": call.id, "name": call.name}}
+        add(FrameKind.OTHER, b"contentBlockStart", {"contentBlockIndex": index, "start": start})
+        for argument in [p for p in call.arguments_chunks if p] or [call.arguments]:
+            delta = {"toolUse": {"input": argument}}
+            add(FrameKind.OTHER, b"contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
+        add(FrameKind.OTHER, b"contentBlockStop", {"contentBlockIndex": index})
+        index += 1
+    frames.append(_event(b"messageStop", {"stopReason": stop_reason(output)}))
     frames.append(_event(b"metadata", {"usage": usage_payload(usage), "metrics": {"latencyMs": LATENCY_MS}}))
     kinds.extend((FrameKind.TERMINAL, FrameKind.TERMINAL))
     return Reply(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import import_module
 
-from llmts.providers.info import EnvVariable, ProviderInfo, SdkClient, env_key, env_url, env_value
+from llmts.providers.info import EnvVariable, ProviderInfo, SdkClient, env_key, env_url
 
 __all__ = ["CATALOG", "PACKAGES", "RESERVED_ENV", "RESERVED_NAMESPACES", "Catalog"]
 
@@ -37,19 +37,6 @@ RESERVED_ENV: tuple[ProviderInfo, ...] = (
     ProviderInfo(
         "cohere",
         env=(env_url("CO_API_URL", "/cohere", "cohere.ClientV2"), env_key("CO_API_KEY", "cohere.ClientV2")),
-    ),
-    # botocore's service-specific endpoint variable; any key pair (SigV4 is not verified).
-    ProviderInfo(
-        "bedrock",
-        env=(
-            env_url("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "/bedrock", "boto3 bedrock-runtime"),
-            env_url("ANTHROPIC_BEDROCK_BASE_URL", "/bedrock", "anthropic.AnthropicBedrock"),
-            env_value("AWS_ACCESS_KEY_ID", "llmts-access-key", "boto3, AnthropicBedrock"),
-            env_value("AWS_SECRET_ACCESS_KEY", "llmts-secret-key", "boto3, AnthropicBedrock"),
-            env_value("AWS_REGION", "us-east-1", "AnthropicBedrock, AWS SDKs"),
-            env_value("AWS_DEFAULT_REGION", "us-east-1", "boto3"),
-        ),
-        env_overridden=("AWS_PROFILE", "AWS_SESSION_TOKEN"),
     ),
 )
 

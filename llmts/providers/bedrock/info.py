@@ -7,7 +7,7 @@ client is built).
 
 from __future__ import annotations
 
-from llmts.providers.info import ProviderInfo, SdkClient
+from llmts.providers.info import ProviderInfo, SdkClient, env_key, env_url, env_value
 
 __all__ = ["BEDROCK_INFO", "PROVIDERS"]
 
@@ -21,6 +21,18 @@ BEDROCK_INFO = ProviderInfo(
             "anthropic_bedrock_client", "llmts.providers.bedrock.sdk", "anthropic_bedrock_client", "/bedrock"
         ),
     ),
+    # botocore's service-specific endpoint variable; the access key id is the session's credential
+    # (SigV4 is not verified), the secret any value.
+    env=(
+        env_url("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "/bedrock", "boto3 bedrock-runtime"),
+        env_url("ANTHROPIC_BEDROCK_BASE_URL", "/bedrock", "anthropic.AnthropicBedrock"),
+        env_key("AWS_ACCESS_KEY_ID", "boto3, AnthropicBedrock"),
+        env_value("AWS_SECRET_ACCESS_KEY", "llmts-secret-key", "boto3, AnthropicBedrock"),
+        env_value("AWS_REGION", "us-east-1", "AnthropicBedrock, AWS SDKs"),
+        env_value("AWS_DEFAULT_REGION", "us-east-1", "boto3"),
+    ),
+    # A Bedrock API key in the environment would replace SigV4 with another credential.
+    env_overridden=("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"),
 )
 
 PROVIDERS = (BEDROCK_INFO,)

@@ -29,7 +29,7 @@ from llmts.providers.bedrock.eventstream import event_message, with_broken_crc
 from llmts.providers.bedrock.render import LATENCY_MS
 from llmts.providers.bedrock.stream import EVENTSTREAM_HEADERS
 from llmts.schema.faults import FrameKind
-from llmts.schema.neutral import Completion, NeutralRequest, build
+from llmts.schema.neutral import Completion, NeutralRequest, build, reasoning_settings
 
 __all__ = ["INVOKE", "INVOKE_STREAM", "MALFORMED_CHUNK", "parse_invoke", "render_invoke"]
 
@@ -72,7 +72,9 @@ def parse_invoke(call: ProviderCall, stream: bool) -> NeutralRequest:
         system=prompt.system,
         cache_mode="explicit",
         cache_breakpoints=prompt.cache_breakpoints,
+        choices=1,
         in_stream_faults=False,
+        reasoning_settings=reasoning_settings(body.get("thinking")),
     )
 
 

@@ -32,6 +32,7 @@ from llmts.schema.neutral import (
     ToolChoice,
     build,
     neutral_message,
+    reasoning_settings,
 )
 
 __all__ = ["CONVERSE", "MAX_CACHE_POINTS", "invalid", "parse_converse"]
@@ -221,6 +222,12 @@ def _response_format(body: dict[str, Any]) -> ResponseFormat:
     return "json_schema"
 
 
+def _reasoning_settings(body: dict[str, Any]) -> dict[str, Any] | None:
+    """Claude's ``thinking`` passed through ``additionalModelRequestFields`` (scalars only)."""
+    extra = body.get("additionalModelRequestFields")
+    return reasoning_settings(extra.get("thinking")) if isinstance(extra, dict) else None
+
+
 def parse_converse(call: ProviderCall, operation: str, stream: bool) -> NeutralRequest:
     body = load_json_object(call.request.body)
     raw_messages = body.get("messages")
@@ -254,5 +261,7 @@ def parse_converse(call: ProviderCall, operation: str, stream: bool) -> NeutralR
         system=system,
         cache_mode="explicit",
         cache_breakpoints=tuple(sorted(points.segments)),
+        choices=1,
         in_stream_faults=False,
+        reasoning_settings=_reasoning_settings(body),
     )

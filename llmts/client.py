@@ -403,6 +403,9 @@ class SessionClient:
             raise TypeError(f"{name}() sets {spec.url_argument} itself (to this session's provider base)")
         factory = getattr(importlib.import_module(spec.module), spec.factory)
         url = self.provider_base + spec.path
+        if spec.credential_header is not None:
+            bearer = {spec.credential_header: "Bearer " + self.credential(info.namespace)}
+            headers = {**bearer, **(headers or {})}
         if spec.options_argument is not None:
             options: dict[str, Any] = {spec.url_argument: url}
             options.update(kwargs.pop(spec.options_argument, None) or {})
@@ -415,7 +418,8 @@ class SessionClient:
                 kwargs[spec.headers_argument] = {**(kwargs.get(spec.headers_argument) or {}), **headers}
         for key, value in spec.defaults:
             kwargs.setdefault(key, value)
-        kwargs.setdefault("api_key", self.credential(info.namespace))
+        if spec.credential_header is None:
+            kwargs.setdefault("api_key", self.credential(info.namespace))
         return factory(**kwargs)
 
     def openai_client(self, **kwargs: Any) -> Any:
@@ -437,11 +441,25 @@ class SessionClient:
     def async_anthropic_client(self, **kwargs: Any) -> Any:
         return self.sdk_client("async_anthropic_client", **kwargs)
 
+    def ollama_client(self, **kwargs: Any) -> Any:
+        """An official ``ollama.Client`` bound to this session (the credential as a bearer header)."""
+        return self.sdk_client("ollama_client", **kwargs)
+
+    def async_ollama_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("async_ollama_client", **kwargs)
+
     def gemini_client(self, *, api_version: str | None = None, **kwargs: Any) -> Any:
         """An official ``google.genai.Client`` bound to this session (``api_version``: the SDK's default)."""
         if api_version is not None:
             kwargs["http_options"] = {"api_version": api_version, **(kwargs.get("http_options") or {})}
         return self.sdk_client("gemini_client", **kwargs)
+
+    def cohere_client(self, **kwargs: Any) -> Any:
+        """An official ``cohere.ClientV2`` bound to this session (Bearer credential)."""
+        return self.sdk_client("cohere_client", **kwargs)
+
+    def async_cohere_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("async_cohere_client", **kwargs)
 
     def bedrock_client(self, **kwargs: Any) -> Any:
         """A ``boto3`` ``bedrock-runtime`` client bound to this session (SigV4-signed with the session's
@@ -578,10 +596,22 @@ class ConversationClient:
     def async_anthropic_client(self, **kwargs: Any) -> Any:
         return self.sdk_client("async_anthropic_client", **kwargs)
 
+    def ollama_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("ollama_client", **kwargs)
+
+    def async_ollama_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("async_ollama_client", **kwargs)
+
     def gemini_client(self, *, api_version: str | None = None, **kwargs: Any) -> Any:
         if api_version is not None:
             kwargs["http_options"] = {"api_version": api_version, **(kwargs.get("http_options") or {})}
         return self.sdk_client("gemini_client", **kwargs)
+
+    def cohere_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("cohere_client", **kwargs)
+
+    def async_cohere_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("async_cohere_client", **kwargs)
 
     def bedrock_client(self, **kwargs: Any) -> Any:
         return self.sdk_client("bedrock_client", **kwargs)

@@ -30,6 +30,9 @@ FORBIDDEN_THIRD_PARTY = {
 # (namespaces, default model, SDK clients) and the registry that lists the packages. Every layer may read
 # it; it imports nothing from llmts but itself, so reading it never loads the runtime or an adapter.
 _SHARED_PROVIDER_MODULES = {"__init__", "base", "info", "catalog", "adapters", "strict"}
+# Wire formats several providers speak (docs/architecture.md, "Shared wire modules"): any provider may
+# import them, they import no provider package.
+_SHARED_WIRE_PACKAGES = {"chat_completions"}
 # A provider whose wire embeds another provider's body reuses that provider's wire modules, one way only
 # (docs/architecture.md, "Providers and the adapter registry"): Bedrock InvokeModel carries the Anthropic
 # Messages body and stream events.
@@ -126,12 +129,15 @@ def test_client_import_loads_no_runtime() -> None:
 
 
 def test_providers_do_not_import_each_other() -> None:
+    """Provider packages import no other provider package; shared wire packages import none at all."""
     providers = PACKAGE / "providers"
     modules = {
         p.name.removesuffix(".py")
         for p in providers.iterdir()
-        if p.name.removesuffix(".py") not in _SHARED_PROVIDER_MODULES and p.name != "__pycache__"
+        if p.name.removesuffix(".py") not in _SHARED_PROVIDER_MODULES | _SHARED_WIRE_PACKAGES
+        and p.name != "__pycache__"
     }
+    assert {p.name for p in providers.iterdir() if p.is_dir()} >= _SHARED_WIRE_PACKAGES
     violations = []
     for path in providers.rglob("*.py"):
         own = path.relative_to(providers).parts[0].removesuffix(".py")

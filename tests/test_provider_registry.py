@@ -39,6 +39,8 @@ def test_the_registry_serves_todays_namespaces_in_order() -> None:
         "azure-openai",
         "anthropic",
         "gemini",
+        "ollama",
+        "cohere",
         "bedrock",
     ]
     assert CATALOG.namespaces == PROVIDER_NAMESPACES
@@ -47,9 +49,9 @@ def test_the_registry_serves_todays_namespaces_in_order() -> None:
         "azure-openai",
         "anthropic",
         "gemini",
-        "bedrock",
-        "cohere",
         "ollama",
+        "cohere",
+        "bedrock",
     )
     assert CATALOG.default.namespace == "openai"
     assert CATALOG.default_model == "gpt-4.1-mini"
@@ -93,6 +95,10 @@ def test_routes_declare_the_streams_in_stream_plans_act_on() -> None:
         ("azure-openai", "responses"),
         ("anthropic", "messages"),
         ("gemini", "stream_generate_content.sse"),
+        ("ollama", "chat"),
+        ("ollama", "generate"),
+        ("ollama", "chat.completions"),
+        ("cohere", "chat"),
         ("bedrock", "converse-stream"),
         ("bedrock", "invoke-with-response-stream"),
     }

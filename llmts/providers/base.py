@@ -137,8 +137,9 @@ class InferenceRoute:
     # Answers some requests without consuming a scripted response (e.g. Anthropic ``max_tokens: 0``
     # cache warm-ups): return a Reply to short-circuit, or None to go on to the runtime.
     shortcut: Callable[[ProviderCall, NeutralRequest], Reply | None] | None = None
-    # The operations (``NeutralRequest.operation``) of this route whose streams are plain SSE text frames
-    # that in-stream ``stream_delivery`` plans act on; connection-level plans fit every route.
+    # The operations (``NeutralRequest.operation``) of this route whose streams are plain text frames (SSE
+    # events, NDJSON lines) that in-stream ``stream_delivery`` plans act on; connection-level plans fit
+    # every route.
     in_stream_faults: frozenset[str] = frozenset()
     # The provider's request rules (``llmts/providers/strict.py``), run after ``parse`` and before
     # admission while the session's ``strict_requests`` is on.
@@ -177,6 +178,16 @@ class ProviderAdapter:
     render_error: Callable[[LlmtsError, str], Reply]
     # Prefix of the request ids this provider reports (``x-request-id`` and friends).
     request_id_prefix: str = field(default="req_")
+    # (path prefix, renderer) for sub-trees that speak another wire's errors (Ollama's OpenAI-compatible
+    # ``/ollama/v1``); the first matching prefix wins, ``render_error`` answers everything else.
+    error_renderers: tuple[tuple[str, Callable[[LlmtsError, str], Reply]], ...] = ()
+
+    def render_error_for(self, path: str) -> Callable[[LlmtsError, str], Reply]:
+        """The error renderer of the route tree ``path`` lies in."""
+        for prefix, render in self.error_renderers:
+            if path == prefix or path.startswith(prefix + "/"):
+                return render
+        return self.render_error
 
     @property
     def namespace(self) -> str:

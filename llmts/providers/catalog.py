@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import import_module
 
-from llmts.providers.info import EnvVariable, ProviderInfo, SdkClient, env_key, env_url
+from llmts.providers.info import EnvVariable, ProviderInfo, SdkClient
 
 __all__ = ["CATALOG", "PACKAGES", "RESERVED_ENV", "RESERVED_NAMESPACES", "Catalog"]
 
@@ -21,24 +21,18 @@ PACKAGES: tuple[str, ...] = (
     "llmts.providers.openai",
     "llmts.providers.anthropic",
     "llmts.providers.gemini",
+    "llmts.providers.ollama",
+    "llmts.providers.cohere",
     "llmts.providers.bedrock",
 )
 
 # Planned namespaces without an adapter yet: configurations may already name them (credentials, scenario
 # ``provider`` filters), they just receive no requests.
-RESERVED_NAMESPACES: tuple[str, ...] = ("cohere", "ollama")
+RESERVED_NAMESPACES: tuple[str, ...] = ()
 
 # The environment the reserved namespaces' official SDKs read, so ``llmts env`` already points them at a
 # session; each entry moves to its provider's ``info.py`` when the package is added.
-RESERVED_ENV: tuple[ProviderInfo, ...] = (
-    # ollama.Client() reads the host (a URL with a path works).
-    ProviderInfo("ollama", env=(env_url("OLLAMA_HOST", "/ollama", "ollama.Client"),)),
-    # cohere.ClientV2() reads the base URL and key.
-    ProviderInfo(
-        "cohere",
-        env=(env_url("CO_API_URL", "/cohere", "cohere.ClientV2"), env_key("CO_API_KEY", "cohere.ClientV2")),
-    ),
-)
+RESERVED_ENV: tuple[ProviderInfo, ...] = ()
 
 
 @dataclass(frozen=True)

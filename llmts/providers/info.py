@@ -21,7 +21,9 @@ class SdkClient:
     The client is ``<module>.<factory>(**kwargs)`` with the session's credential as ``api_key`` and
     ``<provider base><path>`` as the ``url_argument`` keyword. When ``options_argument`` is set
     (google-genai's ``http_options``), the URL and the extra headers go inside that dict instead of being
-    keyword arguments; ``defaults`` are keyword arguments the caller may override.
+    keyword arguments; ``defaults`` are keyword arguments the caller may override. When
+    ``credential_header`` is set (the ``ollama`` client has no ``api_key``), the credential is sent as
+    ``<credential_header>: Bearer <credential>`` among the extra headers instead of as ``api_key``.
     """
 
     name: str
@@ -32,6 +34,7 @@ class SdkClient:
     headers_argument: str = "default_headers"
     options_argument: str | None = None
     defaults: tuple[tuple[str, str], ...] = ()
+    credential_header: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,8 +55,8 @@ def check_output_fits(request: NeutralRequest, output: ScriptedOutput, where: st
 
 
 def check_delivery_fits(request: NeutralRequest, plan: StreamDelivery, where: str) -> None:
-    """In-stream plans need a plain SSE text stream on a route that declares it (the request's
-    ``in_stream_faults``, set from the route); connection faults fit anything."""
+    """In-stream plans need a plain-text stream (SSE events, NDJSON lines) on a route that declares it (the
+    request's ``in_stream_faults``, set from the route); connection faults fit anything."""
     if plan.mode in CONNECTION_MODES:
         return
     if not request.stream:

@@ -194,7 +194,7 @@ class LlmtsApp:
                     entry = session.journal_begin(request_id, adapter.namespace, method, path)
             if entry is not None:
                 entry.failed(error.code, error.retry_after if isinstance(error, ScriptedError) else None)
-            reply = adapter.render_error(error, request_id)
+            reply = adapter.render_error_for(path)(error, request_id)
             if isinstance(error, (BodyTooLarge, BodyReadTimeout, BodyIncomplete)):
                 reply.headers.append(("Connection", "close"))
         except Exception:  # a bug: still answer in the provider's envelope, never with a traceback page
@@ -206,7 +206,7 @@ class LlmtsApp:
                 return json_body(start_response, 500, internal.to_control_body())
             if entry is not None:
                 entry.failed(internal.code)
-            reply = adapter.render_error(internal, request_id)
+            reply = adapter.render_error_for(path)(internal, request_id)
         if wire is not None and (date := wire.http_date()) is not None:
             reply.headers.append(("Date", date))
         return respond(

@@ -208,11 +208,18 @@ def assert_envelope(answer: Answer, family: str, method: str) -> None:
         return
     body = json.loads(answer.body)
     assert isinstance(body, dict), body
+    if family == "cohere" and "error" not in body:  # Cohere's flat envelope: {"id", "message", "code"}
+        assert set(body) == {"id", "message", "code"}, body
+        assert all(isinstance(body[key], str) for key in body), body
+        return
     if family == "bedrock":  # AWS rest-json: the x-amzn-ErrorType header and {"message"}
         assert isinstance(answer.headers.get("x-amzn-errortype"), str), answer.headers
         assert set(body) == {"message"} and isinstance(body["message"], str), body
         return
     error = body.get("error")
+    if family == "ollama" and not isinstance(error, dict):  # Ollama's native envelope: {"error": "<text>"}
+        assert set(body) == {"error"} and isinstance(error, str) and error, body
+        return
     assert isinstance(error, dict), body
     if isinstance(error.get("details"), list) and error.get("code") == "malformed_http_request":
         family = "control"

@@ -111,6 +111,34 @@ ANTHROPIC: list[dict[str, Any]] = [
     },
 ]
 
+COHERE: list[dict[str, Any]] = [
+    {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "Hi"}], "stream": True},
+    {
+        "model": "gpt-4.1-mini",
+        "messages": [
+            {"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+            {"role": "user", "content": "Weather?"},
+            {
+                "role": "assistant",
+                "tool_plan": "I will use get_weather.",
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": [{"type": "document", "document": {"data": {"t": 1}}}],
+            },
+        ],
+        "tools": [_FUNCTION],
+        "tool_choice": "REQUIRED",
+        "documents": ["Paris is sunny.", {"id": "d1", "data": {"text": "Oslo is cold."}}],
+        "citation_options": {"mode": "FAST"},
+        "response_format": {"type": "json_object", "json_schema": {"type": "object"}},
+    },
+]
+
 GEMINI: list[dict[str, Any]] = [
     {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]},
     {
@@ -140,6 +168,28 @@ GEMINI: list[dict[str, Any]] = [
             "responseMimeType": "application/json",
         },
     },
+]
+
+OLLAMA: list[dict[str, Any]] = [
+    {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "Hi"}], "stream": False},
+    {
+        "model": "gpt-4.1-mini",
+        "messages": [
+            {"role": "system", "content": "Be brief"},
+            {"role": "user", "content": "Weather?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}],
+            },
+            {"role": "tool", "content": "sunny", "tool_name": "get_weather"},
+        ],
+        "tools": [_FUNCTION],
+        "format": {"type": "object", "properties": {"a": {"type": "string"}}},
+        "think": "low",
+        "options": {"temperature": 0.1},
+    },
+    {"model": "gpt-4.1-mini", "prompt": "Hi", "system": "Be brief", "format": "json", "stream": True},
 ]
 
 CONVERSE: list[dict[str, Any]] = [

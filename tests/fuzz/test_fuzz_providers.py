@@ -30,7 +30,12 @@ from tests.fuzz.strategies import (
 
 __all__ = ["fuzz_server"]
 
-_PREFIXES = {adapter.prefix: adapter.namespace for adapter in ADAPTERS}
+# Sub-trees with their own error envelope first (family_of takes the first matching prefix); today the
+# only one, Ollama's OpenAI-compatible /ollama/v1, answers in OpenAI's envelope.
+_PREFIXES = {
+    **{prefix: "openai" for adapter in ADAPTERS for prefix, _ in adapter.error_renderers},
+    **{adapter.prefix: adapter.namespace for adapter in ADAPTERS},
+}
 _SESSIONS = ["default", "nope", "locked"]
 _CREDENTIALS = ["sk-right", "sk-wrong"]
 
@@ -46,6 +51,10 @@ def _seeds_for(rule: str) -> list[dict[str, Any]]:
         return seeds.ANTHROPIC
     if "/gemini/" in rule:
         return seeds.GEMINI
+    if "/ollama/api/" in rule and not rule.endswith(("/tags", "/ps", "/version")):
+        return seeds.OLLAMA
+    if rule.endswith("/cohere/v2/chat"):
+        return seeds.COHERE
     if rule.startswith("/bedrock/"):
         return seeds.CONVERSE if "/converse" in rule else seeds.BEDROCK_INVOKE
     return [{}]
@@ -62,7 +71,22 @@ def _family(namespace: str) -> st.SearchStrategy[tuple[str, str, dict[str, str],
     paths = session_prefixed(routed_paths(rules, seeds.PATH_ARGUMENTS), _SESSIONS)
     return st.tuples(
         methods(usual),
-        st.tuples(paths, queries(["key", "alt", "api-version", "limit", "after", "include[]"])).map("".join),
+        st.tuples(
+            paths,
+            queries(
+                [
+                    "key",
+                    "alt",
+                    "api-version",
+                    "limit",
+                    "after",
+                    "include[]",
+                    "page_size",
+                    "page_token",
+                    "endpoint",
+                ]
+            ),
+        ).map("".join),
         headers(_SESSIONS, _CREDENTIALS),
         st.one_of(*body_strategies),
     )
@@ -78,7 +102,9 @@ def _check(server: FuzzServer, request: tuple[str, str, dict[str, str], bytes]) 
 def _locked_session(fuzz_server: FuzzServer) -> None:
     """A session whose provider routes need credentials, so the credential checks get fuzzed too."""
     session = fuzz_server.server.create_session()
-    builder = ConfigBuilder().credentials(openai="sk-right", anthropic="sk-right", gemini="sk-right")
+    builder = ConfigBuilder().credentials(
+        openai="sk-right", anthropic="sk-right", gemini="sk-right", cohere="sk-right"
+    )
     builder.credentials(azure_openai="sk-right", bedrock="sk-right")
     session.configure(builder.scenario(terminal_policy="repeat_last_response").text("locked").build())
     _SESSIONS[-1] = session.id

@@ -54,7 +54,7 @@ def _config(
                 "terminal_policy": "restart",
                 "responses": responses,
             }
-            for provider in ("openai", "azure-openai", "anthropic", "gemini")
+            for provider in ("openai", "azure-openai", "anthropic", "gemini", "ollama")
         ],
     }
     if seed is not None:
@@ -194,6 +194,9 @@ RAW_CALLS = {
         f"/gemini/v1beta/models/{GEMINI}:generateContent",
         {"contents": [{"parts": [{"text": "Hi"}]}]},
     ),
+    "ollama-chat": ("/ollama/api/chat", {"model": GPT, "messages": HI, "stream": False}),
+    "ollama-generate": ("/ollama/api/generate", {"model": GPT, "prompt": "Hi", "stream": False}),
+    "ollama-openai-chat": ("/ollama/v1/chat/completions", {"model": GPT, "messages": HI}),
 }
 
 

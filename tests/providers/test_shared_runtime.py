@@ -19,7 +19,7 @@ def test_one_queue_consumed_in_order_across_providers(llmts_session: SessionClie
         {
             "models": models,
             "azure_deployments": {"prod": "shared-model"},
-            "scenarios": [{"id": "shared", "responses": [{"text": f"answer {i}"} for i in range(1, 7)]}],
+            "scenarios": [{"id": "shared", "responses": [{"text": f"answer {i}"} for i in range(1, 9)]}],
         }
     )
     user = [{"role": "user", "content": "Hi"}]
@@ -44,9 +44,14 @@ def test_one_queue_consumed_in_order_across_providers(llmts_session: SessionClie
         .choices[0]
         .message.content,
         gemini_beta.models.generate_content(model="shared-model", contents="Hi").text,
+        llmts_session.ollama_client().chat(model="shared-model", messages=user).message.content,
+        llmts_session.sdk_client("ollama_openai_client", max_retries=0)
+        .chat.completions.create(model="shared-model", messages=user)
+        .choices[0]
+        .message.content,
     ]
 
-    assert answers == [f"answer {i}" for i in range(1, 7)]
+    assert answers == [f"answer {i}" for i in range(1, 9)]
     journal = llmts_session.requests(order="asc")
     assert [(e["provider"], e["scenario"], e["response_index"]) for e in journal] == [
         ("openai", "shared", 0),
@@ -55,6 +60,8 @@ def test_one_queue_consumed_in_order_across_providers(llmts_session: SessionClie
         ("gemini", "shared", 3),
         ("azure-openai", "shared", 4),
         ("gemini", "shared", 5),
+        ("ollama", "shared", 6),
+        ("ollama", "shared", 7),
     ]
 
 

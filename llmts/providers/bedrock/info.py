@@ -21,6 +21,14 @@ BEDROCK_INFO = ProviderInfo(
             "anthropic_bedrock_client", "llmts.providers.bedrock.sdk", "anthropic_bedrock_client", "/bedrock"
         ),
     ),
+    # bedrock-runtime has no model listing (ListFoundationModels is the control-plane ``bedrock`` service);
+    # declared like every provider's, for a future listing route.
+    listed_models=(
+        "anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "us.anthropic.claude-3-7-sonnet-20250219-v1:0",
+        "amazon.nova-pro-v1:0",
+        "meta.llama3-1-70b-instruct-v1:0",
+    ),
     # botocore's service-specific endpoint variable; the access key id is the session's credential
     # (SigV4 is not verified), the secret any value.
     env=(

@@ -11,18 +11,23 @@ from llmts.providers.base import (
     SimpleRoute,
     bearer_token,
 )
+from llmts.providers.chat_completions.errors import render_openai_error
+from llmts.providers.chat_completions.parse import parse_chat_request
+from llmts.providers.chat_completions.render import render_chat_completion, render_chat_stream
 from llmts.providers.openai.azure import AZURE_OPENAI
-from llmts.providers.openai.chat_parse import parse_chat_request
-from llmts.providers.openai.chat_render import render_chat_completion, render_chat_stream
-from llmts.providers.openai.errors import render_openai_error
 from llmts.providers.openai.info import OPENAI_INFO
 from llmts.providers.openai.models import list_models, retrieve_model
+from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
 from llmts.providers.openai.responses_routes import ResponsesSurface, responses_routes
 from llmts.providers.openai.stream_faults import CHAT_STREAM_FAULTS
 from llmts.providers.openai.strict_rules import CHAT_RULES
 from llmts.schema.neutral import Completion, NeutralRequest
 
 __all__ = ["ADAPTERS", "AZURE_OPENAI", "OPENAI"]
+
+
+def _parse_chat(call: ProviderCall) -> NeutralRequest:
+    return parse_chat_request(call, refused_tool_types=NATIVE_TOOL_TYPES)
 
 
 def _render_chat(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
@@ -38,7 +43,7 @@ OPENAI = ProviderAdapter(
         InferenceRoute(
             "/openai/v1/chat/completions",
             ("POST",),
-            parse_chat_request,
+            _parse_chat,
             _render_chat,
             in_stream_faults=CHAT_STREAM_FAULTS,
             strict_rules=CHAT_RULES,

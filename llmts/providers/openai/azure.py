@@ -30,11 +30,12 @@ from llmts.providers.base import (
     SimpleRoute,
     bearer_token,
 )
-from llmts.providers.openai.chat_parse import chat_request_from_body
-from llmts.providers.openai.chat_render import chat_completion_payload, render_chat_stream
-from llmts.providers.openai.errors import render_openai_error
+from llmts.providers.chat_completions.errors import render_openai_error
+from llmts.providers.chat_completions.parse import chat_request_from_body
+from llmts.providers.chat_completions.render import chat_completion_payload, render_chat_stream
 from llmts.providers.openai.info import AZURE_OPENAI_INFO
 from llmts.providers.openai.models import list_models, retrieve_model
+from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
 from llmts.providers.openai.responses_routes import ResponsesSurface, responses_routes
 from llmts.providers.openai.stream_faults import CHAT_STREAM_FAULTS
 from llmts.providers.openai.strict_rules import CHAT_RULES
@@ -96,7 +97,7 @@ def _resolve_model(call: ProviderCall, raw: Any) -> str:
 def _parse_chat(call: ProviderCall) -> NeutralRequest:
     body = call.request.json_object()
     model = _resolve_model(call, body.get("model"))
-    return chat_request_from_body(body, provider=_PROVIDER, model=model)
+    return chat_request_from_body(body, provider=_PROVIDER, model=model, refused_tool_types=NATIVE_TOOL_TYPES)
 
 
 def _render_chat(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:

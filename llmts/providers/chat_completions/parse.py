@@ -6,13 +6,13 @@ Lenient where the SDKs add fields (unknown keys are ignored), strict where a rea
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import orjson
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall
-from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
 from llmts.schema.fixtures import LIMITS
 from llmts.schema.neutral import (
     NeutralMessage,
@@ -117,7 +117,7 @@ def _messages(raw: Any) -> tuple[NeutralMessage, ...]:
     return tuple(messages)
 
 
-def _tools(raw: Any) -> tuple[tuple[str, ...], str]:
+def _tools(raw: Any, refused_types: Collection[str]) -> tuple[tuple[str, ...], str]:
     if raw is None:
         return (), ""
     if not isinstance(raw, list):
@@ -126,7 +126,7 @@ def _tools(raw: Any) -> tuple[tuple[str, ...], str]:
     for index, tool in enumerate(raw):
         if not isinstance(tool, dict):
             raise _bad("each tool must be an object", f"tools[{index}]", "invalid_type")
-        if one_of(tool.get("type"), NATIVE_TOOL_TYPES):
+        if one_of(tool.get("type"), refused_types):
             raise _bad(
                 f"{tool['type']} is a Responses API tool; Chat Completions accepts function tools only",
                 f"tools[{index}].type",
@@ -179,14 +179,23 @@ def _response_format(raw: Any) -> str:
     raise _bad("response_format.type must be text, json_object or json_schema", "response_format.type")
 
 
-def parse_chat_request(call: ProviderCall) -> NeutralRequest:
-    return chat_request_from_body(call.request.json_object())
+def parse_chat_request(
+    call: ProviderCall, *, provider: str = "openai", refused_tool_types: Collection[str] = ()
+) -> NeutralRequest:
+    return chat_request_from_body(
+        call.request.json_object(), provider=provider, refused_tool_types=refused_tool_types
+    )
 
 
 def chat_request_from_body(
-    body: dict[str, Any], *, provider: str = "openai", model: str | None = None
+    body: dict[str, Any],
+    *,
+    provider: str = "openai",
+    model: str | None = None,
+    refused_tool_types: Collection[str] = (),
 ) -> NeutralRequest:
-    """``model`` overrides the body's (Azure deployment routes name the model in the path)."""
+    """``model`` overrides the body's (Azure deployment routes name the model in the path);
+    ``refused_tool_types`` are tool types the provider serves on another API (OpenAI's Responses tools)."""
     if model is None:
         model = body.get("model")
     if not isinstance(model, str) or not model:
@@ -205,7 +214,7 @@ def chat_request_from_body(
         n = 1
     elif isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_CHOICES:
         raise _bad(f"n must be an integer from 1 to {MAX_CHOICES} (llmts' limit)", "n", "invalid_value")
-    tool_names, tools_text = _tools(body.get("tools"))
+    tool_names, tools_text = _tools(body.get("tools"), refused_tool_types)
     return build(
         NeutralRequest,
         provider=provider,

@@ -1,0 +1,48 @@
+"""The ``cohere`` adapter: v2 chat (JSON and SSE) under ``/cohere/v2`` and models under ``/cohere/v1``.
+
+Credentials: ``Authorization: Bearer <key>`` (what ``cohere.ClientV2`` sends).
+"""
+
+from __future__ import annotations
+
+from llmts.providers.base import (
+    InferenceRoute,
+    ProviderAdapter,
+    ProviderCall,
+    Reply,
+    SimpleRoute,
+    bearer_token,
+)
+from llmts.providers.cohere.citations import citations_for
+from llmts.providers.cohere.errors import render_cohere_error
+from llmts.providers.cohere.info import COHERE_INFO
+from llmts.providers.cohere.models import get_model, list_models
+from llmts.providers.cohere.parse import OPERATION, parse_chat_request
+from llmts.providers.cohere.render import render_chat, render_chat_stream
+from llmts.schema.neutral import Completion, NeutralRequest
+
+__all__ = ["ADAPTERS", "COHERE"]
+
+
+def _render(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
+    render = render_chat_stream if request.stream else render_chat
+    output = completion.output
+    citations = citations_for(call.request.body, output.text) if output.kind == "text" else []
+    return render(completion.response_id, output, completion.usage, call.request_id, citations)
+
+
+COHERE = ProviderAdapter(
+    info=COHERE_INFO,
+    prefix="/cohere",
+    routes=(
+        InferenceRoute(
+            "/cohere/v2/chat", ("POST",), parse_chat_request, _render, in_stream_faults=frozenset({OPERATION})
+        ),
+        SimpleRoute("/cohere/v1/models", ("GET",), list_models, "models.list"),
+        SimpleRoute("/cohere/v1/models/<path:model>", ("GET",), get_model, "models.get"),
+    ),
+    credential=bearer_token,
+    render_error=render_cohere_error,
+)
+
+ADAPTERS = (COHERE,)

@@ -1,0 +1,40 @@
+"""The ``ollama`` namespace as data (read without loading the adapter)."""
+
+from __future__ import annotations
+
+from llmts.providers.info import ProviderInfo, SdkClient, env_url
+
+__all__ = ["OLLAMA_INFO", "PROVIDERS"]
+
+OLLAMA_INFO = ProviderInfo(
+    namespace="ollama",
+    # What a model listing shows when a configuration neither lists nor names a model.
+    listed_models=("llama3.2", "qwen3", "gpt-oss:20b"),
+    # ollama.Client() reads the host (a URL with a path works).
+    env=(env_url("OLLAMA_HOST", "/ollama", "ollama.Client"),),
+    sdk_clients=(
+        # ollama.Client(host=..., headers=...): no api_key keyword; the credential goes as a bearer header.
+        SdkClient(
+            "ollama_client",
+            "ollama",
+            "Client",
+            "/ollama",
+            url_argument="host",
+            headers_argument="headers",
+            credential_header="authorization",
+        ),
+        SdkClient(
+            "async_ollama_client",
+            "ollama",
+            "AsyncClient",
+            "/ollama",
+            url_argument="host",
+            headers_argument="headers",
+            credential_header="authorization",
+        ),
+        # The openai SDK on Ollama's OpenAI-compatible API, with the ollama namespace's credential.
+        SdkClient("ollama_openai_client", "openai", "OpenAI", "/ollama/v1"),
+    ),
+)
+
+PROVIDERS = (OLLAMA_INFO,)

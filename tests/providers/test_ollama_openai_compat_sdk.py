@@ -1,0 +1,128 @@
+"""Ollama's OpenAI-compatible API (``/ollama/v1``) through the official ``openai`` SDK with strict response
+validation: chat JSON and SSE, tool calls, errors, models, stream faults and the journal (provider
+``ollama``, operation ``chat.completions``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import openai
+import pytest
+
+from llmts import SessionClient
+from tests.helpers import WEATHER_TOOL
+
+pytestmark = pytest.mark.sdk
+
+MODEL = "qwen3:8b"
+HI: list[Any] = [{"role": "user", "content": "Hi"}]
+
+
+def _client(session: SessionClient, **kwargs: Any) -> openai.OpenAI:
+    kwargs.setdefault("max_retries", 0)
+    client: openai.OpenAI = session.sdk_client(
+        "ollama_openai_client", _strict_response_validation=True, **kwargs
+    )
+    assert str(client.base_url) == session.provider_base + "/ollama/v1/"
+    return client
+
+
+def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
+    session.configure({"models": [MODEL], "scenarios": [{"responses": list(responses)}]})
+
+
+def test_chat_text_and_stream(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"text": "Hello."}, {"text": "Hello there.", "chunks": ["Hello", " there."]})
+    client = _client(llmts_session)
+
+    completion = client.chat.completions.create(model=MODEL, messages=HI)
+    chunks = list(client.chat.completions.create(model=MODEL, messages=HI, stream=True))
+
+    assert completion.choices[0].message.content == "Hello." and completion.model == MODEL
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Hello there."
+    entries = llmts_session.requests(order="asc")
+    assert [(e["provider"], e["operation"], e["path"]) for e in entries] == [
+        ("ollama", "chat.completions", "/ollama/v1/chat/completions")
+    ] * 2
+    assert entries[1]["terminal_marker_observed"] is True
+
+
+def test_tool_round_trip(llmts_session: SessionClient) -> None:
+    _configure(
+        llmts_session,
+        {"tool_calls": [{"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}]},
+        {"text": "Sunny."},
+    )
+    client = _client(llmts_session)
+
+    first = client.chat.completions.create(model=MODEL, messages=HI, tools=[WEATHER_TOOL])  # type: ignore[list-item]
+    call = (first.choices[0].message.tool_calls or [])[0]
+    assert call.function.name == "get_weather" and json.loads(call.function.arguments) == {"city": "Paris"}
+    messages = [*HI, first.choices[0].message, {"role": "tool", "tool_call_id": call.id, "content": "22C"}]
+    second = client.chat.completions.create(model=MODEL, messages=messages, tools=[WEATHER_TOOL])  # type: ignore[list-item]
+
+    assert second.choices[0].message.content == "Sunny."
+    assert llmts_session.requests()[0]["tool_results"]
+
+
+def test_errors_raise_the_openai_sdk_classes(llmts_session: SessionClient) -> None:
+    _configure(
+        llmts_session, {"error": {"status": 429, "code": "rate_limit_exceeded", "message": "Slow down"}}
+    )
+    client = _client(llmts_session)
+
+    with pytest.raises(openai.RateLimitError) as limited:
+        client.chat.completions.create(model=MODEL, messages=HI)
+    with pytest.raises(openai.NotFoundError):
+        client.chat.completions.create(model="other", messages=HI)
+
+    assert limited.value.code == "rate_limit_exceeded"
+
+
+def test_the_ollama_credential_guards_the_compatible_api(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        {
+            "models": [MODEL],
+            "provider_credentials": {"ollama": "o-key"},
+            "scenarios": [{"responses": [{"text": "ok"}]}],
+        }
+    )
+    wrong = openai.OpenAI(base_url=llmts_session.provider_base + "/ollama/v1", api_key="nope", max_retries=0)
+
+    with pytest.raises(openai.AuthenticationError):
+        wrong.chat.completions.create(model=MODEL, messages=HI)
+    assert (
+        _client(llmts_session).chat.completions.create(model=MODEL, messages=HI).choices[0].message.content
+        == "ok"
+    )
+
+
+def test_models_list_and_retrieve(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"text": "x"})
+    client = _client(llmts_session)
+
+    assert [m.id for m in client.models.list()] == [MODEL]
+    assert client.models.retrieve(MODEL).id == MODEL
+    with pytest.raises(openai.NotFoundError):
+        client.models.retrieve("other")
+
+
+def test_in_stream_faults_apply_to_the_compatible_stream(llmts_session: SessionClient) -> None:
+    _configure(
+        llmts_session,
+        {
+            "text": "One two.",
+            "chunks": ["One ", "two."],
+            "stream_delivery": {"mode": "early_clean_end", "after_content_frames": 1},
+        },
+    )
+    chunks = list(_client(llmts_session).chat.completions.create(model=MODEL, messages=HI, stream=True))
+
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "One "
+    deadline = time.monotonic() + 5
+    while not (entries := llmts_session.requests(completed=True)):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert entries[0]["transport_outcome"] == "early_end" and not entries[0]["terminal_marker_observed"]

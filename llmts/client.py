@@ -461,6 +461,15 @@ class SessionClient:
     def async_cohere_client(self, **kwargs: Any) -> Any:
         return self.sdk_client("async_cohere_client", **kwargs)
 
+    def bedrock_client(self, **kwargs: Any) -> Any:
+        """A ``boto3`` ``bedrock-runtime`` client bound to this session (SigV4-signed with the session's
+        ``bedrock`` credential as access key id; extra kwargs go to ``boto3.client``, e.g. ``config=``)."""
+        return self.sdk_client("bedrock_client", **kwargs)
+
+    def anthropic_bedrock_client(self, **kwargs: Any) -> Any:
+        """An official ``anthropic.AnthropicBedrock`` bound to this session's ``/bedrock`` root."""
+        return self.sdk_client("anthropic_bedrock_client", **kwargs)
+
     # --- conversation graphs ------------------------------------------------------------------------
 
     def conversations(self, conversation_id: str | None = None) -> list[dict[str, Any]]:
@@ -603,6 +612,12 @@ class ConversationClient:
 
     def async_cohere_client(self, **kwargs: Any) -> Any:
         return self.sdk_client("async_cohere_client", **kwargs)
+
+    def bedrock_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("bedrock_client", **kwargs)
+
+    def anthropic_bedrock_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("anthropic_bedrock_client", **kwargs)
 
     def conversations(self) -> list[dict[str, Any]]:
         """This identity's state in every graph of the session."""

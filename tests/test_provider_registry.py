@@ -19,7 +19,7 @@ from werkzeug.test import Client
 
 from llmts.errors import FixtureMismatch
 from llmts.providers import catalog
-from llmts.providers.adapters import ADAPTERS, in_stream_surfaces, load_adapters
+from llmts.providers.adapters import ADAPTERS, in_stream_surfaces, load_adapters, unmarked_stream_surfaces
 from llmts.providers.catalog import CATALOG, PACKAGES, RESERVED_NAMESPACES, Catalog
 from llmts.providers.info import ProviderInfo, env_key
 from llmts.runtime.compat import check_delivery_fits
@@ -41,6 +41,7 @@ def test_the_registry_serves_todays_namespaces_in_order() -> None:
         "gemini",
         "ollama",
         "cohere",
+        "bedrock",
     ]
     assert CATALOG.namespaces == PROVIDER_NAMESPACES
     assert CATALOG.namespaces == (
@@ -98,7 +99,13 @@ def test_routes_declare_the_streams_in_stream_plans_act_on() -> None:
         ("ollama", "generate"),
         ("ollama", "chat.completions"),
         ("cohere", "chat"),
+        ("bedrock", "converse-stream"),
+        ("bedrock", "invoke-with-response-stream"),
     }
+
+
+def test_routes_declare_the_streams_without_a_terminal_marker() -> None:
+    assert unmarked_stream_surfaces(ADAPTERS) == {("bedrock", "invoke-with-response-stream")}
 
 
 def _request(*, stream: bool, in_stream_faults: bool) -> NeutralRequest:

@@ -8,7 +8,7 @@ from importlib import import_module
 from llmts.providers.base import ProviderAdapter
 from llmts.providers.catalog import CATALOG, Catalog
 
-__all__ = ["ADAPTERS", "in_stream_surfaces", "load_adapters"]
+__all__ = ["ADAPTERS", "in_stream_surfaces", "load_adapters", "unmarked_stream_surfaces"]
 
 
 def load_adapters(catalog: Catalog) -> tuple[ProviderAdapter, ...]:
@@ -28,6 +28,11 @@ def load_adapters(catalog: Catalog) -> tuple[ProviderAdapter, ...]:
 def in_stream_surfaces(adapters: tuple[ProviderAdapter, ...]) -> frozenset[tuple[str, str]]:
     """Every (namespace, operation) whose streams in-stream delivery plans act on, as the routes declare."""
     return frozenset().union(*(adapter.in_stream_operations() for adapter in adapters))
+
+
+def unmarked_stream_surfaces(adapters: tuple[ProviderAdapter, ...]) -> frozenset[tuple[str, str]]:
+    """Every (namespace, operation) whose streams end at EOF without a terminal marker."""
+    return frozenset().union(*(adapter.unmarked_stream_operations() for adapter in adapters))
 
 
 ADAPTERS: tuple[ProviderAdapter, ...] = load_adapters(CATALOG)

@@ -148,6 +148,9 @@ class InferenceRoute:
     # The provider's request rules (``llmts/providers/strict.py``), run after ``parse`` and before
     # admission while the session's ``strict_requests`` is on.
     strict_rules: tuple[StrictRule, ...] = ()
+    # The streamed operations of this route whose protocol has no terminal marker (the stream just ends at
+    # EOF): verification that requires one is refused for them instead of failing as "not written".
+    unmarked_streams: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +206,15 @@ class ProviderAdapter:
             for route in self.routes
             if isinstance(route, InferenceRoute)
             for operation in route.in_stream_faults
+        )
+
+    def unmarked_stream_operations(self) -> frozenset[tuple[str, str]]:
+        """(namespace, operation) pairs whose streams end without a terminal marker."""
+        return frozenset(
+            (self.namespace, operation)
+            for route in self.routes
+            if isinstance(route, InferenceRoute)
+            for operation in route.unmarked_streams
         )
 
 

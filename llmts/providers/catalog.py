@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import import_module
 
-from llmts.providers.info import EnvVariable, ProviderInfo, SdkClient, env_url, env_value
+from llmts.providers.info import EnvVariable, ProviderInfo, SdkClient
 
 __all__ = ["CATALOG", "PACKAGES", "RESERVED_ENV", "RESERVED_NAMESPACES", "Catalog"]
 
@@ -23,29 +23,16 @@ PACKAGES: tuple[str, ...] = (
     "llmts.providers.gemini",
     "llmts.providers.ollama",
     "llmts.providers.cohere",
+    "llmts.providers.bedrock",
 )
 
 # Planned namespaces without an adapter yet: configurations may already name them (credentials, scenario
 # ``provider`` filters), they just receive no requests.
-RESERVED_NAMESPACES: tuple[str, ...] = ("bedrock",)
+RESERVED_NAMESPACES: tuple[str, ...] = ()
 
 # The environment the reserved namespaces' official SDKs read, so ``llmts env`` already points them at a
 # session; each entry moves to its provider's ``info.py`` when the package is added.
-RESERVED_ENV: tuple[ProviderInfo, ...] = (
-    # botocore's service-specific endpoint variable; any key pair (SigV4 is not verified).
-    ProviderInfo(
-        "bedrock",
-        env=(
-            env_url("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "/bedrock", "boto3 bedrock-runtime"),
-            env_url("ANTHROPIC_BEDROCK_BASE_URL", "/bedrock", "anthropic.AnthropicBedrock"),
-            env_value("AWS_ACCESS_KEY_ID", "llmts-access-key", "boto3, AnthropicBedrock"),
-            env_value("AWS_SECRET_ACCESS_KEY", "llmts-secret-key", "boto3, AnthropicBedrock"),
-            env_value("AWS_REGION", "us-east-1", "AnthropicBedrock, AWS SDKs"),
-            env_value("AWS_DEFAULT_REGION", "us-east-1", "boto3"),
-        ),
-        env_overridden=("AWS_PROFILE", "AWS_SESSION_TOKEN"),
-    ),
-)
+RESERVED_ENV: tuple[ProviderInfo, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -185,7 +185,11 @@ def _describe_tool(tool: ToolExpectation) -> str:
 
 
 def _check_request(
-    index: int, expectation: RequestExpectation, scope: list[JournalEntry], verdict: _Verdict
+    index: int,
+    expectation: RequestExpectation,
+    scope: list[JournalEntry],
+    verdict: _Verdict,
+    unmarked: frozenset[tuple[str, str]] = frozenset(),
 ) -> list[JournalEntry]:
     where = _label("requests", index, expectation.name)
     matched, total = _select(scope, expectation.query)
@@ -202,7 +206,22 @@ def _check_request(
             actual=count,
         )
     if expectation.require_streaming_terminal_marker:
-        missing = [e for e in matched if not (e.streaming and e.terminal_marker_observed)]
+        refused = [e for e in matched if e.streaming and (e.provider, e.operation) in unmarked]
+        if refused:
+            verdict.fail(
+                "terminal_marker_unavailable",
+                f"terminal-marker verification is refused for {len(refused)} matched request(s): their "
+                "stream has no terminal marker, it ends at EOF ("
+                + ", ".join(sorted({f"{e.provider} {e.operation}" for e in refused}))
+                + ")",
+                expectation=where,
+                request_ids=_ids(refused),
+            )
+        missing = [
+            e
+            for e in matched
+            if not (e.streaming and e.terminal_marker_observed) and (e.provider, e.operation) not in unmarked
+        ]
         if missing:
             verdict.fail(
                 "terminal_marker",
@@ -407,9 +426,12 @@ def verify(
     *,
     conversation: str | None = None,
     statuses: Sequence[ConversationStatus] = (),
+    unmarked: frozenset[tuple[str, str]] = frozenset(),
 ) -> VerificationResult:
     """``conversation``: the conversation header's value (scopes the journal before ``scope``);
-    ``statuses``: the session's conversation states (``GET /admin-api/conversations``)."""
+    ``statuses``: the session's conversation states (``GET /admin-api/conversations``); ``unmarked``: the
+    (provider, operation) pairs whose streams have no terminal marker (the server takes them from the
+    routes), for which ``require_streaming_terminal_marker`` is refused."""
     verdict = _Verdict()
     entries: Sequence[JournalEntry] = snapshot.entries
     if conversation is not None:
@@ -419,7 +441,7 @@ def verify(
     _paged(verdict, "scope", len(scope), total)
 
     matched_by_request = [
-        _check_request(index, expectation, scope, verdict)
+        _check_request(index, expectation, scope, verdict, unmarked)
         for index, expectation in enumerate(request.requests)
     ]
     if request.in_order:

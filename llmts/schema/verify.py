@@ -227,7 +227,8 @@ class VerificationFailure(BaseModel):
     """One reason the verification did not pass.
 
     ``kind``: ``evidence_evicted``, ``evidence_truncated``, ``evidence_pending``, ``evidence_paginated``,
-    ``evidence_timing`` (incomplete evidence), ``count``, ``tool_count``, ``terminal_marker``, ``order``,
+    ``evidence_timing`` (incomplete evidence), ``count``, ``tool_count``, ``terminal_marker``,
+    ``terminal_marker_unavailable``, ``order``,
     ``unexpected_call``, ``conversation_missing``, ``conversation_steps``, ``conversation_terminal``,
     ``retry_attempts``, ``retry_status_sequence``,
     ``retry_after_missing``, ``retry_after_too_short``, ``retry_spacing``.

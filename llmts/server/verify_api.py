@@ -9,6 +9,7 @@ import orjson
 from pydantic import ValidationError
 
 from llmts.errors import InvalidRequest
+from llmts.providers.adapters import ADAPTERS, unmarked_stream_surfaces
 from llmts.runtime import Session
 from llmts.runtime.conversations.identity import CONVERSATION_ENVIRON, conversation_id_from
 from llmts.runtime.verify import verify
@@ -18,6 +19,8 @@ from llmts.schema.verify import VerificationRequest
 __all__ = ["INVALID_VERIFICATION", "parse_verification", "verify_session"]
 
 INVALID_VERIFICATION = "invalid_verification"
+# Streams that end without a terminal marker, as the routes declare them (docs/journal.md, verification).
+_UNMARKED_STREAMS = unmarked_stream_surfaces(ADAPTERS)
 
 
 def parse_verification(body: bytes) -> VerificationRequest:
@@ -56,5 +59,11 @@ def verify_session(session: Session, environ: Mapping[str, Any], body: bytes) ->
     header = environ.get(CONVERSATION_ENVIRON)
     conversation = conversation_id_from(header) if header is not None else None
     statuses = session.conversation_status() if request.conversations else ()
-    result = verify(session.journal_snapshot(), request, conversation=conversation, statuses=statuses)
+    result = verify(
+        session.journal_snapshot(),
+        request,
+        conversation=conversation,
+        statuses=statuses,
+        unmarked=_UNMARKED_STREAMS,
+    )
     return result.model_dump(mode="json")

@@ -212,6 +212,10 @@ def assert_envelope(answer: Answer, family: str, method: str) -> None:
         assert set(body) == {"id", "message", "code"}, body
         assert all(isinstance(body[key], str) for key in body), body
         return
+    if family == "bedrock":  # AWS rest-json: the x-amzn-ErrorType header and {"message"}
+        assert isinstance(answer.headers.get("x-amzn-errortype"), str), answer.headers
+        assert set(body) == {"message"} and isinstance(body["message"], str), body
+        return
     error = body.get("error")
     if family == "ollama" and not isinstance(error, dict):  # Ollama's native envelope: {"error": "<text>"}
         assert set(body) == {"error"} and isinstance(error, str) and error, body
@@ -233,5 +237,7 @@ def assert_envelope(answer: Answer, family: str, method: str) -> None:
     elif family == "gemini":
         assert error.get("code") == answer.status and isinstance(error.get("status"), str), body
         assert isinstance(error.get("message"), str), body
+    elif family == "bedrock":
+        pass  # checked before: its envelope has no "error" object
     else:  # pragma: no cover - a family the harness does not know
         raise AssertionError(f"unknown family {family}")

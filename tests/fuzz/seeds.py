@@ -192,9 +192,55 @@ OLLAMA: list[dict[str, Any]] = [
     {"model": "gpt-4.1-mini", "prompt": "Hi", "system": "Be brief", "format": "json", "stream": True},
 ]
 
+CONVERSE: list[dict[str, Any]] = [
+    {"messages": [{"role": "user", "content": [{"text": "Hi"}]}]},
+    {
+        "system": [{"text": "Be brief"}, {"cachePoint": {"type": "default"}}],
+        "messages": [
+            {"role": "user", "content": [{"text": "Weather?"}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"toolUse": {"toolUseId": "t1", "name": "get_weather", "input": {"city": "Paris"}}}
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"toolResult": {"toolUseId": "t1", "content": [{"text": "sunny"}, {"json": {"c": 20}}]}},
+                    {"cachePoint": {"type": "default"}},
+                ],
+            },
+        ],
+        "toolConfig": {
+            "tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": {"type": "object"}}}}],
+            "toolChoice": {"tool": {"name": "get_weather"}},
+        },
+        "outputConfig": {
+            "textFormat": {"type": "json_schema", "structure": {"jsonSchema": {"schema": "{}"}}}
+        },
+        "inferenceConfig": {"maxTokens": 10},
+    },
+]
+
+BEDROCK_INVOKE: list[dict[str, Any]] = [
+    {
+        "anthropic_version": "bedrock-2023-05-31",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": "Hi"}],
+    },
+]
+
 # Realistic values for werkzeug path arguments, by argument name.
 PATH_ARGUMENTS: dict[str, list[str]] = {
-    "model": ["gpt-4.1-mini", "gpt-4o", "claude-sonnet-4-5", "gemini-2.5-flash", "models/gemini-2.5-flash"],
+    "model": [
+        "gpt-4.1-mini",
+        "gpt-4o",
+        "claude-sonnet-4-5",
+        "gemini-2.5-flash",
+        "models/gemini-2.5-flash",
+        "us.anthropic.claude-3-7-sonnet-20250219-v1:0",
+    ],
     "version": ["v1", "v1beta", "v2"],
     "deployment": ["gpt-4.1-mini", "dep"],
     "response_id": ["resp_123", "resp_"],

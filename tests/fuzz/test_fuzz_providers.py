@@ -55,6 +55,8 @@ def _seeds_for(rule: str) -> list[dict[str, Any]]:
         return seeds.OLLAMA
     if rule.endswith("/cohere/v2/chat"):
         return seeds.COHERE
+    if rule.startswith("/bedrock/"):
+        return seeds.CONVERSE if "/converse" in rule else seeds.BEDROCK_INVOKE
     return [{}]
 
 
@@ -103,7 +105,7 @@ def _locked_session(fuzz_server: FuzzServer) -> None:
     builder = ConfigBuilder().credentials(
         openai="sk-right", anthropic="sk-right", gemini="sk-right", cohere="sk-right"
     )
-    builder.credentials(azure_openai="sk-right")
+    builder.credentials(azure_openai="sk-right", bedrock="sk-right")
     session.configure(builder.scenario(terminal_policy="repeat_last_response").text("locked").build())
     _SESSIONS[-1] = session.id
 

@@ -1,0 +1,46 @@
+"""The ``bedrock`` namespace as data (read without loading the adapter).
+
+boto3 and ``AnthropicBedrock`` take neither ``api_key`` nor ``default_headers`` the way the other SDKs do,
+so their factories are the small functions of ``llmts/providers/bedrock/sdk.py`` (imported only when a
+client is built).
+"""
+
+from __future__ import annotations
+
+from llmts.providers.info import ProviderInfo, SdkClient, env_key, env_url, env_value
+
+__all__ = ["BEDROCK_INFO", "PROVIDERS"]
+
+BEDROCK_INFO = ProviderInfo(
+    namespace="bedrock",
+    sdk_clients=(
+        SdkClient(
+            "bedrock_client", "llmts.providers.bedrock.sdk", "bedrock_client", "/bedrock", "endpoint_url"
+        ),
+        SdkClient(
+            "anthropic_bedrock_client", "llmts.providers.bedrock.sdk", "anthropic_bedrock_client", "/bedrock"
+        ),
+    ),
+    # bedrock-runtime has no model listing (ListFoundationModels is the control-plane ``bedrock`` service);
+    # declared like every provider's, for a future listing route.
+    listed_models=(
+        "anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "us.anthropic.claude-3-7-sonnet-20250219-v1:0",
+        "amazon.nova-pro-v1:0",
+        "meta.llama3-1-70b-instruct-v1:0",
+    ),
+    # botocore's service-specific endpoint variable; the access key id is the session's credential
+    # (SigV4 is not verified), the secret any value.
+    env=(
+        env_url("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "/bedrock", "boto3 bedrock-runtime"),
+        env_url("ANTHROPIC_BEDROCK_BASE_URL", "/bedrock", "anthropic.AnthropicBedrock"),
+        env_key("AWS_ACCESS_KEY_ID", "boto3, AnthropicBedrock"),
+        env_value("AWS_SECRET_ACCESS_KEY", "llmts-secret-key", "boto3, AnthropicBedrock"),
+        env_value("AWS_REGION", "us-east-1", "AnthropicBedrock, AWS SDKs"),
+        env_value("AWS_DEFAULT_REGION", "us-east-1", "boto3"),
+    ),
+    # A Bedrock API key in the environment would replace SigV4 with another credential.
+    env_overridden=("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"),
+)
+
+PROVIDERS = (BEDROCK_INFO,)

@@ -19,7 +19,7 @@ def test_one_queue_consumed_in_order_across_providers(llmts_session: SessionClie
         {
             "models": models,
             "azure_deployments": {"prod": "shared-model"},
-            "scenarios": [{"id": "shared", "responses": [{"text": f"answer {i}"} for i in range(1, 10)]}],
+            "scenarios": [{"id": "shared", "responses": [{"text": f"answer {i}"} for i in range(1, 11)]}],
         }
     )
     user = [{"role": "user", "content": "Hi"}]
@@ -53,9 +53,12 @@ def test_one_queue_consumed_in_order_across_providers(llmts_session: SessionClie
         .chat(model="shared-model", messages=user)
         .message.content[0]
         .text,
+        llmts_session.bedrock_client().converse(
+            modelId="shared-model", messages=[{"role": "user", "content": [{"text": "Hi"}]}]
+        )["output"]["message"]["content"][0]["text"],
     ]
 
-    assert answers == [f"answer {i}" for i in range(1, 10)]
+    assert answers == [f"answer {i}" for i in range(1, 11)]
     journal = llmts_session.requests(order="asc")
     assert [(e["provider"], e["scenario"], e["response_index"]) for e in journal] == [
         ("openai", "shared", 0),
@@ -67,6 +70,7 @@ def test_one_queue_consumed_in_order_across_providers(llmts_session: SessionClie
         ("ollama", "shared", 6),
         ("ollama", "shared", 7),
         ("cohere", "shared", 8),
+        ("bedrock", "shared", 9),
     ]
 
 

@@ -41,7 +41,7 @@ def build(cls: type[_M], **values: Any) -> _M:
     path; fields left out take their declared defaults (so a field added to a neutral model never leaves
     an adapter that does not know it with a half-built object).
     """
-    if len(values) != len(cls.model_fields):
+    if len(values) != len(cls.__pydantic_fields__):
         values = _with_defaults(cls, values)
     model = cls.__new__(cls)
     object.__setattr__(model, "__dict__", values)

@@ -20,6 +20,8 @@ import struct
 from collections.abc import Iterator, MutableSet
 from typing import Any
 
+from greenlet import getcurrent as _getcurrent
+
 from llmts.transport.abort import ConnectionAborted
 from llmts.transport.evidence import DeliveryEvidence
 
@@ -33,12 +35,33 @@ __all__ = [
 ]
 
 
-def _hub() -> Any:
+def _patched() -> bool:
     try:
-        from gevent import get_hub, monkey
+        from gevent import monkey
     except ImportError:  # pragma: no cover - gevent is a dependency
-        return None
-    return get_hub() if monkey.is_module_patched("socket") else None
+        return False
+    return bool(monkey.is_module_patched("socket"))
+
+
+def _hub() -> Any:
+    # Asked once per response on the hot path: the imports and the patch check are looked up once per
+    # process (patching happens before the app is loaded and is never undone).
+    global _GET_HUB
+    if _GET_HUB is None:
+        if _patched():
+            from gevent import get_hub
+
+            _GET_HUB = get_hub
+        else:
+            _GET_HUB = _no_hub
+    return _GET_HUB()
+
+
+def _no_hub() -> Any:
+    return None
+
+
+_GET_HUB: Any = None
 
 
 def deadlines_available() -> bool:
@@ -60,9 +83,7 @@ class Deadline:
 
     def arm(self) -> None:
         if self._timer is not None:
-            from gevent import getcurrent
-
-            self._greenlet = getcurrent()
+            self._greenlet = _getcurrent()
             self._timer.start(self._expire)
 
     def disarm(self) -> None:

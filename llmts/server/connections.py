@@ -55,17 +55,31 @@ class ConnectionTracker:
         # Greenlets of gunicorn's ``gevent`` worker that served a request (their next head is kept-alive).
         self._served: MutableSet[Any] = weakref.WeakSet()
 
-    def wait_for_head(self, kept_alive: bool) -> gevent.Timeout:
-        """Start the head deadline of the calling greenlet's connection and register it as waiting."""
+    def wait_for_head(
+        self, kept_alive: bool, reuse: dict[float, gevent.Timeout] | None = None
+    ) -> gevent.Timeout:
+        """Start the head deadline of the calling greenlet's connection and register it as waiting.
+
+        ``reuse`` (one dict per connection) keeps the connection's timers across its requests: making a
+        ``gevent.Timeout`` costs more than restarting one, on every request of a kept-alive connection.
+        """
         seconds = 0.0 if self.stopping else (self.keepalive if kept_alive else self.request_head)
-        timer = gevent.Timeout(seconds)
+        if reuse is None:
+            timer = gevent.Timeout(seconds)
+        else:
+            timer = reuse.get(seconds)
+            if timer is None:
+                timer = reuse[seconds] = gevent.Timeout(seconds)
         timer.start()
         self._waiting[getcurrent()] = timer
         return timer
 
-    def head_done(self, timer: gevent.Timeout | None) -> None:
+    def head_done(self, timer: gevent.Timeout | None, reused: bool = False) -> None:
         if timer is not None:
-            timer.close()
+            if reused:
+                timer.cancel()  # kept for the connection's next request
+            else:
+                timer.close()
             current = getcurrent()
             if self._waiting.get(current) is timer:
                 del self._waiting[current]
@@ -99,6 +113,7 @@ class HeadDeadlineHandler:
 
     _llmts_kept_alive = False
     _llmts_timer: gevent.Timeout | None = None
+    _llmts_timers: dict[float, gevent.Timeout]
 
     def handle_one_request(self) -> Any:
         tracker: ConnectionTracker | None = getattr(self.server, "llmts_connections", None)  # type: ignore[attr-defined]
@@ -106,7 +121,10 @@ class HeadDeadlineHandler:
             return super().handle_one_request()  # type: ignore[misc]
         if tracker.stopping:
             return None  # close the connection instead of waiting for another request
-        timer = self._llmts_timer = tracker.wait_for_head(self._llmts_kept_alive)
+        timers = self.__dict__.get("_llmts_timers")
+        if timers is None:
+            timers = self._llmts_timers = {}
+        timer = self._llmts_timer = tracker.wait_for_head(self._llmts_kept_alive, timers)
         try:
             return super().handle_one_request()  # type: ignore[misc]
         except gevent.Timeout as exc:
@@ -114,13 +132,13 @@ class HeadDeadlineHandler:
                 raise
             return None  # the head did not arrive in time: close, nothing was admitted
         finally:
-            tracker.head_done(timer)
+            tracker.head_done(timer, reused=True)
 
     def get_environ(self) -> Any:
         # The head is complete: from here the app's own deadlines (body, writes) apply.
         tracker: ConnectionTracker | None = getattr(self.server, "llmts_connections", None)  # type: ignore[attr-defined]
         if tracker is not None:
-            tracker.head_done(self._llmts_timer)
+            tracker.head_done(self._llmts_timer, reused=True)
             self._llmts_timer = None
             self._llmts_kept_alive = True
             if tracker.stopping:

@@ -91,7 +91,7 @@ def _read_body(environ: Mapping[str, Any], limit: int, timeout: float | None) ->
 def _read_within(environ: Mapping[str, Any], timeout: float | None, stream: Any, size: int) -> bytes:
     if timeout is None:
         return bytes(stream.read(size))
-    with Deadline(timeout, BodyReadTimeout(f"the request body did not arrive within {timeout:g} s")):
+    with Deadline(timeout, lambda: BodyReadTimeout(f"the request body did not arrive within {timeout:g} s")):
         try:
             return bytes(stream.read(size))
         except BodyReadTimeout:

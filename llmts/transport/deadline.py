@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import struct
-from collections.abc import Iterator, MutableSet
+from collections.abc import Callable, Iterator, MutableSet
 from typing import Any
 
 from greenlet import getcurrent as _getcurrent
@@ -70,11 +70,14 @@ def deadlines_available() -> bool:
 
 
 class Deadline:
-    """A re-armable timer that throws ``error`` into the greenlet that armed it when it expires."""
+    """A re-armable timer that throws ``error()`` into the greenlet that armed it when it expires.
+
+    ``error`` makes the exception only when the deadline fires: building one per request (most never
+    fire) is a cost on the hot path."""
 
     __slots__ = ("_error", "_greenlet", "_timer", "expired")
 
-    def __init__(self, seconds: float, error: BaseException) -> None:
+    def __init__(self, seconds: float, error: Callable[[], BaseException]) -> None:
         hub = _hub()
         self._timer = hub.loop.timer(seconds) if hub is not None else None
         self._error = error
@@ -99,7 +102,7 @@ class Deadline:
     def _expire(self) -> None:
         self.expired = True
         if self._greenlet is not None:
-            self._greenlet.throw(self._error)
+            self._greenlet.throw(self._error())
 
     def __enter__(self) -> Deadline:
         self.arm()
@@ -143,6 +146,10 @@ def _drop_unsent(sock: Any) -> None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
+def _write_timed_out() -> BaseException:
+    return ConnectionAborted("llmts dropped a client that stopped reading")
+
+
 def guard_writes(
     chunks: Iterator[bytes],
     evidence: DeliveryEvidence,
@@ -156,11 +163,7 @@ def guard_writes(
     (benign to both gunicorn gevent workers: the connection is dropped without a traceback); the inner
     writer then records ``client_gone`` and ``evidence.ended_by`` says ``write_timeout``.
     """
-    deadline = (
-        Deadline(write_timeout, ConnectionAborted("llmts dropped a client that stopped reading"))
-        if write_timeout is not None
-        else None
-    )
+    deadline = Deadline(write_timeout, _write_timed_out) if write_timeout is not None else None
     delivery = ActiveDelivery(evidence, sock)
     if active is not None:
         active.add(delivery)

@@ -270,10 +270,7 @@ class LlmtsApp:
             # The parser built this request for this call alone: set the flag in place (a model_copy
             # costs several microseconds on the hot path).
             neutral.__dict__["in_stream_faults"] = True
-        # getattr: a parser that builds its request without the field journals no settings.
-        entry.parsed(
-            neutral.operation, neutral.model, neutral.stream, getattr(neutral, "reasoning_settings", None)
-        )
+        entry.parsed(neutral.operation, neutral.model, neutral.stream, neutral.reasoning_settings)
         preview_bytes = session.journal.preview_bytes
         entry.capture_history(neutral.messages, preview_bytes)
         if route.strict_rules and _strict(session):

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from llmts import __version__
 from llmts.schema.sdk_env import SHELLS, render_environment
-from llmts.server.gunicorn_app import DEFAULT_WORKER_CLASS, WORKER_CLASSES
+from llmts.server.gunicorn_app import DEFAULT_WORKER_CLASS, LOG_FORMATS, WORKER_CLASSES
 from llmts.server.http import DEFAULT_MAX_BODY_BYTES
 from llmts.server.timeouts import TIMEOUT_ENV, Timeouts
 
@@ -59,6 +59,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     _timeout_options(serve)
     serve.add_argument("--no-access-log", action="store_true", help="do not log one line per request")
+    serve.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        default=os.environ.get("LLMTS_LOG_FORMAT", "text"),
+        help="text (gunicorn's formats) or json (one JSON object per line, access and error log)",
+    )
     serve.add_argument("--parent-pid", type=int, default=None, help="exit when this process is gone")
     serve.add_argument("--ready-file", default=None, help="write the base URL to this file once listening")
     env = commands.add_parser(
@@ -185,6 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         host=args.host,
         port=args.port,
         access_log=not args.no_access_log,
+        log_format=args.log_format,
         parent_pid=args.parent_pid,
         ready_file=args.ready_file,
         worker_class=args.worker_class,

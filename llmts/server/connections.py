@@ -33,6 +33,7 @@ from gevent.server import StreamServer
 from gunicorn.http.wsgi import base_environ
 from gunicorn.sock import ssl_context
 
+from llmts.server.access_log import GUNICORN_DEFAULT_FORMAT, AccessLog, access_streams
 from llmts.server.timeouts import Timeouts
 from llmts.transport.deadline import ActiveDelivery, end_delivery
 
@@ -181,16 +182,34 @@ class GracefulWorker:
         tracker = self._llmts_tracker = ConnectionTracker(timeouts.request_head, timeouts.keepalive)
         track = getattr(self.wsgi, "track_deliveries", None)
         deliveries: MutableSet[ActiveDelivery] = track() if callable(track) else set()
-        servers = [self._llmts_server(listener, tracker) for listener in self.sockets]
+        access = self._llmts_access_log()
+        servers = [self._llmts_server(listener, tracker, access) for listener in self.sockets]
         notified = 0.0
-        while self.alive:
-            if time.monotonic() - notified >= 1.0:
-                self.notify()  # type: ignore[attr-defined]
-                notified = time.monotonic()
-            gevent.sleep(_ALIVE_POLL_SECONDS)
-        self._llmts_stop(servers, tracker, deliveries)
+        try:
+            while self.alive:
+                if time.monotonic() - notified >= 1.0:
+                    self.notify()  # type: ignore[attr-defined]
+                    notified = time.monotonic()
+                gevent.sleep(_ALIVE_POLL_SECONDS)
+            self._llmts_stop(servers, tracker, deliveries)
+        finally:
+            if access is not None:
+                access.close()  # the lines of the last requests
 
-    def _llmts_server(self, listener: Any, tracker: ConnectionTracker) -> Any:
+    def _llmts_access_log(self) -> AccessLog | None:
+        """The batched access log (server/access_log.py) where the worker's handler writes one and
+        gunicorn's access log is on with its default format and plain stream/file handlers."""
+        if not getattr(self, "batched_access_log", False) or not self.cfg.accesslog:
+            return None
+        if self.cfg.access_log_format != GUNICORN_DEFAULT_FORMAT or access_streams(self.log) is None:
+            return None
+        return AccessLog(
+            partial(access_streams, self.log),
+            json_lines=bool(getattr(self.log, "json_lines", False)),
+            loop=gevent.get_hub().loop,
+        )
+
+    def _llmts_server(self, listener: Any, tracker: ConnectionTracker, access: AccessLog | None) -> Any:
         """The same servers gunicorn's ``GeventWorker.run`` starts, with the tracker attached."""
         listener.setblocking(1)
         ssl_args = {"ssl_context": ssl_context(self.cfg)} if self.cfg.is_ssl else {}
@@ -213,6 +232,7 @@ class GracefulWorker:
         else:
             server = StreamServer(listener, handle=partial(self.handle, listener), spawn=pool, **ssl_args)  # type: ignore[attr-defined]
         server.llmts_connections = tracker
+        server.llmts_access_log = access
         server.start()
         return server
 

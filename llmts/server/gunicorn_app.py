@@ -15,12 +15,18 @@ from gunicorn.app.base import BaseApplication
 
 from llmts.server.timeouts import Timeouts
 
-__all__ = ["DEFAULT_WORKER_CLASS", "WORKER_CLASSES", "GunicornServer"]
+__all__ = ["DEFAULT_WORKER_CLASS", "LOG_FORMATS", "WORKER_CLASSES", "GunicornServer"]
 
 # Both are gunicorn's gevent workers. gevent_pywsgi (gevent's own HTTP server) costs ~25% less CPU per
 # request than gunicorn's parser under the plain ``gevent`` worker, measured with benchmarks/run.py.
 WORKER_CLASSES = ("gevent_pywsgi", "gevent")
 DEFAULT_WORKER_CLASS = "gevent_pywsgi"
+# --log-format -> gunicorn logger class (both escape client text; server/log_text.py).
+LOG_FORMATS = ("text", "json")
+_LOGGER_PATHS = {
+    "text": "llmts.server.log_text.EscapingLogger",
+    "json": "llmts.server.log_text.JsonLogger",
+}
 _WORKER_PATHS = {
     "gevent_pywsgi": "llmts.server.worker.LlmtsPyWSGIWorker",
     "gevent": "llmts.server.worker.LlmtsGeventWorker",
@@ -48,6 +54,7 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
         host: str,
         port: int,
         access_log: bool = True,
+        log_format: str = "text",
         parent_pid: int | None = None,
         ready_file: str | None = None,
         worker_class: str = DEFAULT_WORKER_CLASS,
@@ -63,7 +70,7 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
             "control_socket_disable": True,
             "accesslog": "-" if access_log else None,
             "errorlog": "-",
-            "logger_class": "llmts.server.log_text.EscapingLogger",  # no raw client text in the access log
+            "logger_class": _LOGGER_PATHS[log_format],  # no raw client text in any log line
             "loglevel": "info",
             # The arbiter kills a worker that outlives this; the worker stops sooner when it can.
             # (gunicorn takes whole seconds; the worker uses the exact figures, server/connections.py).

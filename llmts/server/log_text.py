@@ -10,12 +10,15 @@ atoms the log format actually uses, so the default access log costs no more than
 
 from __future__ import annotations
 
+import logging
 import re
+import time
 from typing import Any
 
+import orjson
 from gunicorn.glogging import Logger, SafeAtoms
 
-__all__ = ["EscapingLogger", "log_text"]
+__all__ = ["EscapingLogger", "JsonLogger", "log_text"]
 
 # Printable ASCII except the backslash, which is escaped too so that an escape in the log is unambiguous.
 _UNSAFE = re.compile(r"[^\x20-\x5b\x5d-\x7e]")
@@ -59,3 +62,33 @@ class EscapingLogger(Logger):  # type: ignore[misc]
     """gunicorn's logger whose access-log lines never carry raw client text."""
 
     atoms_wrapper_class = _EscapedAtoms
+    json_lines = False
+
+
+class _JsonFormatter(logging.Formatter):
+    """An error-log record as one JSON object: ``time``, ``type`` (``log``), ``level``, ``pid``,
+    ``message`` (and ``exception`` with the traceback text, when there is one)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        document: dict[str, Any] = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "type": "log",
+            "level": record.levelname.lower(),
+            "pid": record.process,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            document["exception"] = self.formatException(record.exc_info)
+        return orjson.dumps(document).decode()
+
+
+class JsonLogger(EscapingLogger):
+    """``--log-format json``: error-log records and access-log lines (server/access_log.py) as JSON."""
+
+    json_lines = True
+
+    def setup(self, cfg: Any) -> None:
+        super().setup(cfg)
+        for handler in self.error_log.handlers:
+            handler.setFormatter(_JsonFormatter())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -95,6 +96,29 @@ def test_env_settings_and_access_log(procs: list[_Proc]) -> None:
     out, _ = proc.popen.communicate(timeout=15)
     access_lines = [line for line in out.decode().splitlines() if "GET /health" in line]
     assert len(access_lines) == 1 and " 200 " in access_lines[0]
+
+
+def test_json_log_format_writes_one_json_object_per_line(procs: list[_Proc]) -> None:
+    proc = _serve(procs, "--port", "0", "--log-format", "json")
+    url = proc.url_from_stdout()
+    raw_request(url, "GET", "/health", headers={"User-Agent": 'probe "x" \x1b[2J'})
+    raw_request(url, "GET", "/openai/v1/nope%0aFORGED")
+    raw_request(url, "POST", "/openai/v1/chat/completions", {"model": "gpt-4.1-mini", "messages": USER_HI})
+
+    proc.popen.send_signal(signal.SIGTERM)
+    out, err = proc.popen.communicate(timeout=15)
+    access = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+    assert [(a["method"], a["path"], a["status"]) for a in access] == [
+        ("GET", "/health", 200),
+        ("GET", "/openai/v1/nope%0aFORGED", 404),
+        ("POST", "/openai/v1/chat/completions", 200),
+    ]
+    assert access[0]["user_agent"] == 'probe "x" \x1b[2J' and access[0]["type"] == "access"
+    assert all(a["duration_ms"] >= 0 and a["bytes"] > 0 and a["remote"] == "127.0.0.1" for a in access)
+    log_lines = [line for line in err.decode().splitlines() if line.strip()]
+    assert log_lines, "gunicorn logs its start and stop"
+    records = [json.loads(line) for line in log_lines]  # every error-log line is one JSON object
+    assert {r["type"] for r in records} == {"log"} and any("Booting worker" in r["message"] for r in records)
 
 
 @pytest.mark.parametrize("suffix", [".json", ".yaml"])

@@ -1,0 +1,269 @@
+"""llmts's connection handler for gevent's pywsgi: the request head, the response bytes and the access log.
+
+Two jobs (docs/architecture.md, "The server's hot path" and "Hostile input, limits and timeouts"):
+
+- **Lean per-request work.** The header block is read by server/request_head.py instead of the ``email``
+  package; the environ is built in one pass; the status line, headers and first body chunk leave in one
+  ``send`` (gevent sends headers and body separately, and asks the kernel for the socket's buffer size
+  on every ``sendall``); the ``Date`` header is formatted once per second; the access log is
+  server/access_log.py's batched writer instead of gunicorn's per-request ``logging`` record.
+- **Malformed HTTP** that gevent rejects before the app runs (bad request line, more than 100 headers,
+  ``Content-Length: abc``, a request line over 8 KiB, broken chunked framing) gets a small JSON error in
+  the control envelope instead of gevent's bare text, one escaped log line instead of a traceback, and
+  one access-log line.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import orjson
+from gevent.pywsgi import Input, unquote_latin1
+from gunicorn.workers.ggevent import PyWSGIHandler
+
+from llmts.errors import LlmtsError, MalformedHttp, RequestLineTooLong
+from llmts.server.access_log import AccessLog, basic_auth_user
+from llmts.server.http import status_line
+from llmts.server.log_text import log_text
+from llmts.server.request_head import HeaderFields, environ_key, read_header_fields
+
+__all__ = ["LlmtsPyWSGIHandler"]
+
+
+def _error_response(error: LlmtsError) -> bytes:
+    """A whole HTTP response (status line, headers, body) for a request the app never saw."""
+    body = orjson.dumps(error.to_control_body())
+    head = (
+        f"HTTP/1.1 {status_line(error.http_status)}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+_MALFORMED = MalformedHttp("the HTTP request is malformed (request line, headers or framing)")
+_REJECTIONS = {
+    "400": _error_response(_MALFORMED),
+    "414": _error_response(RequestLineTooLong("the request line is longer than 8 KiB")),
+}
+_INTERNAL = LlmtsError(
+    "llmts hit an internal error; see the server log", code="llm_test_server_internal_error"
+)
+_NO_REQUEST_LINE = "- - -"  # what the access log shows for a request rejected before it was parsed
+
+
+class _HttpDate:
+    """The ``Date`` header value, formatted once per second."""
+
+    __slots__ = ("_second", "_value")
+
+    _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+    _MONTHS = ("", "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+    def __init__(self) -> None:
+        self._second = -1
+        self._value = b""
+
+    def now(self) -> bytes:
+        second = int(time.time())
+        if second != self._second:
+            t = time.gmtime(second)
+            text = (
+                f"{self._DAYS[t.tm_wday]}, {t.tm_mday:02d} {self._MONTHS[t.tm_mon]} {t.tm_year:04d} "
+                f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d} GMT"
+            )
+            self._value, self._second = text.encode("ascii"), second
+        return self._value
+
+
+class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
+    """gunicorn's pywsgi handler with a lean request head and response path (see the module docstring)."""
+
+    environ: dict[str, Any] | None
+    response_headers: list[tuple[bytes, bytes]] | None
+    headers: HeaderFields
+    status: Any  # bytes once start_response ran; gevent's own str for what it rejected
+    code: int
+    _http_date = _HttpDate()
+
+    # --- the request head --------------------------------------------------------------------------
+
+    def handle_one_request(self) -> Any:
+        # A keep-alive connection reuses this handler: forget the previous request, so a rejected one
+        # is never logged under its predecessor's method, path or headers.
+        self.environ = None
+        self.response_headers = None
+        self.__dict__.pop("headers", None)
+        result = super().handle_one_request()
+        if isinstance(result, tuple):  # gevent's bare-text (status, response) for what it cannot parse
+            status = result[0]
+            response = _REJECTIONS.get(status, _REJECTIONS["400"])
+            self.response_length = len(response)
+            return status, response
+        return result
+
+    def MessageClass(self, rfile: Any, *_: Any) -> HeaderFields:  # gevent's hook name
+        return read_header_fields(rfile.readline)
+
+    def get_environ(self) -> dict[str, Any]:
+        env: dict[str, Any] = self.server.get_environ()
+        env["REQUEST_METHOD"] = self.command
+        env["SCRIPT_NAME"] = ""
+        raw_path: str = self.path
+        path, _, query = raw_path.partition("?")
+        env["PATH_INFO"] = unquote_latin1(path) if "%" in path else path
+        env["QUERY_STRING"] = query
+        headers = self.headers
+        content_type = headers.get("content-type")
+        if content_type is not None:
+            env["CONTENT_TYPE"] = content_type
+        length = headers.get("content-length")
+        if length:
+            env["CONTENT_LENGTH"] = length
+        env["SERVER_PROTOCOL"] = self.request_version
+        address = self.client_address
+        if isinstance(address, tuple):
+            env["REMOTE_ADDR"] = str(address[0])
+            env["REMOTE_PORT"] = str(address[1])
+        for name, value in headers.fields:
+            key = environ_key(name)
+            if key is None:
+                continue
+            if key in env:  # a repeated field: joined as RFC 9110 allows (cookies with "; ")
+                env[key] += ("; " if key == "HTTP_COOKIE" else ",") + value
+            else:
+                env[key] = value
+        chunked = env.get("HTTP_TRANSFER_ENCODING", "").lower() == "chunked"
+        expect = self.socket if env.get("HTTP_EXPECT") == "100-continue" else None
+        self.wsgi_input = Input(self.rfile, self.content_length, socket=expect, chunked_input=chunked)
+        upgrade = self._connection_upgrade_requested()
+        env["wsgi.input"] = self.rfile if upgrade else self.wsgi_input
+        env["wsgi.input_terminated"] = not upgrade
+        env["gunicorn.sock"] = self.socket  # what gunicorn's handler adds: the app's transport uses it
+        env["RAW_URI"] = raw_path
+        return env
+
+    # --- the response ------------------------------------------------------------------------------
+
+    def finalize_headers(self) -> None:
+        if self.provided_date is None:
+            self.response_headers.append((b"Date", self._http_date.now()))  # type: ignore[union-attr]
+        self.connection_upgraded = self.code == 101
+        if self.code not in (304, 204) and self.provided_content_length is None:
+            if hasattr(self.result, "__len__"):
+                total = sum(len(chunk) for chunk in self.result)
+                self.response_headers.append((b"Content-Length", str(total).encode("ascii")))  # type: ignore[union-attr]
+            else:
+                self.response_use_chunked = (
+                    not self.connection_upgraded and self.request_version != "HTTP/1.0"
+                )
+                if self.response_use_chunked:
+                    self.response_headers.append((b"Transfer-Encoding", b"chunked"))  # type: ignore[union-attr]
+        if self.command == "HEAD":
+            # gevent's pywsgi writes whatever the app returns even for HEAD; on a kept-alive connection the
+            # client would read those bytes as the start of the next response. No chunk framing either.
+            self.response_use_chunked = False
+
+    def write(self, data: bytes) -> None:
+        super().write(b"" if self.command == "HEAD" else data)
+
+    def _write_with_headers(self, data: bytes) -> None:
+        self.headers_sent = True
+        self.finalize_headers()
+        out = bytearray(b"HTTP/1.1 ")
+        out += self.status
+        out += b"\r\n"
+        for name, value in self.response_headers:  # type: ignore[union-attr]
+            out += name
+            out += b": "
+            out += value
+            out += b"\r\n"
+        out += b"\r\n"
+        if data:
+            if self.response_use_chunked:
+                out += b"%x\r\n" % len(data)
+                out += data
+                out += b"\r\n"
+            else:
+                out += data
+        self._sendall(out)
+
+    def _sendall(self, data: bytes | bytearray) -> None:
+        # One ``send`` takes the whole of a small response; only what the socket buffer refused goes
+        # through gevent's ``sendall`` (which waits cooperatively, and asks for SO_SNDBUF each call).
+        try:
+            sent = self.socket.send(data)
+            if sent < len(data):
+                self.socket.sendall(memoryview(data)[sent:])
+        except OSError as ex:
+            self.status = f"socket error: {ex}"
+            if self.code > 0:
+                self.code = -self.code
+            raise
+        self.response_length += len(data)
+
+    # --- malformed HTTP (rejected before the app) --------------------------------------------------
+
+    def _handle_client_error(self, ex: BaseException) -> tuple[str, bytes]:
+        # gevent prints a traceback for parse errors that are not ValueErrors and logs the raw request
+        # text; one escaped line is all a client's mistake deserves.
+        reason = str(ex) or type(ex).__name__
+        self.server.error_log.write(
+            f"llmts: rejected malformed HTTP from {log_text(self.client_address)}: {log_text(reason)}\n"
+        )
+        return "400", _REJECTIONS["400"]
+
+    def _send_error_response_if_possible(self, error_code: int) -> None:
+        if self.response_length:  # the app's answer is partly out: all that is left is to close
+            self.close_connection = True
+            return
+        error = _MALFORMED if error_code < 500 else _INTERNAL
+        body = orjson.dumps(error.to_control_body())
+        headers = [
+            ("Content-Type", "application/json"),
+            ("Content-Length", str(len(body))),
+            ("Connection", "close"),
+        ]
+        try:
+            self.start_response(status_line(error.http_status), headers)
+            self.write(body)
+        except OSError:
+            self.close_connection = True
+
+    # --- the access log ----------------------------------------------------------------------------
+
+    def log_request(self) -> None:
+        access: AccessLog | None = getattr(self.server, "llmts_access_log", None)
+        environ = self.environ
+        if access is None:  # gunicorn's own logger (a custom format or handler)
+            if environ is None:
+                self.environ = {
+                    "REQUEST_METHOD": "-",
+                    "RAW_URI": "-",
+                    "SERVER_PROTOCOL": "-",
+                    "QUERY_STRING": "",
+                    "REMOTE_ADDR": _remote_addr(self.client_address),
+                }
+            if self.response_headers is None:
+                self.response_headers = []
+            super().log_request()
+            return
+        headers = self.__dict__.get("headers")
+        status = self._orig_status or self.status or "000"
+        if isinstance(status, bytes):
+            status = status.decode("latin-1")
+        access.request(
+            _remote_addr(self.client_address),
+            basic_auth_user(headers.get("authorization")) if headers is not None else "-",
+            _NO_REQUEST_LINE if environ is None else f"{self.command} {self.path} {self.request_version}",
+            status.split(" ", 1)[0],
+            self.response_length,
+            (headers.get("referer") if headers is not None else None) or "-",
+            (headers.get("user-agent") if headers is not None else None) or "-",
+            self.time_start,
+            self.time_finish,
+        )
+
+
+def _remote_addr(address: Any) -> str:
+    return str(address[0]) if isinstance(address, tuple) and address else "-"

@@ -1,0 +1,111 @@
+"""The header block of an HTTP/1.1 request, read straight off the connection.
+
+gevent's pywsgi reads a request's headers with ``http.client.parse_headers``, which runs the whole
+``email`` package parser per request: about a seventh of the server's CPU on a small chat request
+(docs/architecture.md, "The server's hot path"). HTTP/1.1 header fields need none of that: one line per
+field, ``name: value``. :func:`read_header_fields` reads them with the same bounds (65,536 bytes a line,
+100 fields) and rejects what RFC 9112 says a server must reject (obsolete line folding, a space before
+the colon, a name with characters outside ``token``) instead of guessing. :class:`HeaderFields` is the
+small part of ``http.client.HTTPMessage`` that pywsgi and gunicorn read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+__all__ = ["MAX_HEADER_FIELDS", "MAX_HEADER_LINE", "HeaderFields", "environ_key", "read_header_fields"]
+
+MAX_HEADER_LINE = 65_536  # http.client's _MAXLINE
+MAX_HEADER_FIELDS = 100  # http.client's _MAXHEADERS
+
+# RFC 9110 ``token``: what a field name may be made of.
+_FIELD_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_LINE_TOO_LONG = "Line too long"
+
+
+class HeaderFields:
+    """A request's header fields in arrival order, looked up case-insensitively (first value wins,
+    as ``email.message.Message.get``); ``status`` is non-empty when the block was rejected."""
+
+    __slots__ = ("_first", "fields", "status")
+
+    def __init__(self, fields: list[tuple[str, str]], status: str = "") -> None:
+        self.fields = fields
+        self.status = status
+        first: dict[str, str] = {}
+        for name, value in fields:
+            first.setdefault(name.lower(), value)
+        self._first = first
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return self._first.get(name.lower(), default)
+
+    getheader = get
+
+    @property
+    def typeheader(self) -> str | None:
+        return self._first.get("content-type")
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._first
+
+    def __delitem__(self, name: str) -> None:
+        key = name.lower()
+        if self._first.pop(key, None) is None:
+            raise KeyError(name)
+        self.fields = [(n, v) for n, v in self.fields if n.lower() != key]
+
+    def items(self) -> list[tuple[str, str]]:
+        return list(self.fields)
+
+    @property
+    def headers(self) -> Iterator[str]:
+        """The raw lines, as gevent's ``OldMessage.headers`` yields them."""
+        for name, value in self.fields:
+            yield f"{name}: {value}\r\n"
+
+
+def read_header_fields(readline: Callable[[int], bytes]) -> HeaderFields:
+    """Read header lines up to the empty line that ends them.
+
+    Raises ``ValueError`` for a malformed field (the server answers 400); a line longer than
+    ``MAX_HEADER_LINE`` gives an empty block whose ``status`` says so (gevent's own convention).
+    """
+    fields: list[tuple[str, str]] = []
+    while True:
+        line = readline(MAX_HEADER_LINE + 1)
+        if len(line) > MAX_HEADER_LINE:
+            return HeaderFields([], _LINE_TOO_LONG)
+        if line in (b"\r\n", b"\n", b""):
+            return HeaderFields(fields)
+        if len(fields) >= MAX_HEADER_FIELDS:
+            raise ValueError(f"got more than {MAX_HEADER_FIELDS} headers")
+        text = line.decode("latin-1")
+        name, colon, value = text.partition(":")
+        if not colon or _FIELD_NAME.fullmatch(name) is None:
+            # Obsolete line folding (a line starting with a space), a space before the colon, a line with
+            # no colon: RFC 9112 section 5 has servers reject these rather than guess at a meaning.
+            raise ValueError("malformed header line")
+        fields.append((name, value.strip(" \t\r\n")))
+
+
+# Field name -> WSGI environ key (``HTTP_`` + upper case, ``-`` to ``_``); None for names gevent drops.
+_ENVIRON_KEYS: dict[str, str | None] = {"content-type": None, "content-length": None}
+_ENVIRON_KEYS_MAX = 512  # a client inventing header names cannot grow the cache without bound
+
+
+def environ_key(name: str) -> str | None:
+    """The WSGI environ key of a header field; None for Content-Type/-Length (their own keys) and for names
+    with ``_`` (dropped, as gevent does, so that ``X_Forwarded`` cannot pose as ``X-Forwarded``)."""
+    key = _ENVIRON_KEYS.get(name)
+    if key is not None or name in _ENVIRON_KEYS:
+        return key
+    lowered = name.lower()
+    if lowered in ("content-type", "content-length") or "_" in name:
+        key = None
+    else:
+        key = "HTTP_" + name.upper().replace("-", "_")
+    if len(_ENVIRON_KEYS) < _ENVIRON_KEYS_MAX:
+        _ENVIRON_KEYS[name] = key
+    return key

@@ -1,0 +1,106 @@
+"""Reading a request's header block (docs/architecture.md, "The server's hot path")."""
+
+from __future__ import annotations
+
+import io
+import socket
+
+import orjson
+import pytest
+
+from llmts import LlmTestServer
+from llmts.server.request_head import (
+    MAX_HEADER_FIELDS,
+    MAX_HEADER_LINE,
+    HeaderFields,
+    environ_key,
+    read_header_fields,
+)
+
+
+def _read(raw: bytes) -> HeaderFields:
+    return read_header_fields(io.BytesIO(raw).readline)
+
+
+def test_fields_are_read_in_order_and_looked_up_case_insensitively() -> None:
+    headers = _read(b"Host: a\r\nContent-Type:  application/json \r\nX-Dup: 1\r\nx-dup: 2\r\n\r\nbody")
+    assert headers.fields == [
+        ("Host", "a"),
+        ("Content-Type", "application/json"),
+        ("X-Dup", "1"),
+        ("x-dup", "2"),
+    ]
+    assert headers.get("content-type") == headers.typeheader == "application/json"
+    assert headers.get("X-DUP") == "1"  # the first value, as email.message.Message.get
+    assert headers.get("missing", "d") == "d" and "host" in headers and headers.status == ""
+    del headers["x-dup"]
+    assert headers.get("x-dup") is None and len(headers.fields) == 2
+    with pytest.raises(KeyError):
+        del headers["x-dup"]
+    assert list(headers.headers) == ["Host: a\r\n", "Content-Type: application/json\r\n"]
+
+
+def test_bare_newlines_and_end_of_input_end_the_block() -> None:
+    assert _read(b"A: 1\nB: 2\n\n").fields == [("A", "1"), ("B", "2")]
+    assert _read(b"A: 1\r\n").fields == [("A", "1")]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"A: 1\r\n continued\r\n\r\n",  # obsolete line folding
+        b"A : 1\r\n\r\n",  # space before the colon
+        b"no colon here\r\n\r\n",
+        b"Bad\x01Name: 1\r\n\r\n",
+        b": empty name\r\n\r\n",
+    ],
+)
+def test_malformed_fields_are_rejected(raw: bytes) -> None:
+    with pytest.raises(ValueError):
+        _read(raw)
+
+
+def test_bounds_are_http_clients() -> None:
+    many = b"".join(b"H%d: v\r\n" % i for i in range(MAX_HEADER_FIELDS)) + b"\r\n"
+    assert len(_read(many).fields) == MAX_HEADER_FIELDS
+    with pytest.raises(ValueError, match="more than 100 headers"):
+        _read(b"X: y\r\n" + many)
+    assert _read(b"A: " + b"x" * MAX_HEADER_LINE + b"\r\n\r\n").status == "Line too long"
+
+
+def test_environ_keys() -> None:
+    assert environ_key("X-Request-Id") == "HTTP_X_REQUEST_ID"
+    assert environ_key("content-type") is None and environ_key("Content-Length") is None
+    assert environ_key("X_Forwarded_For") is None  # could pose as X-Forwarded-For: dropped
+
+
+def _exchange(server: LlmTestServer, raw: bytes) -> bytes:
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(raw)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_a_folded_header_gets_the_json_400_over_the_wire(llmts_server: LlmTestServer) -> None:
+    answer = _exchange(llmts_server, b"GET /health HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n folded\r\n\r\n")
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ") and b"Content-Type: application/json" in head
+    assert orjson.loads(body)["error"]["code"]
+
+
+def test_headers_reach_the_app_like_gevents_environ(llmts_server: LlmTestServer) -> None:
+    # Repeated fields joined with ",", an underscore name dropped, Content-Type/-Length under their own keys:
+    # observable through a provider request that the strict request check reads as JSON.
+    body = orjson.dumps({"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}]})
+    raw = (
+        b"POST /openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"
+        b"Content-Type: application/json\r\nConnection: close\r\n"
+        b"Content-Length: %d\r\n\r\n" % len(body)
+    ) + body
+    answer = _exchange(llmts_server, raw)
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+    head = answer.partition(b"\r\n\r\n")[0].decode()
+    assert head.count("Date: ") == 1 and "Content-Length: " in head

@@ -48,9 +48,12 @@ _ALIVE_POLL_SECONDS = 0.1
 class ConnectionTracker:
     """Per worker: the connections waiting for a request head, and whether the worker is stopping."""
 
-    def __init__(self, request_head: float, keepalive: float) -> None:
+    def __init__(self, request_head: float, keepalive: float, write: float | None = None) -> None:
         self.request_head = request_head
         self.keepalive = keepalive
+        # Seconds one write may wait for a client that does not read, bounded by the handler itself
+        # (server/handler.py); None for an app that is not llmts's (it keeps gevent's unbounded writes).
+        self.write = write
         self.stopping = False
         self._waiting: dict[Any, gevent.Timeout] = {}
         # Greenlets of gunicorn's ``gevent`` worker that served a request (their next head is kept-alive).
@@ -179,7 +182,10 @@ class GracefulWorker:
 
     def run(self) -> None:
         timeouts = self._llmts_timeouts()
-        tracker = self._llmts_tracker = ConnectionTracker(timeouts.request_head, timeouts.keepalive)
+        own_app = isinstance(getattr(self.wsgi, "timeouts", None), Timeouts)
+        tracker = self._llmts_tracker = ConnectionTracker(
+            timeouts.request_head, timeouts.keepalive, timeouts.write if own_app else None
+        )
         track = getattr(self.wsgi, "track_deliveries", None)
         deliveries: MutableSet[ActiveDelivery] = track() if callable(track) else set()
         access = self._llmts_access_log()

@@ -27,6 +27,7 @@ from llmts.server.access_log import AccessLog, basic_auth_user
 from llmts.server.http import status_line
 from llmts.server.log_text import log_text
 from llmts.server.request_head import HeaderFields, environ_key, read_header_fields
+from llmts.transport.deadline import SERVER_WRITE_DEADLINE, Deadline, write_timed_out
 
 __all__ = ["LlmtsPyWSGIHandler"]
 
@@ -85,6 +86,8 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
     status: Any  # bytes once start_response ran; gevent's own str for what it rejected
     code: int
     _http_date = _HttpDate()
+    # The connection's write deadline (transport/deadline.py), made at its first request.
+    _llmts_write_deadline: Deadline | None = None
 
     # --- the request head --------------------------------------------------------------------------
 
@@ -141,7 +144,24 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
         env["wsgi.input_terminated"] = not upgrade
         env["gunicorn.sock"] = self.socket  # what gunicorn's handler adds: the app's transport uses it
         env["RAW_URI"] = raw_path
+        deadline = self._llmts_write_deadline
+        if deadline is None:
+            tracker = getattr(self.server, "llmts_connections", None)
+            seconds = tracker.write if tracker is not None else None
+            if seconds is not None:
+                deadline = self._llmts_write_deadline = Deadline(seconds, write_timed_out)
+        if deadline is not None:
+            deadline.expired = False  # one per connection, read per response
+            env[SERVER_WRITE_DEADLINE] = deadline
         return env
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        finally:
+            if self._llmts_write_deadline is not None:
+                self._llmts_write_deadline.close()
+                self._llmts_write_deadline = None
 
     # --- the response ------------------------------------------------------------------------------
 
@@ -189,12 +209,25 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
         self._sendall(out)
 
     def _sendall(self, data: bytes | bytearray) -> None:
-        # One ``send`` takes the whole of a small response; only what the socket buffer refused goes
-        # through gevent's ``sendall`` (which waits cooperatively, and asks for SO_SNDBUF each call).
+        # One ``send`` that never waits takes the whole of a small response. Only what the socket buffer
+        # refused goes through gevent's ``sendall`` (which waits cooperatively, and asks for SO_SNDBUF on
+        # each call), under the connection's write deadline: a write that fits costs no timer at all.
         try:
-            sent = self.socket.send(data)
+            try:
+                sent = self.socket.send(data, 0, 0.0)
+            except BlockingIOError:
+                sent = 0
             if sent < len(data):
-                self.socket.sendall(memoryview(data)[sent:])
+                rest = memoryview(data)[sent:]
+                deadline = self._llmts_write_deadline
+                if deadline is None:
+                    self.socket.sendall(rest)
+                else:
+                    deadline.arm()
+                    try:
+                        self.socket.sendall(rest)
+                    finally:
+                        deadline.disarm()
         except OSError as ex:
             self.status = f"socket error: {ex}"
             if self.code > 0:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 
 __all__ = ["MAX_HEADER_FIELDS", "MAX_HEADER_LINE", "HeaderFields", "environ_key", "read_header_fields"]
 
@@ -90,22 +91,11 @@ def read_header_fields(readline: Callable[[int], bytes]) -> HeaderFields:
         fields.append((name, value.strip(" \t\r\n")))
 
 
-# Field name -> WSGI environ key (``HTTP_`` + upper case, ``-`` to ``_``); None for names gevent drops.
-_ENVIRON_KEYS: dict[str, str | None] = {"content-type": None, "content-length": None}
-_ENVIRON_KEYS_MAX = 512  # a client inventing header names cannot grow the cache without bound
-
-
+@lru_cache(maxsize=512)  # a client inventing header names only churns the cache
 def environ_key(name: str) -> str | None:
-    """The WSGI environ key of a header field; None for Content-Type/-Length (their own keys) and for names
-    with ``_`` (dropped, as gevent does, so that ``X_Forwarded`` cannot pose as ``X-Forwarded``)."""
-    key = _ENVIRON_KEYS.get(name)
-    if key is not None or name in _ENVIRON_KEYS:
-        return key
-    lowered = name.lower()
-    if lowered in ("content-type", "content-length") or "_" in name:
-        key = None
-    else:
-        key = "HTTP_" + name.upper().replace("-", "_")
-    if len(_ENVIRON_KEYS) < _ENVIRON_KEYS_MAX:
-        _ENVIRON_KEYS[name] = key
-    return key
+    """The WSGI environ key of a header field (``HTTP_`` + upper case, ``-`` to ``_``); None for
+    Content-Type/-Length (they have their own keys) and for names with ``_`` (dropped, as gevent does, so
+    that ``X_Forwarded`` cannot pose as ``X-Forwarded``)."""
+    if "_" in name or name.lower() in ("content-type", "content-length"):
+        return None
+    return "HTTP_" + name.upper().replace("-", "_")

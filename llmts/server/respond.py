@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, MutableSet, Sequence
+from collections.abc import Iterable, Mapping, MutableSet, Sequence
 from typing import Any
 
 from llmts.providers.base import Reply
@@ -11,7 +11,7 @@ from llmts.runtime.journal import JournalRecord
 from llmts.schema.faults import HARMLESS_MODES, FrameKind, StreamDelivery
 from llmts.server.http import StartResponse, status_line
 from llmts.transport import DeliveryEvidence, client_socket
-from llmts.transport.deadline import ActiveDelivery, guard_writes
+from llmts.transport.deadline import SERVER_WRITE_DEADLINE, ActiveDelivery, guard_writes
 from llmts.transport.modes import CONNECTION_UNITS, Drop, Replace
 from llmts.transport.pacing import StreamPacing
 from llmts.transport.writer import MALFORMED_SSE_FRAME, deliver_body, deliver_stream
@@ -90,25 +90,23 @@ def respond(
         sock = client_socket(environ)
         pacing = reply.pacing if isinstance(reply.pacing, StreamPacing) else None
         stream = deliver_stream(reply.frames, kinds, plan, sock, evidence, finish, malformed, pacing)
-        return _guarded(stream, evidence, sock, write_timeout, active)
+        if write_timeout is None and active is None:
+            return stream
+        return guard_writes(stream, evidence, sock, write_timeout, active, environ.get(SERVER_WRITE_DEADLINE))
     headers = (
         reply.headers if reply.status == 204 else [*reply.headers, ("Content-Length", str(len(reply.body)))]
     )
     start_response(status_line(reply.status), headers)
+    server_deadline = environ.get(SERVER_WRITE_DEADLINE)
+    if server_deadline is not None:
+        # The server bounds the one write itself, and a single write has nothing for a graceful stop to
+        # end cleanly: no guard layer on the most common response.
+        sock = client_socket(environ)
+        return deliver_body(reply.body, evidence, finish, server_deadline=server_deadline, sock=sock)
     body = deliver_body(reply.body, evidence, finish)
-    return _guarded(body, evidence, client_socket(environ), write_timeout, active)
-
-
-def _guarded(
-    chunks: Iterator[bytes],
-    evidence: DeliveryEvidence,
-    sock: object,
-    write_timeout: float | None,
-    active: MutableSet[ActiveDelivery] | None,
-) -> Iterator[bytes]:
     if write_timeout is None and active is None:
-        return chunks
-    return guard_writes(chunks, evidence, sock, write_timeout, active)
+        return body
+    return guard_writes(body, evidence, client_socket(environ), write_timeout, active)
 
 
 def _connection_fault(

@@ -10,6 +10,12 @@ tests) deadlines are no-ops: the workers llmts supports are gevent's.
 ``guard_writes`` wraps a body iterator: it arms the write deadline around each chunk's write, and it
 ends a stream cleanly (stop yielding: the server writes the chunked terminator) once the server's
 shutdown marked the delivery ``ended_by = "shutdown"``.
+
+llmts's own pywsgi handler bounds writes itself, cheaper: it tries each write without waiting and arms
+the connection's one ``Deadline`` only for what the socket buffer refused, so a response that fits the
+buffer (almost all of them) never touches a timer. It puts that deadline into the environ under
+``SERVER_WRITE_DEADLINE``; the app then arms nothing per chunk and only reads ``expired`` when the
+response is over (``note_write_timeout``).
 """
 
 from __future__ import annotations
@@ -26,13 +32,19 @@ from llmts.transport.abort import ConnectionAborted
 from llmts.transport.evidence import DeliveryEvidence
 
 __all__ = [
+    "SERVER_WRITE_DEADLINE",
     "ActiveDelivery",
     "Deadline",
     "deadlines_available",
     "end_delivery",
     "guard_writes",
+    "note_write_timeout",
     "stop_reading",
+    "write_timed_out",
 ]
+
+# Environ key of the server's per-connection write deadline (a ``Deadline``), where the server has one.
+SERVER_WRITE_DEADLINE = "llmts.write_deadline"
 
 
 def _patched() -> bool:
@@ -146,8 +158,16 @@ def _drop_unsent(sock: Any) -> None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
-def _write_timed_out() -> BaseException:
+def write_timed_out() -> BaseException:
+    """The exception a write deadline throws into the writing greenlet."""
     return ConnectionAborted("llmts dropped a client that stopped reading")
+
+
+def note_write_timeout(deadline: Deadline | None, evidence: DeliveryEvidence, sock: Any) -> None:
+    """After a response: if its write deadline fired, say so in the evidence and make the close a reset."""
+    if deadline is not None and deadline.expired:
+        evidence.ended_by = "write_timeout"
+        _drop_unsent(sock)
 
 
 def guard_writes(
@@ -156,14 +176,20 @@ def guard_writes(
     sock: Any,
     write_timeout: float | None,
     active: MutableSet[ActiveDelivery] | None,
+    server_deadline: Deadline | None = None,
 ) -> Iterator[bytes]:
     """Yield ``chunks`` with each write bounded by ``write_timeout`` and the delivery visible to shutdown.
 
     A write that outlives its deadline raises ``ConnectionAborted`` inside the server's ``sendall``
     (benign to both gunicorn gevent workers: the connection is dropped without a traceback); the inner
-    writer then records ``client_gone`` and ``evidence.ended_by`` says ``write_timeout``.
+    writer then records ``client_gone`` and ``evidence.ended_by`` says ``write_timeout``. With a
+    ``server_deadline`` (the server bounds its own writes) nothing is armed here.
     """
-    deadline = Deadline(write_timeout, _write_timed_out) if write_timeout is not None else None
+    deadline = (
+        Deadline(write_timeout, write_timed_out)
+        if write_timeout is not None and server_deadline is None
+        else None
+    )
     delivery = ActiveDelivery(evidence, sock)
     if active is not None:
         active.add(delivery)
@@ -182,9 +208,7 @@ def guard_writes(
     finally:
         if deadline is not None:
             deadline.close()
-            if deadline.expired:
-                evidence.ended_by = "write_timeout"
-                _drop_unsent(sock)
+        note_write_timeout(deadline or server_deadline, evidence, sock)
         if active is not None:
             active.discard(delivery)
         close = getattr(chunks, "close", None)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any
 
 from llmts.schema.faults import FrameKind, StreamDelivery
+from llmts.transport.deadline import Deadline, note_write_timeout
 from llmts.transport.evidence import DeliveryEvidence
 from llmts.transport.modes import STREAM_UNITS, Boundary, InStream
 from llmts.transport.modes.malformed_frame import MALFORMED_SSE_FRAME
@@ -31,9 +32,12 @@ def deliver_body(
     on_finish: Callable[[DeliveryEvidence], None],
     *,
     protocol_complete: bool = True,
+    server_deadline: Deadline | None = None,
+    sock: Any = None,
 ) -> Iterator[bytes]:
     """A whole (non-stream) body: one write; its completion is the protocol's end unless the body is not
-    the provider's own answer (a proxy error page: ``protocol_complete=False``)."""
+    the provider's own answer (a proxy error page: ``protocol_complete=False``). ``server_deadline``: the
+    server's write deadline for this connection, read when the write is over."""
     try:
         if body:
             yield body
@@ -44,6 +48,7 @@ def deliver_body(
     finally:
         if evidence.transport_outcome is None:
             evidence.transport_outcome = "client_gone"
+            note_write_timeout(server_deadline, evidence, sock)
         on_finish(evidence)
 
 
@@ -61,8 +66,9 @@ def deliver_stream(
         if plan is None and pacing is not None:
             yield from deliver_paced(frames, kinds, pacing, sock, evidence)
         elif plan is None or (unit := STREAM_UNITS.get(plan.mode)) is None:
-            yield b"".join(frames)
-            _record_all(frames, kinds, evidence)
+            body = b"".join(frames)
+            yield body
+            _record_all(frames, kinds, len(body), evidence)
             evidence.transport_outcome = "completed"
         elif isinstance(unit, InStream):
             yield from _planned(frames, kinds, plan, unit.act, sock, evidence, malformed_frame)
@@ -74,12 +80,14 @@ def deliver_stream(
         on_finish(evidence)
 
 
-def _record_all(frames: Sequence[bytes], kinds: Sequence[FrameKind], evidence: DeliveryEvidence) -> None:
+def _record_all(
+    frames: Sequence[bytes], kinds: Sequence[FrameKind], size: int, evidence: DeliveryEvidence
+) -> None:
     evidence.headers_committed = True
     evidence.first_frame_at = evidence.last_frame_at = time.monotonic()
     evidence.emitted_frames += len(frames)
-    evidence.emitted_bytes += sum(len(frame) for frame in frames)
-    evidence.emitted_content_frames += sum(1 for kind in kinds if kind is FrameKind.CONTENT)
+    evidence.emitted_bytes += size
+    evidence.emitted_content_frames += kinds.count(FrameKind.CONTENT)
     if FrameKind.TERMINAL in kinds:
         evidence.terminal_marker_observed = True
 

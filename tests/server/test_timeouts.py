@@ -160,6 +160,31 @@ def test_stream_nobody_reads_is_dropped_after_the_write_timeout(
 
 
 @pytest.mark.parametrize("worker", _WORKERS)
+def test_whole_body_nobody_reads_is_dropped_after_the_write_timeout(
+    own_server_factory: Callable[..., LlmTestServer], worker: str
+) -> None:
+    # Non-stream answers are one write; under gevent_pywsgi the handler arms the connection's deadline
+    # only for the part the socket buffer refused (docs/architecture.md, "The server's hot path").
+    server = own_server_factory(extra_args=["--write-timeout", "0.5", "--worker-class", worker])
+    session = server.create_session()
+    session.configure({"scenarios": [{"responses": [{"text": "x" * 6_000_000}]}]})
+    sock = _connect(server, rcvbuf=4096)
+    sock.sendall(_chat_request(session, {"model": "gpt-4.1-mini", "messages": USER_HI}))
+
+    deadline = time.monotonic() + 5
+    while not (entries := session.requests(completed=True)):
+        assert time.monotonic() < deadline, "the stalled write was never given up"
+        time.sleep(0.05)
+    [entry] = entries
+    assert entry["transport_outcome"] == "client_gone"
+    assert entry["error_code"] == "llm_test_server_write_timeout" and entry["success"] is False
+    with pytest.raises(ConnectionResetError):
+        _read_to_close(sock)
+    sock.close()
+    assert raw_request(server.url, "GET", "/health").status == 200
+
+
+@pytest.mark.parametrize("worker", _WORKERS)
 def test_sigterm_exits_as_soon_as_work_is_done_despite_idle_keepalive(
     own_server_factory: Callable[..., LlmTestServer], worker: str
 ) -> None:

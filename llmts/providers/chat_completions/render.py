@@ -113,7 +113,9 @@ def _choice_frames(
         frames.append(frame({"role": "assistant", "content": None, "refusal": None}))
     else:
         frames.append(frame({"role": "assistant", "content": "", "refusal": None}))
-        frames.extend(frame({"content": chunk}) for chunk in output.chunks if chunk)
+        content_head = delta_head + b'{"content":'
+        content_tail = b"}" + delta_tail
+        frames.extend(content_head + orjson.dumps(chunk) + content_tail for chunk in output.chunks if chunk)
     # Delivery plans count the content deltas of plain-text answers; everything after them is ending.
     content_frames = len(frames) - 1 if output.kind != "tool_calls" and output.refusal is None else 0
     for call_index, call in enumerate(output.tool_calls):

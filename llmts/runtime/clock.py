@@ -36,4 +36,4 @@ class RandomIds:
         self._random = random.Random(os.urandom(16))
 
     def new_hex(self, nbytes: int) -> str:
-        return f"{self._random.getrandbits(nbytes * 8):0{nbytes * 2}x}"
+        return self._random.randbytes(nbytes).hex()

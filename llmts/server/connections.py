@@ -55,38 +55,27 @@ class ConnectionTracker:
         # (server/handler.py); None for an app that is not llmts's (it keeps gevent's unbounded writes).
         self.write = write
         self.stopping = False
-        self._waiting: dict[Any, gevent.Timeout] = {}
+        # Greenlet -> the exception that closes it: connections waiting for a request head.
+        self.waiting: dict[Any, BaseException] = {}
         # Greenlets of gunicorn's ``gevent`` worker that served a request (their next head is kept-alive).
         self._served: MutableSet[Any] = weakref.WeakSet()
 
-    def wait_for_head(
-        self, kept_alive: bool, reuse: dict[float, gevent.Timeout] | None = None
-    ) -> gevent.Timeout:
-        """Start the head deadline of the calling greenlet's connection and register it as waiting.
+    def head_seconds(self, kept_alive: bool) -> float:
+        """The head deadline of a connection's next request (0 while stopping: close at once)."""
+        return 0.0 if self.stopping else (self.keepalive if kept_alive else self.request_head)
 
-        ``reuse`` (one dict per connection) keeps the connection's timers across its requests: making a
-        ``gevent.Timeout`` costs more than restarting one, on every request of a kept-alive connection.
-        """
-        seconds = 0.0 if self.stopping else (self.keepalive if kept_alive else self.request_head)
-        if reuse is None:
-            timer = gevent.Timeout(seconds)
-        else:
-            timer = reuse.get(seconds)
-            if timer is None:
-                timer = reuse[seconds] = gevent.Timeout(seconds)
+    def wait_for_head(self, kept_alive: bool) -> gevent.Timeout:
+        """Start the head deadline of the calling greenlet's connection and register it as waiting."""
+        timer = gevent.Timeout(self.head_seconds(kept_alive))
         timer.start()
-        self._waiting[getcurrent()] = timer
+        self.waiting[getcurrent()] = timer
         return timer
 
-    def head_done(self, timer: gevent.Timeout | None, reused: bool = False) -> None:
-        if timer is not None:
-            if reused:
-                timer.cancel()  # kept for the connection's next request
-            else:
-                timer.close()
-            current = getcurrent()
-            if self._waiting.get(current) is timer:
-                del self._waiting[current]
+    def head_done(self, timer: gevent.Timeout) -> None:
+        timer.close()
+        current = getcurrent()
+        if self.waiting.get(current) is timer:
+            del self.waiting[current]
 
     @contextmanager
     def head(self) -> Iterator[None]:
@@ -108,16 +97,28 @@ class ConnectionTracker:
     def stop(self) -> None:
         """Close every connection that is only waiting for a head (its deadline fires now)."""
         self.stopping = True
-        for greenlet, timer in list(self._waiting.items()):
+        for greenlet, timer in list(self.waiting.items()):
             greenlet.kill(timer, block=False)
 
 
+class HeadTimeout(BaseException):
+    """A request head did not arrive in time (or the worker is stopping): the connection closes quietly.
+
+    A ``BaseException``, as ``gevent.Timeout`` is, so that gevent's request-head parser (which answers
+    any ``Exception`` with a 400) lets it through to the handler."""
+
+
 class HeadDeadlineHandler:
-    """Mixin for gevent's ``pywsgi.WSGIHandler``: deadlines on each request head, closing on stop."""
+    """Mixin for gevent's ``pywsgi.WSGIHandler``: deadlines on each request head, closing on stop.
+
+    Each connection keeps two raw event-loop timers (the first request's ``request_head`` and the
+    kept-alive ``keepalive``) and restarts one per request: ``gevent.Timeout.start``/``cancel`` cost
+    several microseconds of Python per request, a loop timer's ``start``/``stop`` a fraction of one."""
 
     _llmts_kept_alive = False
-    _llmts_timer: gevent.Timeout | None = None
-    _llmts_timers: dict[float, gevent.Timeout]
+    _llmts_timer: Any = None
+    _llmts_timers: dict[float, Any]
+    _llmts_expired: HeadTimeout
 
     def handle_one_request(self) -> Any:
         tracker: ConnectionTracker | None = getattr(self.server, "llmts_connections", None)  # type: ignore[attr-defined]
@@ -128,26 +129,46 @@ class HeadDeadlineHandler:
         timers = self.__dict__.get("_llmts_timers")
         if timers is None:
             timers = self._llmts_timers = {}
-        timer = self._llmts_timer = tracker.wait_for_head(self._llmts_kept_alive, timers)
+            self._llmts_expired = HeadTimeout()
+        seconds = tracker.head_seconds(self._llmts_kept_alive)
+        timer = timers.get(seconds)
+        if timer is None:
+            timer = timers[seconds] = self.server.loop.timer(seconds)  # type: ignore[attr-defined]
+        expired = self._llmts_expired
+        current = getcurrent()
+        timer.start(current.throw, expired)
+        self._llmts_timer = timer
+        waiting = tracker.waiting
+        waiting[current] = expired  # a stopping worker closes it (ConnectionTracker.stop)
         try:
             return super().handle_one_request()  # type: ignore[misc]
-        except gevent.Timeout as exc:
-            if exc is not timer:
+        except HeadTimeout as exc:
+            if exc is not expired:
                 raise
             return None  # the head did not arrive in time: close, nothing was admitted
         finally:
-            tracker.head_done(timer, reused=True)
+            timer.stop()
+            waiting.pop(current, None)
 
     def get_environ(self) -> Any:
         # The head is complete: from here the app's own deadlines (body, writes) apply.
-        tracker: ConnectionTracker | None = getattr(self.server, "llmts_connections", None)  # type: ignore[attr-defined]
-        if tracker is not None:
-            tracker.head_done(self._llmts_timer, reused=True)
+        timer = self._llmts_timer
+        if timer is not None:
+            timer.stop()
             self._llmts_timer = None
             self._llmts_kept_alive = True
+            tracker: ConnectionTracker = self.server.llmts_connections  # type: ignore[attr-defined]
+            tracker.waiting.pop(getcurrent(), None)
             if tracker.stopping:
                 self.close_connection = True
         return super().get_environ()  # type: ignore[misc]
+
+    def handle(self) -> Any:
+        try:
+            return super().handle()  # type: ignore[misc]
+        finally:
+            for timer in self.__dict__.get("_llmts_timers", {}).values():
+                timer.close()
 
 
 class GracefulWorker:

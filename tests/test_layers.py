@@ -41,6 +41,8 @@ _EMBEDDED_WIRES = {
     ("bedrock", "llmts.providers.anthropic.render"),
 }
 _EMBEDDED_WIRES |= {("bedrock", "llmts.providers.anthropic.stream")}
+# InvokeModel's Anthropic body is held to Anthropic's own strict rules (docs/realistic-answers.md).
+_EMBEDDED_WIRES |= {("bedrock", "llmts.providers.anthropic.strict_rules")}
 
 
 def _is_metadata(name: str) -> bool:

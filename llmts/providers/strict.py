@@ -4,10 +4,15 @@ Each provider package declares its rules as a table (a tuple of ``StrictRule``) 
 ``InferenceRoute`` that serves the wire they apply to. The server runs a route's table after parsing and
 before admission when the session's ``strict_requests`` is on (the default), so a rejected request is
 journaled with the provider's own 400 and consumes nothing (docs/realistic-answers.md, "Strict request
-contract"; docs/architecture.md, "The path of one request").
+contract"; docs/architecture.md, "The path of one request"). ``POST /admin-api/match/explain`` runs the
+same tables on a wire body it is given.
 
 A check reads the request body as the client sent it (the parsed JSON object): the rules are about wire
-details (block order, ids, parameters) that the neutral request deliberately drops.
+details (block order, ids, parameters) that the neutral request deliberately drops, and the session's
+``SignatureBook`` (which reasoning signatures it issued). A rule with ``markers`` runs only when one of
+those byte strings occurs in the raw body (``b'"tool'`` for tool-ordering rules), a memchr-speed test: a
+long history without tool calls or thinking blocks is never walked. A body that spells its keys with JSON
+escapes skips such a rule; no SDK writes one.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmts.errors import StrictRequestRejected
+from llmts.runtime.signatures import SignatureBook
 
 __all__ = ["StrictRule", "Violation", "check_strict"]
 
@@ -31,21 +37,28 @@ class Violation:
 
 @dataclass(frozen=True, slots=True)
 class StrictRule:
-    """One row: ``name`` (what the 400 names), ``check`` (body -> a violation or None), the provider's
-    error ``code`` (and ``error_type`` when it is not the provider's default for a 400), and ``source``:
-    where the provider documents or shows the rule (listed in docs/realistic-answers.md)."""
+    """One row: ``name`` (what the 400 names), ``check`` (body, the session's signatures -> a violation or
+        None), the provider's error ``code`` (and ``error_type`` when it is not the provider's default for a
+        400), ``source``: where the provider documents or shows the rule (listed in
+        docs/realistic-answers.md), and ``markers``: byte strings of which the body must hold one for the rule
+    to be broken (empty: the rule always runs)."""
 
     name: str
-    check: Callable[[dict[str, Any]], Violation | None]
+    check: Callable[[dict[str, Any], SignatureBook], Violation | None]
     code: str
     source: str
     error_type: str | None = None
+    markers: tuple[bytes, ...] = ()
 
 
-def check_strict(rules: tuple[StrictRule, ...], body: dict[str, Any]) -> None:
+def check_strict(
+    rules: tuple[StrictRule, ...], raw: bytes, body: dict[str, Any], signatures: SignatureBook
+) -> None:
     """Raise the first broken rule's 400 (rules run in table order)."""
     for rule in rules:
-        found = rule.check(body)
+        if rule.markers and not any(marker in raw for marker in rule.markers):
+            continue
+        found = rule.check(body, signatures)
         if found is not None:
             raise StrictRequestRejected(
                 f"{found.message} (llmts strict rule {rule.name}; strict_requests: false accepts it)",

@@ -6,13 +6,13 @@ chunks, output token counts, generated tool call ids) is computed here, never pe
 
 from __future__ import annotations
 
-import base64
 import hashlib
 from dataclasses import dataclass
 
 import orjson
 
 from llmts.runtime.native.compile import compile_items
+from llmts.runtime.signatures import UNSEEDED, SignatureBook, reasoning_thinking, signature_book
 from llmts.runtime.tokens import estimate_text_tokens, estimate_tool_call_tokens
 from llmts.schema.config import ErrorFixture, ResponseFixture, SessionConfig, UsageOverride
 from llmts.schema.determinism import Determinism
@@ -72,6 +72,8 @@ class SessionPlan:
     credentials: dict[str, str]
     scenarios: tuple[ScenarioPlan, ...]
     determinism: Determinism | None = None
+    # The reasoning signatures this configuration issues (checked when a client passes blocks back).
+    signatures: SignatureBook = UNSEEDED
 
 
 def _split(text: str, size: int) -> tuple[str, ...]:
@@ -85,13 +87,12 @@ def _stable_call_id(scenario_id: str, response_index: int, call_index: int) -> s
     return "call_" + digest[:24]
 
 
-def _compile_reasoning(reasoning: ReasoningFixture) -> NeutralReasoning:
+def _compile_reasoning(reasoning: ReasoningFixture, book: SignatureBook) -> NeutralReasoning:
     text = reasoning.text or ""
     summary = tuple(reasoning.summary or ())
     signature = reasoning.signature
-    if signature is None:  # real providers always sign: a stable opaque value derived from the content
-        digest = hashlib.sha256(("\x00".join((text, *summary))).encode()).digest()
-        signature = base64.b64encode(digest * 2).decode()
+    if signature is None:  # real providers always sign: keyed, so a block passed back can be verified
+        signature = book.sign(reasoning_thinking(reasoning))
     tokens = reasoning.tokens
     if tokens is None:
         thought = text or "\n\n".join(summary)
@@ -101,14 +102,16 @@ def _compile_reasoning(reasoning: ReasoningFixture) -> NeutralReasoning:
     )
 
 
-def _compile_output(fixture: ResponseFixture, scenario_id: str, index: int) -> ScriptedOutput | None:
+def _compile_output(
+    fixture: ResponseFixture, scenario_id: str, index: int, book: SignatureBook
+) -> ScriptedOutput | None:
     output = _compile_kind(fixture, scenario_id, index)
     if output is None or output.kind == "items":
         return output
     update: dict[str, object] = {}
     output_tokens = output.output_tokens
     if fixture.reasoning is not None:
-        reasoning = _compile_reasoning(fixture.reasoning)
+        reasoning = _compile_reasoning(fixture.reasoning, book)
         update["reasoning"] = reasoning
         output_tokens += reasoning.tokens
     if fixture.refusal is not None:
@@ -163,10 +166,14 @@ def _compile_kind(fixture: ResponseFixture, scenario_id: str, index: int) -> Scr
 
 
 def compile_response(
-    fixture: ResponseFixture, owner_id: str, index: int, default_pacing: Pacing | None = None
+    fixture: ResponseFixture,
+    owner_id: str,
+    index: int,
+    default_pacing: Pacing | None = None,
+    book: SignatureBook = UNSEEDED,
 ) -> ResponsePlan:
     """One response fixture as a plan (scenario queues and conversation steps share this)."""
-    output = _compile_output(fixture, owner_id, index)
+    output = _compile_output(fixture, owner_id, index, book)
     if fixture.lenient and output is not None:
         output = output.model_copy(update={"lenient": True})
     return ResponsePlan(
@@ -182,11 +189,12 @@ def compile_response(
 
 
 def compile_config(config: SessionConfig) -> SessionPlan:
+    book = signature_book(config)
     scenarios = []
     for s_index, scenario in enumerate(config.scenarios):
         scenario_id = scenario.id or f"scenario_{s_index}"
         responses = tuple(
-            compile_response(fixture, scenario_id, r_index, scenario.pacing)
+            compile_response(fixture, scenario_id, r_index, scenario.pacing, book)
             for r_index, fixture in enumerate(scenario.responses)
         )
         scenarios.append(
@@ -205,4 +213,5 @@ def compile_config(config: SessionConfig) -> SessionPlan:
         credentials=dict(config.provider_credentials),
         scenarios=tuple(scenarios),
         determinism=config.determinism,
+        signatures=book,
     )

@@ -27,6 +27,7 @@ from llmts.runtime.memory import MemoryBudget
 from llmts.runtime.plans import ResponsePlan, SessionPlan, compile_config
 from llmts.runtime.prompt_cache import MIN_CACHEABLE_TOKENS, NO_CACHE_EFFECT, PromptCache
 from llmts.runtime.rate_limits import RateState, RateWindow
+from llmts.runtime.signatures import UNSEEDED, SignatureBook
 from llmts.runtime.store import BoundedStore
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
 from llmts.schema.config import SessionConfig
@@ -162,6 +163,12 @@ class Session:
     def credential_for(self, provider: str) -> str | None:
         plan = self._plan
         return plan.credentials.get(provider) if plan is not None else None
+
+    @property
+    def signatures(self) -> SignatureBook:
+        """The reasoning signatures this session issues (the strict contract verifies passed-back blocks)."""
+        plan = self._plan
+        return plan.signatures if plan is not None else UNSEEDED
 
     def serves_model(self, model: str) -> bool:
         plan = self._plan

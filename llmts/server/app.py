@@ -274,7 +274,8 @@ class LlmtsApp:
         preview_bytes = session.journal.preview_bytes
         entry.capture_history(neutral.messages, preview_bytes)
         if route.strict_rules and _strict(session):
-            check_strict(route.strict_rules, call.request.json_object())  # before anything is consumed
+            body = call.request.json_object()  # parsed once: the parser already did
+            check_strict(route.strict_rules, call.request.body, body, session.signatures)  # consumes nothing
         session.rate_take(neutral)
         if route.shortcut is not None:
             early = route.shortcut(call, neutral)

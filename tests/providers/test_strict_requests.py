@@ -401,7 +401,10 @@ def test_strict_requests_round_trips_through_the_configuration(llmts_session: Se
 
 def test_valid_tool_loops_pass_every_rule(llmts_session: SessionClient) -> None:
     """Well-formed loops (every call answered, thinking passed back first) are not touched."""
-    llmts_session.configure({**_config(None), "scenarios": [{"responses": [{"text": "ok"}] * 4}]})
+    # The thinking block passed back below is one the configuration issues (its second scenario scripts it).
+    signed = {"reasoning": {"text": "Look it up.", "signature": "sig"}, "text": "never"}
+    scenarios = [{"responses": [{"text": "ok"}] * 4}, {"responses": [signed]}]
+    llmts_session.configure({**_config(None), "scenarios": scenarios})
     chat = _chat(
         messages=[
             *HI,

@@ -5,15 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
 from llmts.errors import InvalidRequest, StrictRequestRejected
 from llmts.providers.anthropic.strict_rules import MESSAGES_RULES
+from llmts.providers.bedrock.strict_rules import CONVERSE_RULES
+from llmts.providers.cohere.strict_rules import CHAT_RULES as COHERE_RULES
 from llmts.providers.gemini.strict_rules import GENERATE_RULES
 from llmts.providers.openai.strict_rules import CHAT_RULES, RESPONSES_RULES
 from llmts.providers.strict import StrictRule, check_strict
+from llmts.runtime.signatures import SignatureBook, signing_key
 
 HI = {"role": "user", "content": "Hi"}
+# The signatures the bodies below pass back, as a configuration scripting them would have issued them.
+BOOK = SignatureBook(signing_key(None), {"s": frozenset({"t"}), "x": frozenset({""})})
 
 
 def _rule(table: tuple[StrictRule, ...], name: str) -> StrictRule:
@@ -22,7 +28,7 @@ def _rule(table: tuple[StrictRule, ...], name: str) -> StrictRule:
 
 def _broken(table: tuple[StrictRule, ...], body: dict[str, Any]) -> str | None:
     try:
-        check_strict(table, body)
+        check_strict(table, orjson.dumps(body), body, BOOK)
     except StrictRequestRejected as error:
         return error.rule
     return None
@@ -81,7 +87,8 @@ def test_reasoning_model_sampling(model: str, params: dict[str, Any], rule: str 
 
 def test_check_strict_raises_the_rules_code_param_and_names_the_rule() -> None:
     with pytest.raises(StrictRequestRejected) as caught:
-        check_strict(CHAT_RULES, {"model": "o3", "messages": [HI], "temperature": 0.5})
+        body = {"model": "o3", "messages": [HI], "temperature": 0.5}
+        check_strict(CHAT_RULES, orjson.dumps(body), body, BOOK)
     error = caught.value
     assert isinstance(error, InvalidRequest)
     assert (error.http_status, error.code, error.param, error.rule) == (
@@ -272,7 +279,7 @@ def test_docs_table_lists_every_rule() -> None:
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "realistic-answers.md").read_text(encoding="utf-8")
-    for table in (CHAT_RULES, RESPONSES_RULES, MESSAGES_RULES, GENERATE_RULES):
+    for table in (CHAT_RULES, RESPONSES_RULES, MESSAGES_RULES, GENERATE_RULES, CONVERSE_RULES, COHERE_RULES):
         for rule in table:
             assert f"`{rule.name}`" in text, rule.name
     assert _rule(CHAT_RULES, "tool_calls_unanswered").code == "tool_calls_unanswered"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmts.providers.strict import StrictRule, Violation
+from llmts.runtime.signatures import SignatureBook
 
 __all__ = ["MESSAGES_RULES"]
 
@@ -36,14 +37,14 @@ def _tool_use_ids(message: dict[str, Any]) -> list[str]:
     return [str(b.get("id")) for b in _blocks(message) if b.get("type") == "tool_use"]
 
 
-def _first_message_user(body: dict[str, Any]) -> Violation | None:
+def _first_message_user(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     messages = _messages(body)
     if messages and messages[0].get("role") != "user":
         return Violation('messages: first message must use the "user" role', "messages.0.role")
     return None
 
 
-def _tool_result_without_tool_use(body: dict[str, Any]) -> Violation | None:
+def _tool_result_without_tool_use(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     """Each ``tool_result`` answers a ``tool_use`` of the message right before it."""
     previous: dict[str, Any] = {}
     for index, message in enumerate(_messages(body)):
@@ -60,7 +61,7 @@ def _tool_result_without_tool_use(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _tool_use_without_result(body: dict[str, Any]) -> Violation | None:
+def _tool_use_without_result(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     """Each ``tool_use`` is answered by a ``tool_result`` in the next message (when there is one)."""
     messages = _messages(body)
     for index, message in enumerate(messages[:-1]):
@@ -86,7 +87,7 @@ def _thinking_enabled(body: dict[str, Any]) -> dict[str, Any] | None:
     return thinking if isinstance(thinking, dict) and thinking.get("type") == "enabled" else None
 
 
-def _thinking_budget(body: dict[str, Any]) -> Violation | None:
+def _thinking_budget(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     thinking = _thinking_enabled(body)
     if thinking is None:
         return None
@@ -106,7 +107,7 @@ def _thinking_budget(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _thinking_block_first(body: dict[str, Any]) -> Violation | None:
+def _thinking_block_first(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     """With thinking on, a tool loop that continues passes the assistant turn back starting with its
     thinking block: the assistant message before the final ``tool_result`` turn must start with one."""
     if _thinking_enabled(body) is None:
@@ -134,6 +135,29 @@ def _thinking_block_first(body: dict[str, Any]) -> Violation | None:
     )
 
 
+def _thinking_blocks_unchanged(body: dict[str, Any], signatures: SignatureBook) -> Violation | None:
+    """With thinking on, every ``thinking`` / ``redacted_thinking`` block passed back is one llmts issued,
+    unchanged: its signature verifies over its text (``llmts/runtime/signatures.py``)."""
+    if _thinking_enabled(body) is None:
+        return None
+    for index, message in enumerate(_messages(body)):
+        if message.get("role") != "assistant":
+            continue
+        for block_index, block in enumerate(_blocks(message)):
+            kind = block.get("type")
+            if kind == "thinking" and not signatures.issued(block.get("signature"), block.get("thinking")):
+                return Violation(
+                    f"messages.{index}.content.{block_index}: Invalid `signature` in `thinking` block",
+                    f"messages.{index}.content.{block_index}",
+                )
+            if kind == "redacted_thinking" and not signatures.issued(block.get("data")):
+                return Violation(
+                    f"messages.{index}.content.{block_index}: Invalid `data` in `redacted_thinking` block",
+                    f"messages.{index}.content.{block_index}",
+                )
+    return None
+
+
 MESSAGES_RULES: tuple[StrictRule, ...] = (
     StrictRule(
         "first_message_not_user",
@@ -146,18 +170,34 @@ MESSAGES_RULES: tuple[StrictRule, ...] = (
         _tool_result_without_tool_use,
         code="tool_result_without_tool_use",
         source=_TOOL_USE_GUIDE,
+        markers=(b'"tool_result"',),
     ),
     StrictRule(
         "tool_use_without_tool_result",
         _tool_use_without_result,
         code="tool_use_without_tool_result",
         source=_TOOL_USE_GUIDE,
+        markers=(b'"tool_use"',),
     ),
-    StrictRule("thinking_budget", _thinking_budget, code="thinking_budget", source=_THINKING_GUIDE),
+    StrictRule(
+        "thinking_budget",
+        _thinking_budget,
+        code="thinking_budget",
+        source=_THINKING_GUIDE,
+        markers=(b'"thinking"',),
+    ),
     StrictRule(
         "thinking_block_not_first",
         _thinking_block_first,
         code="thinking_block_not_first",
         source=_THINKING_GUIDE,
+        markers=(b'"tool_result"',),
+    ),
+    StrictRule(
+        "thinking_block_modified",
+        _thinking_blocks_unchanged,
+        code="thinking_block_modified",
+        source=_THINKING_GUIDE,
+        markers=(b'"signature"', b"redacted_thinking"),
     ),
 )

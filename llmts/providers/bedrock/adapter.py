@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from llmts.errors import ProviderUnauthorized
+from llmts.providers.anthropic.strict_rules import MESSAGES_RULES
 from llmts.providers.base import (
     InferenceRoute,
     ProviderAdapter,
@@ -24,6 +25,7 @@ from llmts.providers.bedrock.invoke import INVOKE_STREAM, parse_invoke, render_i
 from llmts.providers.bedrock.parse import CONVERSE, parse_converse
 from llmts.providers.bedrock.render import render_converse
 from llmts.providers.bedrock.stream import render_converse_stream
+from llmts.providers.bedrock.strict_rules import CONVERSE_RULES
 from llmts.schema.neutral import Completion, NeutralRequest
 
 __all__ = ["ADAPTERS", "BEDROCK", "CONVERSE_STREAM", "bedrock_credential"]
@@ -82,15 +84,22 @@ BEDROCK = ProviderAdapter(
     info=BEDROCK_INFO,
     prefix="/bedrock",
     routes=(
-        InferenceRoute(f"{_MODEL}/converse", ("POST",), _parse_converse, _render_converse),
+        InferenceRoute(
+            f"{_MODEL}/converse", ("POST",), _parse_converse, _render_converse, strict_rules=CONVERSE_RULES
+        ),
         InferenceRoute(
             f"{_MODEL}/converse-stream",
             ("POST",),
             _parse_converse_stream,
             _render_converse,
             in_stream_faults=frozenset({CONVERSE_STREAM}),
+            strict_rules=CONVERSE_RULES,
         ),
-        InferenceRoute(f"{_MODEL}/invoke", ("POST",), _parse_invoke, render_invoke),
+        # InvokeModel's body is Anthropic's Messages body: Anthropic's rules (Bedrock passes their
+        # messages on unchanged).
+        InferenceRoute(
+            f"{_MODEL}/invoke", ("POST",), _parse_invoke, render_invoke, strict_rules=MESSAGES_RULES
+        ),
         InferenceRoute(
             f"{_MODEL}/invoke-with-response-stream",
             ("POST",),
@@ -98,6 +107,7 @@ BEDROCK = ProviderAdapter(
             render_invoke,
             in_stream_faults=frozenset({INVOKE_STREAM}),
             unmarked_streams=frozenset({INVOKE_STREAM}),
+            strict_rules=MESSAGES_RULES,
         ),
     ),
     credential=bedrock_credential,

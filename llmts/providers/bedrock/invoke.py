@@ -24,7 +24,7 @@ from llmts.errors import InvalidRequest
 from llmts.providers.anthropic.parse import parse_prompt
 from llmts.providers.anthropic.render import render_message
 from llmts.providers.anthropic.stream import render_message_stream
-from llmts.providers.base import ProviderCall, Reply, load_json_object
+from llmts.providers.base import ProviderCall, Reply
 from llmts.providers.bedrock.eventstream import event_message, with_broken_crc
 from llmts.providers.bedrock.render import LATENCY_MS
 from llmts.providers.bedrock.stream import EVENTSTREAM_HEADERS
@@ -49,14 +49,13 @@ MALFORMED_CHUNK = with_broken_crc(
 
 
 def parse_invoke(call: ProviderCall, stream: bool) -> NeutralRequest:
-    body = load_json_object(call.request.body)
+    body = call.request.json_object()
     if not isinstance(body.get("anthropic_version"), str):
         raise InvalidRequest("Malformed input request: #: required key [anthropic_version] not found")
     max_tokens = body.get("max_tokens")
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         raise InvalidRequest("Malformed input request: #/max_tokens: expected an integer of at least 1")
-    body["model"] = call.request.args["model"]
-    prompt = parse_prompt(body)
+    prompt = parse_prompt({**body, "model": call.request.args["model"]})  # the shared body stays as sent
     return build(
         NeutralRequest,
         provider="bedrock",

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from llmts.errors import InvalidRequest
-from llmts.providers.base import ProviderCall, load_json_object
+from llmts.providers.base import ProviderCall
 from llmts.schema.neutral import (
     NeutralMessage,
     NeutralRequest,
@@ -229,7 +229,7 @@ def _reasoning_settings(body: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def parse_converse(call: ProviderCall, operation: str, stream: bool) -> NeutralRequest:
-    body = load_json_object(call.request.body)
+    body = call.request.json_object()
     raw_messages = body.get("messages")
     if raw_messages is None:
         raise _constraint("messages", "Member must not be null")

@@ -19,6 +19,7 @@ from llmts.providers.cohere.info import COHERE_INFO
 from llmts.providers.cohere.models import get_model, list_models
 from llmts.providers.cohere.parse import OPERATION, parse_chat_request
 from llmts.providers.cohere.render import render_chat, render_chat_stream
+from llmts.providers.cohere.strict_rules import CHAT_RULES
 from llmts.schema.neutral import Completion, NeutralRequest
 
 __all__ = ["ADAPTERS", "COHERE"]
@@ -36,7 +37,12 @@ COHERE = ProviderAdapter(
     prefix="/cohere",
     routes=(
         InferenceRoute(
-            "/cohere/v2/chat", ("POST",), parse_chat_request, _render, in_stream_faults=frozenset({OPERATION})
+            "/cohere/v2/chat",
+            ("POST",),
+            parse_chat_request,
+            _render,
+            in_stream_faults=frozenset({OPERATION}),
+            strict_rules=CHAT_RULES,
         ),
         SimpleRoute("/cohere/v1/models", ("GET",), list_models, "models.list"),
         SimpleRoute("/cohere/v1/models/<path:model>", ("GET",), get_model, "models.get"),

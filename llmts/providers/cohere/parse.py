@@ -11,6 +11,8 @@ Mapping:
   a JSON string); its ``tool_plan`` is not text the model said to the user and is not matched on;
 * a ``tool`` message (``tool_call_id`` + string or content blocks) becomes a ``tool`` message whose text
   is the string, the text blocks, or the compact JSON of document blocks' ``data``;
+* ``thinking`` (``{"type", "token_budget"}``) is kept in the journal's ``reasoning_settings``; an
+  assistant message's ``thinking`` content blocks are not text and are not matched on;
 * ``tools`` and ``documents`` form the preamble (input tokens and the implicit prompt cache's first
   segment).
 """
@@ -22,7 +24,7 @@ from typing import Any
 import orjson
 
 from llmts.errors import InvalidRequest
-from llmts.providers.base import ProviderCall, load_json_object
+from llmts.providers.base import ProviderCall
 from llmts.schema.neutral import (
     NeutralMessage,
     NeutralRequest,
@@ -31,6 +33,7 @@ from llmts.schema.neutral import (
     ToolChoice,
     build,
     neutral_message,
+    reasoning_settings,
 )
 
 __all__ = ["OPERATION", "parse_chat_request"]
@@ -170,7 +173,7 @@ def _response_format(raw: Any) -> ResponseFormat:
 
 
 def parse_chat_request(call: ProviderCall) -> NeutralRequest:
-    body = load_json_object(call.request.body)
+    body = call.request.json_object()
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise _bad("model", "is required")
@@ -200,4 +203,5 @@ def parse_chat_request(call: ProviderCall) -> NeutralRequest:
         cache_mode="implicit",
         cache_breakpoints=(),
         in_stream_faults=False,
+        reasoning_settings=reasoning_settings(body.get("thinking")),
     )

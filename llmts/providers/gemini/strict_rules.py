@@ -8,10 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 from llmts.providers.strict import StrictRule, Violation
+from llmts.runtime.signatures import SignatureBook
 
 __all__ = ["GENERATE_RULES"]
 
 _FUNCTION_CALLING_GUIDE = "https://ai.google.dev/gemini-api/docs/function-calling"
+_THOUGHT_SIGNATURES_GUIDE = "https://ai.google.dev/gemini-api/docs/thought-signatures"
+# In both spellings of the parts the rules read (``functionCall``, ``function_response``...).
+_FUNCTION = b"unction"
 
 
 def _contents(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -41,7 +45,7 @@ def _responses(content: dict[str, Any]) -> list[Any]:
     return _parts(content, "functionResponse", "function_response")
 
 
-def _response_without_call(body: dict[str, Any]) -> Violation | None:
+def _response_without_call(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     """A turn of ``functionResponse`` parts comes right after the ``functionCall`` turn it answers."""
     previous: dict[str, Any] = {}
     for index, content in enumerate(_contents(body)):
@@ -56,7 +60,7 @@ def _response_without_call(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _calls_unanswered(body: dict[str, Any]) -> Violation | None:
+def _calls_unanswered(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     """A function call turn followed by a response turn has as many responses as calls."""
     contents = _contents(body)
     for index, content in enumerate(contents[:-1]):
@@ -71,17 +75,39 @@ def _calls_unanswered(body: dict[str, Any]) -> Violation | None:
     return None
 
 
+def _thought_signature_corrupted(body: dict[str, Any], signatures: SignatureBook) -> Violation | None:
+    """A ``thoughtSignature`` passed back is one llmts sent, unchanged (as bytes: the SDK decodes it)."""
+    for index, content in enumerate(_contents(body)):
+        parts = content.get("parts")
+        for part_index, part in enumerate(parts if isinstance(parts, list) else ()):
+            if not isinstance(part, dict):
+                continue
+            signature = part.get("thoughtSignature", part.get("thought_signature"))
+            if signature is not None and not signatures.issued_bytes(signature):
+                return Violation("Corrupted thought signature.", f"contents[{index}].parts[{part_index}]")
+    return None
+
+
 GENERATE_RULES: tuple[StrictRule, ...] = (
     StrictRule(
         "function_response_without_call",
         _response_without_call,
         code="function_response_without_call",
         source=_FUNCTION_CALLING_GUIDE,
+        markers=(_FUNCTION,),
     ),
     StrictRule(
         "function_calls_unanswered",
         _calls_unanswered,
         code="function_calls_unanswered",
         source=_FUNCTION_CALLING_GUIDE,
+        markers=(_FUNCTION,),
+    ),
+    StrictRule(
+        "thought_signature_corrupted",
+        _thought_signature_corrupted,
+        code="thought_signature_corrupted",
+        source=_THOUGHT_SIGNATURES_GUIDE,
+        markers=(b"houghtSignature", b"hought_signature"),
     ),
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmts.providers.strict import StrictRule, Violation
+from llmts.runtime.signatures import SignatureBook
 
 __all__ = ["CHAT_RULES", "RESPONSES_RULES"]
 
@@ -32,7 +33,7 @@ def _role(message: Any) -> Any:
     return message.get("role") if isinstance(message, dict) else None
 
 
-def _chat_tool_result_without_call(body: dict[str, Any]) -> Violation | None:
+def _chat_tool_result_without_call(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     """A ``tool`` message must follow an assistant message with ``tool_calls`` (or its other tool
     messages) and name one of those calls."""
     open_ids: list[str] | None = None  # the ids of the assistant turn the tool messages answer
@@ -59,7 +60,7 @@ def _chat_tool_result_without_call(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _chat_tool_calls_unanswered(body: dict[str, Any]) -> Violation | None:
+def _chat_tool_calls_unanswered(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     """Every id of an assistant message's ``tool_calls`` needs a ``tool`` message right after it."""
     messages = _messages(body)
     for index, message in enumerate(messages):
@@ -92,7 +93,7 @@ def _reasoning_model(model: Any) -> bool:
 
 
 def _default_only(parameter: str) -> Any:
-    def check(body: dict[str, Any]) -> Violation | None:
+    def check(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
         value = body.get(parameter)
         if value is None or value == 1 or not _reasoning_model(body.get("model")):
             return None
@@ -111,9 +112,14 @@ _SAMPLING_RULES = (
         _default_only("temperature"),
         code="unsupported_value",
         source=_REASONING_GUIDE,
+        markers=(b'"temperature"',),
     ),
     StrictRule(
-        "reasoning_model_top_p", _default_only("top_p"), code="unsupported_value", source=_REASONING_GUIDE
+        "reasoning_model_top_p",
+        _default_only("top_p"),
+        code="unsupported_value",
+        source=_REASONING_GUIDE,
+        markers=(b'"top_p"',),
     ),
 )
 
@@ -123,12 +129,14 @@ CHAT_RULES: tuple[StrictRule, ...] = (
         _chat_tool_result_without_call,
         code="tool_result_without_call",
         source=_CHAT_TOOLS_GUIDE,
+        markers=(b'"tool',),
     ),
     StrictRule(
         "tool_calls_unanswered",
         _chat_tool_calls_unanswered,
         code="tool_calls_unanswered",
         source=_CHAT_TOOLS_GUIDE,
+        markers=(b'"tool_calls"',),
     ),
     *_SAMPLING_RULES,
 )
@@ -139,7 +147,7 @@ def _input_items(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [item for item in raw if isinstance(item, dict)] if isinstance(raw, list) else []
 
 
-def _responses_output_without_call(body: dict[str, Any]) -> Violation | None:
+def _responses_output_without_call(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     """A ``function_call_output`` needs its ``function_call`` earlier in ``input`` (or in the stored
     conversation a ``previous_response_id`` continues, which llmts's parser already resolved)."""
     if body.get("previous_response_id") is not None:
@@ -155,7 +163,7 @@ def _responses_output_without_call(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _responses_call_unanswered(body: dict[str, Any]) -> Violation | None:
+def _responses_call_unanswered(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     """A ``function_call`` in ``input`` needs its ``function_call_output`` in the same input."""
     items = _input_items(body)
     outputs = {str(item.get("call_id")) for item in items if item.get("type") == "function_call_output"}
@@ -171,12 +179,14 @@ RESPONSES_RULES: tuple[StrictRule, ...] = (
         _responses_output_without_call,
         code="function_call_output_without_call",
         source=_CHAT_TOOLS_GUIDE,
+        markers=(b'"function_call',),
     ),
     StrictRule(
         "function_call_unanswered",
         _responses_call_unanswered,
         code="function_call_unanswered",
         source=_CHAT_TOOLS_GUIDE,
+        markers=(b'"function_call',),
     ),
     *_SAMPLING_RULES,
 )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from llmts.runtime.conversations.machine import TERMINAL_ACTIONS, TerminalAction
 from llmts.runtime.conversations.predicates import Predicate, RequestView, compile_when
 from llmts.runtime.plans import ResponsePlan, compile_response
+from llmts.runtime.signatures import SignatureBook, signing_key
 from llmts.schema.config import SessionConfig
 from llmts.schema.conversations import DEFAULT_MAX_CONVERSATION_BYTES, DEFAULT_MAX_CONVERSATIONS
 from llmts.schema.neutral import ScriptedOutput
@@ -83,12 +84,13 @@ class GraphsPlan:
 
 
 def compile_graphs(config: SessionConfig) -> GraphsPlan:
+    book = SignatureBook(signing_key(config.determinism.seed if config.determinism is not None else None))
     graphs = []
     for g_index, graph in enumerate(config.conversations):
         graph_id = graph.id or f"conversation_{g_index}"
         steps = {}
         for s_index, step in enumerate(graph.steps):
-            response = compile_response(step.response, f"{graph_id}\x00{step.id}", s_index)
+            response = compile_response(step.response, f"{graph_id}\x00{step.id}", s_index, book=book)
             steps[step.id] = StepPlan(
                 id=step.id,
                 index=s_index,

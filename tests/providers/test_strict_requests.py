@@ -11,8 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import anthropic
+import botocore.config
+import botocore.exceptions
 import openai
+import orjson
 import pytest
+from cohere.errors import BadRequestError as CohereBadRequest
 from google.genai import errors as genai_errors
 from google.genai import types
 
@@ -21,7 +25,9 @@ from tests.helpers import raw_request
 
 pytestmark = pytest.mark.sdk
 
-MODELS = ["gpt-test", "o3-mini", "gpt-5-mini", "claude-test-1", "gemini-test"]
+BEDROCK = "anthropic.claude-3-7-sonnet-20250219-v1:0"
+COHERE = "command-a-03-2025"
+MODELS = ["gpt-test", "o3-mini", "gpt-5-mini", "claude-test-1", "gemini-test", BEDROCK, COHERE]
 HI = [{"role": "user", "content": "Hi"}]
 
 
@@ -134,12 +140,55 @@ def _fn_response(name: str) -> types.Part:
     return types.Part(function_response=types.FunctionResponse(name=name, response={"result": "sunny"}))
 
 
+def _cohere(messages: list[dict[str, Any]]) -> Callable[[SessionClient], str]:
+    def send(session: SessionClient) -> str:
+        client = session.cohere_client(max_retries=0)
+        content = client.chat(model=COHERE, messages=messages).message.content
+        return "".join(getattr(block, "text", "") for block in content or ())
+
+    return send
+
+
+def _boto(session: SessionClient) -> Any:
+    return session.bedrock_client(config=botocore.config.Config(retries={"total_max_attempts": 1}))
+
+
+def _converse(*, stream: bool = False, **kwargs: Any) -> Callable[[SessionClient], str]:
+    def send(session: SessionClient) -> str:
+        client = _boto(session)
+        if stream:
+            events = client.converse_stream(modelId=BEDROCK, **kwargs)["stream"]
+            return "".join(
+                e["contentBlockDelta"]["delta"].get("text", "") for e in events if "contentBlockDelta" in e
+            )
+        content = client.converse(modelId=BEDROCK, **kwargs)["output"]["message"]["content"]
+        return "".join(block.get("text", "") for block in content)
+
+    return send
+
+
+def _invoke(**fields: Any) -> Callable[[SessionClient], str]:
+    body = {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 4096, "messages": HI, **fields}
+
+    def send(session: SessionClient) -> str:
+        answer = orjson.loads(
+            _boto(session).invoke_model(modelId=BEDROCK, body=orjson.dumps(body))["body"].read()
+        )
+        return "".join(block.get("text", "") for block in answer["content"])
+
+    return send
+
+
+def _text(text: str) -> list[dict[str, str]]:
+    return [{"text": text}]
+
+
 @dataclass(frozen=True)
 class Case:
     rule: str
     send: Callable[[SessionClient], str]
-    sdk: str  # openai | anthropic | gemini
-    error_type: str  # OpenAI/Anthropic ``type``, Gemini ``status``
+    sdk: str  # openai | anthropic | gemini | cohere | bedrock
+    error_type: str  # OpenAI/Anthropic ``type``, Gemini ``status``, the cohere exception, the AWS code
     param: str | None = None
     code: str | None = None  # the provider's code when it has one; else the rule's name
 
@@ -304,6 +353,160 @@ CASES = [
         "INVALID_ARGUMENT",
     ),
 ]
+# Reasoning blocks passed back must be the ones llmts issued (a forged signature, a changed text).
+_FORGED = {"type": "thinking", "thinking": "I need the weather first.", "signature": "forged"}
+CASES += [
+    Case(
+        "thinking_block_modified",
+        _messages(
+            max_tokens=4096,
+            thinking=THINKING,
+            messages=[
+                *HI,
+                {"role": "assistant", "content": [_FORGED, _tool_use("toolu_a")]},
+                {"role": "user", "content": [_tool_result("toolu_a")]},
+            ],
+        ),
+        "anthropic",
+        "invalid_request_error",
+    ),
+    Case(
+        "thought_signature_corrupted",
+        _gemini(
+            [
+                _user("Weather?"),
+                types.Content(role="model", parts=[types.Part(text="Sunny.", thought_signature=b"forged")]),
+                _user("Thanks"),
+            ]
+        ),
+        "gemini",
+        "INVALID_ARGUMENT",
+    ),
+]
+# Cohere v2 chat: cohere.errors.BadRequestError.
+_COHERE_CALL = {"id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+CASES += [
+    Case(
+        "tool_result_without_call",
+        _cohere([*HI, {"role": "tool", "tool_call_id": "call_x", "content": "sunny"}]),
+        "cohere",
+        "BadRequestError",
+    ),
+    Case(
+        "tool_calls_unanswered",
+        _cohere([*HI, {"role": "assistant", "tool_calls": [_COHERE_CALL], "tool_plan": "Look."}, *HI]),
+        "cohere",
+        "BadRequestError",
+    ),
+]
+# Bedrock Converse (and Anthropic's rules on InvokeModel): botocore's ValidationException.
+_USE = {"toolUse": {"toolUseId": "tooluse_a", "name": "get_weather", "input": {"city": "Paris"}}}
+_RESULT = {"toolResult": {"toolUseId": "tooluse_a", "content": [{"text": "sunny"}]}}
+_ON = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
+_REASONING = {
+    "reasoningContent": {"reasoningText": {"text": "I need the weather first.", "signature": "forged"}}
+}
+CASES += [
+    Case(
+        "first_message_not_user",
+        _converse(
+            messages=[
+                {"role": "assistant", "content": _text("Hello")},
+                {"role": "user", "content": _text("Hi")},
+            ]
+        ),
+        "bedrock",
+        "ValidationException",
+    ),
+    Case(
+        "roles_not_alternating",
+        _converse(
+            messages=[{"role": "user", "content": _text("Hi")}, {"role": "user", "content": _text("Hi")}]
+        ),
+        "bedrock",
+        "ValidationException",
+    ),
+    Case(
+        "tool_result_without_tool_use",
+        _converse(
+            messages=[
+                {"role": "user", "content": _text("Weather?")},
+                {"role": "assistant", "content": _text("Let me see.")},
+                {"role": "user", "content": [_RESULT]},
+            ]
+        ),
+        "bedrock",
+        "ValidationException",
+    ),
+    Case(
+        "tool_use_without_tool_result",
+        _converse(
+            messages=[
+                {"role": "user", "content": _text("Weather?")},
+                {"role": "assistant", "content": [_USE]},
+                {"role": "user", "content": _text("and?")},
+            ]
+        ),
+        "bedrock",
+        "ValidationException",
+    ),
+    Case(
+        "thinking_budget",
+        _converse(
+            messages=[{"role": "user", "content": _text("Hi")}],
+            inferenceConfig={"maxTokens": 1024},
+            additionalModelRequestFields=_ON,
+        ),
+        "bedrock",
+        "ValidationException",
+    ),
+    Case(
+        "thinking_block_not_first",
+        _converse(
+            stream=True,
+            messages=[
+                {"role": "user", "content": _text("Weather?")},
+                {"role": "assistant", "content": [_USE]},
+                {"role": "user", "content": [_RESULT]},
+            ],
+            additionalModelRequestFields=_ON,
+        ),
+        "bedrock",
+        "ValidationException",
+    ),
+    Case(
+        "thinking_block_modified",
+        _converse(
+            messages=[
+                {"role": "user", "content": _text("Weather?")},
+                {"role": "assistant", "content": [_REASONING, _USE]},
+                {"role": "user", "content": [_RESULT]},
+            ],
+            additionalModelRequestFields=_ON,
+        ),
+        "bedrock",
+        "ValidationException",
+    ),
+    Case(
+        "tool_result_without_tool_use",
+        _invoke(messages=[*HI, {"role": "user", "content": [_tool_result("toolu_x")]}]),
+        "bedrock",
+        "ValidationException",
+    ),
+    Case(
+        "thinking_block_modified",
+        _invoke(
+            thinking=THINKING,
+            messages=[
+                *HI,
+                {"role": "assistant", "content": [_FORGED, _tool_use("toolu_a")]},
+                {"role": "user", "content": [_tool_result("toolu_a")]},
+            ],
+        ),
+        "bedrock",
+        "ValidationException",
+    ),
+]
 # The same rules on streamed requests: the 400 comes before any stream starts.
 CASES += [
     Case(
@@ -353,6 +556,25 @@ def _rejection(case: Case, session: SessionClient) -> tuple[str, str, str | None
         body = anthropic_error.value.body
         assert isinstance(body, dict) and body["type"] == "error"
         return body["error"]["type"], body["error"]["code"], None, body["error"]["message"]
+    if case.sdk == "cohere":
+        with pytest.raises(CohereBadRequest) as cohere_error:
+            case.send(session)
+        assert cohere_error.value.status_code == 400
+        cohere_body = cohere_error.value.body
+        assert isinstance(cohere_body, dict)
+        return type(cohere_error.value).__name__, cohere_body["code"], None, cohere_body["message"]
+    if case.sdk == "bedrock":
+        with pytest.raises(botocore.exceptions.ClientError) as aws_error:
+            case.send(session)
+        response = aws_error.value.response
+        assert response["ResponseMetadata"]["HTTPStatusCode"] == 400
+        # Bedrock sends no code: the journal names the rule.
+        return (
+            response["Error"]["Code"],
+            session.requests()[-1]["error_code"],
+            None,
+            response["Error"]["Message"],
+        )
     with pytest.raises(genai_errors.ClientError) as gemini_error:
         case.send(session)
     assert gemini_error.value.code == 400

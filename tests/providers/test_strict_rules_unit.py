@@ -316,3 +316,234 @@ def test_rules_never_crash_on_unhashable_ids(hostile: dict[str, Any]) -> None:
     ]
     for table, body in bodies:
         _broken(table, body)  # must not raise anything but StrictRequestRejected
+
+
+# --- reasoning blocks passed back, Cohere, Bedrock Converse, the markers' fast path ------------------
+
+_KEYED = BOOK.sign("Think.")
+
+
+@pytest.mark.parametrize(
+    ("block", "rule"),
+    [
+        ({"type": "thinking", "thinking": "Think.", "signature": _KEYED}, None),
+        ({"type": "thinking", "thinking": "Think!", "signature": _KEYED}, "thinking_block_modified"),
+        ({"type": "thinking", "thinking": "t", "signature": "s"}, None),  # scripted with that text
+        ({"type": "thinking", "thinking": "u", "signature": "s"}, "thinking_block_modified"),
+        ({"type": "thinking", "thinking": "Think."}, "thinking_block_modified"),
+        ({"type": "redacted_thinking", "data": _KEYED}, None),
+        ({"type": "redacted_thinking", "data": "x"}, None),
+        ({"type": "redacted_thinking", "data": "forged"}, "thinking_block_modified"),
+    ],
+)
+def test_anthropic_thinking_blocks_must_be_the_ones_issued(block: dict[str, Any], rule: str | None) -> None:
+    messages = [
+        HI,
+        {"role": "assistant", "content": [block, _use("a")]},
+        {"role": "user", "content": [_result("a")]},
+    ]
+    assert _broken(MESSAGES_RULES, {"max_tokens": 4096, "thinking": _ON, "messages": messages}) == rule
+    # Thinking off: passed-back blocks are not checked.
+    assert _broken(MESSAGES_RULES, {"max_tokens": 4096, "messages": messages}) is None
+
+
+def test_anthropic_checks_blocks_of_early_turns_and_names_them() -> None:
+    forged = {"type": "thinking", "thinking": "Think.", "signature": "forged"}
+    messages = [HI, {"role": "assistant", "content": [forged, {"type": "text", "text": "Hi"}]}, HI]
+    body = {"max_tokens": 4096, "thinking": _ON, "messages": messages}
+    with pytest.raises(StrictRequestRejected) as error:
+        check_strict(MESSAGES_RULES, orjson.dumps(body), body, BOOK)
+    assert error.value.message.startswith("messages.1.content.0: Invalid `signature` in `thinking` block")
+
+
+def test_gemini_thought_signatures_must_be_unchanged() -> None:
+    import base64
+
+    keyed = base64.b64encode(base64.b64decode(_KEYED)).decode()
+    good = {"contents": [HI_GEMINI, {"role": "model", "parts": [{"text": "a", "thoughtSignature": keyed}]}]}
+    bad = {
+        "contents": [HI_GEMINI, {"role": "model", "parts": [{"text": "a", "thought_signature": "Zm9yZ2Vk"}]}]
+    }
+    assert _broken(GENERATE_RULES, good) is None
+    assert _broken(GENERATE_RULES, bad) == "thought_signature_corrupted"
+
+
+HI_GEMINI = {"role": "user", "parts": [{"text": "Hi"}]}
+
+
+def _cohere_call(call_id: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
+@pytest.mark.parametrize(
+    ("messages", "rule"),
+    [
+        ([HI], None),
+        ([HI, {"role": "tool", "tool_call_id": "a", "content": "r"}], "tool_result_without_call"),
+        (
+            [
+                HI,
+                {"role": "assistant", "tool_calls": [_cohere_call("a")]},
+                {"role": "tool", "tool_call_id": "b", "content": "r"},
+            ],
+            "tool_result_without_call",
+        ),
+        ([HI, {"role": "assistant", "tool_calls": [_cohere_call("a")]}, HI], "tool_calls_unanswered"),
+        ([HI, {"role": "assistant", "tool_calls": [_cohere_call("a")]}], None),
+        (
+            [
+                HI,
+                {"role": "assistant", "tool_calls": [_cohere_call("a")]},
+                {"role": "tool", "tool_call_id": "a", "content": "r"},
+            ],
+            None,
+        ),
+    ],
+)
+def test_cohere_tool_rules(messages: list[dict[str, Any]], rule: str | None) -> None:
+    assert _broken(COHERE_RULES, {"model": "command-a-03-2025", "messages": messages}) == rule
+
+
+def _converse_user(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "user", "content": list(blocks) or [{"text": "Hi"}]}
+
+
+def _converse_use(tool_id: str) -> dict[str, Any]:
+    return {"toolUse": {"toolUseId": tool_id, "name": "f", "input": {}}}
+
+
+def _converse_result(tool_id: str) -> dict[str, Any]:
+    return {"toolResult": {"toolUseId": tool_id, "content": [{"text": "r"}]}}
+
+
+_THINK_ON = {"additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 1024}}}
+
+
+@pytest.mark.parametrize(
+    ("body", "rule"),
+    [
+        ({"messages": [_converse_user()]}, None),
+        (
+            {"messages": [{"role": "assistant", "content": [{"text": "x"}]}, _converse_user()]},
+            "first_message_not_user",
+        ),
+        ({"messages": [_converse_user(), _converse_user()]}, "roles_not_alternating"),
+        ({"messages": [_converse_user(), _converse_user(_converse_result("a"))]}, "roles_not_alternating"),
+        (
+            {
+                "messages": [
+                    _converse_user(),
+                    {"role": "assistant", "content": [_converse_use("a")]},
+                    _converse_user(_converse_result("b")),
+                ]
+            },
+            "tool_result_without_tool_use",
+        ),
+        (
+            {
+                "messages": [
+                    _converse_user(),
+                    {"role": "assistant", "content": [_converse_use("a")]},
+                    _converse_user(_converse_result("a"), _converse_result("a")),
+                ]
+            },
+            "tool_result_without_tool_use",
+        ),
+        (
+            {
+                "messages": [
+                    _converse_user(),
+                    {"role": "assistant", "content": [_converse_use("a")]},
+                    _converse_user(),
+                ]
+            },
+            "tool_use_without_tool_result",
+        ),
+        (
+            {
+                **_THINK_ON,
+                "messages": [
+                    _converse_user(),
+                    {"role": "assistant", "content": [_converse_use("a")]},
+                    _converse_user(_converse_result("a")),
+                ],
+            },
+            "thinking_block_not_first",
+        ),
+        (
+            {
+                **_THINK_ON,
+                "messages": [
+                    _converse_user(),
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {"reasoningContent": {"reasoningText": {"text": "Think.", "signature": _KEYED}}},
+                            _converse_use("a"),
+                        ],
+                    },
+                    _converse_user(_converse_result("a")),
+                ],
+            },
+            None,
+        ),
+        (
+            {
+                **_THINK_ON,
+                "messages": [
+                    _converse_user(),
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {"reasoningContent": {"reasoningText": {"text": "Other.", "signature": _KEYED}}},
+                            _converse_use("a"),
+                        ],
+                    },
+                    _converse_user(_converse_result("a")),
+                ],
+            },
+            "thinking_block_modified",
+        ),
+        (
+            {
+                **_THINK_ON,
+                "messages": [
+                    _converse_user(),
+                    {"role": "assistant", "content": [{"reasoningContent": {"redactedContent": "Zm9yZ2Vk"}}]},
+                    _converse_user(),
+                ],
+            },
+            "thinking_block_modified",
+        ),
+        (
+            {
+                "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 512}},
+                "messages": [_converse_user()],
+            },
+            "thinking_budget",
+        ),
+        (
+            {**_THINK_ON, "inferenceConfig": {"maxTokens": 1024}, "messages": [_converse_user()]},
+            "thinking_budget",
+        ),
+        ({**_THINK_ON, "inferenceConfig": {"maxTokens": 2048}, "messages": [_converse_user()]}, None),
+    ],
+)
+def test_bedrock_converse_rules(body: dict[str, Any], rule: str | None) -> None:
+    assert _broken(CONVERSE_RULES, body) == rule
+
+
+def test_a_rule_whose_markers_are_absent_never_runs() -> None:
+    """The fast path: without any of its markers in the raw body, a rule's check is not even called."""
+    calls: list[int] = []
+
+    def check(body: dict[str, Any], signatures: SignatureBook) -> None:
+        calls.append(1)
+        return None
+
+    rule = StrictRule("r", check, code="r", source="-", markers=(b'"tool_result"', b"redacted"))
+    body = {"messages": [HI] * 50}
+    check_strict((rule,), orjson.dumps(body), body, BOOK)
+    assert calls == []
+    check_strict((rule,), b'{"x": "redacted"}', body, BOOK)
+    assert calls == [1]

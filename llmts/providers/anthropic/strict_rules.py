@@ -198,6 +198,7 @@ MESSAGES_RULES: tuple[StrictRule, ...] = (
         _thinking_blocks_unchanged,
         code="thinking_block_modified",
         source=_THINKING_GUIDE,
-        markers=(b'"signature"', b"redacted_thinking"),
+        # A thinking block has a signature (or spells its type as SDKs and orjson write it).
+        markers=(b'"signature"', b"redacted_thinking", b'"type":"thinking"', b'"type": "thinking"'),
     ),
 )

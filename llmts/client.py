@@ -515,6 +515,30 @@ class SessionClient(_NamedSdkClients):
         )
         return dict(explanation)
 
+    def explain_wire(
+        self,
+        path: str,
+        body: dict[str, Any],
+        *,
+        conversation_id: str | None = None,
+        credential: str | None = None,
+    ) -> dict[str, Any]:
+        """``POST /admin-api/match/explain`` for the provider request itself: ``path`` is the provider route
+        (``/anthropic/v1/messages``) and ``body`` its JSON body. It is parsed and checked by the route's
+        strict rules as the real request would be (a broken rule is outcome ``rejected`` with its
+        ``strict_rule``), then explained like ``explain``."""
+        namespace = path.lstrip("/").split("/", 1)[0]
+        if credential is None and namespace in CATALOG.namespaces:
+            credential = self.credential(namespace)
+        payload: dict[str, Any] = {"wire": {"path": path, "body": body}}
+        if credential is not None:
+            payload["credential"] = credential
+        headers = {_CONVERSATION_HEADER: conversation_id} if conversation_id is not None else None
+        _, _, explanation = self.server.request(
+            "POST", "/admin-api/match/explain", payload, session_id=self.id, headers=headers
+        )
+        return dict(explanation)
+
     def for_conversation(self, conversation_id: str) -> ConversationClient:
         """SDK clients (and status/explain) for one conversation identity: every request they send carries
         ``X-Llm-Test-Server-Conversation: <conversation_id>``."""
@@ -597,6 +621,11 @@ class ConversationClient(_NamedSdkClients):
         self, request: Any, provider: str | None = None, *, credential: str | None = None
     ) -> dict[str, Any]:
         return self.session.explain(request, provider, conversation_id=self.id, credential=credential)
+
+    def explain_wire(
+        self, path: str, body: dict[str, Any], *, credential: str | None = None
+    ) -> dict[str, Any]:
+        return self.session.explain_wire(path, body, conversation_id=self.id, credential=credential)
 
     def verify(
         self, request: VerificationRequest | dict[str, Any] | None = None, /, **fields: Any

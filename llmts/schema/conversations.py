@@ -13,7 +13,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from llmts.providers import catalog
@@ -328,8 +337,20 @@ class ExplainedRequest(BaseModel):
     n: int = Field(default=1, ge=1, le=LIMITS["choices_per_request"])
 
 
+class ExplainedWire(BaseModel):
+    """The provider request as a client would send it: the route (``/anthropic/v1/messages``, a query
+    string allowed) and its JSON body. Explained like the real request: parsed by the route, checked
+    by its strict rules, then selected without commit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=2, max_length=2048, pattern=r"^/[^/]")
+    body: dict[str, Any]
+
+
 class ExplainRequest(BaseModel):
-    """``POST /admin-api/match/explain`` body."""
+    """``POST /admin-api/match/explain`` body: a normalized ``request``, or the provider's ``wire``
+    request (then the namespace is the route's)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -337,7 +358,19 @@ class ExplainRequest(BaseModel):
     # The provider credential the request would present (its hash is part of the identity); absent: the
     # session's configured credential for the provider, else none.
     credential: str | None = Field(default=None, max_length=LIMITS["credential_chars"])
-    request: ExplainedRequest
+    # Declared before ``request``, whose check reads it.
+    wire: ExplainedWire | None = None
+    request: ExplainedRequest | None = Field(default=None, validate_default=True)
+
+    @field_validator("request")
+    @classmethod
+    def _one_form(cls, request: ExplainedRequest | None, info: ValidationInfo) -> ExplainedRequest | None:
+        wire = info.data.get("wire")
+        if request is None and wire is None:
+            raise ValueError("Field required (or give wire: the provider's {path, body})")
+        if request is not None and wire is not None:
+            raise ValueError("give request (normalized) or wire ({path, body}), not both")
+        return request
 
 
 class ExplainedStep(BaseModel):
@@ -399,3 +432,5 @@ class MatchExplanation(BaseModel):
     matched_candidates: list[str]
     shadowed_candidates: list[str]
     candidates: list[ExplainedCandidate]
+    # The strict rule (``strict_requests``) that rejects a ``wire`` request before any selection.
+    strict_rule: str | None = None

@@ -1,6 +1,10 @@
 """Control routes over conversation graphs: ``GET /admin-api/conversations`` (status) and
 ``POST /admin-api/match/explain`` (what a request would select, without changing anything).
 
+A ``wire`` request is explained as the provider route would handle it: the route's parser, then its
+strict rules while the session's ``strict_requests`` is on (a broken rule is the outcome ``rejected``
+with the rule's code and message, before any selection), then the selection without commit.
+
 ``X-Llm-Test-Server-Conversation`` filters the status list, and selects the identity an explanation uses
 (absent: every conversation, and ``default``).
 """
@@ -12,10 +16,14 @@ from typing import Any
 
 import orjson
 from pydantic import ValidationError
+from werkzeug.exceptions import HTTPException
+from werkzeug.routing import Map, Rule
 
-from llmts.errors import InvalidRequest
+from llmts.errors import InvalidRequest, LlmtsError, StrictRequestRejected
 from llmts.providers.adapters import ADAPTERS, in_stream_surfaces
+from llmts.providers.base import InferenceRoute, ProviderAdapter, ProviderCall, ProviderRequest
 from llmts.providers.catalog import CATALOG
+from llmts.providers.strict import check_strict
 from llmts.runtime import Session
 from llmts.runtime.conversations import (
     CONVERSATION_ENVIRON,
@@ -23,7 +31,8 @@ from llmts.runtime.conversations import (
     conversation_id_from,
     neutral_from_explained,
 )
-from llmts.schema.conversations import ExplainRequest
+from llmts.schema.conversations import ExplainedWire, ExplainRequest
+from llmts.schema.neutral import NeutralRequest
 from llmts.schema.validation import format_location
 
 __all__ = ["conversations_listing", "explain_match"]
@@ -32,6 +41,17 @@ __all__ = ["conversations_listing", "explain_match"]
 _IN_STREAM_SURFACES = in_stream_surfaces(ADAPTERS)
 # The model an explained request gets when it names none and the session lists or names none.
 _FALLBACK_MODEL = (CATALOG.default_model,)
+# The provider routes a ``wire`` request names (POST inference routes only), matched as the app does.
+_WIRE_ROUTES = Map(
+    [
+        Rule(route.rule, methods=["POST"], endpoint=(adapter, route))
+        for adapter in ADAPTERS
+        for route in adapter.routes
+        if isinstance(route, InferenceRoute) and "POST" in route.methods
+    ],
+    strict_slashes=False,
+    merge_slashes=False,
+).bind("llmts")
 
 
 def conversations_listing(session: Session, environ: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -66,17 +86,68 @@ def _parse(body: bytes) -> ExplainRequest:
         ) from None
 
 
+def _wire_route(wire: ExplainedWire) -> tuple[ProviderAdapter, InferenceRoute, ProviderRequest]:
+    path, _, query = wire.path.partition("?")
+    try:
+        (adapter, route), args = _WIRE_ROUTES.match(path, "POST")
+    except HTTPException:
+        message = f"wire.path {path!r} is no provider route llmts answers with a model's answer"
+        raise _invalid(message, [{"path": "wire.path", "message": message}]) from None
+    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": path, "QUERY_STRING": query}
+    return adapter, route, ProviderRequest("POST", path, args, orjson.dumps(wire.body), environ)
+
+
+def _parse_wire(
+    session: Session, wire: ExplainedWire
+) -> tuple[str, NeutralRequest, StrictRequestRejected | None]:
+    """Parse as the route would, then run its strict rules; a parse error is a bad explain request."""
+    adapter, route, request = _wire_route(wire)
+    try:
+        neutral = route.parse(ProviderCall(request, session, "req_explain", None))
+    except LlmtsError as exc:
+        detail = {"path": "wire.body", "message": exc.message, "code": exc.code}
+        raise _invalid(f"the provider would refuse wire.body: {exc.message}", [detail]) from None
+    if neutral.stream and neutral.operation in route.in_stream_faults:
+        neutral = neutral.model_copy(update={"in_stream_faults": True})
+    config = session.configuration
+    if route.strict_rules and (config is None or config.strict_requests):
+        try:
+            check_strict(route.strict_rules, request.body, request.json_object(), session.signatures)
+        except StrictRequestRejected as rejected:
+            return adapter.namespace, neutral, rejected
+    return adapter.namespace, neutral, None
+
+
 def explain_match(session: Session, environ: Mapping[str, Any], body: bytes) -> dict[str, Any]:
     conversation_id = conversation_id_from(environ.get(CONVERSATION_ENVIRON))
     parsed = _parse(body)
-    provider = parsed.provider_namespace
-    try:
-        neutral = neutral_from_explained(parsed.request, provider, session.model_ids(_FALLBACK_MODEL)[0])
-    except ValueError as exc:
-        raise _invalid(str(exc), [{"path": "request.tool_choice", "message": str(exc)}]) from None
-    if neutral.stream and (provider, neutral.operation) in _IN_STREAM_SURFACES:
-        neutral = neutral.model_copy(update={"in_stream_faults": True})
+    rejected: StrictRequestRejected | None = None
+    if parsed.wire is not None:
+        provider, neutral, rejected = _parse_wire(session, parsed.wire)
+    else:
+        assert parsed.request is not None  # the schema requires one of the two
+        provider = parsed.provider_namespace
+        try:
+            neutral = neutral_from_explained(parsed.request, provider, session.model_ids(_FALLBACK_MODEL)[0])
+        except ValueError as exc:
+            raise _invalid(str(exc), [{"path": "request.tool_choice", "message": str(exc)}]) from None
+        if neutral.stream and (provider, neutral.operation) in _IN_STREAM_SURFACES:
+            neutral = neutral.model_copy(update={"in_stream_faults": True})
     credential = parsed.credential if parsed.credential is not None else session.credential_for(provider)
     explanation = session.explain(neutral, Caller(conversation_id, credential))
+    if rejected is not None:  # the provider's 400 comes before any selection
+        explanation = explanation.model_copy(
+            update={
+                "outcome": "rejected",
+                "selected_scenario": None,
+                "selected_step": None,
+                "error_code": rejected.code,
+                "error_message": rejected.message,
+                "matched_candidates": [],
+                "shadowed_candidates": [],
+                "candidates": [],
+                "strict_rule": rejected.rule,
+            }
+        )
     payload: dict[str, Any] = explanation.model_dump(mode="json")
     return payload

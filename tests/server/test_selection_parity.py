@@ -12,6 +12,8 @@ import openai
 import pytest
 
 from llmts import ConfigBuilder, SessionClient
+from llmts.client import ServerError
+from tests.helpers import raw_request
 
 ANSWERED = {"start", "execute", "restart", "repeat_last_response", "replay", "scenario"}
 
@@ -147,3 +149,123 @@ def test_explanations_name_the_messages_admission_answers(llmts_session: Session
     assert (
         exhausted["error_message"] == "scenario 'fallback' has no responses left (1 configured, all consumed)"
     )
+
+
+# --- wire requests: explain runs the route's parser and strict rules, like admission ----------------
+
+_THINK = {"type": "enabled", "budget_tokens": 1024}
+_TOOL_USE = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}
+_TOOL_RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "22C"}
+_CONVERSE_USE = {"toolUse": {"toolUseId": "t1", "name": "get_weather", "input": {}}}
+# (path, body, the expected outcome or error code): each explained, then sent for real over raw HTTP.
+WIRE_CASES: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "/openai/v1/chat/completions",
+        {"model": "gpt-4.1-mini", "messages": [{"role": "tool", "tool_call_id": "c", "content": "x"}]},
+        "tool_result_without_call",
+    ),
+    (
+        "/openai/v1/chat/completions",
+        {"model": "o3", "messages": _history("Hi"), "temperature": 0.5},
+        "unsupported_value",
+    ),
+    (
+        "/anthropic/v1/messages",
+        {
+            "model": "claude-test-1",
+            "max_tokens": 2048,
+            "thinking": _THINK,
+            "messages": [
+                {"role": "user", "content": "Weather?"},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "thinking", "thinking": "Hm.", "signature": "forged"}, _TOOL_USE],
+                },
+                {"role": "user", "content": [_TOOL_RESULT]},
+            ],
+        },
+        "thinking_block_modified",
+    ),
+    (
+        "/cohere/v2/chat",
+        {
+            "model": "command-a-03-2025",
+            "messages": [*_history("Hi"), {"role": "tool", "tool_call_id": "c", "content": "x"}],
+        },
+        "tool_result_without_call",
+    ),
+    (
+        "/bedrock/model/anthropic.claude-3-7-sonnet-20250219-v1:0/converse",
+        {
+            "messages": [
+                {"role": "user", "content": [{"text": "Weather?"}]},
+                {"role": "assistant", "content": [_CONVERSE_USE]},
+                {"role": "user", "content": [{"text": "and?"}]},
+            ]
+        },
+        "tool_use_without_tool_result",
+    ),
+    (
+        "/anthropic/v1/messages",
+        {"model": "claude-test-1", "max_tokens": 64, "messages": _history("Hi")},
+        "scenario",
+    ),
+]
+
+
+def _wire_message(path: str, body: dict[str, Any]) -> str:
+    """The error message in each provider's envelope."""
+    error = body.get("error")
+    return str(error["message"] if isinstance(error, dict) else body["message"])
+
+
+@pytest.mark.sdk
+def test_wire_explanations_run_the_strict_rules_as_admission_does(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        {
+            "models": [
+                "gpt-4.1-mini",
+                "o3",
+                "claude-test-1",
+                "command-a-03-2025",
+                "anthropic.claude-3-7-sonnet-20250219-v1:0",
+            ],
+            "scenarios": [{"id": "any", "responses": [{"text": "answered"}]}],
+        }
+    )
+    for path, body, expected in WIRE_CASES:
+        explained = llmts_session.explain_wire(path, body)
+        namespace = path.split("/")[1]
+        headers = {"Authorization": "Bearer " + llmts_session.credential(namespace)}
+        headers["x-api-key"] = llmts_session.credential(namespace)
+        real = raw_request(llmts_session.provider_base, "POST", path, body, headers)
+        entry = llmts_session.requests()[0]
+        if expected == "scenario":
+            assert (explained["outcome"], explained["selected_scenario"], explained["strict_rule"]) == (
+                "scenario",
+                "any",
+                None,
+            )
+            assert (real.status, entry["scenario"]) == (200, "any")
+            continue
+        assert (explained["outcome"], explained["error_code"]) == ("rejected", expected), path
+        assert explained["strict_rule"] and explained["candidates"] == [], path
+        assert (real.status, entry["error_code"]) == (400, expected), path
+        assert _wire_message(path, real.json()) == explained["error_message"], path
+    # Nothing was consumed by the explanations or the rejected requests: the last one got the only answer.
+    assert llmts_session.requests()[0]["response_index"] == 0
+
+
+def test_wire_explanations_follow_strict_requests_and_refuse_bad_input(llmts_session: SessionClient) -> None:
+    path, body, _ = WIRE_CASES[0]
+    llmts_session.configure(
+        {"strict_requests": False, "scenarios": [{"id": "any", "responses": [{"text": "x"}]}]}
+    )
+    assert llmts_session.explain_wire(path, body)["outcome"] == "scenario"
+
+    with pytest.raises(ServerError) as unknown:
+        llmts_session.explain_wire("/openai/v1/nowhere", body)
+    assert unknown.value.status == 400 and "no provider route" in str(unknown.value)
+    with pytest.raises(ServerError) as unparsable:
+        llmts_session.explain_wire(path, {"messages": "not a list"})
+    assert unparsable.value.status == 400 and "the provider would refuse wire.body" in str(unparsable.value)

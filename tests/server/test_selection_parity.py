@@ -269,3 +269,11 @@ def test_wire_explanations_follow_strict_requests_and_refuse_bad_input(llmts_ses
     with pytest.raises(ServerError) as unparsable:
         llmts_session.explain_wire(path, {"messages": "not a list"})
     assert unparsable.value.status == 400 and "the provider would refuse wire.body" in str(unparsable.value)
+    with pytest.raises(ServerError) as both:
+        llmts_session.server.request(
+            "POST",
+            "/admin-api/match/explain",
+            {"request": {"messages": _history("Hi")}, "wire": {"path": path, "body": body}},
+            session_id=llmts_session.id,
+        )
+    assert both.value.status == 400 and both.value.details[0]["path"] == "request"

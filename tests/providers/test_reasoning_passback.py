@@ -11,6 +11,7 @@ from typing import Any
 import anthropic
 import botocore.config
 import botocore.exceptions
+import openai
 import pytest
 from google.genai import errors as genai_errors
 from google.genai import types
@@ -183,3 +184,43 @@ def test_gemini_thought_signature_passes_back_unchanged_and_a_corrupted_one_is_r
         client.models.generate_content(model=GEMINI, contents=[ask, corrupted, answer], config=config)
     assert (error.value.code, error.value.status) == (400, "INVALID_ARGUMENT")
     assert str(error.value.message).startswith("Corrupted thought signature.")
+
+
+def test_responses_encrypted_content_passes_back_and_a_changed_one_is_refused(
+    llmts_session: SessionClient,
+) -> None:
+    call = {"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}
+    llmts_session.configure(
+        {
+            "determinism": {"seed": "passback"},
+            "scenarios": [
+                {
+                    "responses": [{"reasoning": {"summary": ["Look it up."]}, "tool_calls": [call]}]
+                    + [{"text": "Sunny."}] * 2
+                }
+            ],
+        }
+    )
+    client = llmts_session.openai_client(_strict_response_validation=True, max_retries=0)
+    tool = {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
+    settings: Any = {
+        "model": "o3",
+        "tools": [tool],
+        "store": False,
+        "include": ["reasoning.encrypted_content"],
+    }
+    ask: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+    first = client.responses.create(input=ask, **settings)
+    reasoning, function_call = (item.model_dump(exclude_none=True) for item in first.output)
+    assert reasoning["encrypted_content"]
+    output = {"type": "function_call_output", "call_id": "call_1", "output": "22C"}
+
+    assert (
+        client.responses.create(input=[*ask, reasoning, function_call, output], **settings).output_text
+        == "Sunny."
+    )
+    changed = reasoning | {"encrypted_content": reasoning["encrypted_content"][:-8] + "AAAAAAA="}
+    with pytest.raises(openai.BadRequestError) as error:
+        client.responses.create(input=[*ask, changed, function_call, output], **settings)
+    assert error.value.code == "invalid_encrypted_content"
+    assert "could not be verified" in error.value.message

@@ -383,6 +383,21 @@ CASES += [
         "INVALID_ARGUMENT",
     ),
 ]
+CASES += [
+    Case(
+        "encrypted_content_unverified",
+        _responses(
+            input=[
+                {"role": "user", "content": "Hi"},
+                {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAAforged=="},
+                {"role": "user", "content": "Again"},
+            ]
+        ),
+        "openai",
+        "invalid_request_error",
+        code="invalid_encrypted_content",
+    ),
+]
 # Cohere v2 chat: cohere.errors.BadRequestError.
 _COHERE_CALL = {"id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
 CASES += [

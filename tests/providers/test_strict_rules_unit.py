@@ -547,3 +547,19 @@ def test_a_rule_whose_markers_are_absent_never_runs() -> None:
     assert calls == []
     check_strict((rule,), b'{"x": "redacted"}', body, BOOK)
     assert calls == [1]
+
+
+def test_responses_encrypted_content_must_be_issued() -> None:
+    def body(content: Any) -> dict[str, Any]:
+        reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": content}
+        return {"model": "o3", "input": [HI, reasoning]}
+
+    assert _broken(RESPONSES_RULES, body(_KEYED)) is None
+    assert _broken(RESPONSES_RULES, body("s")) is None  # a scripted signature
+    assert _broken(RESPONSES_RULES, body(None)) is None
+    assert _broken(RESPONSES_RULES, body("gAAAAforgedforgedforged==")) == "encrypted_content_unverified"
+    with pytest.raises(StrictRequestRejected) as error:
+        forged = body("gAAAAforgedforgedforged==")
+        check_strict(RESPONSES_RULES, orjson.dumps(forged), forged, BOOK)
+    assert error.value.code == "invalid_encrypted_content"
+    assert error.value.message.startswith("The encrypted content gAAA...ed== could not be verified.")

@@ -173,6 +173,22 @@ def _responses_call_unanswered(body: dict[str, Any], _signatures: SignatureBook)
     return None
 
 
+def _abbreviated(value: str) -> str:
+    return value if len(value) <= 12 else f"{value[:4]}...{value[-4:]}"
+
+
+def _responses_encrypted_content(body: dict[str, Any], signatures: SignatureBook) -> Violation | None:
+    """A ``reasoning`` input item's ``encrypted_content`` is one llmts sent (its signature), unchanged."""
+    for item in _input_items(body):
+        if item.get("type") != "reasoning" or "encrypted_content" not in item:
+            continue
+        content = item["encrypted_content"]
+        if content is not None and not signatures.issued(content):
+            shown = _abbreviated(content) if isinstance(content, str) else "?"
+            return Violation(f"The encrypted content {shown} could not be verified.")
+    return None
+
+
 RESPONSES_RULES: tuple[StrictRule, ...] = (
     StrictRule(
         "function_call_output_without_call",
@@ -187,6 +203,13 @@ RESPONSES_RULES: tuple[StrictRule, ...] = (
         code="function_call_unanswered",
         source=_CHAT_TOOLS_GUIDE,
         markers=(b'"function_call',),
+    ),
+    StrictRule(
+        "encrypted_content_unverified",
+        _responses_encrypted_content,
+        code="invalid_encrypted_content",
+        source=_REASONING_GUIDE,
+        markers=(b'"encrypted_content"',),
     ),
     *_SAMPLING_RULES,
 )

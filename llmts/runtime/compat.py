@@ -8,6 +8,7 @@ import orjson
 
 from llmts.errors import FixtureMismatch
 from llmts.runtime.native.fit import check_native_fits
+from llmts.runtime.operations import check_result_fits
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
 from llmts.schema.neutral import NeutralRequest, ScriptedOutput
 
@@ -15,6 +16,9 @@ __all__ = ["check_delivery_fits", "check_output_fits"]
 
 
 def check_output_fits(request: NeutralRequest, output: ScriptedOutput, where: str) -> None:
+    if output.result is not None:  # an operation's answer; scenarios serve one operation each
+        check_result_fits(request, output, where)
+        return
     if check_native_fits(request, output, where):  # ``items`` fixtures (OpenAI Responses native tools)
         return
     if output.lenient:  # a scripted misbehaving model breaks the request's rules on purpose

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import orjson
 
 from llmts.runtime.native.compile import compile_items
+from llmts.runtime.operations import compile_result
 from llmts.runtime.signatures import UNSEEDED, SignatureBook, reasoning_thinking, signature_book
 from llmts.runtime.tokens import estimate_text_tokens, estimate_tool_call_tokens
 from llmts.schema.config import ErrorFixture, ResponseFixture, SessionConfig, UsageOverride
@@ -19,6 +20,7 @@ from llmts.schema.determinism import Determinism
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.fixtures import ReasoningFixture
 from llmts.schema.neutral import NeutralReasoning, NeutralToolCall, ScriptedOutput
+from llmts.schema.operations import CHAT
 from llmts.schema.pacing import Pacing
 
 __all__ = [
@@ -55,10 +57,14 @@ class ScenarioPlan:
     provider: str | None
     terminal_policy: str
     responses: tuple[ResponsePlan, ...]
+    # The one operation (``OPERATIONS`` name) whose requests this scenario answers.
+    operation: str = CHAT
 
-    def matches(self, provider: str, model: str) -> bool:
-        return (self.model is None or self.model == model) and (
-            self.provider is None or self.provider == provider
+    def matches(self, provider: str, model: str, operation: str = CHAT) -> bool:
+        return (
+            self.operation == operation
+            and (self.model is None or self.model == model)
+            and (self.provider is None or self.provider == provider)
         )
 
 
@@ -106,7 +112,7 @@ def _compile_output(
     fixture: ResponseFixture, scenario_id: str, index: int, book: SignatureBook
 ) -> ScriptedOutput | None:
     output = _compile_kind(fixture, scenario_id, index)
-    if output is None or output.kind == "items":
+    if output is None or output.kind == "items" or output.result is not None:
         return output
     update: dict[str, object] = {}
     output_tokens = output.output_tokens
@@ -162,7 +168,7 @@ def _compile_kind(fixture: ResponseFixture, scenario_id: str, index: int) -> Scr
         )
     if kind == "items":
         return compile_items(fixture.items or [])
-    return None
+    return compile_result(fixture)  # an operation's answer (embeddings...), or None for an error
 
 
 def compile_response(
@@ -204,6 +210,7 @@ def compile_config(config: SessionConfig) -> SessionPlan:
                 provider=scenario.provider,
                 terminal_policy=scenario.terminal_policy,
                 responses=responses,
+                operation=scenario.served_operation(),
             )
         )
     return SessionPlan(

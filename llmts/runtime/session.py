@@ -24,6 +24,7 @@ from llmts.runtime.conversations.selection import select
 from llmts.runtime.determinism import WireIdentity, with_generated_call_ids
 from llmts.runtime.journal import Journal, JournalRecord, JournalSnapshot
 from llmts.runtime.memory import MemoryBudget
+from llmts.runtime.operations import generate, operation_input_tokens
 from llmts.runtime.plans import ResponsePlan, SessionPlan, compile_config
 from llmts.runtime.prompt_cache import MIN_CACHEABLE_TOKENS, NO_CACHE_EFFECT, PromptCache
 from llmts.runtime.rate_limits import RateState, RateWindow
@@ -32,7 +33,7 @@ from llmts.runtime.store import BoundedStore
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
 from llmts.schema.config import SessionConfig
 from llmts.schema.conversations import ConversationStatus, MatchExplanation
-from llmts.schema.neutral import Completion, NeutralRequest, ScriptedOutput, Usage, build
+from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest, ScriptedOutput, Usage, build
 from llmts.schema.pacing import Pacing
 
 __all__ = ["Admission", "Session"]
@@ -50,6 +51,14 @@ class Admission:
     conversation: Ticket | None = None
     # A scenario's answers for choices 1..n-1 of an OpenAI Chat ``n`` request (consumed with ``response``).
     more: tuple[ResponsePlan, ...] = ()
+    # No scenario scripts this (non-chat) operation: ``complete`` generates the answer.
+    generated: bool = False
+
+
+def _input_tokens(request: NeutralRequest) -> int:
+    if isinstance(request, OperationRequest):
+        return operation_input_tokens(request)
+    return estimate_input_tokens(request.messages, request.preamble)
 
 
 class Session:
@@ -254,7 +263,7 @@ class Session:
     ) -> Admission:
         """``caller``: the conversation identity inputs (header, credential); ``record``: the journal
         entry to tag with the conversation, step and turn."""
-        input_tokens = estimate_input_tokens(request.messages, request.preamble)
+        input_tokens = _input_tokens(request)
         with self._lock:
             # The same selection POST /admin-api/match/explain renders; admitting adds the commit.
             chosen = select(self._plan, self._cursors, self._conversations, request, caller or DEFAULT_CALLER)
@@ -264,6 +273,8 @@ class Session:
                     kind="text", text=text, chunks=(text,), output_tokens=estimate_text_tokens(text)
                 )
                 return Admission(self._generation, 0, None, echo, None, input_tokens)
+            if chosen.outcome == "generate":
+                return Admission(self._generation, 0, None, None, None, input_tokens, generated=True)
             verdict, inputs = chosen.graph, chosen.inputs
             if verdict is not None and inputs is not None and record is not None:
                 record.owned_by(verdict.graph.id, inputs.conversation_id, inputs.view.turn, chosen.step)
@@ -318,11 +329,21 @@ class Session:
             scripted_error = admission.response is not None and admission.response.error is not None
             cache = (
                 self._prompt_cache.observe(request)
-                if admission.input_tokens >= MIN_CACHEABLE_TOKENS and not scripted_error
+                if admission.input_tokens >= MIN_CACHEABLE_TOKENS
+                and not scripted_error
+                and not isinstance(request, OperationRequest)
                 else NO_CACHE_EFFECT
             )
+            plan_now = self._plan
         response = admission.response
-        if response is None:
+        output: ScriptedOutput | None
+        if admission.generated:  # outside the lock: generating vectors takes a while
+            determinism = plan_now.determinism if plan_now is not None else None
+            output = generate(request, determinism.seed if determinism is not None else None)
+            override = None
+            response_index = None
+            plan = None
+        elif response is None:
             output = admission.echo
             assert output is not None
             override = None
@@ -347,6 +368,7 @@ class Session:
             override = response.usage
             response_index = response.index
             plan = response.stream_delivery
+        assert output is not None
         more_choices = self._more_choices(admission, request, output, wire)
         usage = build(
             Usage,
@@ -397,7 +419,7 @@ class Session:
         """Count a request into the ``rate_limits`` window, or raise its 429 (consuming nothing)."""
         if self._rate is None:
             return
-        input_tokens = estimate_input_tokens(request.messages, request.preamble)
+        input_tokens = _input_tokens(request)
         with self._lock:
             if self._rate is not None:
                 self._rate.take(self._clock.monotonic(), input_tokens)

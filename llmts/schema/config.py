@@ -35,6 +35,7 @@ from llmts.schema.fixtures import (
     UsageOverride,
 )
 from llmts.schema.journal import JournalSettings
+from llmts.schema.operations import CHAT, OPERATIONS, Operation
 from llmts.schema.pacing import Pacing, RateLimits
 
 __all__ = [
@@ -64,10 +65,44 @@ class Scenario(BaseModel):
     responses: list[ResponseFixture] = Field(min_length=1, max_length=LIMITS["responses_per_scenario"])
     # Pacing of this scenario's streamed answers unless a response sets its own.
     pacing: Pacing | None = None
+    # The one operation whose requests this scenario answers (left out: the one its fixtures imply,
+    # else chat; llmts/schema/operations.py).
+    operation: Operation | None = None
 
     @model_serializer(mode="wrap")
     def _drop_unset(self, handler: Any) -> dict[str, Any]:
         return {key: value for key, value in handler(self).items() if value is not None}
+
+    @model_validator(mode="after")
+    def _one_operation(self) -> Scenario:
+        self.served_operation()
+        return self
+
+    def served_operation(self) -> str:
+        """The operation this scenario answers: its ``operation``, else the one its fixtures imply."""
+        kinds = {response.kind for response in self.responses} - {"error"}
+        if self.operation is not None:
+            accepted = OPERATIONS[self.operation]
+            for index, response in enumerate(self.responses):
+                if response.kind != "error" and response.kind not in accepted:
+                    raise ValueError(
+                        f"responses[{index}] is a {response.kind} answer, which does not answer "
+                        f"{self.operation} requests (expected: {', '.join(accepted)} or error)"
+                    )
+            return self.operation
+        if not kinds:
+            return CHAT
+        fitting = [name for name, accepted in OPERATIONS.items() if kinds <= set(accepted)]
+        if not fitting:
+            raise ValueError(
+                "the responses answer different operations (" + ", ".join(sorted(kinds)) + "); "
+                "a scenario serves one operation"
+            )
+        if len(fitting) > 1:
+            raise ValueError(
+                "the responses answer several operations (" + ", ".join(fitting) + "); name one in operation"
+            )
+        return fitting[0]
 
 
 class SessionConfig(BaseModel):
@@ -178,4 +213,13 @@ class SessionConfig(BaseModel):
     @model_validator(mode="after")
     def _conversation_references(self) -> SessionConfig:
         check_conversation_references(self.scenarios, self.conversations, self.models)
+        chat_kinds = OPERATIONS[CHAT]
+        for g_index, graph in enumerate(self.conversations):
+            for s_index, step in enumerate(graph.steps):
+                kind = step.response.kind
+                if kind != "error" and kind not in chat_kinds:
+                    raise ValueError(
+                        f"conversations[{g_index}].steps[{s_index}].response is a {kind} answer; "
+                        "conversation graphs answer chat requests only (script it in a scenario)"
+                    )
         return self

@@ -423,7 +423,15 @@ class MatchExplanation(BaseModel):
     logical_turn: int
     latest_role: str | None
     outcome: Literal[
-        "start", "execute", "restart", "repeat_last_response", "replay", "scenario", "echo", "rejected"
+        "start",
+        "execute",
+        "restart",
+        "repeat_last_response",
+        "replay",
+        "scenario",
+        "echo",
+        "generate",
+        "rejected",
     ]
     selected_scenario: str | None
     selected_step: str | None

@@ -19,6 +19,8 @@ from llmts.schema.determinism import DETERMINISM_LIMITS
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
 from llmts.schema.items import NATIVE_LIMITS, OutputItem, check_items
 from llmts.schema.journal import JOURNAL_LIMITS
+from llmts.schema.operation_fixtures import EmbeddingsFixture, ModerationFixtures, RerankFixture
+from llmts.schema.operations import CHAT, OPERATION_LIMITS, OPERATIONS
 from llmts.schema.pacing import PACING_LIMITS, Pacing
 
 __all__ = [
@@ -57,6 +59,7 @@ LIMITS: dict[str, int] = {
     **DETERMINISM_LIMITS,
     **CONVERSATION_LIMITS,
     **PACING_LIMITS,
+    **OPERATION_LIMITS,
 }
 
 TerminalPolicy = Literal["reject", "repeat_last_response", "restart"]
@@ -145,7 +148,21 @@ class ErrorFixture(BaseModel):
         return {key: value for key, value in handler(self).items() if value is not None}
 
 
-_RESPONSE_KINDS = ("text", "json", "tool_calls", "error", "items", "refusal")
+# The answers of the operations other than chat follow the chat kinds (llmts/schema/operations.py).
+_RESPONSE_KINDS = (
+    "text",
+    "json",
+    "tool_calls",
+    "error",
+    "items",
+    "refusal",
+    "embeddings",
+    "moderation",
+    "rerank",
+)
+
+# Kinds that answer an operation other than chat.
+_OPERATION_KINDS = frozenset(kind for name, kinds in OPERATIONS.items() if name != CHAT for kind in kinds)
 
 # --- realistic answers (docs/realistic-answers.md): reasoning, finish reasons, refusals ---------------
 FinishReason = Literal["stop", "length", "content_filter", "refusal"]
@@ -188,6 +205,11 @@ def _check_realistic(fixture: ResponseFixture) -> None:
         raise ValueError("reasoning and finish_reason cannot be combined with items")
     if fixture.refusal is not None and fixture.finish_reason not in (None, "refusal", "content_filter"):
         raise ValueError("a refusal ends with finish_reason refusal or content_filter")
+    kind = fixture.kind
+    if kind in _OPERATION_KINDS and (
+        fixture.reasoning is not None or fixture.finish_reason is not None or fixture.lenient
+    ):
+        raise ValueError(f"reasoning, finish_reason and lenient belong to chat answers, not to {kind}")
 
 
 class ResponseFixture(BaseModel):
@@ -218,6 +240,10 @@ class ResponseFixture(BaseModel):
     lenient: bool | None = None
     # How fast a streamed answer arrives (overrides the scenario's and the session's ``pacing``).
     pacing: Pacing | None = None
+    # Answers of the operations other than chat (docs/configuration.md, "Operations").
+    embeddings: EmbeddingsFixture | None = None
+    moderation: ModerationFixtures | None = None
+    rerank: RerankFixture | None = None
 
     @model_validator(mode="after")
     def _pacing_fits(self) -> ResponseFixture:
@@ -250,7 +276,7 @@ class ResponseFixture(BaseModel):
         if len(present) != 1 and not mixed:
             found = ", ".join(present) if present else "none"
             raise ValueError(
-                "a response needs exactly one of text, json, tool_calls, error, items, refusal "
+                "a response needs exactly one of " + ", ".join(_RESPONSE_KINDS) + " "
                 "(or text with tool_calls) (found: " + found + ")"
             )
         _check_realistic(self)

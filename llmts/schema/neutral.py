@@ -13,6 +13,7 @@ from pydantic_core import PydanticUndefined
 
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.native import NativeOutput
+from llmts.schema.operations import OperationResult
 
 __all__ = [
     "CacheMode",
@@ -21,6 +22,7 @@ __all__ = [
     "NeutralReasoning",
     "NeutralRequest",
     "NeutralToolCall",
+    "OperationRequest",
     "OutputKind",
     "ResponseFormat",
     "ScriptedOutput",
@@ -68,7 +70,8 @@ def _with_defaults(cls: type[BaseModel], values: dict[str, Any]) -> dict[str, An
     return merged
 
 
-OutputKind = Literal["text", "json", "tool_calls", "items"]
+# The chat kinds, then the answers of the other operations (llmts/schema/operations.py).
+OutputKind = Literal["text", "json", "tool_calls", "items", "embeddings", "moderation", "rerank"]
 # How the provider caches prompts: not at all, implicitly by repeated prefix (OpenAI, Gemini), or at
 # explicit breakpoints the request marks (Anthropic ``cache_control``).
 CacheMode = Literal["none", "implicit", "explicit"]
@@ -171,6 +174,24 @@ class NeutralRequest(BaseModel):
         return ""
 
 
+class OperationRequest(NeutralRequest):
+    """A request of an operation other than chat (``operation`` is its ``OPERATIONS`` name, ``messages``
+    is empty): the neutral inputs the runtime answers from, already checked and bounded by the adapter
+    (docs/architecture.md, "Operations")."""
+
+    # Texts to embed or moderate, or the documents to rerank, in request order.
+    inputs: tuple[str, ...] = ()
+    # Rerank: the query the documents are ranked against.
+    query: str = ""
+    # Embeddings: the dimension the request names (None: it names none), and the model's default.
+    dimensions: int | None = None
+    default_dimensions: int = 0
+    # Rerank: how many results to return (None: all).
+    top_n: int | None = None
+    # Moderation: the input positions that are images (their text is empty).
+    image_inputs: tuple[int, ...] = ()
+
+
 class Usage(BaseModel):
     model_config = _FROZEN
 
@@ -225,6 +246,8 @@ class ScriptedOutput(BaseModel):
     refusal: str | None = None
     # A misbehaving model: the fixture/request fit checks are skipped (``lenient`` fixtures).
     lenient: bool = False
+    # The answer of an operation other than chat (kinds ``embeddings``, ``moderation``, ``rerank``).
+    result: OperationResult | None = None
 
 
 class Completion(BaseModel):

@@ -15,6 +15,7 @@ from llmts.providers.chat_completions.errors import render_openai_error
 from llmts.providers.chat_completions.parse import parse_chat_request
 from llmts.providers.chat_completions.render import render_chat_completion, render_chat_stream
 from llmts.providers.openai.azure import AZURE_OPENAI
+from llmts.providers.openai.embeddings import EMBEDDINGS_RULES, parse_embeddings, render_embeddings
 from llmts.providers.openai.info import OPENAI_INFO
 from llmts.providers.openai.models import list_models, retrieve_model
 from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
@@ -29,6 +30,10 @@ __all__ = ["ADAPTERS", "AZURE_OPENAI", "OPENAI"]
 
 def _parse_chat(call: ProviderCall) -> NeutralRequest:
     return parse_chat_request(call, refused_tool_types=NATIVE_TOOL_TYPES)
+
+
+def _parse_embeddings(call: ProviderCall) -> NeutralRequest:
+    return parse_embeddings(call, OPENAI_INFO.namespace)
 
 
 def _render_chat(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
@@ -48,6 +53,13 @@ OPENAI = ProviderAdapter(
             _render_chat,
             in_stream_faults=CHAT_STREAM_FAULTS,
             strict_rules=CHAT_RULES,
+        ),
+        InferenceRoute(
+            "/openai/v1/embeddings",
+            ("POST",),
+            _parse_embeddings,
+            render_embeddings,
+            strict_rules=EMBEDDINGS_RULES,
         ),
         SimpleRoute("/openai/v1/models", ("GET",), list_models, "models.list"),
         SimpleRoute("/openai/v1/models/<path:model>", ("GET",), retrieve_model, "models.get"),

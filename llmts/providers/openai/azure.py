@@ -33,6 +33,7 @@ from llmts.providers.base import (
 from llmts.providers.chat_completions.errors import render_openai_error
 from llmts.providers.chat_completions.parse import chat_request_from_body
 from llmts.providers.chat_completions.render import chat_completion_payload, render_chat_stream
+from llmts.providers.openai.embeddings import EMBEDDINGS_RULES, embeddings_payload, parse_embeddings
 from llmts.providers.openai.info import AZURE_OPENAI_INFO
 from llmts.providers.openai.models import list_models, retrieve_model
 from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
@@ -115,6 +116,27 @@ def _render_chat(call: ProviderCall, request: NeutralRequest, completion: Comple
     return Reply(200, [("Content-Type", "application/json"), *headers], orjson.dumps(payload))
 
 
+def _parse_embeddings(call: ProviderCall) -> NeutralRequest:
+    body = call.request.json_object()
+    return parse_embeddings(call, _PROVIDER, _resolve_model(call, body.get("model")))
+
+
+def _render_embeddings(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
+    payload = embeddings_payload(request, completion, call.request.json_object().get("encoding_format"))
+    headers = [
+        ("Content-Type", "application/json"),
+        ("x-request-id", call.request_id),
+        ("apim-request-id", call.request_id),
+    ]
+    return Reply(200, headers, orjson.dumps(payload))
+
+
+def _embeddings_route(rule: str) -> InferenceRoute:
+    return InferenceRoute(
+        rule, ("POST",), _parse_embeddings, _render_embeddings, strict_rules=EMBEDDINGS_RULES
+    )
+
+
 def _azure_envelope(status: int, code: str, message: str, request_id: str) -> Reply:
     body = {"error": {"code": code, "message": message}}
     headers = [
@@ -156,6 +178,7 @@ def _routes() -> tuple[Route, ...]:
                 strict_rules=CHAT_RULES,
             )
         )
+        routes.append(_embeddings_route(f"{root}/deployments/<deployment>/embeddings"))
         routes.extend(responses_routes(root, _SURFACE))
         routes.extend(responses_routes(f"{root}/deployments/<deployment>", _SURFACE))
         routes.append(SimpleRoute(f"{root}/models", ("GET",), list_models, "models.list"))
@@ -170,6 +193,7 @@ def _routes() -> tuple[Route, ...]:
             strict_rules=CHAT_RULES,
         )
     )
+    routes.append(_embeddings_route(f"{_ROOT}/v1/embeddings"))
     return tuple(routes)
 
 

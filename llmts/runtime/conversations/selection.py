@@ -28,11 +28,20 @@ from llmts.runtime.conversations.graph import GraphPlan
 from llmts.runtime.conversations.identity import Caller
 from llmts.runtime.plans import ScenarioPlan, SessionPlan
 from llmts.schema.neutral import NeutralRequest
+from llmts.schema.operations import CHAT, operation_family
 
 __all__ = ["Outcome", "ScenarioVerdict", "Selection", "judge_scenario", "select"]
 
 Outcome = Literal[
-    "start", "execute", "restart", "repeat_last_response", "replay", "scenario", "echo", "rejected"
+    "start",
+    "execute",
+    "restart",
+    "repeat_last_response",
+    "replay",
+    "scenario",
+    "echo",
+    "generate",
+    "rejected",
 ]
 
 
@@ -148,8 +157,9 @@ def select(
 ) -> Selection:
     """Who owns ``request`` and why; changes nothing. ``explain`` also judges the candidates after the
     owner (for ``/admin-api/match/explain``); admission stops at the owner."""
+    operation = operation_family(request.operation)
     if plan is None:
-        return Selection("echo")
+        return Selection("echo" if operation == CHAT else "generate")
     if plan.models is not None and request.model not in plan.models:
         error = ModelNotFound(
             f"The model `{request.model}` does not exist or you do not have access to it.", param="model"
@@ -157,7 +167,8 @@ def select(
         return Selection("rejected", error)
     selection = Selection("rejected")
     first_unclaimed: Verdict | None = None
-    for graph in book.graphs if book is not None else ():
+    # Conversation graphs answer chat requests only; other operations are scenarios' or generated.
+    for graph in book.graphs if book is not None and operation == CHAT else ():
         if not graph.matches(request.provider, request.model):
             if explain:
                 selection.graphs.append((graph, None))
@@ -179,7 +190,7 @@ def select(
             first_unclaimed = verdict
     owned = selection.graph is not None
     for index, scenario in enumerate(plan.scenarios):
-        if not scenario.matches(request.provider, request.model):
+        if not scenario.matches(request.provider, request.model, operation):
             if explain:
                 selection.scenarios.append(ScenarioVerdict(index, scenario, False))
             continue
@@ -193,7 +204,9 @@ def select(
             selection.outcome = "scenario" if scenario_verdict.error is None else "rejected"
             if not explain:
                 return selection
-    if not owned:
+    if not owned and operation != CHAT:
+        selection.outcome = "generate"  # no scenario scripts this operation: the runtime generates it
+    elif not owned:
         unclaimed = book.unclaimed(first_unclaimed) if book is not None and first_unclaimed else None
         selection.error = unclaimed or NoMatchingScenario(
             f"no scenario of this session serves {request.provider} requests for model {request.model!r}"

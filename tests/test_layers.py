@@ -43,6 +43,8 @@ _EMBEDDED_WIRES = {
 _EMBEDDED_WIRES |= {("bedrock", "llmts.providers.anthropic.stream")}
 # InvokeModel's Anthropic body is held to Anthropic's own strict rules (docs/realistic-answers.md).
 _EMBEDDED_WIRES |= {("bedrock", "llmts.providers.anthropic.strict_rules")}
+# ... and the Cohere embed and rerank bodies of the cohere.* models (docs/embeddings.md, docs/rerank.md).
+_EMBEDDED_WIRES |= {("bedrock", "llmts.providers.cohere.embed"), ("bedrock", "llmts.providers.cohere.rerank")}
 
 
 def _is_metadata(name: str) -> bool:

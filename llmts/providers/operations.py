@@ -15,7 +15,14 @@ from llmts.errors import InvalidRequest
 from llmts.schema.fixtures import LIMITS
 from llmts.schema.neutral import OperationRequest, build
 
-__all__ = ["bounded_texts", "float32_base64", "operation_request"]
+__all__ = [
+    "bounded_texts",
+    "float32_base64",
+    "int8_values",
+    "operation_request",
+    "packed_bits",
+    "uint8_values",
+]
 
 _MAX_INPUTS = LIMITS["operation_inputs"]
 _MAX_CHARS = LIMITS["operation_input_chars"]
@@ -88,3 +95,28 @@ def float32_base64(vector: Sequence[float]) -> str:
     if sys.byteorder == "big":  # pragma: no cover - the wire is little-endian
         values.byteswap()
     return base64.b64encode(values.tobytes()).decode()
+
+
+def int8_values(vector: Sequence[float]) -> list[int]:
+    """Signed int8 quantization: the vector scaled so its largest magnitude is 127."""
+    largest = max((abs(value) for value in vector), default=0.0)
+    scale = 127.0 / largest if largest else 0.0
+    return [round(value * scale) for value in vector]
+
+
+def uint8_values(vector: Sequence[float]) -> list[int]:
+    """Unsigned int8 quantization: the int8 values shifted by 128 (0..255)."""
+    return [value + 128 for value in int8_values(vector)]
+
+
+def packed_bits(vector: Sequence[float], signed: bool) -> list[int]:
+    """One bit per dimension (1 where the value is positive), eight to a byte, most significant first;
+    ``signed`` bytes are the unsigned ones minus 128 (Cohere's ``binary`` and ``ubinary``)."""
+    packed = []
+    for start in range(0, len(vector), 8):
+        byte = 0
+        for offset, value in enumerate(vector[start : start + 8]):
+            if value > 0:
+                byte |= 0x80 >> offset
+        packed.append(byte - 128 if signed else byte)
+    return packed

@@ -25,6 +25,7 @@ from llmts.providers.anthropic.parse import parse_prompt
 from llmts.providers.anthropic.render import render_message
 from llmts.providers.anthropic.stream import render_message_stream
 from llmts.providers.base import ProviderCall, Reply
+from llmts.providers.bedrock.embeddings import operation_of_model, parse_model_invoke, render_model_invoke
 from llmts.providers.bedrock.eventstream import event_message, with_broken_crc
 from llmts.providers.bedrock.render import LATENCY_MS
 from llmts.providers.bedrock.stream import EVENTSTREAM_HEADERS
@@ -49,6 +50,12 @@ MALFORMED_CHUNK = with_broken_crc(
 
 
 def parse_invoke(call: ProviderCall, stream: bool) -> NeutralRequest:
+    model = call.request.args["model"]
+    operation = operation_of_model(model)
+    if operation is not None:  # an embedding or rerank model (llmts/providers/bedrock/embeddings.py)
+        if stream:
+            raise InvalidRequest(f"The model {model} does not support response streaming.")
+        return parse_model_invoke(call.request.json_object(), model, operation)
     body = call.request.json_object()
     if not isinstance(body.get("anthropic_version"), str):
         raise InvalidRequest("Malformed input request: #: required key [anthropic_version] not found")
@@ -88,6 +95,8 @@ def _metrics(completion: Completion) -> dict[str, Any]:
 
 
 def render_invoke(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
+    if completion.output.result is not None:
+        return render_model_invoke(call, request, completion)
     message_id = "msg_bdrk_" + completion.response_id
     usage = completion.usage
     if not request.stream:

@@ -1,4 +1,5 @@
-"""The ``cohere`` adapter: v2 chat (JSON and SSE) under ``/cohere/v2`` and models under ``/cohere/v1``.
+"""The ``cohere`` adapter: v2 chat (JSON and SSE), embed and rerank under ``/cohere/v2``; models and the
+v1 client's rerank under ``/cohere/v1``.
 
 Credentials: ``Authorization: Bearer <key>`` (what ``cohere.ClientV2`` sends).
 """
@@ -14,11 +15,13 @@ from llmts.providers.base import (
     bearer_token,
 )
 from llmts.providers.cohere.citations import citations_for
+from llmts.providers.cohere.embed import EMBED_RULES, parse_embed, render_embed
 from llmts.providers.cohere.errors import render_cohere_error
 from llmts.providers.cohere.info import COHERE_INFO
 from llmts.providers.cohere.models import get_model, list_models
 from llmts.providers.cohere.parse import OPERATION, parse_chat_request
 from llmts.providers.cohere.render import render_chat, render_chat_stream
+from llmts.providers.cohere.rerank import RERANK_RULES, parse_rerank, render_rerank
 from llmts.providers.cohere.strict_rules import CHAT_RULES
 from llmts.schema.neutral import Completion, NeutralRequest
 
@@ -43,6 +46,13 @@ COHERE = ProviderAdapter(
             _render,
             in_stream_faults=frozenset({OPERATION}),
             strict_rules=CHAT_RULES,
+        ),
+        InferenceRoute("/cohere/v2/embed", ("POST",), parse_embed, render_embed, strict_rules=EMBED_RULES),
+        InferenceRoute(
+            "/cohere/v2/rerank", ("POST",), parse_rerank, render_rerank, strict_rules=RERANK_RULES
+        ),
+        InferenceRoute(
+            "/cohere/v1/rerank", ("POST",), parse_rerank, render_rerank, strict_rules=RERANK_RULES
         ),
         SimpleRoute("/cohere/v1/models", ("GET",), list_models, "models.list"),
         SimpleRoute("/cohere/v1/models/<path:model>", ("GET",), get_model, "models.get"),

@@ -7,6 +7,13 @@ Auth: the ``x-goog-api-key`` header (what google-genai sends) or the ``?key=`` q
 from __future__ import annotations
 
 from llmts.providers.base import InferenceRoute, ProviderAdapter, ProviderRequest, SimpleRoute
+from llmts.providers.gemini.embeddings import (
+    EMBED_RULES,
+    parse_batch_embed,
+    parse_embed,
+    render_batch_embed,
+    render_embed,
+)
 from llmts.providers.gemini.errors import render_gemini_error
 from llmts.providers.gemini.info import GEMINI_INFO
 from llmts.providers.gemini.models import count_tokens, get_model, list_models, unknown_method
@@ -43,10 +50,20 @@ GEMINI = ProviderAdapter(
             in_stream_faults=frozenset({STREAM_SSE}),
             strict_rules=GENERATE_RULES,
         ),
+        InferenceRoute(
+            f"{_MODELS}/<model>:embedContent", ("POST",), parse_embed, render_embed, strict_rules=EMBED_RULES
+        ),
+        InferenceRoute(
+            f"{_MODELS}/<model>:batchEmbedContents",
+            ("POST",),
+            parse_batch_embed,
+            render_batch_embed,
+            strict_rules=EMBED_RULES,
+        ),
         SimpleRoute(f"{_MODELS}/<model>:countTokens", ("POST",), count_tokens, "count_tokens"),
         SimpleRoute(_MODELS, ("GET",), list_models, "models.list"),
         SimpleRoute(f"{_MODELS}/<model>", ("GET",), get_model, "models.get"),
-        # Other ``:method`` suffixes (embedContent, batchGenerateContent...): 404 rather than 405.
+        # Other ``:method`` suffixes (batchGenerateContent...): 404 rather than 405.
         SimpleRoute(f"{_MODELS}/<model>", ("POST",), unknown_method),
     ),
     credential=_api_key,

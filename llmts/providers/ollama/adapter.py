@@ -19,6 +19,12 @@ from llmts.providers.base import (
 from llmts.providers.chat_completions.errors import render_openai_error
 from llmts.providers.chat_completions.parse import parse_chat_request
 from llmts.providers.chat_completions.render import render_chat_completion, render_chat_stream
+from llmts.providers.ollama.embed import (
+    parse_embed,
+    parse_legacy_embeddings,
+    render_embed,
+    render_legacy_embeddings,
+)
 from llmts.providers.ollama.errors import render_ollama_error
 from llmts.providers.ollama.info import OLLAMA_INFO
 from llmts.providers.ollama.models import (
@@ -83,6 +89,10 @@ OLLAMA = ProviderAdapter(
             _render_native,
             _load,
             in_stream_faults=frozenset({GENERATE}),
+        ),
+        InferenceRoute("/ollama/api/embed", ("POST",), parse_embed, render_embed),
+        InferenceRoute(
+            "/ollama/api/embeddings", ("POST",), parse_legacy_embeddings, render_legacy_embeddings
         ),
         SimpleRoute("/ollama/api/tags", ("GET",), list_tags, "models.list"),
         SimpleRoute("/ollama/api/show", ("POST",), show_model, "models.show"),

@@ -1,5 +1,5 @@
-"""The ``openai`` adapter: Chat Completions, Responses and models under ``/openai/v1``; and the
-``azure-openai`` namespace (the same wire under Azure's routes, see ``azure.py``)."""
+"""The ``openai`` adapter: Chat Completions, Responses, embeddings, moderations and models under
+``/openai/v1``; and the ``azure-openai`` namespace (the same wire under Azure's routes, see ``azure.py``)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from llmts.providers.openai.azure import AZURE_OPENAI
 from llmts.providers.openai.embeddings import EMBEDDINGS_RULES, parse_embeddings, render_embeddings
 from llmts.providers.openai.info import OPENAI_INFO
 from llmts.providers.openai.models import list_models, retrieve_model
+from llmts.providers.openai.moderation import MODERATION_RULES, parse_moderation, render_moderation
 from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
 from llmts.providers.openai.rate_limits import openai_rate_limit_headers
 from llmts.providers.openai.responses_routes import ResponsesSurface, responses_routes
@@ -34,6 +35,10 @@ def _parse_chat(call: ProviderCall) -> NeutralRequest:
 
 def _parse_embeddings(call: ProviderCall) -> NeutralRequest:
     return parse_embeddings(call, OPENAI_INFO.namespace)
+
+
+def _parse_moderation(call: ProviderCall) -> NeutralRequest:
+    return parse_moderation(call, OPENAI_INFO.namespace)
 
 
 def _render_chat(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
@@ -60,6 +65,13 @@ OPENAI = ProviderAdapter(
             _parse_embeddings,
             render_embeddings,
             strict_rules=EMBEDDINGS_RULES,
+        ),
+        InferenceRoute(
+            "/openai/v1/moderations",
+            ("POST",),
+            _parse_moderation,
+            render_moderation,
+            strict_rules=MODERATION_RULES,
         ),
         SimpleRoute("/openai/v1/models", ("GET",), list_models, "models.list"),
         SimpleRoute("/openai/v1/models/<path:model>", ("GET",), retrieve_model, "models.get"),

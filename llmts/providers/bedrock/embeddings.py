@@ -92,7 +92,7 @@ def parse_model_invoke(body: dict[str, Any], model: str, operation: str) -> Neut
             body = {**body, "documents": [_rerank_text(document) for document in documents]}
         return rerank_request(body, "bedrock", model)
     if base.startswith("cohere.embed"):
-        return embed_request(body, "bedrock", model)
+        return embed_request(body, "bedrock", model, 1536 if base.startswith("cohere.embed-v4") else 1024)
     return _titan(body, model)
 
 

@@ -117,8 +117,11 @@ def embedding_types(body: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(raw))
 
 
-def embed_request(body: dict[str, Any], provider: str, model: str) -> NeutralRequest:
-    """The Cohere embed body (v2, and Bedrock's) as a neutral request."""
+def embed_request(
+    body: dict[str, Any], provider: str, model: str, default_dimensions: int | None = None
+) -> NeutralRequest:
+    """The Cohere embed body (v2, and Bedrock's) as a neutral request (``default_dimensions``: the
+    model's size when the model id is not Cohere's own)."""
     input_type = body.get("input_type")
     if input_type is not None and not one_of(input_type, INPUT_TYPES):
         raise _bad(f"input_type must be one of {', '.join(sorted(INPUT_TYPES))}", "input_type")
@@ -132,7 +135,7 @@ def embed_request(body: dict[str, Any], provider: str, model: str) -> NeutralReq
         model,
         _inputs(body),
         dimensions=dimensions,
-        default_dimensions=_DIMENSIONS.get(model, _DEFAULT_DIMENSIONS),
+        default_dimensions=default_dimensions or _DIMENSIONS.get(model, _DEFAULT_DIMENSIONS),
         param="output_dimension",
     )
 

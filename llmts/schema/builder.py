@@ -38,6 +38,7 @@ from typing import Any
 from llmts.schema.config import SessionConfig
 from llmts.schema.conversations import StepWhen
 from llmts.schema.fixtures import TerminalPolicy
+from llmts.schema.operations import Operation
 from llmts.schema.predicates import PREDICATES_BY_NAME
 from llmts.schema.validation import parse_part, parse_session_config
 
@@ -109,9 +110,10 @@ class ConfigBuilder:
         model: str | None = None,
         provider: str | None = None,
         terminal_policy: TerminalPolicy = "reject",
+        operation: Operation | None = None,
     ) -> ScenarioBuilder:
         builder = ScenarioBuilder(
-            self, id=id, model=model, provider=provider, terminal_policy=terminal_policy
+            self, id=id, model=model, provider=provider, terminal_policy=terminal_policy, operation=operation
         )
         self._scenarios.append(builder)
         return builder
@@ -257,6 +259,26 @@ class ScenarioBuilder(ChildBuilder):
         typed model from ``llmts.schema.items`` (``FileSearchItem``, ``MessageItem``...)."""
         dumped = [dict(item) if isinstance(item, dict) else item.model_dump(mode="json") for item in items]
         return self._add({"items": dumped}, delay_ms, usage)
+
+    def embeddings(self, *vectors: list[float], delay_ms: int = 0) -> ScenarioBuilder:
+        """The vectors of one embeddings request, one per input (docs/embeddings.md); the scenario
+        then serves embeddings requests."""
+        return self._add({"embeddings": [list(vector) for vector in vectors]}, delay_ms, None)
+
+    def moderation(
+        self, *categories: str, scores: dict[str, float] | None = None, delay_ms: int = 0
+    ) -> ScenarioBuilder:
+        """A moderation verdict for every input (docs/moderation.md): the categories that apply (none:
+        not flagged) and optional scores."""
+        verdict: dict[str, Any] = {"categories": dict.fromkeys(categories, True)}
+        if scores:
+            verdict["category_scores"] = dict(scores)
+        return self._add({"moderation": verdict}, delay_ms, None)
+
+    def rerank(self, *hits: tuple[int, float], delay_ms: int = 0) -> ScenarioBuilder:
+        """A ranking (docs/rerank.md): ``(document index, relevance score)`` pairs, most relevant first."""
+        ranked = [{"index": index, "relevance_score": score} for index, score in hits]
+        return self._add({"rerank": ranked}, delay_ms, None)
 
     def response(self, fixture: dict[str, Any]) -> ScenarioBuilder:
         """Any response fixture as its JSON, e.g. a realistic answer (docs/realistic-answers.md):

@@ -231,6 +231,72 @@ BEDROCK_INVOKE: list[dict[str, Any]] = [
     },
 ]
 
+# The operations other than chat (docs/embeddings.md, docs/moderation.md, docs/rerank.md).
+EMBEDDINGS: list[dict[str, Any]] = [
+    {"model": "text-embedding-3-small", "input": "Hi"},
+    {"model": "text-embedding-3-small", "input": ["a", "b"], "encoding_format": "base64", "dimensions": 8},
+    {"model": "m", "input": [[1, 2], [3]], "encoding_format": "float", "user": "u"},
+]
+MODERATION: list[dict[str, Any]] = [
+    {"input": "Hi"},
+    {
+        "model": "omni-moderation-latest",
+        "input": [{"type": "text", "text": "x"}, {"type": "image_url", "image_url": {"url": "data:,"}}],
+    },
+]
+GEMINI_EMBED: list[dict[str, Any]] = [
+    {
+        "requests": [
+            {
+                "model": "models/gemini-embedding-001",
+                "content": {"parts": [{"text": "Hi"}]},
+                "taskType": "RETRIEVAL_QUERY",
+                "outputDimensionality": 8,
+            }
+        ]
+    },
+    {"content": {"parts": [{"text": "Hi"}, {"text": "there"}]}, "outputDimensionality": 8},
+]
+COHERE_EMBED: list[dict[str, Any]] = [
+    {
+        "model": "embed-v4.0",
+        "texts": ["Hi"],
+        "input_type": "search_query",
+        "embedding_types": ["float", "int8", "binary", "base64"],
+        "output_dimension": 256,
+    },
+    {
+        "model": "embed-v4.0",
+        "inputs": [
+            {
+                "content": [
+                    {"type": "text", "text": "a"},
+                    {"type": "image_url", "image_url": {"url": "data:,"}},
+                ]
+            }
+        ],
+        "input_type": "image",
+    },
+]
+COHERE_RERANK: list[dict[str, Any]] = [
+    {
+        "model": "rerank-v3.5",
+        "query": "q",
+        "documents": ["a", {"text": "b"}],
+        "top_n": 1,
+        "return_documents": True,
+    }
+]
+OLLAMA_EMBED: list[dict[str, Any]] = [
+    {"model": "nomic-embed-text", "input": ["a", "b"], "dimensions": 8},
+    {"model": "nomic-embed-text", "prompt": "Hi"},
+]
+BEDROCK_INVOKE += [
+    {"inputText": "Hi", "dimensions": 256, "normalize": True, "embeddingTypes": ["float", "binary"]},
+    {"texts": ["a"], "input_type": "search_document", "embedding_types": ["int8"]},
+    {"query": "q", "documents": ["a", "b"], "top_n": 1, "api_version": 2},
+]
+
 # Realistic values for werkzeug path arguments, by argument name.
 PATH_ARGUMENTS: dict[str, list[str]] = {
     "model": [
@@ -240,6 +306,9 @@ PATH_ARGUMENTS: dict[str, list[str]] = {
         "gemini-2.5-flash",
         "models/gemini-2.5-flash",
         "us.anthropic.claude-3-7-sonnet-20250219-v1:0",
+        "amazon.titan-embed-text-v2:0",
+        "cohere.embed-english-v3",
+        "cohere.rerank-v3-5:0",
     ],
     "version": ["v1", "v1beta", "v2"],
     "deployment": ["gpt-4.1-mini", "dep"],

@@ -41,6 +41,18 @@ _CREDENTIALS = ["sk-right", "sk-wrong"]
 
 
 def _seeds_for(rule: str) -> list[dict[str, Any]]:
+    if "/ollama/api/embed" in rule:
+        return seeds.OLLAMA_EMBED
+    if rule.endswith("/embeddings"):
+        return seeds.EMBEDDINGS
+    if rule.endswith("/moderations"):
+        return seeds.MODERATION
+    if rule.endswith(("embedContent", "batchEmbedContents")):
+        return seeds.GEMINI_EMBED
+    if rule.endswith("/cohere/v2/embed"):
+        return seeds.COHERE_EMBED
+    if rule.endswith("/rerank"):
+        return seeds.COHERE_RERANK
     if rule.endswith("chat/completions"):
         return seeds.CHAT
     if rule.endswith("input_tokens"):

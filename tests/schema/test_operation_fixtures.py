@@ -129,3 +129,31 @@ def test_connection_faults_and_delays_fit_operation_fixtures() -> None:
         )
     )
     assert config.scenarios[0].responses[0].delay_ms == 5
+
+
+def test_builder_methods_write_the_fixtures() -> None:
+    from llmts.schema import ConfigBuilder
+
+    config = (
+        ConfigBuilder()
+        .scenario("vec")
+        .embeddings([0.6, 0.8], [1.0, 0.0], delay_ms=5)
+        .scenario("mod")
+        .moderation("violence", scores={"violence": 0.97})
+        .moderation()
+        .scenario("rank", operation="rerank")
+        .rerank((2, 0.9), (0, 0.1))
+        .build()
+    )
+    assert [s.served_operation() for s in config.scenarios] == ["embeddings", "moderation", "rerank"]
+    dumped = config.model_dump(mode="json", by_alias=True)["scenarios"]
+    assert dumped[0]["responses"] == [{"embeddings": [[0.6, 0.8], [1.0, 0.0]], "delay_ms": 5}]
+    assert dumped[1]["responses"][0]["moderation"] == {
+        "categories": {"violence": True},
+        "category_scores": {"violence": 0.97},
+    }
+    assert dumped[1]["responses"][1]["moderation"] == {"categories": {}}
+    assert dumped[2]["responses"][0]["rerank"] == [
+        {"index": 2, "relevance_score": 0.9},
+        {"index": 0, "relevance_score": 0.1},
+    ]

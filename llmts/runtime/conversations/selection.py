@@ -7,12 +7,13 @@ nothing. Admission then commits what it chose (a graph reservation, or a scenari
 its error; explanation renders it, plus every candidate's own verdict (``explain=True`` keeps evaluating
 after the owner is found, where admission stops).
 
-Order: an unconfigured session echoes; a model the session does not serve (when it lists its models) is
-a 404; graphs come before scenarios, each list in declared order; the first graph that claims the request
+Order: an unconfigured session echoes (a request of an operation other than chat: ``generate``); a model
+the session does not serve (when it lists its models) is a 404; graphs come before scenarios, each list
+in declared order (graphs answer chat only; a scenario only its own operation); the first graph that claims the request
 (state for the identity, or a matching start step) or the first scenario whose filters match owns it, with
 its error (a 409) if it cannot answer (a scenario answering several choices checks all it would take).
-Nothing owning it: the first filter-matching graph says why its start step did not match, else no
-scenario serves the request.
+Nothing owning it: a non-chat request is generated; otherwise the first filter-matching graph says why
+its start step did not match, else no scenario serves the request.
 """
 
 from __future__ import annotations

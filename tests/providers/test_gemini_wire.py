@@ -276,8 +276,11 @@ def test_routing_errors_use_the_google_envelope(llmts_session: SessionClient) ->
     _assert_google_error(
         raw_request(base, "POST", f"/gemini/v2/models/{MODEL}:generateContent", HI, KEY), 404, "NOT_FOUND"
     )
+    # An unknown method suffix (embedContent is served since embeddings: docs/embeddings.md).
     _assert_google_error(
-        raw_request(base, "POST", f"/gemini/v1/models/{MODEL}:embedContent", HI, KEY), 404, "NOT_FOUND"
+        raw_request(base, "POST", f"/gemini/v1/models/{MODEL}:batchGenerateContent", HI, KEY),
+        404,
+        "NOT_FOUND",
     )
     _assert_google_error(
         raw_request(base, "GET", f"/gemini/v1/models/{MODEL}:generateContent", headers=KEY),

@@ -9,9 +9,10 @@ after the owner is found, where admission stops).
 
 Order: an unconfigured session echoes (a request of an operation other than chat: ``generate``); a model
 the session does not serve (when it lists its models) is a 404; graphs come before scenarios, each list
-in declared order (graphs answer chat only; a scenario only its own operation); the first graph that claims the request
-(state for the identity, or a matching start step) or the first scenario whose filters match owns it, with
-its error (a 409) if it cannot answer (a scenario answering several choices checks all it would take).
+in declared order (graphs answer chat only; a scenario only its own operation); the first graph that
+claims the request (state for the identity, or a matching start step) or the first scenario whose filters
+match owns it, with its error (a 409) if it cannot answer (a scenario answering several choices checks
+all it would take).
 Nothing owning it: a non-chat request is generated; otherwise the first filter-matching graph says why
 its start step did not match, else no scenario serves the request.
 """

@@ -283,3 +283,15 @@ def test_generated_vectors_are_deterministic_across_sessions(llmts_server: Any) 
     finally:
         for session in sessions:
             session.delete()
+
+
+def test_ollama_openai_compatible_embeddings(llmts_session: SessionClient) -> None:
+    client = llmts_session.sdk_client("ollama_openai_client", _strict_response_validation=True, max_retries=0)
+    answer = client.embeddings.create(model="nomic-embed-text", input=["a", "b"], encoding_format="float")
+    assert [len(item.embedding) for item in answer.data] == [768, 768]
+    native = llmts_session.ollama_client().embed(model="nomic-embed-text", input="a")
+    assert answer.data[0].embedding == list(native.embeddings[0])
+    assert [e["path"] for e in llmts_session.requests(operation="embeddings", order="asc")] == [
+        "/ollama/v1/embeddings",
+        "/ollama/api/embed",
+    ]

@@ -16,10 +16,12 @@ from llmts.providers.base import (
     SimpleRoute,
     bearer_token,
 )
+from llmts.providers.chat_completions.embeddings import parse_embeddings, render_embeddings
 from llmts.providers.chat_completions.errors import render_openai_error
 from llmts.providers.chat_completions.parse import parse_chat_request
 from llmts.providers.chat_completions.render import render_chat_completion, render_chat_stream
 from llmts.providers.ollama.embed import (
+    model_dimensions,
     parse_embed,
     parse_legacy_embeddings,
     render_embed,
@@ -64,6 +66,10 @@ def _parse_compat(call: ProviderCall) -> NeutralRequest:
     return parse_chat_request(call, provider=OLLAMA_INFO.namespace)
 
 
+def _parse_compat_embeddings(call: ProviderCall) -> NeutralRequest:
+    return parse_embeddings(call, OLLAMA_INFO.namespace, dimensions_of=model_dimensions)
+
+
 def _render_compat(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
     if request.stream:
         return render_chat_stream(request, completion, call.request_id)
@@ -105,6 +111,7 @@ OLLAMA = ProviderAdapter(
             _render_compat,
             in_stream_faults=frozenset({_COMPAT}),
         ),
+        InferenceRoute("/ollama/v1/embeddings", ("POST",), _parse_compat_embeddings, render_embeddings),
         SimpleRoute("/ollama/v1/models", ("GET",), list_openai_models, "models.list"),
         SimpleRoute("/ollama/v1/models/<path:model>", ("GET",), retrieve_openai_model, "models.get"),
     ),

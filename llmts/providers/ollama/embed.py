@@ -3,7 +3,8 @@
 ``/api/embed`` takes ``input`` (a string or strings) and an optional ``dimensions`` and answers
 ``{"model", "embeddings", "total_duration", "load_duration", "prompt_eval_count"}``; ``/api/embeddings``
 (``client.embeddings``) takes one ``prompt`` and answers ``{"embedding"}``. Both answer unit vectors of
-the model's size (a ``:tag`` is ignored), durations derived from the token count as in chat.
+the model's size (a ``:tag`` is ignored), durations derived from the token count as in chat. The
+OpenAI-compatible ``/ollama/v1/embeddings`` speaks the shared OpenAI wire with these sizes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ from llmts.providers.operations import bounded_texts, operation_request
 from llmts.schema.neutral import Completion, NeutralRequest
 from llmts.schema.operations import EmbeddingsResult
 
-__all__ = ["parse_embed", "parse_legacy_embeddings", "render_embed", "render_legacy_embeddings"]
+__all__ = [
+    "model_dimensions",
+    "parse_embed",
+    "parse_legacy_embeddings",
+    "render_embed",
+    "render_legacy_embeddings",
+]
 
 EMBEDDINGS = "embeddings"
 # Sizes of popular embedding models in the Ollama library; unknown models: nomic-embed-text's.
@@ -47,6 +54,11 @@ def _model(body: dict[str, Any]) -> str:
     return model
 
 
+def model_dimensions(model: str) -> int:
+    """The output size of an Ollama embedding model (its ``:tag`` ignored)."""
+    return _DIMENSIONS.get(model.partition(":")[0], _DEFAULT_DIMENSIONS)
+
+
 def _request(model: str, texts: tuple[str, ...], dimensions: Any) -> NeutralRequest:
     if dimensions is not None and (not isinstance(dimensions, int) or isinstance(dimensions, bool)):
         raise _bad("dimensions must be an integer")
@@ -56,7 +68,7 @@ def _request(model: str, texts: tuple[str, ...], dimensions: Any) -> NeutralRequ
         model,
         texts,
         dimensions=dimensions,
-        default_dimensions=_DIMENSIONS.get(model.partition(":")[0], _DEFAULT_DIMENSIONS),
+        default_dimensions=model_dimensions(model),
     )
 
 

@@ -11,11 +11,11 @@ from llmts.providers.base import (
     SimpleRoute,
     bearer_token,
 )
+from llmts.providers.chat_completions.embeddings import EMBEDDINGS_RULES, parse_embeddings, render_embeddings
 from llmts.providers.chat_completions.errors import render_openai_error
 from llmts.providers.chat_completions.parse import parse_chat_request
 from llmts.providers.chat_completions.render import render_chat_completion, render_chat_stream
 from llmts.providers.openai.azure import AZURE_OPENAI
-from llmts.providers.openai.embeddings import EMBEDDINGS_RULES, parse_embeddings, render_embeddings
 from llmts.providers.openai.info import OPENAI_INFO
 from llmts.providers.openai.models import list_models, retrieve_model
 from llmts.providers.openai.moderation import MODERATION_RULES, parse_moderation, render_moderation

@@ -30,10 +30,10 @@ from llmts.providers.base import (
     SimpleRoute,
     bearer_token,
 )
+from llmts.providers.chat_completions.embeddings import EMBEDDINGS_RULES, embeddings_payload, parse_embeddings
 from llmts.providers.chat_completions.errors import render_openai_error
 from llmts.providers.chat_completions.parse import chat_request_from_body
 from llmts.providers.chat_completions.render import chat_completion_payload, render_chat_stream
-from llmts.providers.openai.embeddings import EMBEDDINGS_RULES, embeddings_payload, parse_embeddings
 from llmts.providers.openai.info import AZURE_OPENAI_INFO
 from llmts.providers.openai.models import list_models, retrieve_model
 from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES

@@ -1,14 +1,17 @@
-"""OpenAI ``POST /embeddings`` (and Azure's, same wire): parse to an ``OperationRequest``, render the
-vectors as ``float`` lists or ``base64`` float32 (the OpenAI SDK asks for ``base64`` unless told
-otherwise and decodes it). docs/embeddings.md, "OpenAI and Azure OpenAI".
+"""The OpenAI ``POST /embeddings`` wire (OpenAI, Azure, and Ollama's OpenAI-compatible ``/ollama/v1``):
+parse to an ``OperationRequest``, render the vectors as ``float`` lists or ``base64`` float32 (the OpenAI
+SDK asks for ``base64`` unless told otherwise and decodes it). docs/embeddings.md, "OpenAI and Azure
+OpenAI".
 
 ``input`` is a string, a list of strings, a token array or a list of token arrays (a token array is
 embedded as the text of its numbers and counts one token per number). The model's default dimension
-comes from ``DEFAULT_DIMENSIONS`` (1536 for a model llmts does not know).
+comes from the caller's ``dimensions_of`` (OpenAI's: ``DEFAULT_DIMENSIONS``, 1536 for a model llmts does
+not know).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -20,7 +23,15 @@ from llmts.providers.strict import StrictRule, Violation
 from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest
 from llmts.schema.operations import EmbeddingsResult
 
-__all__ = ["DEFAULT_DIMENSIONS", "EMBEDDINGS", "EMBEDDINGS_RULES", "parse_embeddings", "render_embeddings"]
+__all__ = [
+    "DEFAULT_DIMENSIONS",
+    "EMBEDDINGS",
+    "EMBEDDINGS_RULES",
+    "embeddings_payload",
+    "openai_dimensions",
+    "parse_embeddings",
+    "render_embeddings",
+]
 
 EMBEDDINGS = "embeddings"
 # The documented output sizes (https://platform.openai.com/docs/guides/embeddings): also the largest
@@ -65,8 +76,19 @@ def _texts(raw: Any) -> tuple[str, ...]:
     return bounded_texts(values, "input")
 
 
-def parse_embeddings(call: ProviderCall, provider: str, model: str | None = None) -> NeutralRequest:
-    """``model`` is the model an Azure deployment path names (None: the body's)."""
+def openai_dimensions(model: str) -> int:
+    """The output size of an OpenAI embedding model (1536 for one llmts does not know)."""
+    return DEFAULT_DIMENSIONS.get(model, _UNKNOWN_MODEL_DIMENSIONS)
+
+
+def parse_embeddings(
+    call: ProviderCall,
+    provider: str,
+    model: str | None = None,
+    dimensions_of: Callable[[str], int] = openai_dimensions,
+) -> NeutralRequest:
+    """``model`` is the model an Azure deployment path names (None: the body's); ``dimensions_of`` gives
+    a model's default size."""
     body = call.request.json_object()
     if model is None:
         model = body.get("model")
@@ -86,7 +108,7 @@ def parse_embeddings(call: ProviderCall, provider: str, model: str | None = None
         model,
         _texts(body["input"]),
         dimensions=dimensions,
-        default_dimensions=DEFAULT_DIMENSIONS.get(model, _UNKNOWN_MODEL_DIMENSIONS),
+        default_dimensions=dimensions_of(model),
     )
 
 

@@ -20,6 +20,7 @@ from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
 from llmts.providers.operations import bounded_texts, float32_base64, operation_request
 from llmts.providers.strict import StrictRule, Violation
+from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest
 from llmts.schema.operations import EmbeddingsResult
 
@@ -151,7 +152,7 @@ def _inputs(body: dict[str, Any]) -> list[Any]:
     return raw if isinstance(raw, list) else []
 
 
-def _empty_input(body: dict[str, Any]) -> Violation | None:
+def _empty_input(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     raw = body.get("input")
     if raw == [] or any(item in ("", []) for item in _inputs(body)):
         return Violation(
@@ -165,7 +166,7 @@ def _input_tokens(item: Any) -> int:
     return len(item) if isinstance(item, list) else (len(item) + 3) // 4 if isinstance(item, str) else 0
 
 
-def _too_many_tokens(body: dict[str, Any]) -> Violation | None:
+def _too_many_tokens(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     counts = [_input_tokens(item) for item in _inputs(body)]
     for count in counts:
         if count > _MAX_INPUT_TOKENS:
@@ -181,7 +182,7 @@ def _too_many_tokens(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _dimensions(body: dict[str, Any]) -> Violation | None:
+def _dimensions(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     dimensions = body.get("dimensions")
     if dimensions is None:
         return None

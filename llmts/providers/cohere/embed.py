@@ -25,6 +25,7 @@ from llmts.providers.operations import (
     uint8_values,
 )
 from llmts.providers.strict import StrictRule, Violation
+from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest
 from llmts.schema.operations import EmbeddingsResult
 from llmts.schema.wire_values import one_of
@@ -190,7 +191,7 @@ def _count(body: dict[str, Any]) -> tuple[str, int] | None:
     return None
 
 
-def _input_type_required(body: dict[str, Any]) -> Violation | None:
+def _input_type_required(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     if body.get("input_type") is None:
         return Violation(
             "invalid request: valid input_type must be provided with the provided model", "input_type"
@@ -198,7 +199,7 @@ def _input_type_required(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _empty(body: dict[str, Any]) -> Violation | None:
+def _empty(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     found = _count(body)
     if found is not None and found[1] == 0:
         return Violation(f"invalid request: {found[0]} must not be empty", found[0])
@@ -208,7 +209,7 @@ def _empty(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _too_many(body: dict[str, Any]) -> Violation | None:
+def _too_many(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     found = _count(body)
     if found is not None and found[1] > _MAX_INPUTS:
         return Violation(
@@ -217,7 +218,7 @@ def _too_many(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _output_dimension(body: dict[str, Any]) -> Violation | None:
+def _output_dimension(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     value = body.get("output_dimension")
     if value is None:
         return None

@@ -17,6 +17,7 @@ from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
 from llmts.providers.operations import bounded_texts, operation_request
 from llmts.providers.strict import StrictRule, Violation
+from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest
 from llmts.schema.operations import RerankResult
 
@@ -100,7 +101,7 @@ def render_rerank(call: ProviderCall, request: NeutralRequest, completion: Compl
 # --- strict request contract (llmts/providers/strict.py) -------------------------------------------------
 
 
-def _empty(body: dict[str, Any]) -> Violation | None:
+def _empty(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     if body.get("query") == "":
         return Violation("invalid request: query must not be empty", "query")
     if body.get("documents") == []:
@@ -108,7 +109,7 @@ def _empty(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _too_many(body: dict[str, Any]) -> Violation | None:
+def _too_many(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     documents = body.get("documents")
     if isinstance(documents, list) and len(documents) > _MAX_DOCUMENTS:
         return Violation(
@@ -118,7 +119,7 @@ def _too_many(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _top_n(body: dict[str, Any]) -> Violation | None:
+def _top_n(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     top_n = body.get("top_n")
     if isinstance(top_n, int) and top_n < 1:
         return Violation("invalid request: top_n must be at least 1", "top_n")

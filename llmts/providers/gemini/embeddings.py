@@ -19,6 +19,7 @@ from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
 from llmts.providers.operations import bounded_texts, operation_request
 from llmts.providers.strict import StrictRule, Violation
+from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest
 from llmts.schema.operations import EmbeddingsResult
 from llmts.schema.wire_values import one_of
@@ -167,7 +168,7 @@ def _requests(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [body] if "content" in body else []
 
 
-def _empty(body: dict[str, Any]) -> Violation | None:
+def _empty(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     if isinstance(body.get("requests"), list) and not body["requests"]:
         return Violation("* BatchEmbedContentsRequest.requests: at least one request is required", "requests")
     for index, request in enumerate(_requests(body)):
@@ -182,7 +183,7 @@ def _empty(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _batch_size(body: dict[str, Any]) -> Violation | None:
+def _batch_size(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     count = len(_requests(body))
     if count > _MAX_BATCH:
         return Violation(
@@ -192,7 +193,7 @@ def _batch_size(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _dimensionality(body: dict[str, Any]) -> Violation | None:
+def _dimensionality(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     for index, request in enumerate(_requests(body)):
         value = _get(request, "outputDimensionality", "output_dimensionality")
         model = request.get("model")

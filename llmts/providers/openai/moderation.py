@@ -15,6 +15,7 @@ from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
 from llmts.providers.operations import bounded_texts, operation_request
 from llmts.providers.strict import StrictRule, Violation
+from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest
 from llmts.schema.operations import MODERATION_CATEGORIES, ModerationResult
 
@@ -125,13 +126,13 @@ def render_moderation(call: ProviderCall, request: NeutralRequest, completion: C
 # --- strict request contract (llmts/providers/strict.py) -------------------------------------------------
 
 
-def _empty(body: dict[str, Any]) -> Violation | None:
+def _empty(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     if body.get("input") == []:
         return Violation("'$.input' is invalid: the input list must not be empty.", "input")
     return None
 
 
-def _images_need_omni(body: dict[str, Any]) -> Violation | None:
+def _images_need_omni(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     model = body.get("model", DEFAULT_MODEL)
     raw = body.get("input")
     has_image = _is_multi_modal(raw) and any(

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +73,11 @@ class Answer:
         return json.loads(self.body)
 
 
+# Well below the server's keep-alive deadline (docs/server.md: 30 s by default); between two fuzz tests
+# of a module, other work may keep the connection idle longer than that on a loaded machine.
+_IDLE_RECONNECT_SECONDS = 5.0
+
+
 class FuzzServer:
     """A dedicated llmts server, a keep-alive raw connection to it, and its log read as it grows."""
 
@@ -81,6 +87,7 @@ class FuzzServer:
         self._log_path = server.log_path
         self._log_offset = 0
         self._sock: socket.socket | None = None
+        self._last_used = 0.0
         self.requests = 0
         self.port = int(server.url.rsplit(":", 1)[1])
 
@@ -102,6 +109,10 @@ class FuzzServer:
         return answer
 
     def send_raw(self, data: bytes, method: str = "GET") -> Answer:
+        if self._sock is not None and time.monotonic() - self._last_used > _IDLE_RECONNECT_SECONDS:
+            # The server may be closing this kept-alive connection right now (its keep-alive deadline):
+            # a request written into that close would be lost without an answer, so start afresh.
+            self.close()
         if self._sock is None:
             self._sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
         sock = self._sock
@@ -118,6 +129,7 @@ class FuzzServer:
         except Exception:
             self.close()
             raise
+        self._last_used = time.monotonic()
         if response.will_close:
             self.close()
         return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, body)

@@ -24,6 +24,7 @@ from llmts.schema.neutral import Completion, NeutralRequest, Usage
 
 __all__ = [
     "InferenceRoute",
+    "MultipartForm",
     "ProviderAdapter",
     "ProviderCall",
     "ProviderRequest",
@@ -31,6 +32,7 @@ __all__ = [
     "Route",
     "SessionView",
     "SimpleRoute",
+    "Upload",
     "bearer_token",
     "classify_frames",
     "json_reply",
@@ -38,13 +40,41 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """One file part of a ``multipart/form-data`` body."""
+
+    filename: str
+    content_type: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class MultipartForm:
+    """A parsed ``multipart/form-data`` body: text fields and file parts by field name, in body order."""
+
+    fields: Mapping[str, tuple[str, ...]]
+    files: Mapping[str, tuple[Upload, ...]]
+
+    def field(self, name: str) -> str | None:
+        """The first value of a text field (None when absent)."""
+        values = self.fields.get(name)
+        return values[0] if values else None
+
+
 class ProviderRequest:
     """The wire request as an adapter sees it. Header lookups read the environ directly (cheap)."""
 
-    __slots__ = ("_json", "_query", "args", "body", "environ", "method", "path")
+    __slots__ = ("_form", "_form_parser", "_json", "_query", "args", "body", "environ", "method", "path")
 
     def __init__(
-        self, method: str, path: str, args: Mapping[str, str], body: bytes, environ: Mapping[str, Any]
+        self,
+        method: str,
+        path: str,
+        args: Mapping[str, str],
+        body: bytes,
+        environ: Mapping[str, Any],
+        form_parser: Callable[[ProviderRequest], MultipartForm] | None = None,
     ) -> None:
         self.method = method
         self.path = path
@@ -53,6 +83,20 @@ class ProviderRequest:
         self.environ = environ
         self._query: dict[str, list[str]] | None = None
         self._json: dict[str, Any] | None = None
+        # The server's bounded multipart parser (``llmts/server/multipart.py``): adapters never import
+        # werkzeug, so the composition root hands it in.
+        self._form_parser = form_parser
+        self._form: MultipartForm | None = None
+
+    def form(self) -> MultipartForm:
+        """The body as ``multipart/form-data`` (parsed once), or the 400 of a body that is not one."""
+        if self._form is None:
+            if self._form_parser is None:
+                raise InvalidRequest(
+                    "multipart/form-data bodies are not accepted here", code="invalid_multipart"
+                )
+            self._form = self._form_parser(self)
+        return self._form
 
     def json_object(self) -> dict[str, Any]:
         """The body as a JSON object (parsed once: the parser and the strict rules share it)."""

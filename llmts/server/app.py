@@ -52,6 +52,7 @@ from llmts.server.http import (
     send,
 )
 from llmts.server.log_text import log_text
+from llmts.server.multipart import parse_multipart
 from llmts.server.respond import respond
 from llmts.server.timeouts import Timeouts
 from llmts.transport import WaitOutcome, client_socket, wait
@@ -177,7 +178,7 @@ class LlmtsApp:
             entry.identify(retry_group, conversation_id if raw_conversation is not None else None)
             body = read_body(environ, self.max_body_bytes, self._body_timeout)
             entry.capture_request(body, session.journal.preview_bytes)
-            request = ProviderRequest(method, path, args, body, environ)
+            request = ProviderRequest(method, path, args, body, environ, parse_multipart)
             caller = Caller(conversation_id, self._authenticate(adapter, request, session))
             call = ProviderCall(request, session, request_id, wire)
             reply = self._run(route, session, call, environ, entry, caller)

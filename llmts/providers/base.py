@@ -61,6 +61,19 @@ class MultipartForm:
         values = self.fields.get(name)
         return values[0] if values else None
 
+    def rule_body(self) -> dict[str, Any]:
+        """The form as strict rules read it: a text field's value (a list when repeated), and per file
+        field a list of ``{"filename", "content_type", "size", "data"}``."""
+        body: dict[str, Any] = {
+            name: values[0] if len(values) == 1 else list(values) for name, values in self.fields.items()
+        }
+        for name, uploads in self.files.items():
+            body[name] = [
+                {"filename": u.filename, "content_type": u.content_type, "size": len(u.data), "data": u.data}
+                for u in uploads
+            ]
+        return body
+
 
 class ProviderRequest:
     """The wire request as an adapter sees it. Header lookups read the environ directly (cheap)."""
@@ -104,6 +117,13 @@ class ProviderRequest:
             self._json = load_json_object(self.body)
         return self._json
 
+    def rule_body(self) -> dict[str, Any]:
+        """What strict rules read: the parsed multipart form when the route parsed one, else the JSON
+        object."""
+        if self._form is not None:
+            return self._form.rule_body()
+        return self.json_object()
+
     def header(self, name: str) -> str | None:
         key = name.upper().replace("-", "_")
         if key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
@@ -145,6 +165,9 @@ class Reply:
 class SessionView(Protocol):
     """The part of a session adapters use: served models, the configuration, the prompt cache and the
     per-namespace object store. Adapters never admit, complete or journal; the server does."""
+
+    # The session's id (``ses_...`` or ``default``): what a URL llmts hands out names (image URLs).
+    id: str
 
     @property
     def configuration(self) -> SessionConfig | None: ...
@@ -206,6 +229,10 @@ class SimpleRoute:
     handle: Callable[[ProviderCall], Reply]
     # Name recorded in the journal (defaults to the rule).
     operation: str = ""
+    # Answered without the session's provider credential: a URL llmts handed out (an image of
+    # ``response_format: url``) is fetched by browsers and image loaders that send none. The session id
+    # in the URL's path is the capability.
+    credential_free: bool = False
 
 
 Route = InferenceRoute | SimpleRoute

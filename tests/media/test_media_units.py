@@ -11,7 +11,8 @@ import pytest
 from llmts.providers.openai.subtitles import srt, timestamp, vtt
 from llmts.runtime.media.audio import MAX_SPEECH_SECONDS, SAMPLE_RATE, speech_pcm, wav_bytes
 from llmts.runtime.media.png import MAX_IMAGE_EDGE, encode_palette_png, generated_png
-from llmts.runtime.media.transcript import Timed, generated_transcript, read_wav, timed_segments, timed_words
+from llmts.runtime.media.transcript import generated_transcript, read_wav, timed_segments, timed_words
+from llmts.schema.media import TimedText
 from tests.media.png_check import decode_png
 
 
@@ -102,7 +103,7 @@ def test_timed_segments_and_words_cover_the_duration() -> None:
 
 
 def test_srt_and_vtt() -> None:
-    cues = (Timed(0.0, 1.5, "Hello there."), Timed(1.5, 3661.25, "General\nKenobi --> now"))
+    cues = (TimedText(0.0, 1.5, "Hello there."), TimedText(1.5, 3661.25, "General\nKenobi --> now"))
     assert timestamp(3661.25, ",") == "01:01:01,250"
     assert srt(cues) == (
         "1\n00:00:00,000 --> 00:00:01,500\nHello there.\n\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from llmts.runtime.media.transcript import Timed
+from llmts.schema.media import TimedText
 
 __all__ = ["srt", "timestamp", "vtt"]
 
@@ -19,7 +19,7 @@ def timestamp(seconds: float, separator: str) -> str:
     return f"{hours:02d}:{minutes:02d}:{secs:02d}{separator}{millis:03d}"
 
 
-def srt(segments: Sequence[Timed]) -> str:
+def srt(segments: Sequence[TimedText]) -> str:
     """Numbered cues separated by blank lines."""
     return "".join(
         f"{number}\n{timestamp(cue.start, ',')} --> {timestamp(cue.end, ',')}\n{_one_line(cue.text)}\n\n"
@@ -27,7 +27,7 @@ def srt(segments: Sequence[Timed]) -> str:
     )
 
 
-def vtt(segments: Sequence[Timed]) -> str:
+def vtt(segments: Sequence[TimedText]) -> str:
     """``WEBVTT``, then one cue per segment."""
     cues = "".join(
         f"{timestamp(cue.start, '.')} --> {timestamp(cue.end, '.')}\n{_one_line(cue.text)}\n\n"

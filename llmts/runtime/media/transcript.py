@@ -16,25 +16,16 @@ from __future__ import annotations
 import hashlib
 import re
 import struct
-from dataclasses import dataclass
 
 from llmts.runtime.media.audio import WAV_TEXT_CHUNK
+from llmts.schema.media import TimedText
 
-__all__ = ["Timed", "generated_transcript", "read_wav", "timed_segments", "timed_words"]
+__all__ = ["generated_transcript", "read_wav", "timed_segments", "timed_words"]
 
 _BYTES_PER_SECOND = 16_000
 _MIN_SECONDS = 0.1
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _MAX_CHUNKS = 64  # a WAV is walked through at most this many chunks (hostile files cannot make it loop)
-
-
-@dataclass(frozen=True, slots=True)
-class Timed:
-    """A piece of a transcript (segment text or word) and when it is spoken, in seconds."""
-
-    start: float
-    end: float
-    text: str
 
 
 def read_wav(data: bytes) -> tuple[float | None, str | None]:
@@ -83,23 +74,24 @@ def generated_transcript(data: bytes) -> tuple[str, float]:
     return text, round(max(_MIN_SECONDS, duration), 3)
 
 
-def _spread(pieces: list[str], weights: list[int], duration: float) -> tuple[Timed, ...]:
+def _spread(pieces: list[str], weights: list[int], duration: float) -> tuple[TimedText, ...]:
     total = sum(weights) or 1
-    timed, elapsed = [], 0
+    timed: list[TimedText] = []
+    elapsed = 0
     for piece, weight in zip(pieces, weights, strict=True):
         start = duration * elapsed / total
         elapsed += weight
-        timed.append(Timed(round(start, 3), round(duration * elapsed / total, 3), piece))
+        timed.append(TimedText(round(start, 3), round(duration * elapsed / total, 3), piece))
     return tuple(timed)
 
 
-def timed_segments(text: str, duration: float) -> tuple[Timed, ...]:
+def timed_segments(text: str, duration: float) -> tuple[TimedText, ...]:
     """One segment per sentence, spread over ``duration`` by length."""
     sentences = [sentence for sentence in _SENTENCE_END.split(text.strip()) if sentence]
     return _spread(sentences, [len(sentence) for sentence in sentences], duration)
 
 
-def timed_words(text: str, duration: float) -> tuple[Timed, ...]:
+def timed_words(text: str, duration: float) -> tuple[TimedText, ...]:
     """Each word (without surrounding punctuation), spread over ``duration`` by length."""
     words = [word.strip(".,!?;:\"'()[]") for word in text.split()]
     words = [word for word in words if word]

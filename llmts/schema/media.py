@@ -51,6 +51,9 @@ MEDIA_LIMITS: dict[str, int] = {
     "transcript_segments": 4096,
     "transcript_words": 16_384,
     "media_url_chars": 2048,
+    # Pixels one request may have llmts draw: n images and their partial images (48 Mpx, about 0.2 s of
+    # CPU: e.g. ten 1024x1024 images with three partial images each).
+    "generated_image_pixels": 50_331_648,
 }
 
 # How a streamed speech answer splits its audio (one ``speech.audio.delta`` event per piece).

@@ -263,6 +263,9 @@ def test_strict_rules_and_their_lenient_twin(llmts_session: SessionClient, opena
     with pytest.raises(openai.BadRequestError) as many:
         openai_client.images.generate(model=MODEL, prompt="x", n=11)
     assert many.value.param == "n"
+    with pytest.raises(openai.BadRequestError) as pixels:  # 10 x 3840x2160 would block the worker
+        openai_client.images.generate(model=MODEL, prompt="x", n=10, size="3840x2160")
+    assert "generated_image_pixels" in pixels.value.message
 
 
 def test_generated_images_in_other_formats_need_a_fixture(openai_client: Any) -> None:

@@ -16,6 +16,7 @@ from llmts.runtime.media.transcript import generated_transcript, timed_segments,
 from llmts.runtime.tokens import estimate_text_tokens
 from llmts.schema.media import (
     AUDIO_DELTA_BYTES,
+    MEDIA_LIMITS,
     AudioFixture,
     AudioResult,
     ImagesFixture,
@@ -48,6 +49,7 @@ _DEFAULT_LANGUAGE = "english"
 # Output tokens: an image counts one per 1,024 pixels (a 1024x1024 image: 1,024); audio one per KiB.
 _PIXELS_PER_TOKEN = 1024
 _AUDIO_BYTES_PER_TOKEN = 1024
+_MAX_PIXELS = MEDIA_LIMITS["generated_image_pixels"]
 
 
 def _image_tokens(width: int, height: int) -> int:
@@ -135,6 +137,14 @@ def generate_images(request: OperationRequest, seed: str) -> ScriptedOutput:
         )
     prompt = request.inputs[0] if request.inputs else ""
     width, height = request.width or 1024, request.height or 1024
+    pixels = width * height * max(1, request.count) * (1 + request.partial_images)
+    if pixels > _MAX_PIXELS:
+        raise InvalidRequest(
+            f"the request asks llmts to draw {pixels} pixels (n images of {width}x{height} and their partial "
+            f"images); llmts draws at most {_MAX_PIXELS} per request (generated_image_pixels)",
+            code="invalid_value",
+            param="n",
+        )
     images = []
     for index in range(max(1, request.count)):
         key = (

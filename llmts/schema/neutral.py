@@ -201,7 +201,8 @@ class OperationRequest(NeutralRequest):
     top_n: int | None = None
     # Moderation: the input positions that are images (their text is empty).
     image_inputs: tuple[int, ...] = ()
-    # Images: how many (``n``), their size in pixels, and the partial images a stream shows of each.
+    # Images: how many (``n``; 0 when the wire names no number), their size in pixels, and the partial
+    # images a stream shows of each.
     count: int = 1
     width: int = 0
     height: int = 0

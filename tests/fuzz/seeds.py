@@ -168,6 +168,10 @@ GEMINI: list[dict[str, Any]] = [
             "responseMimeType": "application/json",
         },
     },
+    {
+        "contents": [{"role": "user", "parts": [{"text": "a red fox"}]}],
+        "generationConfig": {"responseModalities": ["TEXT", "IMAGE"]},
+    },
 ]
 
 OLLAMA: list[dict[str, Any]] = [

@@ -285,3 +285,26 @@ def test_strict_rules(llmts_session: SessionClient, openai_client: Any) -> None:
     assert openai_client.audio.speech.create(
         model=TTS, voice="alloy", input="", response_format="wav"
     ).content
+
+
+def test_builder_helpers_script_media(llmts_session: SessionClient, openai_client: Any) -> None:
+    from llmts import ConfigBuilder
+    from llmts.runtime.media.png import generated_png
+
+    png = generated_png(4, 4, b"built")
+    builder = ConfigBuilder()
+    builder.scenario("pictures").images(png, "https://example.com/a.png", revised_prompt="Two.")
+    builder.scenario("heard", operation="transcription").transcript(
+        "Hi there.", segments=[(0.0, 1.0, "Hi there.")]
+    )
+    builder.scenario("said").audio(b"ID3 mp3", "mp3")
+    llmts_session.configure(builder.build())
+
+    images = openai_client.images.generate(model="gpt-image-1.5", prompt="x", n=2)
+    assert (
+        base64.b64decode(images.data[0].b64_json) == png and images.data[1].url == "https://example.com/a.png"
+    )
+    assert images.data[0].revised_prompt == "Two."
+    srt = openai_client.audio.transcriptions.create(model=WHISPER, file=UPLOAD, response_format="srt")
+    assert srt == "1\n00:00:00,000 --> 00:00:01,000\nHi there.\n\n"
+    assert openai_client.audio.speech.create(model=TTS, voice="alloy", input="x").content == b"ID3 mp3"

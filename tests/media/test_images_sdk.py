@@ -297,3 +297,18 @@ def test_journal_and_verification_by_operation(llmts_session: SessionClient, ope
         ]
     )
     verdict.assert_passed()
+
+
+def test_streamed_n_images_each_send_their_partials_then_completed(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    events = list(
+        openai_client.images.generate(
+            model=MODEL, prompt="foxes", size="64x64", n=2, stream=True, partial_images=1
+        )
+    )
+
+    assert [e.type.rsplit(".", 1)[1] for e in events] == ["partial_image", "completed"] * 2
+    assert events[1].b64_json != events[3].b64_json
+    entry = _entry(llmts_session, streaming=True)
+    assert (entry["emitted_content_frames"], entry["terminal_marker_observed"]) == (2, True)

@@ -96,7 +96,7 @@ def transcript_ask(call: ProviderCall) -> TranscriptAsk:
                 "(expected 'word' or 'segment').",
                 "timestamp_granularities",
             )
-    language = params.text("language")
+    language = params.text("language").strip().lower()[:32]  # an ISO-639-1 code; echoed, so bounded
     return TranscriptAsk(
         model=model,
         translate=translate,
@@ -104,7 +104,7 @@ def transcript_ask(call: ProviderCall) -> TranscriptAsk:
         words="word" in granularities,
         segments="segment" in granularities or not granularities,
         stream=not translate and params.flag("stream") and model not in _NON_STREAMING,
-        language="english" if translate else _LANGUAGES.get(language.lower(), language.lower() or "english"),
+        language="english" if translate else _LANGUAGES.get(language, language or "english"),
     )
 
 

@@ -308,3 +308,20 @@ def test_builder_helpers_script_media(llmts_session: SessionClient, openai_clien
     srt = openai_client.audio.transcriptions.create(model=WHISPER, file=UPLOAD, response_format="srt")
     assert srt == "1\n00:00:00,000 --> 00:00:01,000\nHi there.\n\n"
     assert openai_client.audio.speech.create(model=TTS, voice="alloy", input="x").content == b"ID3 mp3"
+
+
+def test_language_of_a_generated_transcript(openai_client: Any) -> None:
+    german = openai_client.audio.transcriptions.create(
+        model=WHISPER, file=UPLOAD, response_format="verbose_json", language="de"
+    )
+    assert german.language == "german"
+    other = openai_client.audio.transcriptions.create(
+        model=WHISPER, file=UPLOAD, response_format="verbose_json", language="x" * 100
+    )
+    assert other.language == "x" * 32
+    assert (
+        openai_client.audio.translations.create(
+            model=WHISPER, file=UPLOAD, response_format="verbose_json"
+        ).language
+        == "english"
+    )

@@ -19,9 +19,11 @@ from llmts.providers.openai.media_strict import (
 from llmts.providers.strict import StrictRule, check_strict
 from llmts.runtime.media.audio import wav_bytes
 from llmts.runtime.media.png import generated_png
+from llmts.runtime.signatures import SignatureBook, signing_key
 
 TABLES = (IMAGE_GENERATION_RULES, IMAGE_EDIT_RULES, TRANSCRIPTION_RULES, TRANSLATION_RULES, SPEECH_RULES)
 PNG = generated_png(4, 4, b"x")
+BOOK = SignatureBook(signing_key(None))
 
 
 def _file(filename: str, content_type: str, data: bytes) -> list[dict[str, Any]]:
@@ -30,7 +32,7 @@ def _file(filename: str, content_type: str, data: bytes) -> list[dict[str, Any]]
 
 def _broken(table: tuple[StrictRule, ...], body: dict[str, Any]) -> str | None:
     try:
-        check_strict(table, body)
+        check_strict(table, b"", body, BOOK)  # the media rules name no markers: the raw body is not read
     except StrictRequestRejected as rejected:
         return rejected.rule
     return None

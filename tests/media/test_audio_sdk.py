@@ -325,3 +325,15 @@ def test_language_of_a_generated_transcript(openai_client: Any) -> None:
         ).language
         == "english"
     )
+
+
+def test_diarized_json(llmts_session: SessionClient, openai_client: Any) -> None:
+    _script(llmts_session, "transcription", {"transcript": SCRIPTED})
+    answer = openai_client.audio.transcriptions.create(
+        model="gpt-4o-transcribe-diarize", file=UPLOAD, response_format="diarized_json"
+    )
+    assert (answer.task, answer.text, answer.duration) == ("transcribe", SCRIPTED["text"], 4.0)
+    assert [(s.id, s.speaker, s.text) for s in answer.segments] == [
+        ("seg_0", "A", "Book a table for two."),
+        ("seg_1", "A", "At eight, please."),
+    ]

@@ -24,6 +24,7 @@ from llmts.schema.neutral import Completion, NeutralRequest, Usage
 
 __all__ = [
     "InferenceRoute",
+    "MultipartForm",
     "ProviderAdapter",
     "ProviderCall",
     "ProviderRequest",
@@ -31,6 +32,7 @@ __all__ = [
     "Route",
     "SessionView",
     "SimpleRoute",
+    "Upload",
     "bearer_token",
     "classify_frames",
     "json_reply",
@@ -38,13 +40,54 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """One file part of a ``multipart/form-data`` body."""
+
+    filename: str
+    content_type: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class MultipartForm:
+    """A parsed ``multipart/form-data`` body: text fields and file parts by field name, in body order."""
+
+    fields: Mapping[str, tuple[str, ...]]
+    files: Mapping[str, tuple[Upload, ...]]
+
+    def field(self, name: str) -> str | None:
+        """The first value of a text field (None when absent)."""
+        values = self.fields.get(name)
+        return values[0] if values else None
+
+    def rule_body(self) -> dict[str, Any]:
+        """The form as strict rules read it: a text field's value (a list when repeated), and per file
+        field a list of ``{"filename", "content_type", "size", "data"}``."""
+        body: dict[str, Any] = {
+            name: values[0] if len(values) == 1 else list(values) for name, values in self.fields.items()
+        }
+        for name, uploads in self.files.items():
+            body[name] = [
+                {"filename": u.filename, "content_type": u.content_type, "size": len(u.data), "data": u.data}
+                for u in uploads
+            ]
+        return body
+
+
 class ProviderRequest:
     """The wire request as an adapter sees it. Header lookups read the environ directly (cheap)."""
 
-    __slots__ = ("_json", "_query", "args", "body", "environ", "method", "path")
+    __slots__ = ("_form", "_form_parser", "_json", "_query", "args", "body", "environ", "method", "path")
 
     def __init__(
-        self, method: str, path: str, args: Mapping[str, str], body: bytes, environ: Mapping[str, Any]
+        self,
+        method: str,
+        path: str,
+        args: Mapping[str, str],
+        body: bytes,
+        environ: Mapping[str, Any],
+        form_parser: Callable[[ProviderRequest], MultipartForm] | None = None,
     ) -> None:
         self.method = method
         self.path = path
@@ -53,12 +96,33 @@ class ProviderRequest:
         self.environ = environ
         self._query: dict[str, list[str]] | None = None
         self._json: dict[str, Any] | None = None
+        # The server's bounded multipart parser (``llmts/server/multipart.py``): adapters never import
+        # werkzeug, so the composition root hands it in.
+        self._form_parser = form_parser
+        self._form: MultipartForm | None = None
+
+    def form(self) -> MultipartForm:
+        """The body as ``multipart/form-data`` (parsed once), or the 400 of a body that is not one."""
+        if self._form is None:
+            if self._form_parser is None:
+                raise InvalidRequest(
+                    "multipart/form-data bodies are not accepted here", code="invalid_multipart"
+                )
+            self._form = self._form_parser(self)
+        return self._form
 
     def json_object(self) -> dict[str, Any]:
         """The body as a JSON object (parsed once: the parser and the strict rules share it)."""
         if self._json is None:
             self._json = load_json_object(self.body)
         return self._json
+
+    def rule_body(self) -> dict[str, Any]:
+        """What strict rules read: the parsed multipart form when the route parsed one, else the JSON
+        object."""
+        if self._form is not None:
+            return self._form.rule_body()
+        return self.json_object()
 
     def header(self, name: str) -> str | None:
         key = name.upper().replace("-", "_")
@@ -101,6 +165,9 @@ class Reply:
 class SessionView(Protocol):
     """The part of a session adapters use: served models, the configuration, the prompt cache and the
     per-namespace object store. Adapters never admit, complete or journal; the server does."""
+
+    # The session's id (``ses_...`` or ``default``): what a URL llmts hands out names (image URLs).
+    id: str
 
     @property
     def configuration(self) -> SessionConfig | None: ...
@@ -162,6 +229,10 @@ class SimpleRoute:
     handle: Callable[[ProviderCall], Reply]
     # Name recorded in the journal (defaults to the rule).
     operation: str = ""
+    # Answered without the session's provider credential: a URL llmts handed out (an image of
+    # ``response_format: url``) is fetched by browsers and image loaders that send none. The session id
+    # in the URL's path is the capability.
+    credential_free: bool = False
 
 
 Route = InferenceRoute | SimpleRoute

@@ -7,10 +7,11 @@ from __future__ import annotations
 import orjson
 
 from llmts.errors import FixtureMismatch
+from llmts.runtime.media.answers import media_content_frames
 from llmts.runtime.native.fit import check_native_fits
 from llmts.runtime.operations import check_result_fits
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
-from llmts.schema.neutral import NeutralRequest, ScriptedOutput
+from llmts.schema.neutral import NeutralRequest, OperationRequest, ScriptedOutput
 
 __all__ = ["check_delivery_fits", "check_output_fits"]
 
@@ -58,9 +59,13 @@ def check_output_fits(request: NeutralRequest, output: ScriptedOutput, where: st
             ) from None
 
 
-def check_delivery_fits(request: NeutralRequest, plan: StreamDelivery, where: str) -> None:
+def check_delivery_fits(
+    request: NeutralRequest, plan: StreamDelivery, where: str, output: ScriptedOutput | None = None
+) -> None:
     """In-stream plans need a plain-text stream (SSE events, NDJSON lines) on a route that declares it (the
-    request's ``in_stream_faults``, set from the route); connection faults fit anything."""
+    request's ``in_stream_faults``, set from the route); connection faults fit anything. A media answer's
+    content frames depend on the request (an image stream's ``partial_images``): its boundary must be
+    reachable."""
     if plan.mode in CONNECTION_MODES:
         return
     if not request.stream:
@@ -78,3 +83,10 @@ def check_delivery_fits(request: NeutralRequest, plan: StreamDelivery, where: st
         raise FixtureMismatch(
             f"{where} has a stream_delivery plan but the request asks for structured output"
         )
+    if output is not None and isinstance(request, OperationRequest) and plan.in_stream:
+        frames = media_content_frames(request, output)
+        if frames is not None and plan.after_content_frames > frames:
+            raise FixtureMismatch(
+                f"{where}: after_content_frames {plan.after_content_frames} is unreachable: the streamed "
+                f"answer has {frames} content frame(s) (an image stream counts its partial images)"
+            )

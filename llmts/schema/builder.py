@@ -33,6 +33,7 @@ added, by building the ``StepWhen`` model.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from llmts.schema.config import SessionConfig
@@ -279,6 +280,49 @@ class ScenarioBuilder(ChildBuilder):
         """A ranking (docs/rerank.md): ``(document index, relevance score)`` pairs, most relevant first."""
         ranked = [{"index": index, "relevance_score": score} for index, score in hits]
         return self._add({"rerank": ranked}, delay_ms, None)
+
+    def images(
+        self, *images: bytes | str, revised_prompt: str | None = None, delay_ms: int = 0
+    ) -> ScenarioBuilder:
+        """The images of one image request (docs/images.md), one per image asked for (``n``): bytes
+        (sent base64) or an ``http(s)`` URL; the scenario then serves image requests."""
+        entries: list[dict[str, Any]] = [
+            {"url": image} if isinstance(image, str) else {"b64_json": base64.b64encode(image).decode()}
+            for image in images
+        ]
+        if revised_prompt is not None:
+            for entry in entries:
+                entry["revised_prompt"] = revised_prompt
+        return self._add({"images": entries}, delay_ms, None)
+
+    def transcript(
+        self,
+        text: str,
+        *,
+        language: str | None = None,
+        duration: float | None = None,
+        segments: list[tuple[float, float, str]] | None = None,
+        words: list[tuple[float, float, str]] | None = None,
+        delay_ms: int = 0,
+    ) -> ScenarioBuilder:
+        """A transcription or translation (docs/audio.md); timings as ``(start, end, text)``. Name the
+        scenario's operation (``transcription`` or ``translation``): a transcript answers both."""
+        transcript: dict[str, Any] = {"text": text}
+        if language is not None:
+            transcript["language"] = language
+        if duration is not None:
+            transcript["duration"] = duration
+        if segments is not None:
+            transcript["segments"] = [{"start": a, "end": b, "text": t} for a, b, t in segments]
+        if words is not None:
+            transcript["words"] = [{"start": a, "end": b, "word": t} for a, b, t in words]
+        return self._add({"transcript": transcript}, delay_ms, None)
+
+    def audio(self, data: bytes, audio_format: str, *, delay_ms: int = 0) -> ScenarioBuilder:
+        """Speech (docs/audio.md): the exact bytes of audio in ``audio_format`` (``mp3``, ``wav``...)."""
+        return self._add(
+            {"audio": {"format": audio_format, "b64": base64.b64encode(data).decode()}}, delay_ms, None
+        )
 
     def response(self, fixture: dict[str, Any]) -> ScenarioBuilder:
         """Any response fixture as its JSON, e.g. a realistic answer (docs/realistic-answers.md):

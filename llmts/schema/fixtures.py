@@ -19,6 +19,15 @@ from llmts.schema.determinism import DETERMINISM_LIMITS
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
 from llmts.schema.items import NATIVE_LIMITS, OutputItem, check_items
 from llmts.schema.journal import JOURNAL_LIMITS
+from llmts.schema.media import (
+    AUDIO_DELTA_BYTES,
+    MEDIA_LIMITS,
+    AudioFixture,
+    ImagesFixture,
+    TranscriptFixture,
+    b64_decoded_size,
+    transcript_pieces,
+)
 from llmts.schema.operation_fixtures import EmbeddingsFixture, ModerationFixtures, RerankFixture
 from llmts.schema.operations import CHAT, OPERATION_LIMITS, OPERATIONS
 from llmts.schema.pacing import PACING_LIMITS, Pacing
@@ -60,6 +69,7 @@ LIMITS: dict[str, int] = {
     **CONVERSATION_LIMITS,
     **PACING_LIMITS,
     **OPERATION_LIMITS,
+    **MEDIA_LIMITS,
 }
 
 TerminalPolicy = Literal["reject", "repeat_last_response", "restart"]
@@ -159,6 +169,9 @@ _RESPONSE_KINDS = (
     "embeddings",
     "moderation",
     "rerank",
+    "images",
+    "transcript",
+    "audio",
 )
 
 # Kinds that answer an operation other than chat.
@@ -244,6 +257,10 @@ class ResponseFixture(BaseModel):
     embeddings: EmbeddingsFixture | None = None
     moderation: ModerationFixtures | None = None
     rerank: RerankFixture | None = None
+    # Images, transcripts and speech (llmts/schema/media.py; docs/images.md, docs/audio.md).
+    images: ImagesFixture | None = None
+    transcript: TranscriptFixture | None = None
+    audio: AudioFixture | None = None
 
     @model_validator(mode="after")
     def _pacing_fits(self) -> ResponseFixture:
@@ -299,6 +316,9 @@ class ResponseFixture(BaseModel):
             raise ValueError("stream_delivery cannot be combined with an error response")
         if plan.mode in CONNECTION_MODES:
             return  # connection faults act before any byte: they fit every successful response
+        if self.images is not None or self.transcript is not None or self.audio is not None:
+            self._check_media_plan(plan)
+            return
         if self.text is None or self.tool_calls is not None or self.reasoning is not None:
             raise ValueError(f"stream_delivery {plan.mode} applies only to plain-text responses")
         content_frames = sum(1 for chunk in (self.chunks or [self.text]) if chunk)
@@ -308,6 +328,22 @@ class ResponseFixture(BaseModel):
             raise ValueError(
                 f"after_content_frames {plan.after_content_frames} is unreachable: "
                 f"the response has {content_frames} non-empty content frame(s)"
+            )
+
+    def _check_media_plan(self, plan: StreamDelivery) -> None:
+        """Media streams count partial images, transcript deltas or audio deltas; an image stream's
+        count depends on the request's ``partial_images``, so admission checks it."""
+        if self.images is not None or not plan.in_stream:
+            return
+        if self.transcript is not None:
+            content_frames = len(transcript_pieces(self.transcript.text))
+        else:
+            assert self.audio is not None
+            content_frames = -(-b64_decoded_size(self.audio.b64) // AUDIO_DELTA_BYTES)
+        if plan.after_content_frames > content_frames:
+            raise ValueError(
+                f"after_content_frames {plan.after_content_frames} is unreachable: "
+                f"the response has {content_frames} content frame(s)"
             )
 
     @model_serializer(mode="wrap")

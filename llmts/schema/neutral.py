@@ -71,7 +71,18 @@ def _with_defaults(cls: type[BaseModel], values: dict[str, Any]) -> dict[str, An
 
 
 # The chat kinds, then the answers of the other operations (llmts/schema/operations.py).
-OutputKind = Literal["text", "json", "tool_calls", "items", "embeddings", "moderation", "rerank"]
+OutputKind = Literal[
+    "text",
+    "json",
+    "tool_calls",
+    "items",
+    "embeddings",
+    "moderation",
+    "rerank",
+    "images",
+    "transcript",
+    "audio",
+]
 # How the provider caches prompts: not at all, implicitly by repeated prefix (OpenAI, Gemini), or at
 # explicit breakpoints the request marks (Anthropic ``cache_control``).
 CacheMode = Literal["none", "implicit", "explicit"]
@@ -190,6 +201,19 @@ class OperationRequest(NeutralRequest):
     top_n: int | None = None
     # Moderation: the input positions that are images (their text is empty).
     image_inputs: tuple[int, ...] = ()
+    # Images: how many (``n``; 0 when the wire names no number), their size in pixels, and the partial
+    # images a stream shows of each.
+    count: int = 1
+    width: int = 0
+    height: int = 0
+    partial_images: int = 0
+    # Transcription and translation: the uploaded audio; image edits: a digest of the uploaded images.
+    upload: bytes = b""
+    # Speech: the audio format asked for and the speaking speed; images: the image format asked for.
+    output_format: str = ""
+    speed: float = 1.0
+    # Transcription: the language the request names (its full name, ``english``); empty when none.
+    language: str = ""
 
 
 class Usage(BaseModel):

@@ -9,7 +9,8 @@ journal's ``operation`` is the wire operation a route records: chat-like routes 
 ``chat`` family; every other route records its family's name itself (``embeddings``...).
 ``operation_family`` maps the one to the other.
 
-This module imports nothing of llmts: ``fixtures.py`` and ``neutral.py`` both read it.
+This module imports nothing of llmts but ``media.py`` (images, transcripts and speech, which imports
+nothing of llmts): ``fixtures.py`` and ``neutral.py`` both read it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
+
+from llmts.schema.media import AudioResult, ImagesResult, TranscriptResult
 
 __all__ = [
     "CHAT",
@@ -131,4 +134,6 @@ class RerankResult(BaseModel):
 
 
 # The compiled answer of an operation other than chat (``ScriptedOutput.result``).
-OperationResult = EmbeddingsResult | ModerationResult | RerankResult
+OperationResult = (
+    EmbeddingsResult | ModerationResult | RerankResult | ImagesResult | TranscriptResult | AudioResult
+)

@@ -34,6 +34,7 @@ from llmts.providers.base import (
     ProviderRequest,
     Reply,
     Route,
+    SimpleRoute,
 )
 from llmts.providers.strict import check_strict
 from llmts.runtime import DEFAULT_MAX_SESSIONS, RandomIds, Session, SessionRegistry
@@ -52,6 +53,7 @@ from llmts.server.http import (
     send,
 )
 from llmts.server.log_text import log_text
+from llmts.server.multipart import parse_multipart
 from llmts.server.respond import respond
 from llmts.server.timeouts import Timeouts
 from llmts.transport import WaitOutcome, client_socket, wait
@@ -177,8 +179,11 @@ class LlmtsApp:
             entry.identify(retry_group, conversation_id if raw_conversation is not None else None)
             body = read_body(environ, self.max_body_bytes, self._body_timeout)
             entry.capture_request(body, session.journal.preview_bytes)
-            request = ProviderRequest(method, path, args, body, environ)
-            caller = Caller(conversation_id, self._authenticate(adapter, request, session))
+            request = ProviderRequest(method, path, args, body, environ, parse_multipart)
+            open_route = isinstance(route, SimpleRoute) and route.credential_free
+            caller = Caller(
+                conversation_id, None if open_route else self._authenticate(adapter, request, session)
+            )
             call = ProviderCall(request, session, request_id, wire)
             reply = self._run(route, session, call, environ, entry, caller)
             if reply is None:  # the client left during a delay: nothing to write
@@ -274,7 +279,7 @@ class LlmtsApp:
         preview_bytes = session.journal.preview_bytes
         entry.capture_history(neutral.messages, preview_bytes)
         if route.strict_rules and _strict(session):
-            body = call.request.json_object()  # parsed once: the parser already did
+            body = call.request.rule_body()  # parsed once: the parser already did (JSON, or a multipart form)
             check_strict(route.strict_rules, call.request.body, body, session.signatures)  # consumes nothing
         session.rate_take(neutral)
         if route.shortcut is not None:

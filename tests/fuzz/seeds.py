@@ -168,6 +168,10 @@ GEMINI: list[dict[str, Any]] = [
             "responseMimeType": "application/json",
         },
     },
+    {
+        "contents": [{"role": "user", "parts": [{"text": "a red fox"}]}],
+        "generationConfig": {"responseModalities": ["TEXT", "IMAGE"]},
+    },
 ]
 
 OLLAMA: list[dict[str, Any]] = [
@@ -296,6 +300,21 @@ BEDROCK_INVOKE += [
     {"texts": ["a"], "input_type": "search_document", "embedding_types": ["int8"]},
     {"query": "q", "documents": ["a", "b"], "top_n": 1, "api_version": 2},
 ]
+# OpenAI images (JSON generations) and speech; small sizes keep each generated answer cheap.
+IMAGES: list[dict[str, Any]] = [
+    {"model": "gpt-image-1.5", "prompt": "a fox", "size": "64x64", "n": 2, "response_format": "url"},
+    {"model": "gpt-image-1.5", "prompt": "a fox", "size": "32x48", "stream": True, "partial_images": 2},
+]
+SPEECH: list[dict[str, Any]] = [
+    {"model": "gpt-4o-mini-tts", "voice": "alloy", "input": "Hi there", "response_format": "wav", "speed": 2},
+    {
+        "model": "gpt-4o-mini-tts",
+        "voice": {"id": "v1"},
+        "input": "Hi",
+        "response_format": "pcm",
+        "stream_format": "sse",
+    },
+]
 
 # Realistic values for werkzeug path arguments, by argument name.
 PATH_ARGUMENTS: dict[str, list[str]] = {
@@ -314,6 +333,7 @@ PATH_ARGUMENTS: dict[str, list[str]] = {
     "deployment": ["gpt-4.1-mini", "dep"],
     "response_id": ["resp_123", "resp_"],
     "session_id": ["default", "nope"],
+    "image_id": ["img_0", "img_"],
 }
 
 CONFIGURE: list[dict[str, Any]] = [

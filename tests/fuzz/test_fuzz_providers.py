@@ -67,6 +67,10 @@ def _seeds_for(rule: str) -> list[dict[str, Any]]:
         return seeds.OLLAMA
     if rule.endswith("/cohere/v2/chat"):
         return seeds.COHERE
+    if rule.endswith("/images/generations"):
+        return seeds.IMAGES
+    if rule.endswith("/audio/speech"):
+        return seeds.SPEECH
     if rule.startswith("/bedrock/"):
         return seeds.CONVERSE if "/converse" in rule else seeds.BEDROCK_INVOKE
     return [{}]

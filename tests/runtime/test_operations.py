@@ -174,9 +174,10 @@ def test_generated_vectors_are_unit_length_deterministic_and_seeded() -> None:
 def test_generation_is_bounded() -> None:
     with pytest.raises(InvalidRequest, match="generated_embedding_values"):
         generate(_embed(*["x"] * 200, dimensions=4096), None)
-    images = build(OperationRequest, provider="openai", operation="images", model="m", messages=())
-    with pytest.raises(NoMatchingScenario, match="generates no images"):
-        generate(images, None)
+    # An operation without a generator (every non-chat operation has one since images and audio landed).
+    chat = build(OperationRequest, provider="openai", operation="chat", model="m", messages=())
+    with pytest.raises(NoMatchingScenario, match="generates no chat"):
+        generate(chat, None)
 
 
 def test_generated_moderation_and_rerank() -> None:

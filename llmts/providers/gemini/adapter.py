@@ -15,9 +15,10 @@ from llmts.providers.gemini.embeddings import (
     render_embed,
 )
 from llmts.providers.gemini.errors import render_gemini_error
+from llmts.providers.gemini.images import parse_generate_or_image, render_generate_or_image
 from llmts.providers.gemini.info import GEMINI_INFO
 from llmts.providers.gemini.models import count_tokens, get_model, list_models, unknown_method
-from llmts.providers.gemini.parse import STREAM_SSE, parse_generate, parse_stream
+from llmts.providers.gemini.parse import STREAM_SSE, parse_stream
 from llmts.providers.gemini.render import render_generate
 from llmts.providers.gemini.strict_rules import GENERATE_RULES
 
@@ -37,8 +38,8 @@ GEMINI = ProviderAdapter(
         InferenceRoute(
             f"{_MODELS}/<model>:generateContent",
             ("POST",),
-            parse_generate,
-            render_generate,
+            parse_generate_or_image,
+            render_generate_or_image,
             strict_rules=GENERATE_RULES,
         ),
         # Only the ``?alt=sse`` stream is SSE text; the JSON-array stream has no frames to act on.

@@ -15,14 +15,39 @@ from llmts.providers.chat_completions.embeddings import EMBEDDINGS_RULES, parse_
 from llmts.providers.chat_completions.errors import render_openai_error
 from llmts.providers.chat_completions.parse import parse_chat_request
 from llmts.providers.chat_completions.render import render_chat_completion, render_chat_stream
+from llmts.providers.openai.audio import (
+    parse_speech,
+    parse_transcription,
+    parse_translation,
+    render_speech,
+    render_transcript,
+)
 from llmts.providers.openai.azure import AZURE_OPENAI
+from llmts.providers.openai.images import (
+    parse_image_edit,
+    parse_image_generation,
+    render_images,
+    serve_image_file,
+)
 from llmts.providers.openai.info import OPENAI_INFO
+from llmts.providers.openai.media_strict import (
+    IMAGE_EDIT_RULES,
+    IMAGE_GENERATION_RULES,
+    SPEECH_RULES,
+    TRANSCRIPTION_RULES,
+    TRANSLATION_RULES,
+)
 from llmts.providers.openai.models import list_models, retrieve_model
 from llmts.providers.openai.moderation import MODERATION_RULES, parse_moderation, render_moderation
 from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
 from llmts.providers.openai.rate_limits import openai_rate_limit_headers
 from llmts.providers.openai.responses_routes import ResponsesSurface, responses_routes
-from llmts.providers.openai.stream_faults import CHAT_STREAM_FAULTS
+from llmts.providers.openai.stream_faults import (
+    CHAT_STREAM_FAULTS,
+    IMAGE_STREAM_FAULTS,
+    SPEECH_STREAM_FAULTS,
+    TRANSCRIPTION_STREAM_FAULTS,
+)
 from llmts.providers.openai.strict_rules import CHAT_RULES
 from llmts.schema.neutral import Completion, NeutralRequest
 
@@ -72,6 +97,52 @@ OPENAI = ProviderAdapter(
             _parse_moderation,
             render_moderation,
             strict_rules=MODERATION_RULES,
+        ),
+        InferenceRoute(
+            "/openai/v1/images/generations",
+            ("POST",),
+            parse_image_generation,
+            render_images,
+            in_stream_faults=IMAGE_STREAM_FAULTS,
+            strict_rules=IMAGE_GENERATION_RULES,
+        ),
+        InferenceRoute(
+            "/openai/v1/images/edits",
+            ("POST",),
+            parse_image_edit,
+            render_images,
+            in_stream_faults=IMAGE_STREAM_FAULTS,
+            strict_rules=IMAGE_EDIT_RULES,
+        ),
+        SimpleRoute(
+            "/openai/v1/images/files/<image_id>",
+            ("GET",),
+            serve_image_file,
+            "images.file",
+            credential_free=True,
+        ),
+        InferenceRoute(
+            "/openai/v1/audio/transcriptions",
+            ("POST",),
+            parse_transcription,
+            render_transcript,
+            in_stream_faults=TRANSCRIPTION_STREAM_FAULTS,
+            strict_rules=TRANSCRIPTION_RULES,
+        ),
+        InferenceRoute(
+            "/openai/v1/audio/translations",
+            ("POST",),
+            parse_translation,
+            render_transcript,
+            strict_rules=TRANSLATION_RULES,
+        ),
+        InferenceRoute(
+            "/openai/v1/audio/speech",
+            ("POST",),
+            parse_speech,
+            render_speech,
+            in_stream_faults=SPEECH_STREAM_FAULTS,
+            strict_rules=SPEECH_RULES,
         ),
         SimpleRoute("/openai/v1/models", ("GET",), list_models, "models.list"),
         SimpleRoute("/openai/v1/models/<path:model>", ("GET",), retrieve_model, "models.get"),

@@ -126,7 +126,7 @@ def judge_scenario(
             if response.output is not None:
                 check_output_fits(request, response.output, where)
             if response.stream_delivery is not None and not positions:
-                check_delivery_fits(request, response.stream_delivery, where)
+                check_delivery_fits(request, response.stream_delivery, where, response.output)
         except FixtureMismatch as mismatch:
             return ScenarioVerdict(index, scenario, True, first if first is not None else position, mismatch)
         positions.append(position)

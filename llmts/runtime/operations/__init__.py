@@ -12,10 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from llmts.errors import FixtureMismatch, InvalidRequest, NoMatchingScenario
+from llmts.runtime.media.answers import (
+    check_media_fits,
+    compile_audio,
+    compile_images,
+    compile_transcript,
+    generate_images,
+    generate_speech,
+    generate_transcript,
+)
 from llmts.runtime.operations.embeddings import embed_texts
 from llmts.runtime.operations.scoring import moderate_texts, rank_documents
 from llmts.runtime.tokens import estimate_text_tokens
 from llmts.schema.fixtures import LIMITS, ResponseFixture
+from llmts.schema.media import AudioResult, ImagesResult, TranscriptResult
 from llmts.schema.neutral import NeutralRequest, OperationRequest, ScriptedOutput, build
 from llmts.schema.operation_fixtures import ModerationFixture
 from llmts.schema.operations import (
@@ -68,6 +78,12 @@ def compile_result(fixture: ResponseFixture) -> ScriptedOutput | None:
     if fixture.rerank is not None:
         hits = tuple((hit.index, hit.relevance_score) for hit in fixture.rerank)
         return _output("rerank", RerankResult(hits=hits))
+    if fixture.images is not None:
+        return compile_images(fixture.images)
+    if fixture.transcript is not None:
+        return compile_transcript(fixture.transcript)
+    if fixture.audio is not None:
+        return compile_audio(fixture.audio)
     return None
 
 
@@ -100,6 +116,10 @@ GENERATORS: dict[str, Callable[[OperationRequest, str], ScriptedOutput]] = {
     "embeddings": _embeddings,
     "moderation": _moderation,
     "rerank": _rerank,
+    "images": generate_images,
+    "transcription": generate_transcript,
+    "translation": generate_transcript,
+    "speech": generate_speech,
 }
 
 
@@ -138,6 +158,8 @@ def check_result_fits(request: NeutralRequest, output: ScriptedOutput, where: st
                 f"{where} scripts {len(result.verdicts)} moderation results but the request has "
                 f"{count} input(s)"
             )
+    elif isinstance(result, (ImagesResult, TranscriptResult, AudioResult)):
+        check_media_fits(request, output, where)
     elif isinstance(result, RerankResult):
         for index, _score in result.hits:
             if index >= count:

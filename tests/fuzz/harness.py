@@ -19,6 +19,7 @@ import json
 import os
 import re
 import socket
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -82,6 +83,7 @@ class FuzzServer:
         self._log_offset = 0
         self._sock: socket.socket | None = None
         self.requests = 0
+        self.statuses: Counter[int] = Counter()  # answers by status, for the deep run's figures
         self.port = int(server.url.rsplit(":", 1)[1])
 
     # --- HTTP ---------------------------------------------------------------------------------------
@@ -120,6 +122,7 @@ class FuzzServer:
             raise
         if response.will_close:
             self.close()
+        self.statuses[response.status] += 1
         return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, body)
 
     def close(self) -> None:

@@ -184,6 +184,28 @@ def test_nova_scripted_errors_raise_the_modelled_exceptions(llmts_session: Sessi
     assert raised.value.response["Error"]["Message"] == "the model failed"
 
 
+def test_strict_requests_hold_nova_bodies_to_the_converse_rules(llmts_session: SessionClient) -> None:
+    """InvokeModel runs Anthropic's strict rules on the Anthropic body and Converse's on Nova's (strict
+    requests are on by default): an orphan ``toolResult`` or two user turns in a row are refused."""
+    _configure(llmts_session, {"text": "never"})
+    client = _boto(llmts_session)
+    orphan = [{"role": "user", "content": [{"toolResult": {"toolUseId": "t9", "content": [{"text": "x"}]}}]}]
+    twice = [*HI, *HI]
+    for messages, rule in ((orphan, "tool_result_without_tool_use"), (twice, "roles_not_alternating")):
+        with pytest.raises(client.exceptions.ValidationException) as raised:
+            client.invoke_model(modelId=NOVA, body=_nova(messages=messages))
+        assert f"llmts strict rule {rule}" in raised.value.response["Error"]["Message"]
+    assert [e["status"] for e in llmts_session.requests()] == [400, 400]
+    # Titan's body has no messages: no rule applies, the answer is consumed as usual.
+    llmts_session.configure({"models": [TITAN], "scenarios": [{"responses": [{"text": "ok"}]}]})
+    assert (
+        json.loads(client.invoke_model(modelId=TITAN, body=_titan())["body"].read())["results"][0][
+            "outputText"
+        ]
+        == "ok"
+    )
+
+
 # --- Amazon Titan Text -------------------------------------------------------------------------------
 
 

@@ -20,6 +20,7 @@ import os
 import re
 import socket
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -89,6 +90,7 @@ class FuzzServer:
         self._sock: socket.socket | None = None
         self._last_used = 0.0
         self.requests = 0
+        self.statuses: Counter[int] = Counter()  # answers by status, for the deep run's figures
         self.port = int(server.url.rsplit(":", 1)[1])
 
     # --- HTTP ---------------------------------------------------------------------------------------
@@ -132,6 +134,7 @@ class FuzzServer:
         self._last_used = time.monotonic()
         if response.will_close:
             self.close()
+        self.statuses[response.status] += 1
         return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, body)
 
     def close(self) -> None:

@@ -233,6 +233,24 @@ BEDROCK_INVOKE: list[dict[str, Any]] = [
         "max_tokens": 10,
         "messages": [{"role": "user", "content": "Hi"}],
     },
+    # Amazon Nova (messages-v1) and Amazon Titan Text: the model id picks the body family.
+    {
+        "schemaVersion": "messages-v1",
+        "system": [{"text": "Be brief"}],
+        "messages": CONVERSE[1]["messages"],
+        "toolConfig": CONVERSE[1]["toolConfig"],
+        "inferenceConfig": {"maxTokens": 10, "temperature": 0.5, "topK": 20, "stopSequences": ["x"]},
+    },
+    {
+        "inputText": "User: Hi\nBot:",
+        "textGenerationConfig": {"maxTokenCount": 10, "temperature": 0.5, "topP": 0.9, "stopSequences": []},
+    },
+]
+# The model id each BEDROCK_INVOKE seed is meant for (its body family).
+BEDROCK_INVOKE_MODELS = [
+    "us.anthropic.claude-3-7-sonnet-20250219-v1:0",
+    "us.amazon.nova-lite-v1:0",
+    "amazon.titan-text-express-v1",
 ]
 
 # The operations other than chat (docs/embeddings.md, docs/moderation.md, docs/rerank.md).
@@ -328,6 +346,8 @@ PATH_ARGUMENTS: dict[str, list[str]] = {
         "amazon.titan-embed-text-v2:0",
         "cohere.embed-english-v3",
         "cohere.rerank-v3-5:0",
+        "us.amazon.nova-lite-v1:0",
+        "amazon.titan-text-express-v1",
     ],
     "version": ["v1", "v1beta", "v2"],
     "deployment": ["gpt-4.1-mini", "dep"],

@@ -119,7 +119,7 @@ def _locked_session(fuzz_server: FuzzServer) -> None:
     """A session whose provider routes need credentials, so the credential checks get fuzzed too."""
     session = fuzz_server.server.create_session()
     builder = ConfigBuilder().credentials(
-        openai="sk-right", anthropic="sk-right", gemini="sk-right", cohere="sk-right"
+        openai="sk-right", anthropic="sk-right", gemini="sk-right", cohere="sk-right", ollama="sk-right"
     )
     builder.credentials(azure_openai="sk-right", bedrock="sk-right")
     session.configure(builder.scenario(terminal_policy="repeat_last_response").text("locked").build())
@@ -149,7 +149,9 @@ def test_every_body_node_replaced_by_a_hostile_value(fuzz_server: FuzzServer, na
             continue
         seen.add(id(route_seeds))
         path = PLACEHOLDER.sub(lambda m: seeds.PATH_ARGUMENTS[m.group(1).rsplit(":", 1)[-1]][0], route.rule)
-        for seed in route_seeds:
+        for number, seed in enumerate(route_seeds):
+            if route_seeds is seeds.BEDROCK_INVOKE:  # each body family under a model id of its own
+                path = PLACEHOLDER.sub(seeds.BEDROCK_INVOKE_MODELS[number], route.rule)
             for node in node_paths(seed):
                 for value in ({}, [], None, 1.5, {"type": {}}):
                     body = json.dumps(mutate(seed, node, "replace", value)).encode()
@@ -165,5 +167,9 @@ def test_provider_routes_survive_hostile_requests_deep(fuzz_server: FuzzServer, 
     def run(request: tuple[str, str, dict[str, str], bytes]) -> None:
         _check(fuzz_server, request)
 
+    sent, statuses = fuzz_server.requests, fuzz_server.statuses.copy()
     run()
     fuzz_server.assert_healthy()
+    # The figures docs/contributing.md asks a deep run to report (shown with -rP): any 5xx failed above.
+    by_status = dict(sorted((fuzz_server.statuses - statuses).items()))
+    print(f"deep fuzz {namespace}: {fuzz_server.requests - sent} requests, by status {by_status}")

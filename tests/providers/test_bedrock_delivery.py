@@ -1,5 +1,6 @@
 """Every stream delivery fault mode on both Bedrock streaming routes (``converse-stream`` and
-``invoke-with-response-stream``): what boto3 sees and the journal's evidence (docs/stream-delivery.md).
+``invoke-with-response-stream``, the latter with each body family: Anthropic, Amazon Nova, Amazon Titan
+Text): what boto3 sees and the journal's evidence (docs/stream-delivery.md).
 
 The two routes differ in one thing: ConverseStream ends with ``messageStop``/``metadata`` (terminal
 frames), InvokeModelWithResponseStream ends at EOF with no marker, so ``terminal_marker_observed`` is
@@ -23,7 +24,9 @@ from llmts import SessionClient
 pytestmark = pytest.mark.sdk
 
 MODEL = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
-ROUTES = ("converse-stream", "invoke-with-response-stream")
+NOVA = "us.amazon.nova-lite-v1:0"
+TITAN = "amazon.titan-text-express-v1"
+ROUTES = ("converse-stream", "invoke-with-response-stream", "invoke-nova", "invoke-titan")
 # Events boto3 yields for a whole answer of two text chunks, per route.
 WHOLE = {
     "converse-stream": [
@@ -43,11 +46,40 @@ WHOLE = {
         "message_delta",
         "message_stop",
     ],
+    # Nova's chunks are the ConverseStream events as JSON; Titan's carry the text chunks themselves.
+    "invoke-nova": [
+        "messageStart",
+        "contentBlockDelta",
+        "contentBlockDelta",
+        "contentBlockStop",
+        "messageStop",
+        "metadata",
+    ],
+    "invoke-titan": ["First ", "second."],
 }
 # What boto3 had yielded when the plan acted after the first text frame.
 FIRST = {
     "converse-stream": WHOLE["converse-stream"][:2],
     "invoke-with-response-stream": WHOLE["invoke-with-response-stream"][:3],
+    "invoke-nova": WHOLE["invoke-nova"][:2],
+    "invoke-titan": WHOLE["invoke-titan"][:1],
+}
+_FAMILY = {
+    "invoke-with-response-stream": (
+        MODEL,
+        {
+            "anthropic_version": "bedrock-2023-05-31",
+            "max_tokens": 9,
+            "messages": [{"role": "user", "content": "Hi"}],
+        },
+        lambda event: event["type"],
+    ),
+    "invoke-nova": (
+        NOVA,
+        {"messages": [{"role": "user", "content": [{"text": "Hi"}]}]},
+        lambda e: next(iter(e)),
+    ),
+    "invoke-titan": (TITAN, {"inputText": "Hi"}, lambda event: event["outputText"]),
 }
 
 
@@ -56,7 +88,7 @@ def _events(
 ) -> tuple[list[str], BaseException | None]:
     session.configure(
         {
-            "models": [MODEL],
+            "models": [MODEL, NOVA, TITAN],
             "scenarios": [
                 {
                     "responses": [
@@ -76,13 +108,9 @@ def _events(
             )
             seen.extend(next(iter(event)) for event in response["stream"])
         else:
-            body = {
-                "anthropic_version": "bedrock-2023-05-31",
-                "max_tokens": 9,
-                "messages": [{"role": "user", "content": "Hi"}],
-            }
-            response = client.invoke_model_with_response_stream(modelId=MODEL, body=json.dumps(body))
-            seen.extend(json.loads(event["chunk"]["bytes"])["type"] for event in response["body"])
+            model, body, name = _FAMILY[route]
+            response = client.invoke_model_with_response_stream(modelId=model, body=json.dumps(body))
+            seen.extend(name(json.loads(event["chunk"]["bytes"])) for event in response["body"])
     except Exception as error:  # what boto3 raised is the test's subject
         return seen, error
     return seen, None

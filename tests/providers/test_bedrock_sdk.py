@@ -281,10 +281,13 @@ def test_validation_errors_are_not_retried(llmts_session: SessionClient) -> None
     assert len(llmts_session.requests()) == 1
 
 
-def test_unknown_model_is_resource_not_found(llmts_session: SessionClient, client: Any) -> None:
+def test_unknown_model_is_a_validation_exception(llmts_session: SessionClient, client: Any) -> None:
+    """As AWS answers an unknown model id: 400 ValidationException (tests/providers/
+    test_bedrock_invoke_amazon_sdk.py covers every operation)."""
     llmts_session.configure({"models": [MODEL], "scenarios": [{"responses": [{"text": "x"}]}]})
-    with pytest.raises(client.exceptions.ResourceNotFoundException):
+    with pytest.raises(client.exceptions.ValidationException) as raised:
         _converse(client, modelId="us.meta.llama3-2-1b-instruct-v1:0")
+    assert raised.value.response["Error"]["Message"] == "The provided model identifier is invalid."
 
 
 def test_malformed_request_is_a_validation_exception(llmts_session: SessionClient, client: Any) -> None:

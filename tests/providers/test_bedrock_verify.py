@@ -15,6 +15,8 @@ from llmts import LlmTestServer, SessionClient
 pytestmark = pytest.mark.sdk
 
 MODEL = "eu.anthropic.claude-3-7-sonnet-20250219-v1:0"
+NOVA = "eu.amazon.nova-pro-v1:0"
+TITAN = "amazon.titan-text-lite-v1"
 HI = [{"role": "user", "content": [{"text": "Hi"}]}]
 INVOKE_BODY = json.dumps(
     {
@@ -93,7 +95,7 @@ def test_invoke_stream_terminal_marker_verification_is_refused(llmts_session: Se
 def _run(session: SessionClient) -> list[Any]:
     session.configure(
         {
-            "models": [MODEL],
+            "models": [MODEL, NOVA, TITAN],
             "determinism": {"seed": "bedrock-42", "fixed_utc": "2026-01-01T00:00:00Z"},
             "scenarios": [
                 {
@@ -101,6 +103,9 @@ def _run(session: SessionClient) -> list[Any]:
                         {"tool_calls": [{"id": "tooluse_1", "name": "f", "arguments": {"x": 1}}]},
                         {"text": "Two words.", "chunks": ["Two", " words."]},
                         {"text": "Invoked."},
+                        # No id: Nova's toolUseId comes from the seed.
+                        {"tool_calls": [{"name": "f", "arguments": {"x": 2}}]},
+                        {"text": "Titan.", "chunks": ["Ti", "tan."]},
                     ]
                 }
             ],
@@ -111,8 +116,16 @@ def _run(session: SessionClient) -> list[Any]:
     first = client.converse(modelId=MODEL, messages=HI, toolConfig=tools)
     stream = list(client.converse_stream(modelId=MODEL, messages=HI)["stream"])
     invoked = json.loads(client.invoke_model(modelId=MODEL, body=INVOKE_BODY)["body"].read())
+    nova_body = json.dumps({"messages": HI, "toolConfig": tools})
+    nova = [
+        e["chunk"] for e in client.invoke_model_with_response_stream(modelId=NOVA, body=nova_body)["body"]
+    ]
+    titan_body = json.dumps({"inputText": "Hi"})
+    titan = [
+        e["chunk"] for e in client.invoke_model_with_response_stream(modelId=TITAN, body=titan_body)["body"]
+    ]
     headers = first["ResponseMetadata"]["HTTPHeaders"]
-    return [first["output"], first["usage"], stream, invoked, headers["date"]]
+    return [first["output"], first["usage"], stream, invoked, headers["date"], nova, titan]
 
 
 def test_two_sessions_with_the_same_seed_answer_identically(llmts_server: LlmTestServer) -> None:
@@ -120,6 +133,9 @@ def test_two_sessions_with_the_same_seed_answer_identically(llmts_server: LlmTes
     try:
         assert _run(one) == _run(two)
         assert _run(one)[3]["id"].startswith("msg_bdrk_")
+        nova = [json.loads(chunk["bytes"]) for chunk in _run(one)[5]]
+        start = next(c["contentBlockStart"] for c in nova if "contentBlockStart" in c)
+        assert start["start"]["toolUse"]["toolUseId"]  # seeded, and the same in both sessions
     finally:
         one.delete()
         two.delete()

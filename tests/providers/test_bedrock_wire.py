@@ -162,6 +162,44 @@ def test_bad_body_is_a_validation_exception(llmts_session: SessionClient) -> Non
         assert isinstance(response.json()["message"], str)
 
 
+def test_unknown_model_is_400_validation_exception_on_the_wire(llmts_session: SessionClient) -> None:
+    _configure(llmts_session, {"text": "never"})
+    for route in ("converse", "converse-stream", "invoke", "invoke-with-response-stream"):
+        path = f"/bedrock/model/{quote('amazon.nova-premier-v9:0', safe='')}/{route}"
+        response = raw_request(llmts_session.provider_base, "POST", path, HI, SIGNED)
+        assert response.status == 400, route
+        assert response.headers["x-amzn-errortype"] == "ValidationException"
+        assert response.headers["content-type"] == "application/json"
+        assert response.json() == {"message": "The provided model identifier is invalid."}
+    assert {e["status"] for e in llmts_session.requests()} == {400}
+
+
+@pytest.mark.parametrize(
+    ("model", "body"),
+    [
+        ("us.amazon.nova-pro-v1:0", HI),
+        ("amazon.titan-text-premier-v1:0", {"inputText": "Hi"}),
+    ],
+)
+def test_amazon_invoke_stream_chunks_have_valid_crcs(
+    llmts_session: SessionClient, model: str, body: dict[str, Any]
+) -> None:
+    llmts_session.configure(
+        {"models": [model], "scenarios": [{"responses": [{"text": "ab", "chunks": ["a", "b"]}]}]}
+    )
+    path = f"/bedrock/model/{quote(model, safe='')}/invoke-with-response-stream"
+
+    response = raw_request(llmts_session.provider_base, "POST", path, body, SIGNED)
+
+    assert response.status == 200
+    assert response.headers["content-type"] == "application/vnd.amazon.eventstream"
+    messages = _decode(response.body)  # botocore's decoder checks both CRCs of every message
+    assert {(m.headers[":event-type"], m.headers[":message-type"]) for m in messages} == {("chunk", "event")}
+    events = [orjson.loads(base64.b64decode(orjson.loads(m.payload)["bytes"])) for m in messages]
+    assert "amazon-bedrock-invocationMetrics" in events[-1]
+    assert all("amazon-bedrock-invocationMetrics" not in e for e in events[:-1])
+
+
 def test_unknown_route_is_in_the_bedrock_envelope(llmts_session: SessionClient) -> None:
     response = raw_request(llmts_session.provider_base, "POST", f"/bedrock/model/{MODEL}/nope", HI, SIGNED)
     assert response.status == 404

@@ -15,9 +15,11 @@ from typing import Any
 
 import httpx
 import ollama
+import pydantic
 import pytest
 
 from llmts import SessionClient
+from tests.helpers import raw_request
 
 pytestmark = pytest.mark.sdk
 
@@ -203,9 +205,18 @@ def test_think_is_accepted_and_a_bad_think_value_is_refused(llmts_session: Sessi
     client = llmts_session.ollama_client()
 
     assert client.chat(model=MODEL, messages=HI, think=True).message.content == "Thought about it."
-    with pytest.raises(ollama.ResponseError) as caught:
+    # ollama 0.5 refuses a bad ``think`` itself (pydantic); later clients send it: the server refuses it.
+    body = {"model": MODEL, "messages": HI, "think": "extreme", "stream": False}
+    answer = raw_request(llmts_session.provider_base, "POST", "/ollama/api/chat", body)
+    assert answer.status == 400 and "think" in answer.json()["error"]
+    try:
         client.chat(model=MODEL, messages=HI, think="extreme")  # type: ignore[arg-type]
-    assert caught.value.status_code == 400 and "think" in caught.value.error
+    except pydantic.ValidationError:
+        pass  # refused before sending (ollama 0.5)
+    except ollama.ResponseError as caught:
+        assert caught.status_code == 400 and "think" in caught.error
+    else:
+        raise AssertionError("a bad think value was answered")
 
 
 def test_a_tool_result_without_tool_name_answers_the_oldest_open_call(llmts_session: SessionClient) -> None:
@@ -472,6 +483,7 @@ def test_async_client_streams_too(llmts_session: SessionClient) -> None:
 # --- realistic answers (docs/realistic-answers.md) ----------------------------------------------------------
 
 
+@pytest.mark.skipif(not _THINK, reason="this ollama client has no thinking field (0.5 added it)")
 def test_reasoning_is_the_thinking_field_json_and_streamed(llmts_session: SessionClient) -> None:
     answer = {"text": "42.", "chunks": ["4", "2."], "reasoning": {"text": "Six times seven."}}
     _configure(llmts_session, answer, answer, answer)

@@ -8,6 +8,7 @@ Bedrock API-key form ``Authorization: Bearer <key>``.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from llmts.errors import ProviderUnauthorized
 from llmts.providers.anthropic.strict_rules import MESSAGES_RULES
@@ -26,6 +27,8 @@ from llmts.providers.bedrock.parse import CONVERSE, parse_converse
 from llmts.providers.bedrock.render import render_converse
 from llmts.providers.bedrock.stream import render_converse_stream
 from llmts.providers.bedrock.strict_rules import CONVERSE_RULES
+from llmts.providers.strict import StrictRule, Violation
+from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest
 
 __all__ = ["ADAPTERS", "BEDROCK", "CONVERSE_STREAM", "bedrock_credential"]
@@ -78,6 +81,23 @@ def _parse_invoke_stream(call: ProviderCall) -> NeutralRequest:
     return parse_invoke(call, stream=True)
 
 
+def _for_body(rule: StrictRule, anthropic: bool) -> StrictRule:
+    """``rule``, run only on InvokeModel bodies of its family: the parser has already held the body to the
+    model's family, and only the Anthropic body has ``anthropic_version``."""
+    check = rule.check
+
+    def gated(body: dict[str, Any], signatures: SignatureBook) -> Violation | None:
+        return check(body, signatures) if ("anthropic_version" in body) is anthropic else None
+
+    return StrictRule(
+        rule.name, gated, code=rule.code, source=rule.source, error_type=rule.error_type, markers=rule.markers
+    )
+
+
+INVOKE_RULES = tuple(_for_body(rule, True) for rule in MESSAGES_RULES) + tuple(
+    _for_body(rule, False) for rule in CONVERSE_RULES
+)
+
 _MODEL = "/bedrock/model/<path:model>"
 
 BEDROCK = ProviderAdapter(
@@ -95,10 +115,10 @@ BEDROCK = ProviderAdapter(
             in_stream_faults=frozenset({CONVERSE_STREAM}),
             strict_rules=CONVERSE_RULES,
         ),
-        # InvokeModel's body is Anthropic's Messages body: Anthropic's rules (Bedrock passes their
-        # messages on unchanged).
+        # InvokeModel's Anthropic body gets Anthropic's rules (Bedrock passes their messages on unchanged),
+        # Nova's Converse-shaped body the Converse rules, Titan's none (it has no messages).
         InferenceRoute(
-            f"{_MODEL}/invoke", ("POST",), _parse_invoke, render_invoke, strict_rules=MESSAGES_RULES
+            f"{_MODEL}/invoke", ("POST",), _parse_invoke, render_invoke, strict_rules=INVOKE_RULES
         ),
         InferenceRoute(
             f"{_MODEL}/invoke-with-response-stream",
@@ -107,7 +127,7 @@ BEDROCK = ProviderAdapter(
             render_invoke,
             in_stream_faults=frozenset({INVOKE_STREAM}),
             unmarked_streams=frozenset({INVOKE_STREAM}),
-            strict_rules=MESSAGES_RULES,
+            strict_rules=INVOKE_RULES,
         ),
     ),
     credential=bedrock_credential,

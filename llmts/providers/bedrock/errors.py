@@ -5,16 +5,19 @@ the body, so the SDK raises its modelled exception (``client.exceptions.Throttli
 retry rules run (``ThrottlingException``, 5xx). The name comes from a scripted error's ``type`` or ``code``
 when it is an AWS exception name (``...Exception``), else from the status; llmts's own 409s keep their
 ``llm_test_server_*`` code as the error code (a plain ``ClientError`` whose code names the cause).
+
+A model the session does not serve is answered as Bedrock Runtime answers a model id it does not know:
+400 ``ValidationException`` "The provided model identifier is invalid." (docs/providers.md, "AWS Bedrock").
 """
 
 from __future__ import annotations
 
 import orjson
 
-from llmts.errors import LlmtsError, ProviderUnauthorized, ScriptedError
+from llmts.errors import LlmtsError, ModelNotFound, ProviderUnauthorized, ScriptedError
 from llmts.providers.base import Reply
 
-__all__ = ["ERROR_TYPES", "error_type_for", "render_bedrock_error"]
+__all__ = ["ERROR_TYPES", "INVALID_MODEL_MESSAGE", "error_type_for", "render_bedrock_error"]
 
 ERROR_TYPES = {
     400: "ValidationException",
@@ -28,6 +31,7 @@ ERROR_TYPES = {
 }
 # AWS answers an unknown or malformed access key with 403 and this (unmodelled) code.
 _UNRECOGNIZED_CLIENT = "UnrecognizedClientException"
+INVALID_MODEL_MESSAGE = "The provided model identifier is invalid."
 
 
 def error_type_for(error: LlmtsError) -> str:
@@ -51,6 +55,16 @@ def _seconds(value: float) -> str:
 
 
 def render_bedrock_error(error: LlmtsError, request_id: str) -> Reply:
+    if isinstance(error, ModelNotFound):
+        return Reply(
+            400,
+            [
+                ("Content-Type", "application/json"),
+                ("x-amzn-ErrorType", "ValidationException"),
+                ("x-amzn-RequestId", request_id),
+            ],
+            orjson.dumps({"message": INVALID_MODEL_MESSAGE}),
+        )
     status = 403 if isinstance(error, ProviderUnauthorized) else error.http_status
     headers = [
         ("Content-Type", "application/json"),

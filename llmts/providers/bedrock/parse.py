@@ -35,7 +35,7 @@ from llmts.schema.neutral import (
     reasoning_settings,
 )
 
-__all__ = ["CONVERSE", "MAX_CACHE_POINTS", "invalid", "parse_converse"]
+__all__ = ["CONVERSE", "MAX_CACHE_POINTS", "converse_request", "invalid", "parse_converse"]
 
 CONVERSE = "converse"
 # The service rejects more cachePoint blocks than this in one request.
@@ -229,7 +229,11 @@ def _reasoning_settings(body: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def parse_converse(call: ProviderCall, operation: str, stream: bool) -> NeutralRequest:
-    body = call.request.json_object()
+    return converse_request(call.request.json_object(), call.request.args["model"], operation, stream)
+
+
+def converse_request(body: dict[str, Any], model: str, operation: str, stream: bool) -> NeutralRequest:
+    """A Converse-shaped body (also Amazon Nova's InvokeModel body, ``llmts/providers/bedrock/nova.py``)."""
     raw_messages = body.get("messages")
     if raw_messages is None:
         raise _constraint("messages", "Member must not be null")
@@ -250,7 +254,7 @@ def parse_converse(call: ProviderCall, operation: str, stream: bool) -> NeutralR
         NeutralRequest,
         provider="bedrock",
         operation=operation,
-        model=call.request.args["model"],
+        model=model,
         messages=tuple(messages),
         tool_names=tool_names,
         tool_choice=tool_choice,

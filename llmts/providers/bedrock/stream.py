@@ -22,7 +22,7 @@ from llmts.providers.bedrock.render import LATENCY_MS, reasoning_block, stop_rea
 from llmts.schema.faults import FrameKind
 from llmts.schema.neutral import ScriptedOutput, Usage
 
-__all__ = ["EVENTSTREAM_HEADERS", "MALFORMED_EVENT", "render_converse_stream"]
+__all__ = ["EVENTSTREAM_HEADERS", "MALFORMED_EVENT", "render_converse_stream", "stream_events"]
 
 EVENTSTREAM_HEADERS = ("Content-Type", "application/vnd.amazon.eventstream")
 MALFORMED_EVENT = with_broken_crc(
@@ -35,14 +35,13 @@ def _event(name: bytes, payload: dict[str, Any]) -> bytes:
     return event_message(name, orjson.dumps(payload))
 
 
-def render_converse_stream(output: ScriptedOutput, usage: Usage, request_id: str) -> Reply:
-    frames = [_MESSAGE_START]
-    kinds = [FrameKind.OTHER]
-
-    def add(kind: FrameKind, name: bytes, payload: dict[str, Any]) -> None:
-        frames.append(_event(name, payload))
-        kinds.append(kind)
-
+def stream_events(
+    output: ScriptedOutput, final_usage: dict[str, Any]
+) -> list[tuple[FrameKind, bytes, dict[str, Any]]]:
+    """The ConverseStream events after ``messageStart`` as (frame kind, event name, payload); the last two,
+    ``messageStop`` and ``metadata`` (carrying ``final_usage``), are TERMINAL. Amazon Nova's InvokeModel
+    stream sends the same events as JSON chunks (``llmts/providers/bedrock/nova.py``)."""
+    events: list[tuple[FrameKind, bytes, dict[str, Any]]] = []
     index = 0
     if output.reasoning is not None:  # one reasoning block first: its text (or redacted blob), signature
         reasoning = output.reasoning
@@ -51,35 +50,38 @@ def render_converse_stream(output: ScriptedOutput, usage: Usage, request_id: str
         else:
             pieces = [{"text": reasoning.thinking()}, {"signature": reasoning.signature}]
         for piece in pieces:
-            add(
-                FrameKind.OTHER,
-                b"contentBlockDelta",
-                {"contentBlockIndex": 0, "delta": {"reasoningContent": piece}},
-            )
-        add(FrameKind.OTHER, b"contentBlockStop", {"contentBlockIndex": 0})
+            delta = {"contentBlockIndex": 0, "delta": {"reasoningContent": piece}}
+            events.append((FrameKind.OTHER, b"contentBlockDelta", delta))
+        events.append((FrameKind.OTHER, b"contentBlockStop", {"contentBlockIndex": 0}))
         index = 1
     text = output.refusal if output.refusal is not None else output.text
     if text or output.kind != "tool_calls":  # text blocks have no contentBlockStart, as the service sends
         chunks = [chunk for chunk in output.chunks if chunk] if output.refusal is None else []
         for chunk in chunks or [text]:
-            add(
-                FrameKind.CONTENT,
-                b"contentBlockDelta",
-                {"contentBlockIndex": index, "delta": {"text": chunk}},
-            )
-        add(FrameKind.OTHER, b"contentBlockStop", {"contentBlockIndex": index})
+            delta = {"contentBlockIndex": index, "delta": {"text": chunk}}
+            events.append((FrameKind.CONTENT, b"contentBlockDelta", delta))
+        events.append((FrameKind.OTHER, b"contentBlockStop", {"contentBlockIndex": index}))
         index += 1
     for call in output.tool_calls:
         start = {"toolUse": {"toolUseId": call.id, "name": call.name}}
-        add(FrameKind.OTHER, b"contentBlockStart", {"contentBlockIndex": index, "start": start})
+        events.append((FrameKind.OTHER, b"contentBlockStart", {"contentBlockIndex": index, "start": start}))
         for argument in [p for p in call.arguments_chunks if p] or [call.arguments]:
-            delta = {"toolUse": {"input": argument}}
-            add(FrameKind.OTHER, b"contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
-        add(FrameKind.OTHER, b"contentBlockStop", {"contentBlockIndex": index})
+            delta = {"contentBlockIndex": index, "delta": {"toolUse": {"input": argument}}}
+            events.append((FrameKind.OTHER, b"contentBlockDelta", delta))
+        events.append((FrameKind.OTHER, b"contentBlockStop", {"contentBlockIndex": index}))
         index += 1
-    frames.append(_event(b"messageStop", {"stopReason": stop_reason(output)}))
-    frames.append(_event(b"metadata", {"usage": usage_payload(usage), "metrics": {"latencyMs": LATENCY_MS}}))
-    kinds.extend((FrameKind.TERMINAL, FrameKind.TERMINAL))
+    events.append((FrameKind.TERMINAL, b"messageStop", {"stopReason": stop_reason(output)}))
+    events.append((FrameKind.TERMINAL, b"metadata", final_usage))
+    return events
+
+
+def render_converse_stream(output: ScriptedOutput, usage: Usage, request_id: str) -> Reply:
+    final = {"usage": usage_payload(usage), "metrics": {"latencyMs": LATENCY_MS}}
+    frames = [_MESSAGE_START]
+    kinds = [FrameKind.OTHER]
+    for kind, name, payload in stream_events(output, final):
+        frames.append(_event(name, payload))
+        kinds.append(kind)
     return Reply(
         200,
         [EVENTSTREAM_HEADERS, ("x-amzn-RequestId", request_id)],

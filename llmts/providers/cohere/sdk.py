@@ -5,7 +5,7 @@ the same arguments on cohere 5.x to 7.x:
 
 * The SDK has no keyword for headers sent on every request: extra headers (the conversation header of
   ``for_conversation``) go on an httpx client handed to the SDK as ``httpx_client``.
-* cohere 5.x takes ``max_retries`` per request only (``request_options``); given to the factory, it
+* cohere 5.x and 6.x take ``max_retries`` per request only (``request_options``); given to the factory, it
   becomes the default of every request the client's HTTP wrapper sends.
 
 Imported only when a Cohere client is built, so ``cohere`` and ``httpx`` stay optional for llmts itself.

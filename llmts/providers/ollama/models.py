@@ -10,7 +10,7 @@ import hashlib
 from typing import Any
 
 from llmts.errors import InvalidRequest, ModelNotFound
-from llmts.providers.base import ProviderCall, Reply, json_reply, load_json_object
+from llmts.providers.base import ProviderCall, Reply, json_reply
 from llmts.providers.ollama.info import OLLAMA_INFO
 
 __all__ = [
@@ -80,7 +80,7 @@ def list_running(call: ProviderCall) -> Reply:
 
 
 def show_model(call: ProviderCall) -> Reply:
-    body = load_json_object(call.request.body)
+    body = call.request.json_object()
     model = body.get("model") or body.get("name")  # older clients send ``name``
     if not isinstance(model, str) or not model:
         raise InvalidRequest("model is required", code="invalid_request")

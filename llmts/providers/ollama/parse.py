@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from llmts.errors import InvalidRequest
-from llmts.providers.base import ProviderCall, load_json_object
+from llmts.providers.base import ProviderCall
 from llmts.schema.neutral import (
     NeutralMessage,
     NeutralRequest,
@@ -220,8 +220,8 @@ def generate_request(body: dict[str, Any]) -> NeutralRequest:
 
 
 def parse_chat(call: ProviderCall) -> NeutralRequest:
-    return chat_request(load_json_object(call.request.body))
+    return chat_request(call.request.json_object())
 
 
 def parse_generate(call: ProviderCall) -> NeutralRequest:
-    return generate_request(load_json_object(call.request.body))
+    return generate_request(call.request.json_object())

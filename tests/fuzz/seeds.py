@@ -318,6 +318,8 @@ BEDROCK_INVOKE += [
     {"texts": ["a"], "input_type": "search_document", "embedding_types": ["int8"]},
     {"query": "q", "documents": ["a", "b"], "top_n": 1, "api_version": 2},
 ]
+BEDROCK_INVOKE_MODELS += ["amazon.titan-embed-text-v2:0", "cohere.embed-english-v3", "cohere.rerank-v3-5:0"]
+assert len(BEDROCK_INVOKE_MODELS) == len(BEDROCK_INVOKE)  # one model id per seed body
 # OpenAI images (JSON generations) and speech; small sizes keep each generated answer cheap.
 IMAGES: list[dict[str, Any]] = [
     {"model": "gpt-image-1.5", "prompt": "a fox", "size": "64x64", "n": 2, "response_format": "url"},

@@ -23,6 +23,7 @@ _EXACT_FIELDS = (
     "completed",
     "success",
     "error_code",
+    "retry_group",
 )
 
 
@@ -42,6 +43,8 @@ def matches(entry: JournalEntry, query: JournalQuery) -> bool:
         wanted = getattr(query, name)
         if wanted is not None and getattr(entry, name) != wanted:
             return False
+    if query.after is not None and entry.sequence <= query.after:
+        return False
     if query.from_ is not None and _started(entry) < query.from_:
         return False
     return not (query.to is not None and _started(entry) > query.to)

@@ -73,7 +73,8 @@ def parse_query(
 
 
 def query_session(session: Session, query: JournalQuery) -> QueryResult:
-    return run_query(session.journal_snapshot(), query)
+    # ``after`` narrows the snapshot itself: a cursor poll converts only the newer records.
+    return run_query(session.journal_snapshot(query.after or 0), query)
 
 
 def query_headers(result: QueryResult) -> list[tuple[str, str]]:

@@ -35,6 +35,7 @@ export function mountSessions(root, ctx) {
       const no = h("button", { type: "button", class: "link" }, "Cancel");
       yes.addEventListener("click", async () => {
         entry.confirming = null;
+        actions(info, entry);
         try {
           if (verb === "delete") await api.deleteSession(info.id);
           else await api.reset(info.id);

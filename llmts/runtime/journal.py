@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
@@ -475,11 +475,16 @@ class Journal:
         with self._lock:
             return len(self._entries), self._bytes, self._observed, self._evicted
 
-    def snapshot(self, after: int = 0) -> JournalSnapshot:
+    def snapshot(
+        self,
+        after: int = 0,
+        pick: Callable[[Sequence[JournalRecord]], Sequence[JournalRecord]] | None = None,
+    ) -> JournalSnapshot:
         """The entries with a sequence above ``after`` (all by default) and the journal's counters.
 
-        Only those records become ``JournalEntry`` models, so a poll for what is new (the dashboard's
-        live journal) costs what it returns, not the whole retained journal (docs/journal.md, "Querying").
+        ``pick`` chooses, from those records, the ones to return (a query's filter and page). Only what
+        is returned becomes ``JournalEntry`` models, so a page of a full journal, or a poll for what is
+        new (the dashboard's live journal), costs what it returns (docs/journal.md, "Querying").
         """
         with self._lock:
             entries = self._entries
@@ -491,6 +496,7 @@ class Journal:
                 records = tuple(entries)
             counters = (self._observed, self._evicted, self._bytes, self._truncated)
             retained = len(entries)
+        chosen = pick(records) if pick is not None else records
         return JournalSnapshot(
-            tuple(record.to_entry() for record in records), *counters, first, last, retained
+            tuple(record.to_entry() for record in chosen), *counters, first, last, retained
         )

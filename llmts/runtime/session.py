@@ -218,8 +218,8 @@ class Session:
         record.finish(self._clock.now(), self._clock.monotonic())
         self._journal.settle(record)
 
-    def journal_snapshot(self, after: int = 0) -> JournalSnapshot:
-        return self._journal.snapshot(after)
+    def journal_snapshot(self) -> JournalSnapshot:
+        return self._journal.snapshot()
 
     # --- stored objects (per provider namespace, bounded) ------------------------------------------
 

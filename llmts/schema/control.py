@@ -15,7 +15,7 @@ class SessionInfo(BaseModel):
     id: str
     provider_base: str
     configured: bool = False
-    # Listing details (docs/journal.md, "Sessions at a glance"): when the session was created, what it
+    # Listing details (docs/server.md, "Control API"): when the session was created, what it
     # declares, and its journal's counters.
     created_at: str | None = None
     scenario_count: int = 0

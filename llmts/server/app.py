@@ -99,7 +99,7 @@ class LlmtsApp:
         self._write_timeout = self.timeouts.write if enforced else None
         self._deliveries: set[ActiveDelivery] | None = None
         self._control = ControlApi(self.registry, self.control_key, max_body_bytes, self._body_timeout)
-        self._dashboard = Dashboard(self.control_key)
+        self._dashboard = Dashboard(self.control_key, self._body_timeout)
         rules = [
             Rule(route.rule, methods=list(route.methods), endpoint=(adapter, route))
             for adapter in adapters

@@ -101,8 +101,9 @@ def _load_files() -> dict[str, tuple[str, bytes]]:
 class Dashboard:
     """The page and its files (``GET /dashboard``, ``/dashboard/static/...``), login and logout."""
 
-    def __init__(self, control_key: str | None) -> None:
+    def __init__(self, control_key: str | None, body_timeout: float | None = None) -> None:
         self._control_key = control_key
+        self._body_timeout = body_timeout
         self._token = dashboard_token(control_key) if control_key is not None else None
         self._files = _load_files()
 
@@ -152,7 +153,7 @@ class Dashboard:
         self, environ: Mapping[str, Any], start_response: StartResponse, method: str
     ) -> Iterable[bytes]:
         self._check_post(environ, method)
-        body = read_body(environ, _MAX_LOGIN_BODY)
+        body = read_body(environ, _MAX_LOGIN_BODY, self._body_timeout)
         try:
             data = orjson.loads(body)
         except orjson.JSONDecodeError:

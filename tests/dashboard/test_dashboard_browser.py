@@ -224,6 +224,31 @@ def test_sdk_requests_arrive_live_and_filters_apply(
     expect(page.locator("#journal-body tr[data-sequence='3']")).to_have_count(0)
 
 
+def test_the_live_journal_follows_a_reset(
+    page: Any, dashboard_server: LlmTestServer, session: SessionClient
+) -> None:
+    expect = _expect()
+    client = session.openai_client(max_retries=0)
+
+    def ask(text: str) -> None:
+        client.chat.completions.create(model="gpt-4.1-mini", messages=[{"role": "user", "content": text}])
+
+    for text in ("old 1", "old 2", "old 3"):
+        ask(text)
+    old_ids = {entry["request_id"] for entry in session.requests()}
+    _login(page, dashboard_server)
+    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    expect(page.locator("#journal-body tr")).to_have_count(3)
+    session.reset()
+    for text in ("new 1", "new 2", "new 3", "new 4"):  # more than before: the sequence passes the old cursor
+        ask(text)
+    new_ids = [entry["request_id"] for entry in session.requests()]
+    expect(page.locator("#journal-body tr")).to_have_count(4)
+    expect(page.locator("#journal-body tr").first).to_have_attribute("data-request-id", new_ids[0])
+    shown = {row.get_attribute("data-request-id") for row in page.locator("#journal-body tr").all()}
+    assert shown == set(new_ids) and not shown & old_ids
+
+
 def test_request_detail_shows_previews_tool_calls_and_the_delivery_timeline(
     page: Any, dashboard_server: LlmTestServer, session: SessionClient
 ) -> None:

@@ -153,10 +153,19 @@ export function mountJournal(root, ctx) {
   // One live tick: where the unfiltered journal is still in progress bounds the cursor, then the filtered
   // entries after it update rows in place or arrive at the top.
   async function tick() {
+    // A reset or configure clears the journal and restarts its sequence: the newest row shown is gone.
+    const top = body.rows[0];
+    if (top) {
+      const still = await api.requests(session, { request_id: top.dataset.requestId, limit: "1" });
+      if (!still.data.length) {
+        await loadPage();
+        return;
+      }
+    }
     const open = await api.requests(session, { completed: "false", order: "asc", limit: "1", ...(cursor ? { after: String(cursor) } : {}) });
     const observed = Number(open.headers.get("X-Total-Observed") || 0);
     if (observed < newest) {
-      await loadPage(); // the journal was reset or reconfigured
+      await loadPage(); // reset with nothing shown yet
       return;
     }
     const firstOpen = open.data.length ? open.data[0].sequence : null;
@@ -190,7 +199,16 @@ export function mountJournal(root, ctx) {
   let stop = () => {};
   loadPage()
     .then(() => {
-      if (live) stop = poll(tick, 1000);
+      if (live) {
+        stop = poll(
+          () =>
+            tick().then(
+              () => (message.textContent = ""),
+              (error) => (message.textContent = errorText(error)),
+            ),
+          1000,
+        );
+      }
     })
     .catch((error) => {
       message.textContent = errorText(error);

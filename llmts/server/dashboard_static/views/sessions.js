@@ -105,5 +105,5 @@ export function mountSessions(root, ctx) {
     summary.textContent = `${data.length} session${data.length === 1 ? "" : "s"} on this server; refreshed ${new Date().toLocaleTimeString()}`;
   }
 
-  return poll(refresh, 2000);
+  return poll(() => refresh().catch((error) => (summary.textContent = errorText(error))), 2000);
 }

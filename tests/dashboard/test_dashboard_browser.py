@@ -389,12 +389,12 @@ def test_verification_runs_a_pasted_or_picked_expectation(
     failures = page.locator("#verify-failures")
     expect(failures).to_contain_text("no chat at all")
     expect(failures.locator(f"a:has-text('{entry['request_id']}')")).to_be_visible()
+    _shot(page, "verify")
 
     page.select_option("#preset", label="At least one request")
     page.click("#run-verify")
     expect(page.locator("#verify-verdict")).to_have_text("PASSED")
     expect(page.locator("#verify-matched")).to_contain_text(entry["request_id"])
-    _shot(page, "verify")
 
     page.fill("#expectation", "{not json")
     page.click("#run-verify")

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from http.cookies import SimpleCookie
+from pathlib import Path
 
 import pytest
 
+import llmts.server
 from llmts import LlmTestServer, SessionClient
 from tests.helpers import DASHBOARD_CONTROL_KEY, RawResponse, raw_request
 
@@ -55,6 +57,25 @@ def test_the_page_has_no_inline_script_or_style(dashboard_server: LlmTestServer)
     assert '<script type="module" src="/dashboard/static/app.js"></script>' in html
     assert "<style" not in html and "style=" not in html and " on" not in html.replace(" one", "")
     assert html.count("<script") == 1
+
+
+def test_the_scripts_never_parse_html_from_strings() -> None:
+    """Escaping has one rule (docs/dashboard.md): data goes into text nodes and attribute values only."""
+    static = Path(llmts.server.__file__).parent / "dashboard_static"
+    scripts = sorted(static.rglob("*.js"))
+    assert len(scripts) >= 8
+    for script in scripts:
+        text = script.read_text()
+        for sink in (
+            "innerHTML",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+            "eval(",
+            "Function(",
+            "srcdoc",
+        ):
+            assert sink not in text, f"{script.name} uses {sink}"
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,8 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -247,6 +249,31 @@ def test_the_live_journal_follows_a_reset(
     expect(page.locator("#journal-body tr").first).to_have_attribute("data-request-id", new_ids[0])
     shown = {row.get_attribute("data-request-id") for row in page.locator("#journal-body tr").all()}
     assert shown == set(new_ids) and not shown & old_ids
+
+
+def test_a_request_in_progress_that_matches_the_filter_only_once_done_still_arrives(
+    page: Any, dashboard_server: LlmTestServer, session: SessionClient
+) -> None:
+    expect = _expect()
+    session.configure({"scenarios": [{"responses": [{"text": "slow", "delay_ms": 4000}]}]})
+    _login(page, dashboard_server)
+    slow = threading.Thread(
+        target=lambda: session.openai_client(max_retries=0).chat.completions.create(
+            model="gpt-4.1-mini", messages=[{"role": "user", "content": "wait"}]
+        )
+    )
+    slow.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not session.requests(completed=False) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # In progress, its status is unset: status=200 does not match it yet.
+        _open(page, dashboard_server, f"sessions/{session.id}/journal?status=200")
+        expect(page.locator("#journal-counts")).to_contain_text("0 matching; 1 observed")
+        assert session.requests(completed=False)  # the page loaded while it was in flight
+    finally:
+        slow.join()
+    expect(page.locator("#journal-body tr[data-sequence='1']")).to_contain_text("200")
 
 
 def test_request_detail_shows_previews_tool_calls_and_the_delivery_timeline(

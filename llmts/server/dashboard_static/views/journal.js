@@ -138,14 +138,16 @@ export function mountJournal(root, ctx) {
   }
 
   async function loadPage() {
+    // The cursor first (below the oldest request in progress, filtered out or not: it may match once it
+    // completes), then the page, which sees at least everything up to it.
+    const open = await api.requests(session, { completed: "false", order: "asc", limit: "1" });
+    const observed = Number(open.headers.get("X-Total-Observed") || 0);
     const { data, headers } = await api.requests(session, { ...filters, order: "desc", offset: String(offset), limit: String(PAGE) });
     cancelRender();
     rows.clear();
     clear(body);
     cancelRender = appendInSlices(body, data, build);
-    const observed = Number(headers.get("X-Total-Observed") || 0);
-    const pending = data.filter((e) => !e.completed).map((e) => e.sequence);
-    cursor = pending.length ? Math.min(...pending) - 1 : observed;
+    cursor = open.data.length ? open.data[0].sequence - 1 : observed;
     newest = observed;
     showPager(showCounts(headers, Number(headers.get("X-Total-Count") || 0)));
   }

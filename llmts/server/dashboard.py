@@ -15,7 +15,6 @@ from importlib import resources
 from typing import Any
 
 import orjson
-from werkzeug.http import parse_cookie
 
 from llmts.errors import ControlUnauthorized, InvalidRequest, LlmtsError, MethodNotAllowed, RouteNotFound
 from llmts.server.http import StartResponse, control_error, read_body, same_secret, send
@@ -78,8 +77,18 @@ def cookie_authorizes(environ: Mapping[str, Any], token: str) -> bool:
     """The request carries the dashboard cookie for ``token``, the dashboard header, and no foreign Origin."""
     if environ.get(DASHBOARD_HEADER_ENVIRON) != "1" or not _same_origin(environ):
         return False
-    presented = parse_cookie(str(environ.get("HTTP_COOKIE", ""))).get(DASHBOARD_COOKIE)
-    return presented is not None and same_secret(presented, token)
+    return any(same_secret(value, token) for value in _cookie_values(str(environ.get("HTTP_COOKIE", ""))))
+
+
+def _cookie_values(header: str) -> list[str]:
+    """Every value of the dashboard cookie in a ``Cookie`` header. Parsed by hand: the token is plain hex,
+    and werkzeug's parser raises on bytes that are not UTF-8, which any client may send."""
+    values = []
+    for part in header.split(";"):
+        name, separator, value = part.strip().partition("=")
+        if separator and name == DASHBOARD_COOKIE:
+            values.append(value.strip())
+    return values
 
 
 def _load_files() -> dict[str, tuple[str, bytes]]:

@@ -157,6 +157,8 @@ def test_the_cookie_authorizes_the_control_api_only_with_the_dashboard_header(
     assert raw_request(url, "POST", "/admin-api/reset", headers=foreign).status == 401
     forged = {"Cookie": "llmts_dashboard=" + "0" * 64, **DASHBOARD}
     assert raw_request(url, "GET", "/admin-api/sessions", headers=forged).status == 401
+    not_utf8 = {"Cookie": "llmts_dashboard=\xe9\xff", **DASHBOARD}  # sent as latin-1 bytes
+    assert raw_request(url, "GET", "/admin-api/sessions", headers=not_utf8).status == 401
     key_as_cookie = {"Cookie": f"llmts_dashboard={DASHBOARD_CONTROL_KEY}", **DASHBOARD}
     assert raw_request(url, "GET", "/admin-api/sessions", headers=key_as_cookie).status == 401
     # The bearer key still works as before.
@@ -325,3 +327,28 @@ def test_requests_filter_by_retry_group(llmts_session: SessionClient) -> None:
     assert _chat(llmts_session, "c", group).status == 200
     assert [e["sequence"] for e in llmts_session.requests(retry_group="g1", order="asc")] == [1, 3]
     assert llmts_session.requests(retry_group="other") == []
+
+
+# --- in memory: the cookie check --------------------------------------------------------------------
+
+
+def test_cookie_authorizes_needs_the_cookie_the_header_and_a_matching_origin() -> None:
+    from llmts.server.dashboard import cookie_authorizes, dashboard_token
+
+    token = dashboard_token("k")
+    assert token == dashboard_token("k") != dashboard_token("k2")
+    assert len(token) == 64 and int(token, 16) >= 0  # hex of an HMAC, not the key
+    good = {
+        "HTTP_COOKIE": f"other=1; llmts_dashboard={token}",
+        "HTTP_X_LLM_TEST_SERVER_DASHBOARD": "1",
+        "HTTP_HOST": "127.0.0.1:8080",
+    }
+    assert cookie_authorizes(good, token)
+    assert cookie_authorizes({**good, "HTTP_ORIGIN": "http://127.0.0.1:8080"}, token)
+    assert cookie_authorizes({**good, "HTTP_ORIGIN": "https://127.0.0.1:8080"}, token)  # TLS proxy in front
+    assert not cookie_authorizes({**good, "HTTP_ORIGIN": "http://127.0.0.1:8081"}, token)
+    assert not cookie_authorizes({**good, "HTTP_ORIGIN": "null"}, token)
+    assert not cookie_authorizes({**good, "HTTP_X_LLM_TEST_SERVER_DASHBOARD": "true"}, token)
+    assert not cookie_authorizes({k: v for k, v in good.items() if k != "HTTP_COOKIE"}, token)
+    assert not cookie_authorizes({**good, "HTTP_COOKIE": "llmts_dashboard=é"}, token)
+    assert not cookie_authorizes({**good, "HTTP_COOKIE": "llmts_dashboard=k"}, token)

@@ -410,7 +410,7 @@ def test_verification_runs_a_pasted_or_picked_expectation(
             }
         ]
     }
-    page.fill("#expectation", json.dumps(expectation))
+    page.fill("#expectation", json.dumps(expectation, indent=2))
     page.click("#run-verify")
     expect(page.locator("#verify-verdict")).to_have_text("FAILED")
     failures = page.locator("#verify-failures")

@@ -382,6 +382,11 @@ def test_graph_shows_executed_current_and_unvisited_steps(
     expect(card.locator("g.node[data-step='approve']")).to_have_attribute("data-state", "current")
     expect(card.locator("g.node[data-step='cancel']")).to_have_attribute("data-state", "unvisited")
     expect(card.locator("path.edge.taken")).to_have_count(1)
+    # The request a step answered links back here from its detail.
+    (approved,) = session.requests(step="approve")
+    _open(page, dashboard_server, f"sessions/{session.id}/requests/{approved['request_id']}")
+    page.locator("#request-detail dl.facts a", has_text="c1 / approve / 2").click()
+    card = page.locator("section.graph-card[data-graph='approval']")
 
     card.locator("select").select_option("c2")
     expect(card.locator("g.node[data-step='ask']")).to_have_attribute("data-state", "current")

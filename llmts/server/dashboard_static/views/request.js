@@ -112,7 +112,7 @@ function timeline(entry) {
   return list;
 }
 
-function facts(entry) {
+function facts(ctx, entry) {
   const rows = [
     ["request id", entry.request_id],
     ["sequence", entry.sequence],
@@ -121,7 +121,12 @@ function facts(entry) {
     ["status", entry.status],
     ["error code", entry.error_code],
     ["answered by", entry.scenario ? `${entry.scenario}${entry.response_index != null ? ` response ${entry.response_index}` : ""}` : null],
-    ["conversation / step / turn", entry.conversation ? `${entry.conversation} / ${entry.step || "-"} / ${entry.turn ?? "-"}` : null],
+    [
+      "conversation / step / turn",
+      entry.conversation
+        ? h("a", { href: sessionHash(ctx.session, "graphs"), title: "conversation graphs" }, `${entry.conversation} / ${entry.step || "-"} / ${entry.turn ?? "-"}`)
+        : null,
+    ],
     ["replayed", entry.replayed ? "yes" : null],
     ["started", when(entry.started_at)],
     ["usage", entry.usage ? Object.entries(entry.usage).map(([k, v]) => `${k} ${v}`).join(", ") : null],
@@ -132,7 +137,7 @@ function facts(entry) {
   const list = h("dl", { class: "facts" });
   for (const [name, value] of rows) {
     if (value === null || value === undefined || value === "") continue;
-    list.append(h("dt", {}, name), h("dd", {}, String(value)));
+    list.append(h("dt", {}, name), h("dd", {}, value instanceof Node ? value : String(value)));
   }
   return list;
 }
@@ -176,7 +181,7 @@ export function mountRequest(root, ctx, requestId) {
     if (entry.completed) stop();
     const parts = [
       h("h1", {}, `Request #${entry.sequence} `, h("span", { class: `badge ${entry.status >= 400 || entry.success === false ? "bad" : "good"}` }, String(entry.status ?? "in progress"))),
-      facts(entry),
+      facts(ctx, entry),
       h("section", {}, h("h2", {}, "Delivery"), timeline(entry)),
       preview("Request", "request-preview", entry.request_preview, entry.request_bytes, entry.request_truncated, false),
       preview("Response", "response-preview", entry.response_preview, entry.response_bytes, entry.response_truncated, entry.streaming),

@@ -26,12 +26,17 @@ SDIST=$(ls "$WORK"/dist/llmts-*.tar.gz)
 "$WORK/build-venv/bin/python" - "$WHEEL" "$SDIST" <<'EOF'
 import sys, tarfile, zipfile
 wheel = set(zipfile.ZipFile(sys.argv[1]).namelist())
+sdist = {n.split("/", 1)[1] for n in tarfile.open(sys.argv[2]).getnames() if "/" in n}
 for name in ("llmts/py.typed", "llmts/server/cli.py", "llmts/pytest_plugin.py", "llmts/schema/sdk_env.py"):
     assert name in wheel, f"wheel lacks {name}"
+# The dashboard's static files are package data (docs/dashboard.md): every file of the source tree.
+import pathlib
+for path in sorted(p for p in pathlib.Path("llmts/server/dashboard_static").rglob("*") if p.is_file()):
+    assert path.as_posix() in wheel, f"wheel lacks {path.as_posix()}"
+    assert path.as_posix() in sdist, f"sdist lacks {path.as_posix()}"
 entry_points = next(n for n in wheel if n.endswith(".dist-info/entry_points.txt"))
 text = zipfile.ZipFile(sys.argv[1]).read(entry_points).decode()
 assert "llmts = llmts.server.cli:main" in text and "[pytest11]" in text, text
-sdist = {n.split("/", 1)[1] for n in tarfile.open(sys.argv[2]).getnames() if "/" in n}
 for name in ("pyproject.toml", "README.md", "llmts/py.typed"):
     assert name in sdist, f"sdist lacks {name}"
 print("artifacts ok:", sys.argv[1].rsplit("/", 1)[1], sys.argv[2].rsplit("/", 1)[1])
@@ -59,6 +64,25 @@ client = openai.OpenAI(base_url=sys.argv[1] + "/openai/v1", api_key="k", _strict
 answer = client.chat.completions.create(model="gpt-4.1-mini", messages=[{"role": "user", "content": "ping"}])
 assert answer.choices[0].message.content == "ping", answer
 print("SDK call ok against", sys.argv[1])
+EOF
+# The dashboard comes from the installed package data: the page and every module it imports.
+"$VENV_PY" - "$URL" <<'EOF'
+import posixpath, re, sys, urllib.request
+base = sys.argv[1]
+with urllib.request.urlopen(base + "/dashboard") as page:
+    html = page.read().decode()
+    assert "script-src 'self'" in page.headers["Content-Security-Policy"], page.headers
+pending, seen = re.findall(r'(?:src|href)="(/dashboard/static/[^"]+)"', html), set()
+while pending:
+    path = pending.pop()
+    if path not in seen:
+        seen.add(path)
+        with urllib.request.urlopen(base + path) as response:
+            text = response.read().decode()
+        folder = posixpath.dirname(path)
+        pending += [posixpath.normpath(posixpath.join(folder, t)) for t in re.findall(r'from "(\.[^"]+)"', text)]
+assert any(p.endswith("/app.js") for p in seen) and any("/views/" in p for p in seen), seen
+print("dashboard ok:", len(seen), "files served")
 EOF
 # llmts env's output, evaluated, lets a client built with no arguments reach the server.
 (

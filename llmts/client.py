@@ -489,6 +489,11 @@ class SessionClient(_NamedSdkClients):
         )
         return list(states)
 
+    def queues(self) -> list[dict[str, Any]]:
+        """``GET /admin-api/queues``: how far each scenario's response queue has advanced."""
+        _, _, statuses = self.server.request("GET", "/admin-api/queues", session_id=self.id)
+        return list(statuses)
+
     def explain(
         self,
         request: Any,

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from llmts import LlmTestServer, SessionClient
-from tests.helpers import RawResponse, raw_request
+from tests.helpers import CHROMIUM_ARGS, DASHBOARD_CONTROL_KEY, RawResponse, raw_request
 
 
 @pytest.fixture
@@ -46,3 +48,48 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deep:
         config.hook.pytest_deselected(items=deep)
         items[:] = [item for item in items if item.get_closest_marker("fuzz") is None]
+
+
+# --- the dashboard's browser tests (tests/dashboard/, docs/dashboard.md) -----------------------------------
+
+
+def find_chromium() -> str | None:
+    """``LLMTS_CHROMIUM``, else a Chromium on PATH (Debian's ``chromium`` package)."""
+    configured = os.environ.get("LLMTS_CHROMIUM")
+    if configured:
+        return configured if os.path.exists(configured) else None
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """One headless Chromium per module (so per xdist worker), driven by Playwright. Module scope also
+    ends Playwright's event loop before other modules' tests run ``asyncio``."""
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip(
+            "no Chromium found: the dashboard's browser tests drive a real one "
+            "(apt-get install chromium, or set LLMTS_CHROMIUM to its path)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="module")
+def dashboard_server() -> Iterator[LlmTestServer]:
+    """A real gunicorn server with a control key, so the dashboard must log in."""
+    server = LlmTestServer.start(control_key=DASHBOARD_CONTROL_KEY)
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -116,3 +116,18 @@ APPROVAL_STEPS: list[dict[str, Any]] = [
         "complete": True,
     },
 ]
+
+
+# The dashboard's browser tests (tests/dashboard/): the control key of their server, and what this
+# machine's Chromium needs headless as root with no network traffic of its own (docs/dashboard.md).
+DASHBOARD_CONTROL_KEY = "dashboard-control-key"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]

@@ -9,9 +9,10 @@ seeded ids): they have its lifecycle, start at 1 per provider and restart on res
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
@@ -323,14 +324,10 @@ class JournalSnapshot:
     evicted: int
     retained_bytes: int
     truncated: bool
-
-    @property
-    def first_sequence(self) -> int | None:
-        return self.entries[0].sequence if self.entries else None
-
-    @property
-    def last_sequence(self) -> int | None:
-        return self.entries[-1].sequence if self.entries else None
+    # The journal's first and last retained sequences (``entries`` may be only a tail: ``after``).
+    first_sequence: int | None = None
+    last_sequence: int | None = None
+    retained_entries: int = 0
 
 
 class Journal:
@@ -473,8 +470,33 @@ class Journal:
         with self._lock:
             self._budget = None
 
-    def snapshot(self) -> JournalSnapshot:
+    def counters(self) -> tuple[int, int, int, int]:
+        """(retained entries, retained bytes, attempts observed since the last reset, evicted)."""
         with self._lock:
-            records = tuple(self._entries)
+            return len(self._entries), self._bytes, self._observed, self._evicted
+
+    def snapshot(
+        self,
+        after: int = 0,
+        pick: Callable[[Sequence[JournalRecord]], Sequence[JournalRecord]] | None = None,
+    ) -> JournalSnapshot:
+        """The entries with a sequence above ``after`` (all by default) and the journal's counters.
+
+        ``pick`` chooses, from those records, the ones to return (a query's filter and page). Only what
+        is returned becomes ``JournalEntry`` models, so a page of a full journal, or a poll for what is
+        new (the dashboard's live journal), costs what it returns (docs/journal.md, "Querying").
+        """
+        with self._lock:
+            entries = self._entries
+            first = entries[0].sequence if entries else None
+            last = entries[-1].sequence if entries else None
+            if after and first is not None and after >= first:
+                records = tuple(itertools.takewhile(lambda r: r.sequence > after, reversed(entries)))[::-1]
+            else:
+                records = tuple(entries)
             counters = (self._observed, self._evicted, self._bytes, self._truncated)
-        return JournalSnapshot(tuple(record.to_entry() for record in records), *counters)
+            retained = len(entries)
+        chosen = pick(records) if pick is not None else records
+        return JournalSnapshot(
+            tuple(record.to_entry() for record in chosen), *counters, first, last, retained
+        )

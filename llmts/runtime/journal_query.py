@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 
-from llmts.runtime.journal import JournalSnapshot
+from llmts.runtime.journal import Journal, JournalRecord, JournalSnapshot
 from llmts.schema.journal import JournalEntry, JournalQuery
 
-__all__ = ["QueryResult", "run_query"]
+__all__ = ["QueryResult", "matches", "query_journal", "record_matches", "run_query"]
 
 _EXACT_FIELDS = (
     "provider",
@@ -23,6 +24,7 @@ _EXACT_FIELDS = (
     "completed",
     "success",
     "error_code",
+    "retry_group",
 )
 
 
@@ -42,6 +44,8 @@ def matches(entry: JournalEntry, query: JournalQuery) -> bool:
         wanted = getattr(query, name)
         if wanted is not None and getattr(entry, name) != wanted:
             return False
+    if query.after is not None and entry.sequence <= query.after:
+        return False
     if query.from_ is not None and _started(entry) < query.from_:
         return False
     return not (query.to is not None and _started(entry) > query.to)
@@ -53,3 +57,40 @@ def run_query(snapshot: JournalSnapshot, query: JournalQuery) -> QueryResult:
         selected.reverse()
     page = selected[query.offset : query.offset + query.limit]
     return QueryResult(entries=page, total_matched=len(selected), snapshot=snapshot)
+
+
+def record_matches(record: JournalRecord, query: JournalQuery) -> bool:
+    """``matches`` on the live record, before it becomes a ``JournalEntry`` (same answer: the filtered
+    fields are the record's own, ``success`` is unset while in progress, times are the same instant)."""
+    for name in _EXACT_FIELDS:
+        wanted = getattr(query, name)
+        if wanted is None:
+            continue
+        value = getattr(record, name) if name != "success" or record.completed else None
+        if value != wanted:
+            return False
+    if query.after is not None and record.sequence <= query.after:
+        return False
+    if query.from_ is None and query.to is None:
+        return True
+    started = datetime.fromtimestamp(record.started_epoch, timezone.utc)
+    if query.from_ is not None and started < query.from_:
+        return False
+    return not (query.to is not None and started > query.to)
+
+
+def query_journal(journal: Journal, query: JournalQuery) -> QueryResult:
+    """Filter, order and page the journal's records, and turn only the page into entries: a page of a
+    journal at its retention limit costs its own size, not the journal's (``GET /admin-api/requests``)."""
+    matched = 0
+
+    def pick(records: Sequence[JournalRecord]) -> list[JournalRecord]:
+        nonlocal matched
+        selected = [record for record in records if record_matches(record, query)]
+        matched = len(selected)
+        if query.order == "desc":
+            selected.reverse()
+        return selected[query.offset : query.offset + query.limit]
+
+    snapshot = journal.snapshot(query.after or 0, pick)
+    return QueryResult(entries=list(snapshot.entries), total_matched=matched, snapshot=snapshot)

@@ -20,7 +20,7 @@ from llmts.errors import MemoryBudgetExceeded, RequestSuperseded, ScriptedError
 from llmts.runtime.clock import Clock, IdSource
 from llmts.runtime.conversations import DEFAULT_CALLER, Caller, ConversationBook, Ticket, compile_graphs
 from llmts.runtime.conversations.explain import explain_match
-from llmts.runtime.conversations.selection import select
+from llmts.runtime.conversations.selection import queue_position, select
 from llmts.runtime.determinism import WireIdentity, with_generated_call_ids
 from llmts.runtime.journal import Journal, JournalRecord, JournalSnapshot
 from llmts.runtime.memory import MemoryBudget
@@ -32,6 +32,7 @@ from llmts.runtime.signatures import UNSEEDED, SignatureBook
 from llmts.runtime.store import BoundedStore
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
 from llmts.schema.config import SessionConfig
+from llmts.schema.control import QueueStatus
 from llmts.schema.conversations import ConversationStatus, MatchExplanation
 from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest, ScriptedOutput, Usage, build
 from llmts.schema.pacing import Pacing
@@ -472,6 +473,28 @@ class Session:
                 if self._conversations is not None:
                     self._conversations.rollback(ticket)
                     self._charge_memory()
+
+    def queue_status(self) -> list[QueueStatus]:
+        """Each scenario's queue: responses consumed in the current pass and the next one to answer."""
+        with self._lock:
+            plan, cursors = self._plan, list(self._cursors)
+        if plan is None:
+            return []
+        statuses = []
+        for index, (scenario, cursor) in enumerate(zip(plan.scenarios, cursors, strict=True)):
+            upcoming = queue_position(scenario, cursor)
+            statuses.append(
+                QueueStatus(
+                    index=index,
+                    scenario=scenario.id,
+                    terminal_policy=scenario.terminal_policy,
+                    length=len(scenario.responses),
+                    consumed=cursor,
+                    next_response_index=upcoming,
+                    exhausted=upcoming is None,
+                )
+            )
+        return statuses
 
     def conversation_status(self, conversation_id: str | None = None) -> list[ConversationStatus]:
         with self._lock:

@@ -13,7 +13,7 @@ from llmts.schema.config import (
     ToolCallFixture,
     UsageOverride,
 )
-from llmts.schema.control import ControlError, ControlErrorBody, SessionInfo
+from llmts.schema.control import ControlError, ControlErrorBody, QueueStatus, SessionInfo
 from llmts.schema.conversations import (
     ConversationCapacity,
     ConversationGraph,
@@ -70,6 +70,7 @@ __all__ = [
     "NeutralMessage",
     "NeutralRequest",
     "NeutralToolCall",
+    "QueueStatus",
     "ResponseFixture",
     "Scenario",
     "ScenarioBuilder",

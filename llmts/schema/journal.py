@@ -153,6 +153,9 @@ class JournalQuery(BaseModel):
     completed: bool | None = None
     success: bool | None = None
     error_code: str | None = None
+    retry_group: str | None = None
+    # A cursor: only entries whose sequence is greater (the dashboard polls with it for what is new).
+    after: int | None = Field(default=None, ge=0)
     from_: datetime | None = Field(default=None, alias="from")
     to: datetime | None = None
     order: Literal["asc", "desc"] = "desc"

@@ -44,6 +44,7 @@ from llmts.runtime.journal import JournalRecord
 from llmts.runtime.memory import parse_memory_size
 from llmts.schema.config import SessionConfig
 from llmts.server.control import ControlApi, select_session
+from llmts.server.dashboard import Dashboard
 from llmts.server.http import (
     DEFAULT_MAX_BODY_BYTES,
     StartResponse,
@@ -100,6 +101,7 @@ class LlmtsApp:
         self._write_timeout = self.timeouts.write if enforced else None
         self._deliveries: set[ActiveDelivery] | None = None
         self._control = ControlApi(self.registry, self.control_key, max_body_bytes, self._body_timeout)
+        self._dashboard = Dashboard(self.control_key, self._body_timeout)
         rules = [
             Rule(route.rule, methods=list(route.methods), endpoint=(adapter, route))
             for adapter in adapters
@@ -139,6 +141,8 @@ class LlmtsApp:
             return self._control(environ, start_response, path, path_session)
         if path == "/health" and path_session is None:
             return send(start_response, 200, [("Content-Type", "application/json")], _HEALTH)
+        if path_session is None and path.startswith("/dashboard"):
+            return self._dashboard(environ, start_response, path)
         return self._provider(environ, start_response, path, path_session)
 
     # --- provider routes --------------------------------------------------------------------------

@@ -17,9 +17,11 @@ from werkzeug.routing import Map, Rule
 
 from llmts.errors import ControlUnauthorized, InvalidRequest, LlmtsError, MethodNotAllowed, RouteNotFound
 from llmts.runtime import DEFAULT_SESSION_ID, Session, SessionRegistry
+from llmts.runtime.journal import utc_iso
 from llmts.schema.control import SessionInfo
 from llmts.schema.validation import parse_session_config_json
 from llmts.server.conversations_api import conversations_listing, explain_match
+from llmts.server.dashboard import cookie_authorizes, dashboard_token
 from llmts.server.http import StartResponse, control_error, read_body, same_secret, send
 from llmts.server.journal_api import (
     export_payload,
@@ -85,6 +87,7 @@ class ControlApi:
         self._control_key = control_key
         self._max_body_bytes = max_body_bytes
         self._body_timeout = body_timeout
+        self._dashboard_token = dashboard_token(control_key) if control_key is not None else None
         self._routes = Map(
             [
                 Rule("/admin-api/sessions", methods=["GET"], endpoint=self._list_sessions),
@@ -94,6 +97,7 @@ class ControlApi:
                 Rule("/admin-api/configure", methods=["POST"], endpoint=self._configure),
                 Rule("/admin-api/reset", methods=["POST"], endpoint=self._reset),
                 Rule("/admin-api/configuration", methods=["GET"], endpoint=self._configuration),
+                Rule("/admin-api/queues", methods=["GET"], endpoint=self._queues),
                 Rule("/admin-api/requests", methods=["GET"], endpoint=self._requests),
                 Rule("/admin-api/process", methods=["GET"], endpoint=self._process),
                 Rule("/admin-api/requests/export", methods=["GET"], endpoint=self._export),
@@ -144,17 +148,30 @@ class ControlApi:
         if self._control_key is None:
             return
         scheme, _, token = str(environ.get("HTTP_AUTHORIZATION", "")).partition(" ")
-        if scheme.lower() != "bearer" or not same_secret(token.strip(), self._control_key):
-            raise ControlUnauthorized("this server needs Authorization: Bearer <control key> on /admin-api")
+        if scheme.lower() == "bearer" and same_secret(token.strip(), self._control_key):
+            return
+        # The dashboard's login cookie, only with the dashboard's header (docs/dashboard.md, "Login").
+        if self._dashboard_token is not None and cookie_authorizes(environ, self._dashboard_token):
+            return
+        raise ControlUnauthorized("this server needs Authorization: Bearer <control key> on /admin-api")
 
     def _selected(self, environ: Mapping[str, Any], path_session: str | None) -> Session:
         return select_session(self._registry, environ, path_session)
 
     def _info(self, environ: Mapping[str, Any], session: Session) -> dict[str, Any]:
+        entries, retained_bytes, observed, evicted = session.journal.counters()
+        config = session.configuration
         return SessionInfo(
             id=session.id,
             provider_base=f"{server_base(environ)}/sessions/{session.id}",
-            configured=session.configured,
+            configured=config is not None,
+            created_at=utc_iso(session.created_at),
+            scenario_count=len(config.scenarios) if config is not None else 0,
+            conversation_count=len(config.conversations) if config is not None else 0,
+            request_count=observed,
+            journal_entries=entries,
+            journal_bytes=retained_bytes,
+            evicted_count=evicted,
         ).model_dump()
 
     # --- handlers: (environ, path args, path session) -> (status, payload, extra headers) ---------------
@@ -192,6 +209,10 @@ class ControlApi:
         config = session.configuration
         payload = config.model_dump(mode="json") if config is not None else {}
         return 200, payload, [("X-Llm-Test-Server-Configured", "true" if config is not None else "false")]
+
+    def _queues(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
+        statuses = self._selected(environ, path_session).queue_status()
+        return 200, [status.model_dump() for status in statuses], []
 
     def _requests(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
         listing, headers = requests_listing(self._selected(environ, path_session), environ)

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from llmts.errors import InvalidRequest
 from llmts.runtime import Session
-from llmts.runtime.journal_query import QueryResult, run_query
+from llmts.runtime.journal_query import QueryResult, query_journal
 from llmts.schema.journal import JournalQuery
 from llmts.schema.validation import format_location
 
@@ -73,7 +73,7 @@ def parse_query(
 
 
 def query_session(session: Session, query: JournalQuery) -> QueryResult:
-    return run_query(session.journal_snapshot(), query)
+    return query_journal(session.journal, query)
 
 
 def query_headers(result: QueryResult) -> list[tuple[str, str]]:

@@ -47,6 +47,12 @@ _ROUTES: dict[str, list[dict[str, Any]]] = {
     "/admin-api/conversations": [{}],
     "/admin-api/match/explain": seeds.EXPLAIN,
     "/admin-api/verify": seeds.VERIFY,
+    "/admin-api/queues": [{}],
+    "/dashboard": [{}],
+    "/dashboard/static/app.js": [{}],
+    "/dashboard/static/views/journal.js": [{}],
+    "/dashboard/login": [{"key": CONTROL_KEY}, {"key": "wrong"}],
+    "/dashboard/logout": [{}],
     "/health": [{}],
     "/": [{}],
 }
@@ -64,18 +70,37 @@ _QUERY_NAMES = [
     "format",
     "scenario",
     "conversation",
+    "after",
+    "retry_group",
 ]
 _SESSIONS = ["default", "nope"]
+
+
+# The dashboard's login cookie and header (docs/dashboard.md, "Login"), forged, broken or missing.
+_DASHBOARD_HEADERS = st.fixed_dictionaries(
+    {},
+    optional={
+        "Cookie": st.sampled_from(["llmts_dashboard=" + "0" * 64, "llmts_dashboard=", "a=b; c", "=;;"])
+        | st.text(st.characters(min_codepoint=0x20, max_codepoint=0xFF), max_size=40).map(
+            lambda text: "llmts_dashboard=" + text
+        ),
+        "X-Llm-Test-Server-Dashboard": st.sampled_from(["1", "0", "true", ""]),
+        "Origin": st.sampled_from(["http://evil.example", "null", "http://127.0.0.1", "not a url"]),
+    },
+)
 
 
 def _requests() -> st.SearchStrategy[tuple[str, str, dict[str, str], bytes]]:
     rules = list(_ROUTES)
     paths = session_prefixed(routed_paths(rules, seeds.PATH_ARGUMENTS), _SESSIONS)
     with_key = headers(_SESSIONS, []).map(lambda extra: {"Authorization": f"Bearer {CONTROL_KEY}", **extra})
+    without_key = st.tuples(headers(_SESSIONS, []), _DASHBOARD_HEADERS).map(
+        lambda pair: {**pair[0], **pair[1]}
+    )
     return st.tuples(
         methods(("GET", "POST", "DELETE")),
         st.tuples(paths, queries(_QUERY_NAMES)).map("".join),
-        st.one_of(with_key, with_key, with_key, headers(_SESSIONS, [])),
+        st.one_of(with_key, with_key, with_key, headers(_SESSIONS, []), without_key),
         st.one_of(
             *(bodies(route_seeds) for route_seeds in _ROUTES.values() if route_seeds != [{}]), bodies([{}])
         ),

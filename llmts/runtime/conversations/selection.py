@@ -32,7 +32,7 @@ from llmts.runtime.plans import ScenarioPlan, SessionPlan
 from llmts.schema.neutral import NeutralRequest
 from llmts.schema.operations import CHAT, operation_family
 
-__all__ = ["Outcome", "ScenarioVerdict", "Selection", "judge_scenario", "select"]
+__all__ = ["Outcome", "ScenarioVerdict", "Selection", "judge_scenario", "queue_position", "select"]
 
 Outcome = Literal[
     "start",
@@ -134,6 +134,11 @@ def judge_scenario(
         if response.error is not None:
             break
     return ScenarioVerdict(index, scenario, True, positions[0], more=tuple(positions[1:]))
+
+
+def queue_position(scenario: ScenarioPlan, cursor: int) -> int | None:
+    """The response index the scenario's next request would get (None: its queue is exhausted)."""
+    return _position(scenario, cursor)
 
 
 def _position(scenario: ScenarioPlan, cursor: int) -> int | None:

@@ -1,0 +1,128 @@
+// The router: one view at a time in <main id="view">, chosen by the location hash. Views return a
+// cleanup function (their polling stops when another view is shown).
+import { api, ApiError, onUnauthorized } from "./api.js";
+import { clear, errorText, h } from "./dom.js";
+import { mountConfig } from "./views/config.js";
+import { mountGraphs } from "./views/graphs.js";
+import { mountJournal } from "./views/journal.js";
+import { mountRequest } from "./views/request.js";
+import { mountSessions } from "./views/sessions.js";
+import { mountVerify } from "./views/verify.js";
+
+const view = document.getElementById("view");
+const nav = document.getElementById("nav");
+const logoutButton = document.getElementById("logout");
+let cleanup = () => {};
+let loginShown = false;
+
+const SESSION_TABS = [
+  ["journal", "Journal"],
+  ["graphs", "Graphs"],
+  ["verify", "Verify"],
+  ["config", "Configuration"],
+];
+
+function parseHash() {
+  const raw = location.hash.replace(/^#\/?/, "");
+  const [path, query = ""] = raw.split("?");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  return { parts, query: new URLSearchParams(query) };
+}
+
+function renderNav(sessionId, current) {
+  clear(nav);
+  nav.append(h("a", { href: "#/", class: current === "sessions" ? "active" : "" }, "Sessions"));
+  if (!sessionId) return;
+  nav.append(h("span", { class: "crumb", title: sessionId }, sessionId));
+  for (const [name, label] of SESSION_TABS) {
+    const href = `#/sessions/${encodeURIComponent(sessionId)}/${name}`;
+    nav.append(h("a", { href, class: current === name ? "active" : "", "data-tab": name }, label));
+  }
+}
+
+function route() {
+  cleanup();
+  cleanup = () => {};
+  loginShown = false;
+  clear(view);
+  const { parts, query } = parseHash();
+  const ctx = { query, navigate: (hash) => (location.hash = hash) };
+  try {
+    if (parts.length === 0 || parts[0] !== "sessions" || parts.length < 3) {
+      renderNav(null, "sessions");
+      cleanup = mountSessions(view, ctx);
+      return;
+    }
+    const [, sessionId, name, extra] = parts;
+    ctx.session = sessionId;
+    if (name === "requests" && extra) {
+      renderNav(sessionId, "journal");
+      cleanup = mountRequest(view, ctx, extra);
+    } else if (name === "graphs") {
+      renderNav(sessionId, "graphs");
+      cleanup = mountGraphs(view, ctx);
+    } else if (name === "verify") {
+      renderNav(sessionId, "verify");
+      cleanup = mountVerify(view, ctx);
+    } else if (name === "config") {
+      renderNav(sessionId, "config");
+      cleanup = mountConfig(view, ctx);
+    } else {
+      renderNav(sessionId, "journal");
+      cleanup = mountJournal(view, ctx);
+    }
+  } catch (error) {
+    view.append(h("p", { class: "error" }, errorText(error)));
+  }
+}
+
+function showLogin() {
+  if (loginShown) return;
+  loginShown = true;
+  cleanup();
+  cleanup = () => {};
+  clear(nav);
+  logoutButton.hidden = true;
+  const input = h("input", {
+    type: "password",
+    id: "control-key",
+    name: "key",
+    autocomplete: "current-password",
+    required: true,
+    autofocus: true,
+  });
+  const message = h("p", { class: "error", id: "login-error", role: "alert" });
+  const form = h(
+    "form",
+    { class: "login", id: "login-form" },
+    h("h1", {}, "llmts dashboard"),
+    h("p", {}, "This server has a control key. Enter it once; the browser keeps a login cookie for this session."),
+    h("label", { for: "control-key" }, "Control key"),
+    input,
+    h("button", { type: "submit" }, "Log in"),
+    message,
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    message.textContent = "";
+    try {
+      await api.login(input.value);
+      input.value = "";
+      logoutButton.hidden = false;
+      route();
+    } catch (error) {
+      message.textContent = error instanceof ApiError && error.status === 401 ? "That key was refused." : errorText(error);
+    }
+  });
+  clear(view).append(form);
+  input.focus();
+}
+
+onUnauthorized(showLogin);
+logoutButton.addEventListener("click", async () => {
+  await api.logout().catch(() => {});
+  route();
+});
+window.addEventListener("hashchange", route);
+logoutButton.hidden = false;
+route();

@@ -1,0 +1,222 @@
+// A session's journal: filters as in GET /admin-api/requests, pages of 100 (newest first), and on the
+// first page new requests arrive live by polling with the journal's `after` cursor.
+import { api, poll } from "../api.js";
+import { appendInSlices, clear, clock, errorText, h, sessionHash } from "../dom.js";
+
+const PAGE = 100;
+const FILTERS = [
+  ["provider", "Provider", "text"],
+  ["model", "Model", "text"],
+  ["status", "Status", "number"],
+  ["operation", "Operation", "text"],
+  ["conversation", "Conversation", "text"],
+  ["streaming", "Streaming", "select"],
+  ["retry_group", "Retry group", "text"],
+];
+const COLUMNS = ["#", "Started", "Provider", "Operation", "Model", "Status", "Stream", "Outcome", "Answered by", "ms"];
+
+function outcome(entry) {
+  if (!entry.completed) return "in progress";
+  if (entry.error_code) return entry.error_code;
+  return entry.transport_outcome || (entry.success ? "ok" : "failed");
+}
+
+function duration(entry) {
+  if (entry.completed_monotonic_seconds == null) return "";
+  return String(Math.round((entry.completed_monotonic_seconds - entry.started_monotonic_seconds) * 1000));
+}
+
+function answeredBy(entry) {
+  if (entry.step) return `${entry.scenario} › ${entry.step}`;
+  if (entry.scenario) return `${entry.scenario}${entry.response_index != null ? ` #${entry.response_index}` : ""}`;
+  return "";
+}
+
+export function mountJournal(root, ctx) {
+  const session = ctx.session;
+  const filters = {};
+  for (const [name] of FILTERS) {
+    const value = ctx.query.get(name);
+    if (value) filters[name] = value;
+  }
+  const offset = Math.max(0, Number.parseInt(ctx.query.get("offset") || "0", 10) || 0);
+  const live = offset === 0;
+  const rows = new Map(); // sequence -> row
+  const body = h("tbody", { id: "journal-body" });
+  const message = h("p", { class: "error", role: "alert" });
+  const counts = h("span", { class: "muted", id: "journal-counts" });
+  const liveBadge = h("span", { class: live ? "live on" : "live", id: "live-state" }, live ? "live" : "paused (not the newest page)");
+  let cancelRender = () => {};
+  let cursor = 0; // every entry up to this sequence is final (unfiltered journal)
+  let newest = 0;
+
+  const form = h("form", { class: "filters", id: "journal-filters" });
+  for (const [name, label, kind] of FILTERS) {
+    let input;
+    if (kind === "select") {
+      input = h("select", { name, id: `filter-${name}` }, h("option", { value: "" }, "any"), h("option", { value: "true" }, "yes"), h("option", { value: "false" }, "no"));
+      input.value = filters[name] || "";
+    } else {
+      input = h("input", { name, id: `filter-${name}`, type: kind, value: filters[name] || "", placeholder: "any" });
+    }
+    form.append(h("label", {}, h("span", {}, label), input));
+  }
+  form.append(h("button", { type: "submit" }, "Apply"), h("button", { type: "reset", class: "link" }, "Clear"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const chosen = {};
+    for (const [name] of FILTERS) {
+      const value = form.elements[name].value.trim();
+      if (value) chosen[name] = value;
+    }
+    ctx.navigate(sessionHash(session, "journal", chosen));
+  });
+  form.addEventListener("reset", (event) => {
+    event.preventDefault();
+    ctx.navigate(sessionHash(session, "journal"));
+  });
+
+  const pager = h("div", { class: "pager" });
+  root.append(
+    h("div", { class: "title-row" }, h("h1", {}, "Journal"), liveBadge),
+    form,
+    message,
+    h("div", { class: "title-row" }, counts, pager),
+    h("table", { class: "grid journal", id: "journal" }, h("thead", {}, h("tr", {}, COLUMNS.map((c) => h("th", {}, c)))), body),
+  );
+
+  function fill(row, entry) {
+    const href = sessionHash(session, `requests/${encodeURIComponent(entry.request_id)}`);
+    const status = entry.status == null ? "…" : String(entry.status);
+    const statusClass = entry.status == null ? "" : entry.status >= 400 ? "bad" : "good";
+    const cells = [
+      h("a", { href, class: "mono" }, String(entry.sequence)),
+      clock(entry.started_at),
+      entry.provider,
+      entry.operation || "",
+      entry.model || "",
+      h("span", { class: `badge ${statusClass}` }, status),
+      entry.streaming ? "stream" : "",
+      outcome(entry),
+      answeredBy(entry),
+      duration(entry),
+    ];
+    row.replaceChildren(...cells.map((cell, i) => h("td", { class: i === 0 || i === 9 ? "num" : "" }, cell)));
+    row.dataset.requestId = entry.request_id;
+    row.dataset.sequence = String(entry.sequence);
+    row.classList.toggle("pending", !entry.completed);
+  }
+
+  function build(entry) {
+    const row = h("tr", {});
+    fill(row, entry);
+    row.addEventListener("click", (event) => {
+      if (event.target.closest("a")) return;
+      ctx.navigate(sessionHash(session, `requests/${encodeURIComponent(entry.request_id)}`));
+    });
+    rows.set(entry.sequence, row);
+    return row;
+  }
+
+  let matched = 0;
+  function showCounts(headers, total = matched) {
+    matched = total;
+    const observed = headers.get("X-Total-Observed");
+    const evicted = headers.get("X-Evicted-Count");
+    counts.textContent = `${total} matching; ${observed} observed since the last reset${evicted && evicted !== "0" ? `, ${evicted} evicted` : ""}`;
+    return total;
+  }
+
+  function showPager(total) {
+    clear(pager);
+    const first = total === 0 ? 0 : offset + 1;
+    const last = Math.min(offset + PAGE, total);
+    const at = (start) => sessionHash(session, "journal", { ...filters, ...(start ? { offset: String(start) } : {}) });
+    if (offset > 0) pager.append(h("a", { href: at(Math.max(0, offset - PAGE)), id: "newer" }, "‹ Newer"), " ");
+    pager.append(h("span", {}, `${first}–${last} of ${total}`));
+    if (last < total) pager.append(" ", h("a", { href: at(offset + PAGE), id: "older" }, "Older ›"));
+  }
+
+  async function loadPage() {
+    // The cursor first (below the oldest request in progress, filtered out or not: it may match once it
+    // completes), then the page, which sees at least everything up to it.
+    const open = await api.requests(session, { completed: "false", order: "asc", limit: "1" });
+    const observed = Number(open.headers.get("X-Total-Observed") || 0);
+    const { data, headers } = await api.requests(session, { ...filters, order: "desc", offset: String(offset), limit: String(PAGE) });
+    cancelRender();
+    rows.clear();
+    clear(body);
+    cancelRender = appendInSlices(body, data, build);
+    cursor = open.data.length ? open.data[0].sequence - 1 : observed;
+    newest = observed;
+    showPager(showCounts(headers, Number(headers.get("X-Total-Count") || 0)));
+  }
+
+  // One live tick: where the unfiltered journal is still in progress bounds the cursor, then the filtered
+  // entries after it update rows in place or arrive at the top.
+  async function tick() {
+    // A reset or configure clears the journal and restarts its sequence: the newest row shown is gone.
+    const top = body.rows[0];
+    if (top) {
+      const still = await api.requests(session, { request_id: top.dataset.requestId, limit: "1" });
+      if (!still.data.length) {
+        await loadPage();
+        return;
+      }
+    }
+    const open = await api.requests(session, { completed: "false", order: "asc", limit: "1", ...(cursor ? { after: String(cursor) } : {}) });
+    const observed = Number(open.headers.get("X-Total-Observed") || 0);
+    if (observed < newest) {
+      await loadPage(); // reset with nothing shown yet
+      return;
+    }
+    const firstOpen = open.data.length ? open.data[0].sequence : null;
+    const query = { ...filters, order: "asc", limit: "500", ...(cursor ? { after: String(cursor) } : {}) };
+    const fresh = await api.requests(session, query);
+    for (const entry of fresh.data) {
+      const existing = rows.get(entry.sequence);
+      if (existing) {
+        fill(existing, entry);
+      } else {
+        const row = build(entry);
+        row.classList.add("fresh");
+        // Newest first: before the first row with a lower sequence (a late match lands in its place).
+        const after = [...body.rows].find((r) => Number(r.dataset.sequence) < entry.sequence);
+        body.insertBefore(row, after || null);
+        matched += 1;
+      }
+    }
+    while (body.rows.length > PAGE) {
+      const last = body.rows[body.rows.length - 1];
+      rows.delete(Number(last.dataset.sequence));
+      last.remove();
+    }
+    newest = observed;
+    const next = firstOpen != null ? firstOpen - 1 : observed;
+    // A full page means more is waiting past it: advance only as far as what was seen.
+    cursor = fresh.data.length === 500 ? Math.min(next, fresh.data[fresh.data.length - 1].sequence) : next;
+    showPager(showCounts(open.headers));
+  }
+
+  let stop = () => {};
+  loadPage()
+    .then(() => {
+      if (live) {
+        stop = poll(
+          () =>
+            tick().then(
+              () => (message.textContent = ""),
+              (error) => (message.textContent = errorText(error)),
+            ),
+          1000,
+        );
+      }
+    })
+    .catch((error) => {
+      message.textContent = errorText(error);
+    });
+  return () => {
+    stop();
+    cancelRender();
+  };
+}

@@ -1,0 +1,82 @@
+// Verification: paste an expectation (or pick one to start from), POST /admin-api/verify, read the report.
+import { api } from "../api.js";
+import { clear, errorText, h, sessionHash } from "../dom.js";
+
+const PRESETS = [
+  ["Every request succeeded", { requests: [{ name: "no failures", query: { success: false }, minimum_count: 0, maximum_count: 0 }] }],
+  ["At least one request", { requests: [{ name: "called", minimum_count: 1, maximum_count: null }] }],
+  ["Streams ended with their terminal marker", { requests: [{ name: "complete streams", query: { streaming: true }, minimum_count: 1, maximum_count: null, require_streaming_terminal_marker: true }] }],
+  ["Exactly one OpenAI chat call", { requests: [{ name: "one chat", query: { provider: "openai", operation: "chat.completions" }, minimum_count: 1, maximum_count: 1 }], no_unexpected_calls: true }],
+  ["A tool was called", { requests: [{ name: "tool call", minimum_count: 1, maximum_count: null, tools: [{ kind: "response_call", name: "get_weather" }] }] }],
+];
+
+function requestLink(ctx, id) {
+  return h("a", { href: sessionHash(ctx.session, `requests/${encodeURIComponent(id)}`), class: "mono" }, id);
+}
+
+function report(ctx, result) {
+  const verdict = h("p", { class: `verdict ${result.passed ? "good" : "bad"}`, id: "verify-verdict" }, result.passed ? "PASSED" : "FAILED");
+  const parts = [verdict, h("p", { class: "muted" }, result.evidence_complete ? "Evidence complete." : "Evidence incomplete: entries were evicted or cut, so a pass could not be trusted.")];
+  if (result.failures && result.failures.length) {
+    const rows = result.failures.map((failure) =>
+      h(
+        "tr",
+        {},
+        h("td", {}, failure.kind),
+        h("td", {}, failure.expectation || ""),
+        h("td", {}, failure.message),
+        h("td", {}, h("pre", {}, failure.expected === undefined || failure.expected === null ? "" : JSON.stringify(failure.expected, null, 2))),
+        h("td", {}, h("pre", {}, failure.actual === undefined || failure.actual === null ? "" : JSON.stringify(failure.actual, null, 2))),
+        h("td", {}, (failure.request_ids || []).map((id) => [requestLink(ctx, id), " "])),
+      ),
+    );
+    parts.push(
+      h("h2", {}, "Failures"),
+      h("table", { class: "grid", id: "verify-failures" }, h("thead", {}, h("tr", {}, ["kind", "expectation", "message", "expected", "actual", "requests"].map((c) => h("th", {}, c)))), h("tbody", {}, rows)),
+    );
+  }
+  if (result.matched_request_ids && result.matched_request_ids.length) {
+    parts.push(h("h2", {}, "Matched requests"), h("p", { id: "verify-matched" }, result.matched_request_ids.map((id) => [requestLink(ctx, id), " "])));
+  }
+  parts.push(h("details", {}, h("summary", {}, "Raw result"), h("pre", {}, JSON.stringify(result, null, 2))));
+  return parts;
+}
+
+export function mountVerify(root, ctx) {
+  const editor = h("textarea", { id: "expectation", rows: 16, spellcheck: "false", "aria-label": "expectation JSON" });
+  editor.value = JSON.stringify(PRESETS[0][1], null, 2);
+  const picker = h("select", { id: "preset", "aria-label": "start from" }, PRESETS.map(([name], i) => h("option", { value: String(i) }, name)));
+  picker.addEventListener("change", () => {
+    editor.value = JSON.stringify(PRESETS[Number(picker.value)][1], null, 2);
+  });
+  const run = h("button", { type: "submit", id: "run-verify" }, "Verify");
+  const message = h("p", { class: "error", role: "alert", id: "verify-error" });
+  const output = h("div", { id: "verify-report" });
+  const form = h(
+    "form",
+    { class: "verify" },
+    h("label", {}, "Start from ", picker),
+    editor,
+    h("div", {}, run, " ", h("span", { class: "muted" }, "POST /admin-api/verify against this session's journal; nothing changes.")),
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    message.textContent = "";
+    clear(output);
+    let body;
+    try {
+      body = JSON.parse(editor.value);
+    } catch (error) {
+      message.textContent = `Not JSON: ${error.message}`;
+      return;
+    }
+    try {
+      const { data } = await api.verify(ctx.session, body);
+      output.append(...report(ctx, data));
+    } catch (error) {
+      message.textContent = errorText(error);
+    }
+  });
+  root.append(h("h1", {}, "Verify"), form, message, output);
+  return () => {};
+}

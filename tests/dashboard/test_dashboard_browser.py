@@ -1,0 +1,576 @@
+"""The dashboard in a real Chromium (Debian's package, driven by Playwright) against a real gunicorn server
+with a control key: login, live sessions and journal, request detail, graphs, verification, configuration,
+and request content that tries to run script (docs/dashboard.md).
+
+Set ``LLMTS_DASHBOARD_SCREENSHOTS=docs/images`` to refresh the screenshots the docs show.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from llmts import LlmTestServer, SessionClient
+from tests.helpers import DASHBOARD_CONTROL_KEY
+
+TIMEOUT_MS = 20_000
+XSS = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {}}}},
+}
+APPROVAL_GRAPH = {
+    "id": "approval",
+    "start_at": "ask",
+    "steps": [
+        {
+            "id": "ask",
+            "when": {"latest_user_equals": "Start"},
+            "response": {"text": "Approve or cancel?"},
+            "then": ["approve", "cancel"],
+        },
+        {
+            "id": "approve",
+            "when": {"latest_user_equals": "Approve"},
+            "response": {"text": "Approved"},
+            "complete": True,
+        },
+        {
+            "id": "cancel",
+            "when": {"latest_user_equals": "Cancel"},
+            "response": {"text": "Cancelled"},
+            "complete": True,
+        },
+    ],
+}
+
+
+def _expect() -> Any:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=TIMEOUT_MS)
+    return expect
+
+
+def _shot(page: Any, name: str) -> None:
+    folder = os.environ.get("LLMTS_DASHBOARD_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"dashboard-{name}.png"))
+
+
+@pytest.fixture
+def page(chromium: Any, dashboard_server: LlmTestServer) -> Iterator[Any]:
+    """A fresh browser context (no cookie yet); fails the test on a page error or a CSP violation."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 820})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on(
+        "console",
+        lambda message: (
+            problems.append(message.text)
+            if message.type == "error" and "Content Security Policy" in message.text
+            else None
+        ),
+    )
+    yield page
+    context.close()
+    assert problems == []
+
+
+@pytest.fixture
+def session(dashboard_server: LlmTestServer) -> Iterator[SessionClient]:
+    created = dashboard_server.create_session()
+    yield created
+    created.delete()
+
+
+def _login(page: Any, server: LlmTestServer) -> None:
+    page.goto(server.url + "/dashboard")
+    page.fill("#control-key", DASHBOARD_CONTROL_KEY)
+    page.click("#login-form button[type=submit]")
+    _expect()(page.locator("#sessions")).to_be_visible()
+
+
+def _open(page: Any, server: LlmTestServer, hash_path: str) -> None:
+    page.goto(f"{server.url}/dashboard#/{hash_path}")
+
+
+def test_login_is_asked_once_and_kept_in_an_httponly_samesite_cookie(
+    page: Any, dashboard_server: LlmTestServer
+) -> None:
+    expect = _expect()
+    page.goto(dashboard_server.url + "/dashboard")
+    expect(page.locator("#login-form")).to_be_visible()
+    expect(page.locator("#sessions")).to_have_count(0)  # nothing shown without the key
+
+    page.fill("#control-key", "not-the-key")
+    page.click("#login-form button[type=submit]")
+    expect(page.locator("#login-error")).to_have_text("That key was refused.")
+    expect(page.locator("#sessions")).to_have_count(0)
+
+    page.fill("#control-key", DASHBOARD_CONTROL_KEY)
+    page.click("#login-form button[type=submit]")
+    expect(page.locator("#sessions")).to_be_visible()
+    (cookie,) = [c for c in page.context.cookies() if c["name"] == "llmts_dashboard"]
+    assert cookie["httpOnly"] is True and cookie["sameSite"] == "Strict"
+    assert DASHBOARD_CONTROL_KEY not in cookie["value"]
+    assert page.evaluate("document.cookie") == ""  # script cannot read it
+
+    page.reload()  # asked once: the cookie keeps the login
+    expect(page.locator("#sessions")).to_be_visible()
+    expect(page.locator("#login-form")).to_have_count(0)
+
+    page.click("#logout")
+    expect(page.locator("#login-form")).to_be_visible()
+    assert not [c for c in page.context.cookies() if c["name"] == "llmts_dashboard"]
+
+
+def test_a_new_session_appears_without_reloading(page: Any, dashboard_server: LlmTestServer) -> None:
+    expect = _expect()
+    _login(page, dashboard_server)
+    created = dashboard_server.create_session()
+    try:
+        row = page.locator(f"tr[data-session='{created.id}']")
+        expect(row).to_be_visible()
+        expect(row.locator("td").nth(2)).to_have_text("no")
+        created.configure({"scenarios": [{"responses": [{"text": "a"}, {"text": "b"}]}]})
+        created.openai_client(max_retries=0).chat.completions.create(
+            model="gpt-4.1-mini", messages=[{"role": "user", "content": "hi"}]
+        )
+        expect(row.locator("td").nth(2)).to_have_text("yes")
+        expect(row.locator("td").nth(5)).to_have_text("1")  # requests
+        _shot(page, "sessions")
+    finally:
+        created.delete()
+    expect(page.locator(f"tr[data-session='{created.id}']")).to_have_count(0)
+
+
+def test_reset_and_delete_ask_for_confirmation(page: Any, dashboard_server: LlmTestServer) -> None:
+    expect = _expect()
+    doomed = dashboard_server.create_session()
+    doomed.openai_client(max_retries=0).chat.completions.create(
+        model="gpt-4.1-mini", messages=[{"role": "user", "content": "hi"}]
+    )
+    _login(page, dashboard_server)
+    row = page.locator(f"tr[data-session='{doomed.id}']")
+    row.locator("button[data-action=reset]").click()
+    expect(row.locator(".confirm")).to_have_text(f"Reset {doomed.id}?")
+    assert len(doomed.requests()) == 1  # asking changed nothing
+    row.locator("button[data-confirm=reset]").click()
+    expect(row.locator("td").nth(5)).to_have_text("0")
+    assert doomed.requests() == []
+
+    row.locator("button[data-action=delete]").click()
+    row.get_by_role("button", name="Cancel").click()
+    expect(row.locator("button[data-action=delete]")).to_be_visible()
+    assert any(s["id"] == doomed.id for s in dashboard_server.sessions())
+    row.locator("button[data-action=delete]").click()
+    row.locator("button[data-confirm=delete]").click()
+    expect(page.locator(f"tr[data-session='{doomed.id}']")).to_have_count(0)
+    assert all(s["id"] != doomed.id for s in dashboard_server.sessions())
+
+
+def test_sdk_requests_arrive_live_and_filters_apply(
+    page: Any, dashboard_server: LlmTestServer, session: SessionClient
+) -> None:
+    expect = _expect()
+    session.configure(
+        {"scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "Hi."}]}]}
+    )
+    _login(page, dashboard_server)
+    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    expect(page.locator("#journal-counts")).to_contain_text("0 matching")
+    expect(page.locator("#live-state")).to_have_text("live")
+
+    openai = session.openai_client(max_retries=0)
+    openai.chat.completions.create(model="gpt-4.1-mini", messages=[{"role": "user", "content": "one"}])
+    first = page.locator("#journal-body tr[data-sequence='1']")
+    expect(first).to_contain_text("openai")
+    expect(first).to_contain_text("200")
+
+    with session.anthropic_client(max_retries=0).messages.stream(
+        model="claude-test-1", max_tokens=64, messages=[{"role": "user", "content": "two"}]
+    ) as stream:
+        assert stream.get_final_text() == "Hi."
+    second = page.locator("#journal-body tr[data-sequence='2']")
+    expect(second).to_contain_text("anthropic")
+    expect(second).to_contain_text("stream")
+    expect(page.locator("#journal-body tr")).to_have_count(2)
+    _shot(page, "journal")
+
+    page.fill("#filter-provider", "anthropic")
+    page.select_option("#filter-streaming", "true")
+    page.click("#journal-filters button[type=submit]")
+    expect(page.locator("#journal-body tr")).to_have_count(1)
+    expect(page.locator("#journal-body tr").first).to_have_attribute("data-sequence", "2")
+    # Live with the filters: a matching request arrives, another provider's does not.
+    openai.chat.completions.create(model="gpt-4.1-mini", messages=[{"role": "user", "content": "three"}])
+    with session.anthropic_client(max_retries=0).messages.stream(
+        model="claude-test-1", max_tokens=64, messages=[{"role": "user", "content": "four"}]
+    ) as stream:
+        stream.get_final_text()
+    expect(page.locator("#journal-body tr[data-sequence='4']")).to_be_visible()
+    expect(page.locator("#journal-body tr")).to_have_count(2)
+    expect(page.locator("#journal-body tr[data-sequence='3']")).to_have_count(0)
+
+
+def test_the_live_journal_follows_a_reset(
+    page: Any, dashboard_server: LlmTestServer, session: SessionClient
+) -> None:
+    expect = _expect()
+    client = session.openai_client(max_retries=0)
+
+    def ask(text: str) -> None:
+        client.chat.completions.create(model="gpt-4.1-mini", messages=[{"role": "user", "content": text}])
+
+    for text in ("old 1", "old 2", "old 3"):
+        ask(text)
+    old_ids = {entry["request_id"] for entry in session.requests()}
+    _login(page, dashboard_server)
+    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    expect(page.locator("#journal-body tr")).to_have_count(3)
+    session.reset()
+    for text in ("new 1", "new 2", "new 3", "new 4"):  # more than before: the sequence passes the old cursor
+        ask(text)
+    new_ids = [entry["request_id"] for entry in session.requests()]
+    expect(page.locator("#journal-body tr")).to_have_count(4)
+    expect(page.locator("#journal-body tr").first).to_have_attribute("data-request-id", new_ids[0])
+    shown = {row.get_attribute("data-request-id") for row in page.locator("#journal-body tr").all()}
+    assert shown == set(new_ids) and not shown & old_ids
+
+
+def test_a_request_in_progress_that_matches_the_filter_only_once_done_still_arrives(
+    page: Any, dashboard_server: LlmTestServer, session: SessionClient
+) -> None:
+    expect = _expect()
+    session.configure({"scenarios": [{"responses": [{"text": "slow", "delay_ms": 4000}]}]})
+    _login(page, dashboard_server)
+    slow = threading.Thread(
+        target=lambda: session.openai_client(max_retries=0).chat.completions.create(
+            model="gpt-4.1-mini", messages=[{"role": "user", "content": "wait"}]
+        )
+    )
+    slow.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not session.requests(completed=False) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # In progress, its status is unset: status=200 does not match it yet.
+        _open(page, dashboard_server, f"sessions/{session.id}/journal?status=200")
+        expect(page.locator("#journal-counts")).to_contain_text("0 matching; 1 observed")
+        assert session.requests(completed=False)  # the page loaded while it was in flight
+    finally:
+        slow.join()
+    expect(page.locator("#journal-body tr[data-sequence='1']")).to_contain_text("200")
+
+
+def test_request_detail_shows_previews_tool_calls_and_the_delivery_timeline(
+    page: Any, dashboard_server: LlmTestServer, session: SessionClient
+) -> None:
+    expect = _expect()
+    session.configure(
+        {
+            "scenarios": [
+                {
+                    "responses": [
+                        {
+                            "tool_calls": [
+                                {"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}
+                            ]
+                        },
+                        {
+                            "text": "First second.",
+                            "chunks": ["First ", "second."],
+                            "stream_delivery": {"mode": "early_clean_end", "after_content_frames": 1},
+                        },
+                        {"text": "Sunny."},
+                    ]
+                }
+            ]
+        }
+    )
+    openai = session.openai_client(max_retries=0)
+    question = [{"role": "user", "content": "Weather in Paris?"}]
+    asked = openai.chat.completions.create(
+        model="gpt-4.1-mini",
+        messages=question,
+        tools=[WEATHER_TOOL],
+        extra_headers={"X-Llm-Test-Server-Retry-Group": "g1"},
+    )
+    stream = openai.chat.completions.create(
+        model="gpt-4.1-mini", messages=[{"role": "user", "content": "stream"}], stream=True
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == "First "
+    history = [
+        *question,
+        asked.choices[0].message.model_dump(exclude_none=True),
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"sky": "clear"}'},
+    ]
+    openai.chat.completions.create(
+        model="gpt-4.1-mini",
+        messages=history,
+        tools=[WEATHER_TOOL],
+        extra_headers={"X-Llm-Test-Server-Retry-Group": "g1"},
+    )
+
+    _login(page, dashboard_server)
+    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    page.locator("#journal-body tr[data-sequence='1']").click()
+    preview = page.locator("#request-preview pre")
+    expect(preview).to_contain_text('"content": "Weather in Paris?"')
+    assert '\n      "content": "Weather in Paris?"' in preview.inner_text()  # pretty-printed, indented
+    calls = page.locator("#response-tool-calls")
+    expect(calls).to_contain_text("call_1")
+    expect(calls).to_contain_text("get_weather")
+    expect(calls).to_contain_text('"city": "Paris"')
+    expect(page.locator("#timeline")).to_contain_text("transport outcome")
+    expect(page.locator("#retry-group li")).to_have_count(2)
+
+    page.locator("#retry-group li").nth(1).locator("a").click()
+    expect(page.locator("#tool-results")).to_contain_text('"sky": "clear"')
+    expect(page.locator("#request-tool-calls")).to_contain_text("get_weather")
+
+    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    page.locator("#journal-body tr[data-sequence='2'] a").click()
+    timeline = page.locator("#timeline")
+    expect(timeline).to_contain_text("delivery plan")
+    expect(timeline).to_contain_text("early_clean_end after 1 content frame(s)")
+    expect(timeline).to_contain_text("plan applied")
+    expect(timeline).to_contain_text("no terminal marker")
+    expect(timeline).to_contain_text("early_end")
+    expect(page.locator("#timeline li", has_text="content frames emitted")).to_contain_text("1")
+    expect(page.locator("#response-preview ol.frames li").first).to_contain_text('"role": "assistant"')
+    _shot(page, "request")
+
+
+def test_graph_shows_executed_current_and_unvisited_steps(
+    page: Any, dashboard_server: LlmTestServer, session: SessionClient
+) -> None:
+    expect = _expect()
+    session.configure({"conversations": [APPROVAL_GRAPH]})
+    done = session.for_conversation("c1").openai_client(max_retries=0)
+    history = [{"role": "user", "content": "Start"}]
+    asked = done.chat.completions.create(model="gpt-4.1-mini", messages=history)
+    history += [
+        {"role": "assistant", "content": asked.choices[0].message.content},
+        {"role": "user", "content": "Approve"},
+    ]
+    assert (
+        done.chat.completions.create(model="gpt-4.1-mini", messages=history).choices[0].message.content
+        == "Approved"
+    )
+    waiting = session.for_conversation("c2").openai_client(max_retries=0)
+    waiting.chat.completions.create(model="gpt-4.1-mini", messages=[{"role": "user", "content": "Start"}])
+
+    _login(page, dashboard_server)
+    _open(page, dashboard_server, f"sessions/{session.id}/graphs")
+    card = page.locator("section.graph-card[data-graph='approval']")
+    card.locator("select").select_option("c1")
+    expect(card.locator("g.node[data-step='ask']")).to_have_attribute("data-state", "executed")
+    expect(card.locator("g.node[data-step='approve']")).to_have_attribute("data-state", "current")
+    expect(card.locator("g.node[data-step='cancel']")).to_have_attribute("data-state", "unvisited")
+    expect(card.locator("path.edge.taken")).to_have_count(1)
+    # The request a step answered links back here from its detail.
+    (approved,) = session.requests(step="approve")
+    _open(page, dashboard_server, f"sessions/{session.id}/requests/{approved['request_id']}")
+    page.locator("#request-detail dl.facts a", has_text="c1 / approve / 2").click()
+    card = page.locator("section.graph-card[data-graph='approval']")
+
+    card.locator("select").select_option("c2")
+    expect(card.locator("g.node[data-step='ask']")).to_have_attribute("data-state", "current")
+    expect(card.locator("g.node[data-step='approve']")).to_have_attribute("data-state", "next")
+    expect(card.locator("g.node[data-step='cancel']")).to_have_attribute("data-state", "next")
+    _shot(page, "graphs")
+
+
+def test_verification_runs_a_pasted_or_picked_expectation(
+    page: Any, dashboard_server: LlmTestServer, session: SessionClient
+) -> None:
+    expect = _expect()
+    session.openai_client(max_retries=0).chat.completions.create(
+        model="gpt-4.1-mini", messages=[{"role": "user", "content": "hi"}]
+    )
+    (entry,) = session.requests()
+    _login(page, dashboard_server)
+    _open(page, dashboard_server, f"sessions/{session.id}/verify")
+    expectation = {
+        "requests": [
+            {
+                "name": "no chat at all",
+                "query": {"provider": "openai"},
+                "maximum_count": 0,
+                "minimum_count": 0,
+            }
+        ]
+    }
+    page.fill("#expectation", json.dumps(expectation, indent=2))
+    page.click("#run-verify")
+    expect(page.locator("#verify-verdict")).to_have_text("FAILED")
+    failures = page.locator("#verify-failures")
+    expect(failures).to_contain_text("no chat at all")
+    expect(failures.locator(f"a:has-text('{entry['request_id']}')")).to_be_visible()
+    _shot(page, "verify")
+
+    page.select_option("#preset", label="At least one request")
+    page.click("#run-verify")
+    expect(page.locator("#verify-verdict")).to_have_text("PASSED")
+    expect(page.locator("#verify-matched")).to_contain_text(entry["request_id"])
+
+    page.fill("#expectation", "{not json")
+    page.click("#run-verify")
+    expect(page.locator("#verify-error")).to_contain_text("Not JSON")
+    page.fill("#expectation", json.dumps({"requests": [{"name": "x", "minimum_count": -1}]}))
+    page.click("#run-verify")
+    expect(page.locator("#verify-error")).to_contain_text("minimum_count")
+
+
+def test_configuration_shows_scenarios_and_how_far_each_queue_advanced(
+    page: Any, dashboard_server: LlmTestServer, session: SessionClient
+) -> None:
+    expect = _expect()
+    session.configure(
+        {
+            "scenarios": [
+                {
+                    "id": "chat",
+                    "provider": "openai",
+                    "responses": [{"text": "1"}, {"text": "2"}, {"text": "3"}],
+                },
+                {
+                    "id": "other",
+                    "provider": "anthropic",
+                    "terminal_policy": "restart",
+                    "responses": [{"text": "a"}],
+                },
+            ],
+            "conversations": [APPROVAL_GRAPH],
+        }
+    )
+    session.openai_client(max_retries=0).chat.completions.create(
+        model="gpt-4.1-mini", messages=[{"role": "user", "content": "hi"}]
+    )
+    _login(page, dashboard_server)
+    _open(page, dashboard_server, f"sessions/{session.id}/config")
+    chat = page.locator(".queue[data-scenario='chat']")
+    expect(chat).to_contain_text("1 of 3 consumed; next: response 1 (reject)")
+    expect(chat.locator("progress")).to_have_attribute("value", "1")
+    expect(page.locator(".queue[data-scenario='other']")).to_contain_text(
+        "0 of 1 consumed; next: response 0 (restart)"
+    )
+    expect(page.locator("section.scenario-card[data-scenario='chat'] li.next")).to_contain_text("2")
+    _shot(page, "config")
+    for _ in range(2):
+        session.openai_client(max_retries=0).chat.completions.create(
+            model="gpt-4.1-mini", messages=[{"role": "user", "content": "hi"}]
+        )
+    expect(chat).to_contain_text("3 of 3 consumed; exhausted (reject)")
+
+
+def test_request_content_that_tries_to_run_script_is_shown_literally(
+    page: Any, dashboard_server: LlmTestServer, session: SessionClient
+) -> None:
+    expect = _expect()
+    model = '<svg onload="window.__xss=3">'
+    conversation = '<b onmouseover="window.__xss=4">'
+    client = session.openai_client(
+        max_retries=0, default_headers={"X-Llm-Test-Server-Conversation": conversation}
+    )
+    answer = client.chat.completions.create(model=model, messages=[{"role": "user", "content": XSS}])
+    assert answer.choices[0].message.content == XSS  # the unconfigured session echoes it back
+
+    _login(page, dashboard_server)
+    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    row = page.locator("#journal-body tr[data-sequence='1']")
+    expect(row).to_contain_text(model)
+    row.click()
+    expect(page.locator("#request-preview pre")).to_contain_text('<img src=x onerror=\\"window.__xss=1\\">')
+    expect(page.locator("#response-preview pre")).to_contain_text("<script>window.__xss=2</script>")
+    expect(page.locator("#request-detail dl.facts")).to_contain_text(conversation)
+    expect(page.locator("#request-detail dl.facts")).to_contain_text(model)
+    row_count = page.locator(
+        "#request-detail img, #request-detail script, #request-detail svg, #request-detail b"
+    )
+    expect(row_count).to_have_count(0)
+    page.mouse.move(200, 300)
+    assert page.evaluate("window.__xss") is None
+    # The same text in the journal's filter inputs is a value, not markup.
+    _open(page, dashboard_server, f"sessions/{session.id}/journal?model={XSS}")
+    expect(page.locator("#filter-model")).to_have_value(XSS)
+    expect(page.locator("#journal-body tr")).to_have_count(0)
+    assert page.evaluate("window.__xss") is None
+
+
+def _post_many(provider_base: str, count: int) -> None:
+    """``count`` chat requests over one keep-alive connection (faster than an SDK for filling a journal)."""
+    parts = urlsplit(provider_base)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    body = json.dumps({"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "fill"}]})
+    try:
+        for _ in range(count):
+            connection.request(
+                "POST",
+                parts.path + "/openai/v1/chat/completions",
+                body=body,
+                headers={"Content-Type": "application/json", "Authorization": "Bearer k"},
+            )
+            response = connection.getresponse()
+            response.read()
+            assert response.status == 200
+    finally:
+        connection.close()
+
+
+def test_journal_at_its_retention_limit_is_paged(
+    page: Any, dashboard_server: LlmTestServer, session: SessionClient
+) -> None:
+    expect = _expect()
+    session.configure(
+        {
+            "journal": {"max_entries": 300},
+            "scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "ok"}]}],
+        }
+    )
+    _post_many(session.provider_base, 330)
+    _login(page, dashboard_server)
+    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    expect(page.locator("#journal-counts")).to_contain_text(
+        "300 matching; 330 observed since the last reset, 30 evicted"
+    )
+    expect(page.locator("#journal-body tr")).to_have_count(100)
+    expect(page.locator("#journal-body tr").first).to_have_attribute("data-sequence", "330")
+    expect(page.locator(".pager")).to_contain_text("1\u2013100 of 300")
+    page.click("#older")
+    expect(page.locator("#live-state")).to_contain_text("paused")
+    expect(page.locator("#journal-body tr").first).to_have_attribute("data-sequence", "230")
+    expect(page.locator("#journal-body tr")).to_have_count(100)
+    expect(page.locator(".pager")).to_contain_text("101\u2013200 of 300")
+    page.click("#newer")
+    expect(page.locator("#live-state")).to_have_text("live")
+    _post_many(session.provider_base, 5)
+    expect(page.locator("#journal-body tr").first).to_have_attribute("data-sequence", "335")
+    expect(page.locator("#journal-body tr")).to_have_count(100)  # the page stays one page long
+
+
+def test_a_server_without_a_control_key_needs_no_login(chromium: Any, llmts_server: LlmTestServer) -> None:
+    expect = _expect()
+    context = chromium.new_context()
+    try:
+        page = context.new_page()
+        page.goto(llmts_server.url + "/dashboard")
+        expect(page.locator("#sessions")).to_be_visible()
+        expect(page.locator("tr[data-session='default']")).to_be_visible()
+        expect(page.locator("#login-form")).to_have_count(0)
+    finally:
+        context.close()

@@ -1,0 +1,354 @@
+"""What the dashboard needs from the server, over raw HTTP against a real server (docs/dashboard.md):
+its files with a strict CSP, the login cookie and what it authorizes, and the public control API reads
+it uses (session counters, ``GET /admin-api/queues``, the journal's ``after`` cursor and ``retry_group``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from http.cookies import SimpleCookie
+from pathlib import Path
+
+import pytest
+
+import llmts.server
+from llmts import LlmTestServer, SessionClient
+from tests.helpers import DASHBOARD_CONTROL_KEY, RawResponse, raw_request
+
+DASHBOARD = {"X-Llm-Test-Server-Dashboard": "1"}
+CHAT = "/openai/v1/chat/completions"
+
+
+def _chat(session: SessionClient, text: str = "hi", headers: dict[str, str] | None = None) -> RawResponse:
+    body = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": text}]}
+    return raw_request(
+        session.provider_base, "POST", CHAT, body, {"Authorization": "Bearer k", **(headers or {})}
+    )
+
+
+def _login(server: LlmTestServer) -> str:
+    answer = raw_request(server.url, "POST", "/dashboard/login", {"key": DASHBOARD_CONTROL_KEY}, DASHBOARD)
+    assert answer.status == 204, answer.body
+    cookie = SimpleCookie(answer.headers["set-cookie"])
+    return f"llmts_dashboard={cookie['llmts_dashboard'].value}"
+
+
+# --- the page and its files ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path", ["/dashboard", "/dashboard/", "/dashboard/static/app.js", "/dashboard/static/views/journal.js"]
+)
+def test_dashboard_files_are_served_with_a_strict_content_security_policy(
+    dashboard_server: LlmTestServer, path: str
+) -> None:
+    answer = raw_request(dashboard_server.url, "GET", path)  # no key needed: the files hold no data
+    assert answer.status == 200
+    csp = answer.headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "script-src 'self'" in csp and "style-src 'self'" in csp
+    assert "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert answer.headers["x-frame-options"] == "DENY"
+    expected = "text/html" if not path.endswith(".js") else "text/javascript"
+    assert answer.headers["content-type"].startswith(expected)
+
+
+def test_the_page_has_no_inline_script_or_style(dashboard_server: LlmTestServer) -> None:
+    html = raw_request(dashboard_server.url, "GET", "/dashboard").body.decode()
+    assert '<script type="module" src="/dashboard/static/app.js"></script>' in html
+    assert "<style" not in html and "style=" not in html and " on" not in html.replace(" one", "")
+    assert html.count("<script") == 1
+
+
+def test_the_scripts_never_parse_html_from_strings() -> None:
+    """Escaping has one rule (docs/dashboard.md): data goes into text nodes and attribute values only."""
+    static = Path(llmts.server.__file__).parent / "dashboard_static"
+    scripts = sorted(static.rglob("*.js"))
+    assert len(scripts) >= 8
+    for script in scripts:
+        text = script.read_text()
+        for sink in (
+            "innerHTML",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+            "eval(",
+            "Function(",
+            "srcdoc",
+        ):
+            assert sink not in text, f"{script.name} uses {sink}"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("GET", "/dashboard/static/missing.js", 404),
+        ("GET", "/dashboard/static/../dashboard.py", 404),
+        ("GET", "/dashboard/static/%2e%2e/dashboard.py", 404),
+        ("GET", "/dashboard/nothing", 404),
+        ("POST", "/dashboard", 405),
+        ("GET", "/dashboard/login", 405),
+    ],
+)
+def test_unknown_dashboard_paths_get_the_control_error_envelope(
+    dashboard_server: LlmTestServer, method: str, path: str, status: int
+) -> None:
+    answer = raw_request(dashboard_server.url, method, path)
+    assert answer.status == status
+    assert set(answer.json()["error"]) == {"code", "message", "details"}
+
+
+def test_the_dashboard_is_not_served_under_a_session_prefix(llmts_session: SessionClient) -> None:
+    answer = raw_request(llmts_session.provider_base, "GET", "/dashboard")
+    assert answer.status == 404
+
+
+# --- login cookie ----------------------------------------------------------------------------------------
+
+
+def test_login_sets_an_httponly_samesite_strict_cookie_that_is_not_the_key(
+    dashboard_server: LlmTestServer,
+) -> None:
+    answer = raw_request(
+        dashboard_server.url, "POST", "/dashboard/login", {"key": DASHBOARD_CONTROL_KEY}, DASHBOARD
+    )
+    assert answer.status == 204
+    attributes = [part.strip() for part in answer.headers["set-cookie"].split(";")]
+    name, _, value = attributes[0].partition("=")
+    assert name == "llmts_dashboard" and len(value) == 64 and DASHBOARD_CONTROL_KEY not in value
+    assert {"HttpOnly", "SameSite=Strict", "Path=/"} <= set(attributes)
+    assert "content-security-policy" in answer.headers
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "status"),
+    [
+        ({"key": "wrong"}, DASHBOARD, 401),
+        ({"key": DASHBOARD_CONTROL_KEY}, {}, 401),  # not from the dashboard page
+        ({"key": DASHBOARD_CONTROL_KEY}, {**DASHBOARD, "Origin": "http://evil.example"}, 401),
+        ({"key": 42}, DASHBOARD, 400),
+        ("not json", DASHBOARD, 400),
+        ({"key": "é"}, DASHBOARD, 401),
+    ],
+)
+def test_a_refused_login_sets_no_cookie(
+    dashboard_server: LlmTestServer, body: object, headers: dict[str, str], status: int
+) -> None:
+    answer = raw_request(dashboard_server.url, "POST", "/dashboard/login", body, headers)  # type: ignore[arg-type]
+    assert answer.status == status
+    assert "set-cookie" not in answer.headers
+    assert answer.json()["error"]["code"]
+
+
+def test_the_cookie_authorizes_the_control_api_only_with_the_dashboard_header(
+    dashboard_server: LlmTestServer,
+) -> None:
+    cookie = _login(dashboard_server)
+    url = dashboard_server.url
+    assert (
+        raw_request(url, "GET", "/admin-api/sessions", headers={"Cookie": cookie, **DASHBOARD}).status == 200
+    )
+    same_origin = {"Cookie": cookie, **DASHBOARD, "Origin": url}
+    assert raw_request(url, "GET", "/admin-api/sessions", headers=same_origin).status == 200
+    # A plain navigation or form post carries the cookie but not the header (and a cross-origin page
+    # cannot add the header without a preflight llmts never answers): refused.
+    assert raw_request(url, "GET", "/admin-api/sessions", headers={"Cookie": cookie}).status == 401
+    assert raw_request(url, "POST", "/admin-api/reset", headers={"Cookie": cookie}).status == 401
+    foreign = {"Cookie": cookie, **DASHBOARD, "Origin": "http://127.0.0.1:1"}
+    assert raw_request(url, "POST", "/admin-api/reset", headers=foreign).status == 401
+    forged = {"Cookie": "llmts_dashboard=" + "0" * 64, **DASHBOARD}
+    assert raw_request(url, "GET", "/admin-api/sessions", headers=forged).status == 401
+    not_utf8 = {"Cookie": "llmts_dashboard=\xe9\xff", **DASHBOARD}  # sent as latin-1 bytes
+    assert raw_request(url, "GET", "/admin-api/sessions", headers=not_utf8).status == 401
+    key_as_cookie = {"Cookie": f"llmts_dashboard={DASHBOARD_CONTROL_KEY}", **DASHBOARD}
+    assert raw_request(url, "GET", "/admin-api/sessions", headers=key_as_cookie).status == 401
+    # The bearer key still works as before.
+    bearer = {"Authorization": f"Bearer {DASHBOARD_CONTROL_KEY}"}
+    assert raw_request(url, "GET", "/admin-api/sessions", headers=bearer).status == 200
+
+
+def test_the_cookie_is_no_provider_credential(dashboard_server: LlmTestServer) -> None:
+    cookie = _login(dashboard_server)
+    session = dashboard_server.create_session()
+    try:
+        session.configure(
+            {"provider_credentials": {"openai": "sk-real"}, "scenarios": [{"responses": [{"text": "x"}]}]}
+        )
+        body = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}]}
+        answer = raw_request(session.provider_base, "POST", CHAT, body, {"Cookie": cookie, **DASHBOARD})
+        assert answer.status == 401
+        assert answer.json()["error"]["type"] == "invalid_request_error"  # OpenAI's own envelope
+    finally:
+        session.delete()
+
+
+def test_logout_expires_the_cookie(dashboard_server: LlmTestServer) -> None:
+    answer = raw_request(dashboard_server.url, "POST", "/dashboard/logout", headers=DASHBOARD)
+    assert answer.status == 204
+    assert answer.headers["set-cookie"].startswith("llmts_dashboard=;")
+    assert "Max-Age=0" in answer.headers["set-cookie"]
+
+
+def test_without_a_control_key_login_succeeds_and_sets_nothing(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    server = own_server_factory()
+    answer = raw_request(server.url, "POST", "/dashboard/login", {"key": "anything"}, DASHBOARD)
+    assert answer.status == 204 and "set-cookie" not in answer.headers
+    assert raw_request(server.url, "GET", "/admin-api/sessions").status == 200
+
+
+# --- control API reads the dashboard uses ---------------------------------------------------------------
+
+
+def test_session_listing_carries_created_time_declarations_and_journal_counters(
+    llmts_session: SessionClient,
+) -> None:
+    llmts_session.configure(
+        {
+            "journal": {"max_entries": 2},
+            "scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "x"}]}],
+            "conversations": [
+                {
+                    "steps": [
+                        {
+                            "id": "a",
+                            "when": {"latest_user_equals": "never"},
+                            "response": {"text": "y"},
+                            "complete": True,
+                        }
+                    ]
+                }
+            ],
+        }
+    )
+    for _ in range(3):
+        assert _chat(llmts_session).status == 200
+    (info,) = [s for s in llmts_session.server.sessions() if s["id"] == llmts_session.id]
+    assert info["configured"] is True
+    assert info["created_at"].endswith("Z")
+    assert (info["scenario_count"], info["conversation_count"]) == (1, 1)
+    assert (info["request_count"], info["journal_entries"], info["evicted_count"]) == (3, 2, 1)
+    assert info["journal_bytes"] > 0
+    llmts_session.reset()
+    (info,) = [s for s in llmts_session.server.sessions() if s["id"] == llmts_session.id]
+    assert (info["request_count"], info["journal_entries"], info["journal_bytes"]) == (0, 0, 0)
+
+
+def test_queues_report_how_far_each_scenario_advanced(llmts_session: SessionClient) -> None:
+    assert llmts_session.queues() == []  # unconfigured: no queue
+    llmts_session.configure(
+        {
+            "scenarios": [
+                {"id": "once", "model": "m1", "responses": [{"text": "1"}, {"text": "2"}]},
+                {
+                    "id": "stub",
+                    "model": "m2",
+                    "terminal_policy": "repeat_last_response",
+                    "responses": [{"text": "s"}],
+                },
+                {
+                    "id": "loop",
+                    "model": "m3",
+                    "terminal_policy": "restart",
+                    "responses": [{"text": "a"}, {"text": "b"}],
+                },
+            ]
+        }
+    )
+    client = llmts_session.openai_client(max_retries=0)
+
+    def ask(model: str) -> None:
+        client.chat.completions.create(model=model, messages=[{"role": "user", "content": "hi"}])
+
+    for model in ("m1", "m1", "m2", "m2", "m3", "m3", "m3"):
+        ask(model)
+    once, stub, loop = llmts_session.queues()
+    assert once == {
+        "index": 0,
+        "scenario": "once",
+        "terminal_policy": "reject",
+        "length": 2,
+        "consumed": 2,
+        "next_response_index": None,
+        "exhausted": True,
+    }
+    assert (stub["consumed"], stub["next_response_index"], stub["exhausted"]) == (1, 0, False)
+    assert (loop["consumed"], loop["next_response_index"], loop["exhausted"]) == (1, 1, False)
+    before = llmts_session.queues()
+    assert llmts_session.queues() == before  # reading consumes nothing
+    llmts_session.reset()
+    assert [q["consumed"] for q in llmts_session.queues()] == [0, 0, 0]
+
+
+def test_queues_need_the_control_key(dashboard_server: LlmTestServer) -> None:
+    assert raw_request(dashboard_server.url, "GET", "/admin-api/queues").status == 401
+    bearer = {"Authorization": f"Bearer {DASHBOARD_CONTROL_KEY}"}
+    assert raw_request(dashboard_server.url, "GET", "/admin-api/queues", headers=bearer).json() == []
+
+
+def test_the_after_cursor_returns_only_newer_entries(llmts_session: SessionClient) -> None:
+    for text in ("one", "two", "three", "four"):
+        assert _chat(llmts_session, text).status == 200
+    newer = llmts_session.requests(after=2, order="asc")
+    assert [entry["sequence"] for entry in newer] == [3, 4]
+    assert llmts_session.requests(after=4) == []
+    assert [e["sequence"] for e in llmts_session.requests(after=0, order="asc")] == [1, 2, 3, 4]
+    answer = raw_request(
+        llmts_session.server.url,
+        "GET",
+        "/admin-api/requests?after=3",
+        headers={"X-Llm-Test-Server-Session": llmts_session.id},
+    )
+    # The counters still describe the whole journal.
+    assert (answer.headers["x-total-count"], answer.headers["x-total-observed"]) == ("1", "4")
+    exported = llmts_session.export("json", after=3)
+    assert exported["evidence"]["first_retained_sequence"] == 1
+    assert exported["evidence"]["last_retained_sequence"] == 4
+    assert exported["query"]["after"] == 3
+
+
+@pytest.mark.parametrize("query", ["after=-1", "after=x", "after=", "after=1&after=2"])
+def test_a_bad_cursor_is_a_400(llmts_session: SessionClient, query: str) -> None:
+    answer = raw_request(
+        llmts_session.server.url,
+        "GET",
+        f"/admin-api/requests?{query}",
+        headers={"X-Llm-Test-Server-Session": llmts_session.id},
+    )
+    assert answer.status == 400
+    assert answer.json()["error"]["code"] == "invalid_query"
+    assert answer.json()["error"]["details"][0]["path"] == "after"
+
+
+def test_requests_filter_by_retry_group(llmts_session: SessionClient) -> None:
+    group = {"X-Llm-Test-Server-Retry-Group": "g1"}
+    assert _chat(llmts_session, "a", group).status == 200
+    assert _chat(llmts_session, "b").status == 200
+    assert _chat(llmts_session, "c", group).status == 200
+    assert [e["sequence"] for e in llmts_session.requests(retry_group="g1", order="asc")] == [1, 3]
+    assert llmts_session.requests(retry_group="other") == []
+
+
+# --- in memory: the cookie check --------------------------------------------------------------------
+
+
+def test_cookie_authorizes_needs_the_cookie_the_header_and_a_matching_origin() -> None:
+    from llmts.server.dashboard import cookie_authorizes, dashboard_token
+
+    token = dashboard_token("k")
+    assert token == dashboard_token("k") != dashboard_token("k2")
+    assert len(token) == 64 and int(token, 16) >= 0  # hex of an HMAC, not the key
+    good = {
+        "HTTP_COOKIE": f"other=1; llmts_dashboard={token}",
+        "HTTP_X_LLM_TEST_SERVER_DASHBOARD": "1",
+        "HTTP_HOST": "127.0.0.1:8080",
+    }
+    assert cookie_authorizes(good, token)
+    assert cookie_authorizes({**good, "HTTP_ORIGIN": "http://127.0.0.1:8080"}, token)
+    assert cookie_authorizes({**good, "HTTP_ORIGIN": "https://127.0.0.1:8080"}, token)  # TLS proxy in front
+    assert not cookie_authorizes({**good, "HTTP_ORIGIN": "http://127.0.0.1:8081"}, token)
+    assert not cookie_authorizes({**good, "HTTP_ORIGIN": "null"}, token)
+    assert not cookie_authorizes({**good, "HTTP_X_LLM_TEST_SERVER_DASHBOARD": "true"}, token)
+    assert not cookie_authorizes({k: v for k, v in good.items() if k != "HTTP_COOKIE"}, token)
+    assert not cookie_authorizes({**good, "HTTP_COOKIE": "llmts_dashboard=é"}, token)
+    assert not cookie_authorizes({**good, "HTTP_COOKIE": "llmts_dashboard=k"}, token)

@@ -389,6 +389,13 @@ class SessionClient(_NamedSdkClients):
     def delete(self) -> None:
         self.server.request("DELETE", f"/admin-api/sessions/{self.id}")
 
+    def recording(self, *, pacing: bool = False) -> dict[str, Any]:
+        """What this recording session kept, as a configuration ``configure`` loads unchanged
+        (``GET /admin-api/recording``; ``pacing`` adds the measured timing; docs/recording.md)."""
+        query = "?pacing=true" if pacing else ""
+        _, _, config = self.server.request("GET", "/admin-api/recording" + query, session_id=self.id)
+        return dict(config)
+
     def requests(self, query: JournalQuery | None = None, /, **filters: Any) -> list[dict[str, Any]]:
         """Journal entries of this session (newest first); a ``JournalQuery`` and/or keyword filters as in
         ``GET /admin-api/requests`` (``from_`` for ``from``; booleans as Python bools)."""

@@ -30,8 +30,10 @@ __all__ = [
     "MethodNotAllowed",
     "ModelNotFound",
     "NoMatchingScenario",
+    "NoRecordedMatch",
     "ProviderUnauthorized",
     "RateLimitExceeded",
+    "RecordingFull",
     "RequestLineTooLong",
     "RequestSuperseded",
     "RouteNotFound",
@@ -40,6 +42,8 @@ __all__ = [
     "SessionCapacityExceeded",
     "SessionNotFound",
     "StrictRequestRejected",
+    "UpstreamTimeout",
+    "UpstreamUnreachable",
 ]
 
 
@@ -209,6 +213,38 @@ class FixtureMismatch(LlmtsError):
     should_retry = False
     code = "llm_test_server_fixture_mismatch"
     http_status = 409
+
+
+class NoRecordedMatch(FixtureMismatch):
+    """409: in a session replaying a recording, no recorded request matches (the message names the closest
+    recorded request and the first difference; docs/recording.md)."""
+
+    code = "llm_test_server_no_recorded_match"
+
+
+class UpstreamUnreachable(LlmtsError):
+    """502: the session's upstream for the provider could not be reached (connect error, reset) while
+    forwarding a request (docs/recording.md)."""
+
+    should_retry = False
+    code = "llm_test_server_upstream_unreachable"
+    http_status = 502
+
+
+class UpstreamTimeout(LlmtsError):
+    """504: the session's upstream did not answer within the recording's read timeout while forwarding."""
+
+    should_retry = False
+    code = "llm_test_server_upstream_timeout"
+    http_status = 504
+
+
+class RecordingFull(LlmtsError):
+    """507: the session already keeps ``recording.max_exchanges`` exchanges; nothing is forwarded."""
+
+    should_retry = False
+    code = "llm_test_server_recording_full"
+    http_status = 507
 
 
 class RequestSuperseded(LlmtsError):

@@ -160,6 +160,8 @@ class Reply:
     # The stream's pacing (``llmts.transport.pacing.StreamPacing``): set by the server, never by adapters
     # (typed loosely because providers do not import the transport).
     pacing: object | None = None
+    # Write each frame on its own (a recorded stream keeps its chunk boundaries: docs/recording.md).
+    keep_frames: bool = False
 
 
 class SessionView(Protocol):

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import orjson
 
-from llmts.errors import FixtureMismatch
+from llmts.errors import FixtureMismatch, NoRecordedMatch
 from llmts.runtime.media.answers import media_content_frames
 from llmts.runtime.native.fit import check_native_fits
 from llmts.runtime.operations import check_result_fits
+from llmts.runtime.recording.match import first_difference
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
-from llmts.schema.neutral import NeutralRequest, OperationRequest, ScriptedOutput
+from llmts.schema.neutral import NeutralRequest, OperationRequest, RecordedOutput, ScriptedOutput
 
 __all__ = ["check_delivery_fits", "check_output_fits"]
 
 
 def check_output_fits(request: NeutralRequest, output: ScriptedOutput, where: str) -> None:
+    if output.recorded is not None:  # an upstream's answer: it fits the request it was recorded for
+        _check_recorded_fits(request, output.recorded, where)
     if output.result is not None:  # an operation's answer; scenarios serve one operation each
         check_result_fits(request, output, where)
         return
@@ -90,3 +93,20 @@ def check_delivery_fits(
                 f"{where}: after_content_frames {plan.after_content_frames} is unreachable: the streamed "
                 f"answer has {frames} content frame(s) (an image stream counts its partial images)"
             )
+
+
+def _check_recorded_fits(request: NeutralRequest, recorded: RecordedOutput, where: str) -> None:
+    """The request equals the recorded one (docs/recording.md); without a recorded request (a hand-written
+    ``recorded`` fixture), a stream answers only a streaming request and a 2xx body only a whole one."""
+    if recorded.request is not None:
+        difference = first_difference(recorded.request, request)
+        if difference is not None:
+            raise NoRecordedMatch(f"{where} was recorded for another request: {difference}")
+        return
+    streamed = recorded.frames is not None
+    if streamed != request.stream and (streamed or recorded.status < 400):
+        raise FixtureMismatch(
+            f"{where} is a recorded {'stream' if streamed else 'whole answer'} but the request "
+            f"{'does not stream' if streamed else 'streams'}",
+            param="stream",
+        )

@@ -3,13 +3,14 @@
 Theory of operation (docs/journal.md, "Process memory budget"):
 
 * Every session charges what it retains to the one budget: journal entries, stored objects (e.g. OpenAI
-  stored responses) and conversation state, each at its documented accounted size.
+  stored responses), conversation state and recorded exchanges, each at its documented accounted size.
 * Journal entries are the evidence a test can lose: when the total goes over ``max_bytes``, journal
   entries are evicted oldest-first **across the whole process** until it fits again (each session's
   journal counts them as evicted, so ``/admin-api/verify`` reports incomplete evidence).
-* Stored objects and conversation state change behaviour when lost, so they are never evicted for the
-  budget: growth that cannot be made to fit even after every journal entry went is refused with 507
-  ``llm_test_server_memory_exhausted``.
+* Stored objects, conversation state and recordings change behaviour when lost, so they are never
+  evicted for the budget: growth that cannot be made to fit even after every journal entry went is
+  refused with 507 ``llm_test_server_memory_exhausted`` (a recorded exchange that cannot fit is not
+  kept and counted as dropped: docs/recording.md).
 
 The oldest entry across sessions is found without scanning sessions: ``_arrivals`` holds one reference
 to the receiving journal per entry appended, in arrival order. Within one journal, entries leave oldest
@@ -91,6 +92,8 @@ class MemoryBudget:
         self.journal_entries = 0
         self.store_bytes = 0
         self.conversation_bytes = 0
+        # Exchanges recording sessions keep (docs/recording.md); never evicted, like stored objects.
+        self.recording_bytes = 0
         # Journal entries evicted because the process budget was full (not by a session's own limits).
         self.evicted_entries = 0
         # Growth of stores / conversation state refused with 507.
@@ -99,7 +102,7 @@ class MemoryBudget:
 
     @property
     def used_bytes(self) -> int:
-        return self.journal_bytes + self.store_bytes + self.conversation_bytes
+        return self.journal_bytes + self.store_bytes + self.conversation_bytes + self.recording_bytes
 
     # --- journals -----------------------------------------------------------------------------------
 
@@ -167,9 +170,10 @@ class MemoryBudget:
             return False
         return True
 
-    def state_changed(self, store_delta: int, conversation_delta: int) -> None:
+    def state_changed(self, store_delta: int, conversation_delta: int, recording_delta: int = 0) -> None:
         self.store_bytes += store_delta
         self.conversation_bytes += conversation_delta
+        self.recording_bytes += recording_delta
 
     def report(self) -> dict[str, int]:
         """The ``memory`` object of ``GET /admin-api/process``."""
@@ -180,6 +184,7 @@ class MemoryBudget:
             "journal_entries": self.journal_entries,
             "store_bytes": self.store_bytes,
             "conversation_bytes": self.conversation_bytes,
+            "recording_bytes": self.recording_bytes,
             "evicted_entries": self.evicted_entries,
             "refused": self.refused,
         }

@@ -19,12 +19,14 @@ from llmts.schema.config import ErrorFixture, ResponseFixture, SessionConfig, Us
 from llmts.schema.determinism import Determinism
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.fixtures import ReasoningFixture
-from llmts.schema.neutral import NeutralReasoning, NeutralToolCall, ScriptedOutput
+from llmts.schema.neutral import NeutralReasoning, NeutralToolCall, RecordedOutput, ScriptedOutput
 from llmts.schema.operations import CHAT
 from llmts.schema.pacing import Pacing
+from llmts.schema.recorded import RecordedReply, RecordedRequest, recorded_output_tokens
 
 __all__ = [
     "ARGUMENT_CHUNK_CHARS",
+    "RecordedCandidate",
     "ResponsePlan",
     "ScenarioPlan",
     "SessionPlan",
@@ -69,6 +71,15 @@ class ScenarioPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class RecordedCandidate:
+    """A recorded request of the configuration (where it is, its provider filter), for miss explanations."""
+
+    where: str
+    provider: str | None
+    request: RecordedRequest
+
+
+@dataclass(frozen=True, slots=True)
 class SessionPlan:
     config: SessionConfig
     # None: any model name is served (``models`` left out of the configuration).
@@ -80,6 +91,8 @@ class SessionPlan:
     determinism: Determinism | None = None
     # The reasoning signatures this configuration issues (checked when a client passes blocks back).
     signatures: SignatureBook = UNSEEDED
+    # Every ``recorded`` fixture's request, in configuration order (docs/recording.md, "Misses").
+    recordings: tuple[RecordedCandidate, ...] = ()
 
 
 def _split(text: str, size: int) -> tuple[str, ...]:
@@ -112,7 +125,7 @@ def _compile_output(
     fixture: ResponseFixture, scenario_id: str, index: int, book: SignatureBook
 ) -> ScriptedOutput | None:
     output = _compile_kind(fixture, scenario_id, index)
-    if output is None or output.kind == "items" or output.result is not None:
+    if output is None or output.kind in ("items", "recorded") or output.result is not None:
         return output
     update: dict[str, object] = {}
     output_tokens = output.output_tokens
@@ -168,7 +181,41 @@ def _compile_kind(fixture: ResponseFixture, scenario_id: str, index: int) -> Scr
         )
     if kind == "items":
         return compile_items(fixture.items or [])
+    if kind == "recorded" and fixture.recorded is not None:
+        return _compile_recorded(fixture.recorded)
     return compile_result(fixture)  # an operation's answer (embeddings...), or None for an error
+
+
+def _compile_recorded(recorded: RecordedReply) -> ScriptedOutput:
+    body = recorded.body_bytes() if recorded.body is not None else None
+    frames = tuple(recorded.frame_bytes()) if recorded.frames is not None else None
+    size = len(body) if body is not None else sum(len(frame) for frame in frames or ())
+    compiled = RecordedOutput(
+        status=recorded.status,
+        headers=tuple(recorded.headers),
+        body=body,
+        frames=frames,
+        request=recorded.request,
+    )
+    return ScriptedOutput(kind="recorded", output_tokens=recorded_output_tokens(size), recorded=compiled)
+
+
+def _recordings(config: SessionConfig) -> tuple[RecordedCandidate, ...]:
+    found = []
+    for s_index, scenario in enumerate(config.scenarios):
+        scenario_id = scenario.id or f"scenario_{s_index}"
+        for r_index, fixture in enumerate(scenario.responses):
+            if fixture.recorded is not None and fixture.recorded.request is not None:
+                where = f"scenario {scenario_id!r} response {r_index}"
+                found.append(RecordedCandidate(where, scenario.provider, fixture.recorded.request))
+    for g_index, graph in enumerate(config.conversations):
+        graph_id = graph.id or f"conversation_{g_index}"
+        for step in graph.steps:
+            recorded = step.response.recorded
+            if recorded is not None and recorded.request is not None:
+                where = f"conversation graph {graph_id!r} step {step.id!r}"
+                found.append(RecordedCandidate(where, graph.provider, recorded.request))
+    return tuple(found)
 
 
 def compile_response(
@@ -221,4 +268,5 @@ def compile_config(config: SessionConfig) -> SessionPlan:
         scenarios=tuple(scenarios),
         determinism=config.determinism,
         signatures=book,
+        recordings=_recordings(config),
     )

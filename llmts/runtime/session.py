@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llmts.errors import MemoryBudgetExceeded, RequestSuperseded, ScriptedError
+from llmts.errors import MemoryBudgetExceeded, RecordingFull, RequestSuperseded, ScriptedError
 from llmts.runtime.clock import Clock, IdSource
 from llmts.runtime.conversations import DEFAULT_CALLER, Caller, ConversationBook, Ticket, compile_graphs
 from llmts.runtime.conversations.explain import explain_match
@@ -28,6 +28,7 @@ from llmts.runtime.operations import generate, operation_input_tokens
 from llmts.runtime.plans import ResponsePlan, SessionPlan, compile_config
 from llmts.runtime.prompt_cache import MIN_CACHEABLE_TOKENS, NO_CACHE_EFFECT, PromptCache
 from llmts.runtime.rate_limits import RateState, RateWindow
+from llmts.runtime.recording import Exchange, Recorder
 from llmts.runtime.signatures import UNSEEDED, SignatureBook
 from llmts.runtime.store import BoundedStore
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
@@ -86,6 +87,9 @@ class Session:
         self._charged_conversations = 0
         # The ``rate_limits`` window (None without one); starts over on configure and reset.
         self._rate: RateWindow | None = None
+        # What a ``record: true`` session kept (docs/recording.md); starts over on configure and reset.
+        self._recorder: Recorder | None = None
+        self._charged_recording = 0
 
     # --- control -----------------------------------------------------------------------------------
 
@@ -109,9 +113,11 @@ class Session:
     def configure(self, config: SessionConfig) -> None:
         plan = compile_config(config)  # may be slow for big configs: done before taking the lock
         book = ConversationBook(compile_graphs(config)) if config.conversations else None
+        recorder = Recorder(config.recording) if config.record else None
         with self._lock:
             self._plan = plan
             self._conversations = book
+            self._recorder = recorder
             self._journal.apply(config.journal)
             self._clear_state()
             self._charge_memory()
@@ -129,6 +135,8 @@ class Session:
             self._conversations.clear()
         for store in self._stores.values():
             store.clear()
+        if self._recorder is not None:
+            self._recorder.clear()
         self._journal.clear()
         limits = self._plan.config.rate_limits if self._plan is not None else None
         self._rate = RateWindow(limits) if limits is not None else None
@@ -142,6 +150,7 @@ class Session:
             # Nobody can reach a deleted session's state any more: give its memory back to the process.
             self._conversations = None
             self._stores.clear()
+            self._recorder = None
             self._charge_memory()
             self._budget = None
         self._journal.detach()
@@ -154,8 +163,14 @@ class Session:
         stores = sum(store.retained_bytes for store in self._stores.values())
         book = self._conversations
         conversations = book.retained_bytes if book is not None else 0
-        budget.state_changed(stores - self._charged_stores, conversations - self._charged_conversations)
+        recording = self._recorder.retained_bytes if self._recorder is not None else 0
+        budget.state_changed(
+            stores - self._charged_stores,
+            conversations - self._charged_conversations,
+            recording - self._charged_recording,
+        )
         self._charged_stores, self._charged_conversations = stores, conversations
+        self._charged_recording = recording
 
     def _make_room(self, growth: int, what: str) -> None:
         """Raise 507 when ``growth`` more bytes cannot fit the process budget even without journals."""
@@ -454,6 +469,52 @@ class Session:
                 return response.pacing
         plan = self._plan
         return plan.config.pacing if plan is not None else None
+
+    # --- record and replay (docs/recording.md) ------------------------------------------------------
+
+    def upstream_for(self, provider: str) -> str | None:
+        """The base URL this session forwards ``provider`` requests to when its fixtures cannot answer."""
+        plan = self._plan
+        return plan.config.upstreams.get(provider) if plan is not None else None
+
+    @property
+    def recording(self) -> bool:
+        return self._recorder is not None
+
+    def recording_room(self) -> None:
+        """Raise 507 when the recording already holds ``max_exchanges`` (before anything is forwarded)."""
+        recorder = self._recorder
+        if recorder is not None and recorder.full:
+            raise RecordingFull(
+                f"this session's recording already keeps {recorder.settings.max_exchanges} exchanges "
+                "(recording.max_exchanges); fetch it and reset the session"
+            )
+
+    def keep_exchange(self, exchange: Exchange, credential: str | None, generation: int) -> bool:
+        """Keep an answered exchange, redacted (``credential``, the one the client presented, and the
+        configured patterns). False when it was not kept: no recording, the session moved on
+        (``generation``), or it does not fit ``max_bytes`` or the memory budget (counted as dropped)."""
+        recorder = self._recorder
+        if recorder is None:
+            return False
+        redacted = recorder.redactor.exchange(exchange, credential)  # outside the lock: CPU only
+        size = redacted.retained_bytes()
+        with self._lock:
+            if self._recorder is not recorder or not self.is_current(generation):
+                return False
+            budget = self._budget
+            if not recorder.fits(size) or (budget is not None and not budget.make_room(size)):
+                recorder.dropped += 1
+                return False
+            recorder.keep(redacted, size)
+            self._charge_memory()
+            return True
+
+    def recorded(self) -> tuple[list[Exchange], int]:
+        """The kept exchanges in arrival order, and how many were dropped."""
+        with self._lock:
+            recorder = self._recorder
+            return (recorder.exchanges(), recorder.dropped) if recorder is not None else ([], 0)
 
     # --- conversation graphs -----------------------------------------------------------------------
 

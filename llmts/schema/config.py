@@ -37,6 +37,7 @@ from llmts.schema.fixtures import (
 from llmts.schema.journal import JournalSettings
 from llmts.schema.operations import CHAT, OPERATIONS, Operation
 from llmts.schema.pacing import Pacing, RateLimits
+from llmts.schema.recorded import RecordingSettings, check_upstreams
 
 __all__ = [
     "LIMITS",
@@ -80,11 +81,12 @@ class Scenario(BaseModel):
 
     def served_operation(self) -> str:
         """The operation this scenario answers: its ``operation``, else the one its fixtures imply."""
-        kinds = {response.kind for response in self.responses} - {"error"}
+        # An error, or a recorded answer (docs/recording.md), answers any operation.
+        kinds = {response.kind for response in self.responses} - {"error", "recorded"}
         if self.operation is not None:
             accepted = OPERATIONS[self.operation]
             for index, response in enumerate(self.responses):
-                if response.kind != "error" and response.kind not in accepted:
+                if response.kind not in ("error", "recorded") and response.kind not in accepted:
                     raise ValueError(
                         f"responses[{index}] is a {response.kind} answer, which does not answer "
                         f"{self.operation} requests (expected: {', '.join(accepted)} or error)"
@@ -126,6 +128,16 @@ class SessionConfig(BaseModel):
     # Session defaults: pacing of every streamed answer, and the provider rate-limit window.
     pacing: Pacing | None = None
     rate_limits: RateLimits | None = None
+    # Record and replay (docs/recording.md): provider namespace -> base URL of the real API; what the
+    # session's own fixtures cannot answer is forwarded there, and kept while ``record`` is on.
+    upstreams: dict[str, str] = Field(default_factory=dict)
+    record: bool = False
+    recording: RecordingSettings | None = None
+
+    @field_validator("upstreams")
+    @classmethod
+    def _upstreams(cls, value: dict[str, str]) -> dict[str, str]:
+        return check_upstreams(value)
 
     @field_validator("models")
     @classmethod
@@ -168,6 +180,12 @@ class SessionConfig(BaseModel):
             data.pop("conversation_capacity", None)
         if data.get("strict_requests") is True:
             data.pop("strict_requests")
+        if not data.get("upstreams"):
+            data.pop("upstreams", None)
+        if data.get("record") is False:
+            data.pop("record")
+        if data.get("recording") is None:
+            data.pop("recording", None)
         return data
 
     @field_validator("azure_deployments")

@@ -172,6 +172,9 @@ class ConversationGraph(BaseModel):
     id: str | None = Field(default=None, min_length=1, max_length=_ID)
     model: str | None = Field(default=None, min_length=1, max_length=LIMITS["model_id_chars"])
     provider: ProviderNamespace | None = None
+    # Only requests of this conversation id (``X-Llm-Test-Server-Conversation``) are this graph's (a
+    # recording keys its graphs so: docs/recording.md).
+    conversation_id: str | None = Field(default=None, min_length=1, max_length=128)
     start_at: str | None = Field(default=None, min_length=1, max_length=_ID)
     terminal_policy: TerminalPolicy = "reject"
     max_steps: int = Field(default=DEFAULT_MAX_STEPS, ge=1, le=LIMITS["max_steps"])

@@ -31,6 +31,7 @@ from llmts.schema.media import (
 from llmts.schema.operation_fixtures import EmbeddingsFixture, ModerationFixtures, RerankFixture
 from llmts.schema.operations import CHAT, OPERATION_LIMITS, OPERATIONS
 from llmts.schema.pacing import PACING_LIMITS, Pacing
+from llmts.schema.recorded import RECORDING_LIMITS, RecordedReply
 
 __all__ = [
     "LIMITS",
@@ -70,6 +71,7 @@ LIMITS: dict[str, int] = {
     **PACING_LIMITS,
     **OPERATION_LIMITS,
     **MEDIA_LIMITS,
+    **RECORDING_LIMITS,
 }
 
 TerminalPolicy = Literal["reject", "repeat_last_response", "restart"]
@@ -172,6 +174,7 @@ _RESPONSE_KINDS = (
     "images",
     "transcript",
     "audio",
+    "recorded",
 )
 
 # Kinds that answer an operation other than chat.
@@ -225,6 +228,20 @@ def _check_realistic(fixture: ResponseFixture) -> None:
         raise ValueError(f"reasoning, finish_reason and lenient belong to chat answers, not to {kind}")
 
 
+def _check_recorded(fixture: ResponseFixture) -> None:
+    """A recorded answer is the upstream's whole answer: nothing decorates it but timing and connection
+    faults (in-stream plans need llmts's own frame kinds)."""
+    if fixture.reasoning is not None or fixture.finish_reason is not None or fixture.usage is not None:
+        raise ValueError("reasoning, finish_reason and usage cannot be combined with recorded")
+    plan = fixture.stream_delivery
+    if plan is not None and plan.mode not in CONNECTION_MODES:
+        raise ValueError(
+            f"stream_delivery {plan.mode} cannot be combined with recorded (connection faults can)"
+        )
+    if fixture.pacing is not None and fixture.recorded is not None and fixture.recorded.frames is None:
+        raise ValueError("pacing applies to a recorded stream (frames), not to a whole body")
+
+
 class ResponseFixture(BaseModel):
     """One scripted answer: exactly one of ``text``, ``json``, ``tool_calls``, ``error``, ``items``,
     ``refusal`` (``text`` may come with ``tool_calls``: a mixed answer)."""
@@ -261,6 +278,8 @@ class ResponseFixture(BaseModel):
     images: ImagesFixture | None = None
     transcript: TranscriptFixture | None = None
     audio: AudioFixture | None = None
+    # An upstream's answer replayed byte for byte (docs/recording.md).
+    recorded: RecordedReply | None = None
 
     @model_validator(mode="after")
     def _pacing_fits(self) -> ResponseFixture:
@@ -297,6 +316,8 @@ class ResponseFixture(BaseModel):
                 "(or text with tool_calls) (found: " + found + ")"
             )
         _check_realistic(self)
+        if self.recorded is not None:
+            _check_recorded(self)
         if self.chunks is not None:
             if self.text is None:
                 raise ValueError("chunks are only allowed with text")

@@ -14,6 +14,7 @@ from pydantic_core import PydanticUndefined
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.native import NativeOutput
 from llmts.schema.operations import OperationResult
+from llmts.schema.recorded import RecordedRequest
 
 __all__ = [
     "CacheMode",
@@ -24,6 +25,7 @@ __all__ = [
     "NeutralToolCall",
     "OperationRequest",
     "OutputKind",
+    "RecordedOutput",
     "ResponseFormat",
     "ScriptedOutput",
     "ToolChoice",
@@ -82,6 +84,7 @@ OutputKind = Literal[
     "images",
     "transcript",
     "audio",
+    "recorded",
 ]
 # How the provider caches prompts: not at all, implicitly by repeated prefix (OpenAI, Gemini), or at
 # explicit breakpoints the request marks (Anthropic ``cache_control``).
@@ -248,6 +251,18 @@ class NeutralReasoning(BaseModel):
         return self.text or "\n\n".join(self.summary)
 
 
+class RecordedOutput(BaseModel):
+    """A ``recorded`` fixture, compiled: the upstream's answer as bytes, written back unchanged."""
+
+    model_config = _FROZEN
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes | None = None
+    frames: tuple[bytes, ...] | None = None
+    request: RecordedRequest | None = None
+
+
 class ScriptedOutput(BaseModel):
     """A successful fixture, compiled once at configure time.
 
@@ -272,6 +287,8 @@ class ScriptedOutput(BaseModel):
     lenient: bool = False
     # The answer of an operation other than chat (kinds ``embeddings``, ``moderation``, ``rerank``).
     result: OperationResult | None = None
+    # ``recorded`` (docs/recording.md): the upstream's answer, written as is instead of rendered.
+    recorded: RecordedOutput | None = None
 
 
 class Completion(BaseModel):

@@ -39,12 +39,14 @@ from llmts.providers.base import (
 from llmts.providers.strict import check_strict
 from llmts.runtime import DEFAULT_MAX_SESSIONS, RandomIds, Session, SessionRegistry
 from llmts.runtime.conversations import CONVERSATION_ENVIRON, Caller, conversation_id_from
+from llmts.runtime.conversations.selection import MISSES
 from llmts.runtime.determinism import WireIdentity
 from llmts.runtime.journal import JournalRecord
 from llmts.runtime.memory import parse_memory_size
 from llmts.schema.config import SessionConfig
 from llmts.server.control import ControlApi, select_session
 from llmts.server.dashboard import Dashboard
+from llmts.server.forward import Forwarded, forward, recorded_reply, relay, replayed_exchange
 from llmts.server.http import (
     DEFAULT_MAX_BODY_BYTES,
     StartResponse,
@@ -57,6 +59,7 @@ from llmts.server.log_text import log_text
 from llmts.server.multipart import parse_multipart
 from llmts.server.respond import respond
 from llmts.server.timeouts import Timeouts
+from llmts.server.upstream import UpstreamClient
 from llmts.transport import WaitOutcome, client_socket, wait
 from llmts.transport.deadline import ActiveDelivery, deadlines_available
 from llmts.transport.pacing import StreamPacing, jittered
@@ -121,6 +124,8 @@ class LlmtsApp:
         # its turn behind the others (p99 under load). Elsewhere that yield would be a real sleep syscall.
         self._yield_to_others = _cooperative_yield()
         self._request_ids = RandomIds()
+        # Forwarding to sessions' upstreams (docs/recording.md): one pooled client per worker process.
+        self._upstream = UpstreamClient()
 
     def track_deliveries(self) -> set[ActiveDelivery]:
         """The registry of responses being written, for a worker's graceful stop (server/connections.py)."""
@@ -161,6 +166,7 @@ class LlmtsApp:
         session: Session | None = None
         entry: JournalRecord | None = None
         wire: WireIdentity | None = None
+        reply: Reply | Forwarded
         request_id = "req_" + self._request_ids.new_hex(12)
         try:
             static = self._static_routes.get((path, method))
@@ -189,12 +195,14 @@ class LlmtsApp:
                 conversation_id, None if open_route else self._authenticate(adapter, request, session)
             )
             call = ProviderCall(request, session, request_id, wire)
-            reply = self._run(route, session, call, environ, entry, caller)
-            if reply is None:  # the client left during a delay: nothing to write
+            header_conversation = conversation_id if raw_conversation is not None else None
+            answer = self._run(route, session, call, environ, entry, caller, adapter, header_conversation)
+            if answer is None:  # the client left during a delay: nothing to write
                 entry.client_gone()
                 session.journal_finish(entry)
                 start_response("499 Client Closed Request", [("Content-Length", "0")])
                 return []
+            reply = answer
         except LlmtsError as error:
             if adapter is None:
                 return json_body(start_response, error.http_status, error.to_control_body())
@@ -217,6 +225,17 @@ class LlmtsApp:
             if entry is not None:
                 entry.failed(internal.code)
             reply = adapter.render_error_for(path)(internal, request_id)
+        if isinstance(reply, Forwarded):
+            assert session is not None and entry is not None
+            return relay(
+                start_response,
+                reply,
+                environ,
+                session,
+                entry,
+                write_timeout=self._write_timeout,
+                active=self._deliveries,
+            )
         if wire is not None and (date := wire.http_date()) is not None:
             reply.headers.append(("Date", date))
         render_rate = adapter.rate_limit_headers
@@ -270,7 +289,9 @@ class LlmtsApp:
         environ: Mapping[str, Any],
         entry: JournalRecord,
         caller: Caller,
-    ) -> Reply | None:
+        adapter: ProviderAdapter,
+        conversation: str | None,
+    ) -> Reply | Forwarded | None:
         if not isinstance(route, InferenceRoute):
             entry.parsed(route.operation or route.rule)
             return route.handle(call)
@@ -282,15 +303,32 @@ class LlmtsApp:
         entry.parsed(neutral.operation, neutral.model, neutral.stream, neutral.reasoning_settings)
         preview_bytes = session.journal.preview_bytes
         entry.capture_history(neutral.messages, preview_bytes)
-        if route.strict_rules and _strict(session):
+        # With an upstream the real provider judges the request (docs/recording.md).
+        upstream = session.upstream_for(neutral.provider)
+        if route.strict_rules and upstream is None and _strict(session):
             body = call.request.rule_body()  # parsed once: the parser already did (JSON, or a multipart form)
             check_strict(route.strict_rules, call.request.body, body, session.signatures)  # consumes nothing
         session.rate_take(neutral)
-        if route.shortcut is not None:
+        if route.shortcut is not None and upstream is None:
             early = route.shortcut(call, neutral)
             if early is not None:
                 return early
-        admission = session.admit(neutral, caller, entry)
+        try:
+            admission = session.admit(neutral, caller, entry)
+        except MISSES:
+            if upstream is None:
+                raise
+            entry.admitted(None)  # nothing of the session owns it: the upstream answers
+            return forward(
+                self._upstream,
+                session,
+                adapter.prefix,
+                call.request,
+                neutral,
+                upstream,
+                conversation=conversation,
+                credential=caller.credential,
+            )
         entry.admitted(admission.scenario_id)
         generation = admission.generation
         pacing = session.pacing_for(admission) if neutral.stream else None
@@ -310,7 +348,14 @@ class LlmtsApp:
         ticket = admission.conversation
         entry.apply_completion(completion, replayed=ticket is not None and ticket.replay is not None)
         entry.capture_output_calls(completion.output.tool_calls, preview_bytes)
-        reply = route.render(call, neutral, completion)
+        recorded = completion.output.recorded
+        if recorded is None:
+            reply = route.render(call, neutral, completion)
+        else:  # an upstream's answer, as recorded (docs/recording.md)
+            reply = recorded_reply(recorded)
+            if session.recording:  # a new_episodes run keeps what it replayed beside what it recorded
+                kept = replayed_exchange(recorded, neutral, conversation)
+                session.keep_exchange(kept, caller.credential, generation)
         reply.delivery = completion.stream_delivery
         if pacing is not None and reply.frames is not None:
             tps = pacing.tokens_per_second

@@ -32,6 +32,7 @@ from llmts.server.journal_api import (
 )
 from llmts.server.log_text import log_text
 from llmts.server.process_stats import process_stats
+from llmts.server.recording_api import recording_payload
 from llmts.server.verify_api import verify_session
 
 __all__ = ["SESSION_HEADER_ENVIRON", "ControlApi", "select_session", "server_base"]
@@ -104,6 +105,7 @@ class ControlApi:
                 Rule("/admin-api/conversations", methods=["GET"], endpoint=self._conversations),
                 Rule("/admin-api/match/explain", methods=["POST"], endpoint=self._explain),
                 Rule("/admin-api/verify", methods=["POST"], endpoint=self._verify),
+                Rule("/admin-api/recording", methods=["GET"], endpoint=self._recording),
             ],
             strict_slashes=False,
             merge_slashes=False,  # a "//" is a 404, not werkzeug's redirect exception
@@ -251,6 +253,12 @@ class ControlApi:
             explain_match(session, environ, read_body(environ, self._max_body_bytes, self._body_timeout)),
             [],
         )
+
+    def _recording(
+        self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None
+    ) -> Any:
+        body, headers = recording_payload(self._selected(environ, path_session), environ)
+        return 200, RawBody("application/json", body), headers
 
     def _process(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
         registry = self._registry

@@ -89,7 +89,9 @@ def respond(
         malformed = reply.malformed_frame or MALFORMED_SSE_FRAME
         sock = client_socket(environ)
         pacing = reply.pacing if isinstance(reply.pacing, StreamPacing) else None
-        stream = deliver_stream(reply.frames, kinds, plan, sock, evidence, finish, malformed, pacing)
+        stream = deliver_stream(
+            reply.frames, kinds, plan, sock, evidence, finish, malformed, pacing, reply.keep_frames
+        )
         if write_timeout is None and active is None:
             return stream
         return guard_writes(stream, evidence, sock, write_timeout, active, environ.get(SERVER_WRITE_DEADLINE))

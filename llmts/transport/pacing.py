@@ -80,8 +80,11 @@ def deliver_paced(
     *,
     wait: Wait = wait,
     clock: Callable[[], float] = time.monotonic,
+    separate: bool = False,
 ) -> Iterator[bytes]:
-    """Write ``frames`` on the schedule, recording each frame once its write returned."""
+    """Write ``frames`` on the schedule, recording each frame once its write returned; ``separate``
+    writes every frame on its own (a recorded stream's chunk boundaries) instead of batching the ones due
+    together."""
     waits = schedule(
         [len(frame) for frame in frames], pacing.tokens, pacing.seconds_per_token, pacing.jitter, pacing.rng
     )
@@ -92,13 +95,13 @@ def deliver_paced(
     for index in range(1, len(frames)):
         due += waits[index - 1]
         left = start + due - clock()
-        if left < _MIN_WAIT_SECONDS:
+        if left < _MIN_WAIT_SECONDS and not separate:
             continue
         yield b"".join(frames[batch:index])
         _written(frames, kinds, batch, index, evidence, clock())
         batch = index
         left = start + due - clock()
-        if left <= 0:
+        if left < (_MIN_WAIT_SECONDS if separate else 0):
             continue
         outcome = wait(left, sock, pacing.cancelled)
         if outcome is WaitOutcome.CANCELLED:

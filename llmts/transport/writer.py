@@ -7,7 +7,9 @@ runs only once it returned, so that is where a frame counts as handed to the soc
 Without an in-stream or pacing plan, frames are coalesced into one write (same bytes for the client, a
 fraction of the syscalls). With an in-stream plan, frames go out one by one and the mode's unit
 (``llmts/transport/modes/``) acts once, after the boundary frame; a pacing unit writes the stream itself.
-A stream with ``pacing`` (and no plan) goes out on its schedule (``llmts/transport/pacing.py``).
+A stream with ``pacing`` (and no plan) goes out on its schedule (``llmts/transport/pacing.py``). A
+recorded stream (``separate``) keeps its frames as separate writes, so the client sees the recorded chunk
+boundaries (docs/recording.md).
 """
 
 from __future__ import annotations
@@ -61,10 +63,16 @@ def deliver_stream(
     on_finish: Callable[[DeliveryEvidence], None],
     malformed_frame: bytes = MALFORMED_SSE_FRAME,
     pacing: StreamPacing | None = None,
+    separate: bool = False,
 ) -> Iterator[bytes]:
     try:
         if plan is None and pacing is not None:
-            yield from deliver_paced(frames, kinds, pacing, sock, evidence)
+            yield from deliver_paced(frames, kinds, pacing, sock, evidence, separate=separate)
+        elif plan is None and separate:
+            for frame, kind in zip(frames, kinds, strict=True):
+                yield frame
+                _record(frame, kind, evidence)
+            evidence.transport_outcome = "completed"
         elif plan is None or (unit := STREAM_UNITS.get(plan.mode)) is None:
             body = b"".join(frames)
             yield body

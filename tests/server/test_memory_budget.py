@@ -125,6 +125,7 @@ def test_process_reports_the_default_budget(llmts_server: LlmTestServer) -> None
         "journal_entries",
         "store_bytes",
         "conversation_bytes",
+        "recording_bytes",
         "evicted_entries",
         "refused",
     }

@@ -69,10 +69,13 @@ class GraphPlan:
     replay: bool
     steps: dict[str, StepPlan]
     order: tuple[str, ...]
+    conversation_id: str | None = None
 
-    def matches(self, provider: str, model: str) -> bool:
-        return (self.model is None or self.model == model) and (
-            self.provider is None or self.provider == provider
+    def matches(self, provider: str, model: str, conversation_id: str | None = None) -> bool:
+        return (
+            (self.model is None or self.model == model)
+            and (self.provider is None or self.provider == provider)
+            and (self.conversation_id is None or self.conversation_id == conversation_id)
         )
 
 
@@ -112,6 +115,7 @@ def compile_graphs(config: SessionConfig) -> GraphsPlan:
                 replay=graph.replay_successful_requests,
                 steps=steps,
                 order=tuple(step.id for step in graph.steps),
+                conversation_id=graph.conversation_id,
             )
         )
     capacity = config.conversation_capacity

@@ -23,16 +23,39 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from llmts.errors import FixtureMismatch, LlmtsError, ModelNotFound, NoMatchingScenario, ScenarioExhausted
+from llmts.errors import (
+    ConversationCompleted,
+    ConversationExhausted,
+    ConversationStepMismatch,
+    FixtureMismatch,
+    LlmtsError,
+    ModelNotFound,
+    NoMatchingScenario,
+    NoRecordedMatch,
+    ScenarioExhausted,
+)
 from llmts.runtime.compat import check_delivery_fits, check_output_fits
 from llmts.runtime.conversations.book import ConversationBook, Inputs, Verdict
 from llmts.runtime.conversations.graph import GraphPlan
 from llmts.runtime.conversations.identity import Caller
 from llmts.runtime.plans import ScenarioPlan, SessionPlan
+from llmts.runtime.recording.match import no_recorded_match
 from llmts.schema.neutral import NeutralRequest
 from llmts.schema.operations import CHAT, operation_family
 
-__all__ = ["Outcome", "ScenarioVerdict", "Selection", "judge_scenario", "queue_position", "select"]
+__all__ = ["MISSES", "Outcome", "ScenarioVerdict", "Selection", "judge_scenario", "queue_position", "select"]
+
+# What "the session's own fixtures cannot answer this request" means: in a session replaying a
+# recording these become ``llm_test_server_no_recorded_match`` (naming the closest recorded request), and
+# a session with an upstream for the provider forwards them (docs/recording.md).
+MISSES: tuple[type[LlmtsError], ...] = (
+    NoMatchingScenario,
+    ScenarioExhausted,
+    ConversationStepMismatch,
+    ConversationCompleted,
+    ConversationExhausted,
+    NoRecordedMatch,
+)
 
 Outcome = Literal[
     "start",
@@ -163,7 +186,24 @@ def select(
     explain: bool = False,
 ) -> Selection:
     """Who owns ``request`` and why; changes nothing. ``explain`` also judges the candidates after the
-    owner (for ``/admin-api/match/explain``); admission stops at the owner."""
+    owner (for ``/admin-api/match/explain``); admission stops at the owner. In a session that holds
+    recorded answers, a miss is explained against the closest recorded request."""
+    selection = _select(plan, cursors, book, request, caller, explain=explain)
+    error = selection.error
+    if plan is not None and plan.recordings and isinstance(error, MISSES):
+        selection.error = no_recorded_match(plan.recordings, request, error.message)
+    return selection
+
+
+def _select(
+    plan: SessionPlan | None,
+    cursors: Sequence[int],
+    book: ConversationBook | None,
+    request: NeutralRequest,
+    caller: Caller,
+    *,
+    explain: bool = False,
+) -> Selection:
     operation = operation_family(request.operation)
     if plan is None:
         return Selection("echo" if operation == CHAT else "generate")
@@ -176,7 +216,7 @@ def select(
     first_unclaimed: Verdict | None = None
     # Conversation graphs answer chat requests only; other operations are scenarios' or generated.
     for graph in book.graphs if book is not None and operation == CHAT else ():
-        if not graph.matches(request.provider, request.model):
+        if not graph.matches(request.provider, request.model, caller.conversation_id):
             if explain:
                 selection.graphs.append((graph, None))
             continue

@@ -52,9 +52,7 @@ def _show(text: str, at: int) -> str:
 
 
 def _text_difference(field: str, recorded: str, sent: str) -> str:
-    at = next((i for i, (a, b) in enumerate(zip(recorded, sent, strict=False)) if a != b), None)
-    if at is None:
-        at = min(len(recorded), len(sent))
+    at = _common_prefix(recorded, sent)
     return f"{field} differs at character {at}: recorded '{_show(recorded, at)}', sent '{_show(sent, at)}'"
 
 
@@ -107,10 +105,20 @@ def first_difference(recorded: RecordedRequest, request: NeutralRequest) -> str 
     return None
 
 
+def _common_prefix(left: str, right: str) -> int:
+    return next(
+        (i for i, (a, b) in enumerate(zip(left, right, strict=False)) if a != b), min(len(left), len(right))
+    )
+
+
 def _likeness(recorded: RecordedRequest, request: NeutralRequest) -> tuple[int, ...]:
+    """Larger is closer: same operation, model and stream first, then more equal leading messages, then
+    more equal leading characters in the first message that differs."""
     same_prefix = 0
+    near_text = 0
     for old, new in zip(recorded.messages, request.messages, strict=False):
         if _message_difference(0, old, new) is not None:
+            near_text = _common_prefix(old.text, new.text) if old.role == new.role else 0
             break
         same_prefix += 1
     return (
@@ -118,6 +126,7 @@ def _likeness(recorded: RecordedRequest, request: NeutralRequest) -> tuple[int, 
         recorded.model == request.model,
         recorded.stream == request.stream,
         same_prefix,
+        near_text,
         recorded.system == request.system,
         -abs(len(recorded.messages) - len(request.messages)),
     )

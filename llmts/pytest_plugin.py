@@ -9,6 +9,9 @@
 * ``llmts_expect`` and the marker ``@pytest.mark.llmts_verify(**expectations)``: expectations on what the
   test sent (see ``llmts.pytest_verify``), checked with ``POST /admin-api/verify`` once the test body
   passed; a failed verification fails the test with the server's explanation.
+* The marker ``@pytest.mark.llmts_record``: the test's ``llmts_session`` records real provider traffic
+  into one fixture file per test, or replays it (``--llmts-record``, ``--llmts-fixtures-dir``,
+  ``--llmts-upstream``; ``llmts.pytest_recording``, docs/recording.md).
 
 Nothing starts unless a test asks for one of these fixtures.
 """
@@ -30,6 +33,7 @@ import pytest
 from filelock import FileLock
 
 from llmts.client import LlmTestServer, ServerError, SessionClient
+from llmts.pytest_recording import RECORD_MARKER, RecordingPlan, add_recording_options
 from llmts.pytest_verify import MARKER, LlmtsExpectations
 from llmts.schema.sdk_env import SDK_OVERRIDDEN_VARIABLES
 
@@ -63,6 +67,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=os.environ.get("LLMTS_CONTROL_KEY"),
         help="control key of the server (env LLMTS_CONTROL_KEY)",
     )
+    add_recording_options(parser, group)
 
 
 class _Run:
@@ -125,6 +130,11 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{MARKER}(**expectations): verify the test's requests with POST /admin-api/verify after the test "
         "(keyword arguments: the verification request's fields, e.g. no_unexpected_calls=True)",
     )
+    config.addinivalue_line(
+        "markers",
+        f"{RECORD_MARKER}: record this test's provider traffic into its fixture file, or replay it "
+        "(--llmts-record none|once|new_episodes|all; docs/recording.md)",
+    )
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     if workerinput is not None and _RUN_KEY in workerinput:
         run = _Run(Path(workerinput[_RUN_KEY]), int(workerinput[_CONTROLLER_KEY]), owner=False)
@@ -159,11 +169,17 @@ def llmts_server(request: pytest.FixtureRequest) -> LlmTestServer:
 
 
 @pytest.fixture
-def llmts_session(llmts_server: LlmTestServer) -> Iterator[SessionClient]:
-    """A fresh session for this test, deleted afterwards."""
+def llmts_session(llmts_server: LlmTestServer, request: pytest.FixtureRequest) -> Iterator[SessionClient]:
+    """A fresh session for this test, deleted afterwards; with the ``llmts_record`` marker it records or
+    replays the test's fixture file (docs/recording.md)."""
     session = llmts_server.create_session()
+    plan = RecordingPlan.for_item(request) if request.node.get_closest_marker(RECORD_MARKER) else None
     try:
+        if plan is not None:
+            plan.begin(session)
         yield session
+        if plan is not None:
+            plan.end(session)
     finally:
         # The server may already be gone at the very end of a run.
         with contextlib.suppress(ServerError, OSError):

@@ -265,7 +265,7 @@ _BODY = {"status": 200, "body": "{}"}
         (
             {
                 "recorded": {"status": 200, "frames": ["a"]},
-                "stream_delivery": {"mode": "truncate_after_frames"},
+                "stream_delivery": {"mode": "early_clean_end", "after_content_frames": 1},
             },
             "cannot be combined with recorded",
         ),

@@ -374,6 +374,17 @@ CONFIGURE: list[dict[str, Any]] = [
             }
         ],
     },
+    {
+        "record": True,
+        "recording": {"max_exchanges": 5, "redact": ["sk-[a-z]+"]},
+        "scenarios": [
+            {
+                "responses": [
+                    {"recorded": {"status": 200, "headers": [["Content-Type", "text/plain"]], "body": "x"}}
+                ]
+            }
+        ],
+    },
 ]
 
 VERIFY: list[dict[str, Any]] = [

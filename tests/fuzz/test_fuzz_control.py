@@ -53,6 +53,7 @@ _ROUTES: dict[str, list[dict[str, Any]]] = {
     "/dashboard/static/views/journal.js": [{}],
     "/dashboard/login": [{"key": CONTROL_KEY}, {"key": "wrong"}],
     "/dashboard/logout": [{}],
+    "/admin-api/recording": [{}],
     "/health": [{}],
     "/": [{}],
 }
@@ -72,6 +73,7 @@ _QUERY_NAMES = [
     "conversation",
     "after",
     "retry_group",
+    "pacing",
 ]
 _SESSIONS = ["default", "nope"]
 

@@ -14,10 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping, MutableSet
 from dataclasses import dataclass
-from typing import Any
-
-import urllib3
-from urllib3.exceptions import HTTPError
+from typing import TYPE_CHECKING, Any
 
 from llmts.errors import UpstreamUnreachable
 from llmts.providers.base import ProviderRequest, Reply
@@ -32,10 +29,14 @@ from llmts.server.upstream import (
     forwarded_headers,
     upstream_chunks,
     upstream_error,
+    upstream_failures,
     upstream_url,
 )
 from llmts.transport import DeliveryEvidence, client_socket
 from llmts.transport.deadline import SERVER_WRITE_DEADLINE, ActiveDelivery, guard_writes
+
+if TYPE_CHECKING:
+    import urllib3
 
 __all__ = ["Forwarded", "forward", "recorded_reply", "relay", "replayed_exchange"]
 
@@ -137,7 +138,7 @@ def _whole(response: urllib3.BaseHTTPResponse, url: str, read_timeout: float) ->
                 response.close()
                 raise UpstreamUnreachable(f"the upstream's answer is over {limit} bytes")
             pieces.append(chunk)
-    except (HTTPError, OSError) as error:
+    except upstream_failures() as error:
         response.close()
         raise upstream_error(error, url, read_timeout) from None
     response.release_conn()
@@ -187,7 +188,7 @@ def _relayed(
         evidence.headers_committed = True
         evidence.terminal_marker_observed = bool(frames)
         evidence.transport_outcome = "completed"
-    except (HTTPError, OSError) as error:  # the upstream failed mid-stream: end the relay where it is
+    except upstream_failures() as error:  # the upstream failed mid-stream: end the relay where it is
         entry.failed(upstream_error(error, forwarded.url, forwarded.read_timeout).code)
         evidence.transport_outcome = "early_end"
     finally:

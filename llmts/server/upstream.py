@@ -12,21 +12,26 @@ never follows redirects: the client's SDK owns its retry policy, and a POST must
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
-
-import urllib3
-from urllib3.exceptions import (
-    ConnectTimeoutError,
-    HTTPError,
-    NewConnectionError,
-    ReadTimeoutError,
-)
 
 from llmts.errors import LlmtsError, UpstreamTimeout, UpstreamUnreachable
 from llmts.schema.recorded import HOP_BY_HOP_HEADERS
 
-__all__ = ["UpstreamClient", "forwarded_headers", "upstream_chunks", "upstream_error", "upstream_url"]
+if TYPE_CHECKING:
+    import urllib3
+
+__all__ = [
+    "UpstreamClient",
+    "forwarded_headers",
+    "upstream_chunks",
+    "upstream_error",
+    "upstream_failures",
+    "upstream_url",
+]
+
+# urllib3 is imported on first use, never when the app loads: it imports ``ssl``, which gevent must
+# monkey-patch first (gevent warns, and ssl can recurse, when ``ssl`` was imported before the patch).
 
 # Pools (one per upstream origin) and kept-alive connections per origin, per worker process.
 _POOLS = 32
@@ -71,8 +76,17 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"  # never the query (it may hold a key)
 
 
-def upstream_error(error: Exception, url: str, read_timeout: float) -> LlmtsError:
+def upstream_failures() -> tuple[type[BaseException], ...]:
+    """What talking to an upstream may raise (for ``except``: evaluated only when something was raised)."""
+    from urllib3.exceptions import HTTPError
+
+    return (HTTPError, OSError)
+
+
+def upstream_error(error: BaseException, url: str, read_timeout: float) -> LlmtsError:
     """An urllib3 failure as the provider-rendered 502/504 (the message names only the origin)."""
+    from urllib3.exceptions import ConnectTimeoutError, NewConnectionError, ReadTimeoutError
+
     origin = _origin(url)
     if isinstance(error, ReadTimeoutError):
         return UpstreamTimeout(
@@ -94,6 +108,8 @@ class UpstreamClient:
 
     def _pools(self) -> urllib3.PoolManager:
         if self._manager is None:
+            import urllib3
+
             self._manager = urllib3.PoolManager(
                 num_pools=_POOLS, maxsize=_PER_HOST, block=False, retries=False
             )
@@ -111,6 +127,8 @@ class UpstreamClient:
     ) -> urllib3.BaseHTTPResponse:
         """Send the request and return once the upstream's status and headers arrived (the body is read
         by the caller, as it arrives); failures are ``UpstreamUnreachable`` / ``UpstreamTimeout``."""
+        import urllib3
+
         try:
             return self._pools().request(
                 method,
@@ -123,7 +141,7 @@ class UpstreamClient:
                 retries=False,
                 timeout=urllib3.Timeout(connect=connect_timeout, read=read_timeout),
             )
-        except (HTTPError, OSError) as error:
+        except upstream_failures() as error:
             raise upstream_error(error, url, read_timeout) from None
 
     def close(self) -> None:
@@ -134,7 +152,9 @@ class UpstreamClient:
 def upstream_chunks(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
     """The body as the upstream wrote it: one item per HTTP chunk when it is chunked (so a stream's frame
     boundaries survive), else whatever each read returns; urllib3 errors propagate."""
-    if isinstance(response, urllib3.HTTPResponse) and response.chunked and response.supports_chunked_reads():
+    from urllib3 import HTTPResponse
+
+    if isinstance(response, HTTPResponse) and response.chunked and response.supports_chunked_reads():
         for chunk in response.read_chunked(decode_content=False):
             if chunk:
                 yield chunk

@@ -235,7 +235,7 @@ class SessionConfig(BaseModel):
         for g_index, graph in enumerate(self.conversations):
             for s_index, step in enumerate(graph.steps):
                 kind = step.response.kind
-                if kind != "error" and kind not in chat_kinds:
+                if kind not in ("error", "recorded") and kind not in chat_kinds:
                     raise ValueError(
                         f"conversations[{g_index}].steps[{s_index}].response is a {kind} answer; "
                         "conversation graphs answer chat requests only (script it in a scenario)"

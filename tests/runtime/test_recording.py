@@ -330,3 +330,22 @@ def test_record_request_summary_keeps_tool_calls() -> None:
         "role": "assistant",
         "tool_calls": [{"id": "call_1", "name": "get_weather", "arguments": '{"city":"Paris"}'}],
     }
+
+
+def test_other_operations_become_scenarios_of_their_operation() -> None:
+    embed = NeutralRequest(
+        provider="openai", operation="embeddings", model="text-embedding-3-small", messages=()
+    )
+    exchanges = [
+        _exchange(request=recorded_request(embed)),
+        _exchange(conversation_id="c1", request=recorded_request(embed)),
+        _exchange(),
+    ]
+    config, _ = recording_configuration(exchanges)
+    loaded = SessionConfig.model_validate(config)
+    served = [(s.id, s.served_operation(), len(s.responses)) for s in loaded.scenarios]
+    assert served == [
+        ("rec-openai-embeddings-text-embedding-3-small", "embeddings", 2),
+        ("rec-openai-gpt-4o", "chat", 1),
+    ]
+    assert not loaded.conversations  # graphs answer chat only

@@ -154,3 +154,15 @@ def test_retry(llmts_session: SessionClient, provider: str) -> None:
     if provider != "gemini":
         assert waited >= 1.9, f"retried after {waited:.2f}s, before Retry-After"
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize(
+    "model", ["openai/gpt-4.1-mini", "anthropic/claude-test-1", "gemini/gemini-2.5-flash"]
+)
+def test_llmts_env_without_base_url(
+    llmts_session: SessionClient, llmts_env: dict[str, str], model: str
+) -> None:
+    """Every native provider builds its SDK client from the environment ``llmts env`` sets."""
+    llmts_session.configure({"scenarios": [{"responses": [{"text": "Paris."}]}]})
+    assert crewai.LLM(model=model).call("Capital of France?") == "Paris."
+    assert [entry["provider"] for entry in _generations(llmts_session)] == [model.split("/")[0]]

@@ -210,3 +210,16 @@ def test_retry_honours_retry_after(llmts_session: SessionClient, provider: str) 
     waited = second["started_monotonic_seconds"] - first["started_monotonic_seconds"]
     assert waited >= 1.9, f"retried after {waited:.2f}s, before Retry-After"
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_llmts_env_without_api_base(
+    llmts_session: SessionClient, llmts_env: dict[str, str], provider: str
+) -> None:
+    """With ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL`` set, dspy's auto engine hands the call to litellm,
+    which reads them. (``gemini/`` does not read ``GOOGLE_GEMINI_BASE_URL``: pass ``api_base``.)"""
+    llmts_session.configure({"scenarios": [{"responses": [{"text": fields(answer="Paris.")}]}]})
+    model = ROUTES[provider][0]
+    with dspy.context(lm=dspy.LM(model, cache=False, num_retries=0)):
+        assert dspy.Predict("question -> answer")(question="Capital of France?").answer == "Paris."
+    assert [entry["provider"] for entry in llmts_session.requests()] == [provider]

@@ -115,3 +115,11 @@ def test_retry_honours_retry_after(llmts_session: SessionClient, api: str) -> No
     waited = second["started_monotonic_seconds"] - first["started_monotonic_seconds"]
     assert waited >= 1.9, f"retried after {waited:.2f}s, before Retry-After"
     assert time.monotonic() - started < 30
+
+
+def test_llmts_env_without_api_base_url(llmts_session: SessionClient, llmts_env: dict[str, str]) -> None:
+    """``OpenAIChatGenerator()`` with no key nor URL: ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` reach it."""
+    llmts_session.configure({"scenarios": [{"responses": [{"text": "Paris."}]}]})
+    reply = OpenAIChatGenerator(model="gpt-4.1-mini").run(messages=[ChatMessage.from_user("Hi")])
+    assert reply["replies"][0].text == "Paris."
+    assert [entry["provider"] for entry in llmts_session.requests()] == ["openai"]

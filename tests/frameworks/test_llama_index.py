@@ -136,3 +136,22 @@ def test_retry(llmts_session: SessionClient, provider: str) -> None:
     waited = second["started_monotonic_seconds"] - first["started_monotonic_seconds"]
     assert waited >= 1.9, f"retried after {waited:.2f}s, before Retry-After"
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+def test_llmts_env_without_base_url(
+    llmts_session: SessionClient, llmts_env: dict[str, str], provider: str
+) -> None:
+    """Anthropic and GoogleGenAI build their SDK clients from the environment ``llmts env`` sets.
+    (llama-index's OpenAI reads ``OPENAI_API_BASE``, not ``OPENAI_BASE_URL``: pass ``api_base``.)"""
+    llmts_session.configure({"scenarios": [{"responses": [{"text": "Paris."}]}]})
+    if provider == "anthropic":
+        from llama_index.llms.anthropic import Anthropic
+
+        llm: Any = Anthropic(model="claude-sonnet-4-5")
+    else:
+        from llama_index.llms.google_genai import GoogleGenAI
+
+        llm = GoogleGenAI(model="gemini-2.5-flash")
+    assert llm.chat(HI).message.content == "Paris."
+    assert [entry["provider"] for entry in _generations(llmts_session)] == [provider]

@@ -212,12 +212,12 @@ def test_retry_honours_retry_after(llmts_session: SessionClient, provider: str) 
     assert time.monotonic() - started < 30
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
 def test_llmts_env_without_api_base(
     llmts_session: SessionClient, llmts_env: dict[str, str], provider: str
 ) -> None:
-    """With ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL`` set, dspy's auto engine hands the call to litellm,
-    which reads them. (``gemini/`` does not read ``GOOGLE_GEMINI_BASE_URL``: pass ``api_base``.)"""
+    """With ``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL`` or ``GEMINI_API_BASE`` set, dspy's auto engine hands
+    the call to litellm, which reads them."""
     llmts_session.configure({"scenarios": [{"responses": [{"text": fields(answer="Paris.")}]}]})
     model = ROUTES[provider][0]
     with dspy.context(lm=dspy.LM(model, cache=False, num_retries=0)):

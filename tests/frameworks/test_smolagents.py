@@ -174,16 +174,18 @@ def test_litellm_model_without_retry_surfaces_the_429(llmts_session: SessionClie
     assert entry["status"] == 429
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
 def test_llmts_env_without_api_base(
     llmts_session: SessionClient, llmts_env: dict[str, str], provider: str
 ) -> None:
-    """``OpenAIServerModel`` (the openai SDK) and ``LiteLLMModel("anthropic/...")`` read the environment
-    ``llmts env`` sets; litellm's ``gemini/`` route does not read ``GOOGLE_GEMINI_BASE_URL``."""
+    """``OpenAIServerModel`` (the openai SDK) and ``LiteLLMModel`` (litellm reads ``ANTHROPIC_BASE_URL`` and,
+    for ``gemini/``, ``GEMINI_API_BASE``) read the environment ``llmts env`` sets."""
     llmts_session.configure({"scenarios": [{"responses": [{"text": "Paris."}]}]})
     if provider == "openai":
         model = smolagents.OpenAIServerModel(model_id="gpt-4.1-mini")
-    else:
+    elif provider == "anthropic":
         model = smolagents.LiteLLMModel(model_id="anthropic/claude-test-1")
+    else:
+        model = smolagents.LiteLLMModel(model_id="gemini/gemini-2.5-flash")
     assert model.generate(HI).content == "Paris."
     assert [entry["provider"] for entry in llmts_session.requests()] == [provider]

@@ -123,8 +123,8 @@ def test_structured_output(llmts_session: SessionClient, provider: str) -> None:
 
 
 def test_structured_output_anthropic_native(llmts_session: SessionClient) -> None:
-    """Claude models crewai lists (Sonnet/Opus/Haiku 4.5 and newer) get ``output_format``: a ``json``
-    answer."""
+    """The Claude names crewai lists (``claude-sonnet-4-5``, ``claude-opus-4-5``, ...; not ``-4-6``) get
+    ``output_format``: a ``json`` answer."""
     llmts_session.configure(
         {"models": MODELS, "scenarios": [{"responses": [{"json": {"city": "Paris", "celsius": 21}}]}]}
     )

@@ -39,6 +39,7 @@ PUBLIC_NAMES = {
     "ANTHROPIC_API_KEY",
     "GOOGLE_GEMINI_BASE_URL",
     "GEMINI_API_KEY",
+    "GEMINI_API_BASE",
     "OLLAMA_HOST",
     "CO_API_URL",
     "CO_API_KEY",
@@ -119,6 +120,7 @@ def test_values_derive_from_the_provider_base_and_the_credentials() -> None:
     assert env["AZURE_OPENAI_ENDPOINT"] == "http://h:1/sessions/ses_x/azure-openai"
     assert env["ANTHROPIC_BASE_URL"] == "http://h:1/sessions/ses_x/anthropic"
     assert env["GOOGLE_GEMINI_BASE_URL"] == "http://h:1/sessions/ses_x/gemini"
+    assert env["GEMINI_API_BASE"] == "http://h:1/sessions/ses_x/gemini/v1beta"  # litellm appends /models/...
     assert env["OLLAMA_HOST"] == "http://h:1/sessions/ses_x/ollama"
     assert env["CO_API_URL"] == "http://h:1/sessions/ses_x/cohere"
     assert env["AWS_ENDPOINT_URL_BEDROCK_RUNTIME"] == "http://h:1/sessions/ses_x/bedrock"

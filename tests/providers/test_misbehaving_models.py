@@ -163,8 +163,10 @@ def test_anthropic_stream_helper_parses_partially_or_raises(llmts_session: Sessi
         assert stream.get_final_message().content[0].input == {}
 
     _configure(llmts_session, GARBAGE)
+    # anthropic 0.77 (the floor tox's floor-anthropic installs) lets jiter's own ValueError through; newer
+    # releases wrap it in their own message.
     with (
-        pytest.raises(ValueError, match="Unable to parse tool parameter JSON"),
+        pytest.raises(ValueError, match=r"Unable to parse tool parameter JSON|expected value at line 1"),
         client.messages.stream(**kwargs) as stream,
     ):
         stream.get_final_message()

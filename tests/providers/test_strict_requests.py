@@ -732,3 +732,25 @@ def test_envelopes_on_the_wire(llmts_session: SessionClient) -> None:
     assert (gemini.status, error["code"], error["status"]) == (400, 400, "INVALID_ARGUMENT")
     assert error["details"][0]["reason"] == "function_response_without_call"
     assert [entry["status"] for entry in llmts_session.requests()[-3:]] == [400, 400, 400]
+
+
+@pytest.mark.parametrize(
+    "dummy", [b"skip_thought_signature_validator", b"context_engineering_is_the_way_to_go"]
+)
+def test_gemini_documented_dummy_thought_signature_passes(llmts_session: SessionClient, dummy: bytes) -> None:
+    """The thought signatures guide's dummy values pass the real API, so they pass here (pydantic-ai's
+    GoogleModel sends the first on every function call it passes back without a signature)."""
+    llmts_session.configure(_config(None))
+    signed = _fn_call("get_weather")
+    signed.thought_signature = dummy
+    contents = [
+        _user("Weather?"),
+        types.Content(role="model", parts=[signed]),
+        types.Content(role="user", parts=[_fn_response("get_weather")]),
+    ]
+    assert _gemini(contents)(llmts_session) == "first"
+    forged = _fn_call("get_weather")
+    forged.thought_signature = dummy + b"!"
+    with pytest.raises(genai_errors.ClientError) as error:
+        _gemini([contents[0], types.Content(role="model", parts=[forged]), contents[2]])(llmts_session)
+    assert error.value.code == 400

@@ -368,6 +368,27 @@ def test_gemini_thought_signatures_must_be_unchanged() -> None:
     assert _broken(GENERATE_RULES, bad) == "thought_signature_corrupted"
 
 
+@pytest.mark.parametrize(
+    "dummy", [b"skip_thought_signature_validator", b"context_engineering_is_the_way_to_go"]
+)
+def test_gemini_accepts_the_documented_dummy_thought_signatures(dummy: bytes) -> None:
+    """The thought signatures guide's dummy values pass the real API (pydantic-ai sends the first on every
+    function call it passes back that had no signature); a regression: the rule once refused them."""
+    import base64
+
+    call = {"functionCall": {"name": "f", "args": {}}, "thoughtSignature": base64.b64encode(dummy).decode()}
+    body = {
+        "contents": [
+            HI_GEMINI,
+            {"role": "model", "parts": [call]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]},
+        ]
+    }
+    assert _broken(GENERATE_RULES, body) is None
+    call["thoughtSignature"] = base64.b64encode(dummy + b"x").decode()
+    assert _broken(GENERATE_RULES, body) == "thought_signature_corrupted"
+
+
 HI_GEMINI = {"role": "user", "parts": [{"text": "Hi"}]}
 
 

@@ -21,11 +21,13 @@ GEMINI_INFO = ProviderInfo(
     ),
     listed_models=("gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.0-flash"),
     # google-genai reads GOOGLE_GEMINI_BASE_URL and GEMINI_API_KEY (an ambient GOOGLE_API_KEY would win, so
-    # it is removed); GOOGLE_GENAI_USE_VERTEXAI=false keeps an ambient Vertex setting off.
+    # it is removed); GOOGLE_GENAI_USE_VERTEXAI=false keeps an ambient Vertex setting off. litellm's gemini/
+    # route (and dspy and smolagents through it) reads GEMINI_API_BASE and appends /models/... itself.
     env=(
         env_url("GOOGLE_GEMINI_BASE_URL", "/gemini", "google.genai.Client"),
         env_key("GEMINI_API_KEY", "google.genai.Client"),
         env_value("GOOGLE_GENAI_USE_VERTEXAI", "false", "google.genai.Client"),
+        env_url("GEMINI_API_BASE", "/gemini/v1beta", "litellm (gemini/), dspy, smolagents"),
     ),
     env_overridden=("GOOGLE_API_KEY", "GOOGLE_GENAI_USE_ENTERPRISE"),
 )

@@ -5,6 +5,7 @@ with its source.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from llmts.providers.strict import StrictRule, Violation
@@ -16,6 +17,13 @@ _FUNCTION_CALLING_GUIDE = "https://ai.google.dev/gemini-api/docs/function-callin
 _THOUGHT_SIGNATURES_GUIDE = "https://ai.google.dev/gemini-api/docs/thought-signatures"
 # In both spellings of the parts the rules read (``functionCall``, ``function_response``...).
 _FUNCTION = b"unction"
+# The dummy signatures the thought signatures guide documents for parts the model did not sign (history from
+# another model, or a client that fills in the signature the API requires on function calls, as pydantic-ai
+# does); the real API accepts them, base64-encoded as any bytes field.
+_DUMMY_SIGNATURES = frozenset(
+    base64.b64encode(text).decode("ascii")
+    for text in (b"skip_thought_signature_validator", b"context_engineering_is_the_way_to_go")
+)
 
 
 def _contents(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -76,14 +84,17 @@ def _calls_unanswered(body: dict[str, Any], _signatures: SignatureBook) -> Viola
 
 
 def _thought_signature_corrupted(body: dict[str, Any], signatures: SignatureBook) -> Violation | None:
-    """A ``thoughtSignature`` passed back is one llmts sent, unchanged (as bytes: the SDK decodes it)."""
+    """A ``thoughtSignature`` passed back is one llmts sent, unchanged (as bytes: the SDK decodes it), or
+    one of the guide's dummy signatures."""
     for index, content in enumerate(_contents(body)):
         parts = content.get("parts")
         for part_index, part in enumerate(parts if isinstance(parts, list) else ()):
             if not isinstance(part, dict):
                 continue
             signature = part.get("thoughtSignature", part.get("thought_signature"))
-            if signature is not None and not signatures.issued_bytes(signature):
+            if signature is None or signature in _DUMMY_SIGNATURES:
+                continue
+            if not signatures.issued_bytes(signature):
                 return Violation("Corrupted thought signature.", f"contents[{index}].parts[{part_index}]")
     return None
 

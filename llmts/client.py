@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -35,7 +36,14 @@ from llmts.schema.journal import JournalQuery
 from llmts.schema.sdk_env import sdk_environment
 from llmts.schema.verify import VerificationRequest, VerificationResult
 
-__all__ = ["DEFAULT_API_KEY", "ConversationClient", "LlmTestServer", "ServerError", "SessionClient"]
+__all__ = [
+    "DEFAULT_API_KEY",
+    "ConversationClient",
+    "LlmTestServer",
+    "ServerError",
+    "SessionClient",
+    "new_session_id",
+]
 
 # The key SDK clients send when the session configures no provider credential (SDKs insist on one).
 DEFAULT_API_KEY = "llmts-test-key"
@@ -49,6 +57,9 @@ _SERVER_ENV = frozenset(
         "LLMTS_MAX_BODY_BYTES",
         "LLMTS_MAX_SESSIONS",
         "LLMTS_WORKER_CLASS",
+        "LLMTS_WORKERS",
+        "LLMTS_METRICS_KEY",
+        "LLMTS_DRAIN_SECONDS",
     }
 )
 
@@ -115,11 +126,15 @@ class LlmTestServer:
         control_key: str | None = None,
         process: subprocess.Popen[bytes] | None = None,
         log_path: Path | None = None,
+        urls: list[str] | None = None,
     ) -> None:
         self.url = url.rstrip("/")
         self.control_key = control_key
         self.process = process
         self.log_path = log_path
+        # Every server process of ``llmts serve --workers N`` (each owns its own sessions); ``url`` first.
+        self.urls = [u.rstrip("/") for u in urls] if urls else [self.url]
+        self._members: dict[str, LlmTestServer] = {self.url: self}
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
@@ -141,11 +156,14 @@ class LlmTestServer:
         parent_pid: int | None = None,
         startup_timeout: float = 30.0,
         extra_args: list[str] | None = None,
+        workers: int = 1,
     ) -> LlmTestServer:
         """Start ``llmts serve`` as a subprocess on a free port and wait until ``/health`` answers.
 
         The server logs to ``log_path``; it also stops by itself when ``parent_pid`` (default: this
-        process) exits, so a killed test run never leaves a server behind.
+        process) exits, so a killed test run never leaves a server behind. ``workers`` > 1 starts that
+        many server processes (``llmts serve --workers``), each on its own port and listed in ``urls``;
+        ``create_session`` then spreads sessions over them by id (docs/deployment.md).
         """
         workdir = Path(tempfile.mkdtemp(prefix="llmts-"))
         ready_file = workdir / "url"
@@ -156,6 +174,8 @@ class LlmTestServer:
             args += ["--control-key", control_key]
         if not access_log:
             args.append("--no-access-log")
+        if workers > 1:
+            args += ["--workers", str(workers)]
         if fixtures is not None:
             if isinstance(fixtures, str | Path):
                 args += ["--fixtures", str(fixtures)]
@@ -185,11 +205,11 @@ class LlmTestServer:
                 process.kill()
                 raise TimeoutError(f"llmts did not start within {startup_timeout} s:\n{log_path.read_text()}")
             time.sleep(0.02)
-        server = cls(
-            ready_file.read_text().strip(), control_key=control_key, process=process, log_path=log_path
-        )
+        urls = ready_file.read_text().split()  # one URL per server process
+        server = cls(urls[0], control_key=control_key, process=process, log_path=log_path, urls=urls)
         try:
-            server.wait_healthy(max(1.0, deadline - time.monotonic()))
+            for member in server.members():
+                member.wait_healthy(max(1.0, deadline - time.monotonic()))
         except Exception:
             server.stop()
             raise
@@ -282,22 +302,66 @@ class LlmTestServer:
         _, _, stats = self.request("GET", "/admin-api/process")
         return dict(stats)
 
-    def create_session(self) -> SessionClient:
-        _, _, info = self.request("POST", "/admin-api/sessions")
-        return SessionClient(self, info["id"], info["provider_base"])
+    def members(self) -> list[LlmTestServer]:
+        """One handle per server process (just this one unless started with ``workers``)."""
+        return [self._member(url) for url in self.urls]
+
+    def _member(self, url: str) -> LlmTestServer:
+        member = self._members.get(url)
+        if member is None:
+            member = self._members[url] = LlmTestServer(url, control_key=self.control_key)
+        return member
+
+    def owner(self, session_id: str) -> LlmTestServer:
+        """The server process that owns ``session_id``: its id's number modulo the process count
+        (``default`` and other ids: the first), the rule docs/deployment.md gives every client."""
+        if len(self.urls) == 1 or not _is_session_id(session_id):
+            return self
+        return self._member(self.urls[int(session_id[4:], 16) % len(self.urls)])
+
+    def create_session(
+        self, session_id: str | None = None, *, config: ConfigInput | None = None
+    ) -> SessionClient:
+        """A new session under a client-chosen id (``PUT /admin-api/sessions/{id}``; generated unless
+        given), on the process that owns that id, so a load balancer hashing on the id routes its
+        creation and traffic alike. ``config`` configures it in the same request."""
+        session_id = session_id or new_session_id()
+        owner = self.owner(session_id)
+        payload = _config_payload(config) if config is not None else None
+        _, _, info = owner.request("PUT", f"/admin-api/sessions/{session_id}", payload)
+        session = SessionClient(owner, info["id"], info["provider_base"])
+        if payload is not None:
+            session._credentials = dict(payload.get("provider_credentials") or {})
+        return session
 
     def session(self, session_id: str = "default") -> SessionClient:
-        """A handle on an existing session (``default`` unless named)."""
-        base = self.url if session_id == "default" else f"{self.url}/sessions/{session_id}"
-        return SessionClient(self, session_id, base)
+        """A handle on an existing session (``default`` unless named), on the process that owns it."""
+        owner = self.owner(session_id)
+        base = owner.url if session_id == "default" else f"{owner.url}/sessions/{session_id}"
+        return SessionClient(owner, session_id, base)
 
     @property
     def default_session(self) -> SessionClient:
         return self.session("default")
 
     def sessions(self) -> list[dict[str, Any]]:
-        _, _, listing = self.request("GET", "/admin-api/sessions")
-        return list(listing)
+        """The sessions of every server process (``default`` once per process)."""
+        listing: list[dict[str, Any]] = []
+        for member in self.members():
+            listing.extend(member.request("GET", "/admin-api/sessions")[2])
+        return listing
+
+
+def new_session_id() -> str:
+    """A fresh random session id (``ses_`` + 32 lowercase hex), as the server would mint it."""
+    return "ses_" + secrets.token_hex(16)
+
+
+def _is_session_id(session_id: str) -> bool:
+    return len(session_id) == 36 and session_id.startswith("ses_") and _HEX.issuperset(session_id[4:])
+
+
+_HEX = frozenset("0123456789abcdef")
 
 
 class _NamedSdkClients:

@@ -148,7 +148,7 @@ class ProviderUnauthorized(LlmtsError):
 
 
 class ControlUnauthorized(LlmtsError):
-    """401: a control route got no control key or a wrong one."""
+    """401: a control route got no control key or a wrong one (or ``/metrics`` its metrics key)."""
 
     code = "unauthorized"
     http_status = 401

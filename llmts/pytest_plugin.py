@@ -1,9 +1,10 @@
 """pytest plugin (entry point ``pytest11``): one llmts server per test run, a fresh session per test.
 
-* ``llmts_server`` (session scope): the run's server. Under pytest-xdist every worker gets the *same*
-  server: the first worker that needs it starts it under a file lock in a directory the controlling
-  process chose, the others attach to the URL it wrote there, and the controlling process stops it when
-  the run ends. ``--llmts-url URL`` (or ``LLMTS_URL``) attaches to an external server instead.
+* ``llmts_server`` (session scope): the run's server. Under pytest-xdist the workers share the run's
+  servers: the first worker that needs one starts ``--llmts-servers N`` server processes (``llmts serve
+  --workers N``) under a file lock in a directory the controlling process chose, every worker uses server
+  ``worker index mod N`` from the URLs written there, and the controlling process stops them when the run
+  ends. ``--llmts-url URL`` (or ``LLMTS_URL``) attaches to an external server instead.
 * ``llmts_session``: a new session for each test, deleted afterwards; sessions never see each other.
 * ``llmts_openai``: an official ``openai.OpenAI`` client bound to ``llmts_session``.
 * ``llmts_expect`` and the marker ``@pytest.mark.llmts_verify(**expectations)``: expectations on what the
@@ -38,6 +39,7 @@ from llmts.pytest_verify import MARKER, LlmtsExpectations
 from llmts.schema.sdk_env import SDK_OVERRIDDEN_VARIABLES
 
 __all__ = [
+    "default_server_count",
     "llmts_env",
     "llmts_expect",
     "llmts_openai",
@@ -68,33 +70,60 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="control key of the server (env LLMTS_CONTROL_KEY)",
     )
     add_recording_options(parser, group)
+    group.addoption(
+        "--llmts-servers",
+        type=int,
+        default=int(os.environ["LLMTS_SERVERS"]) if os.environ.get("LLMTS_SERVERS") else None,
+        help="server processes to start for the run; each xdist worker uses one (worker index mod N). "
+        "Default: min(xdist workers, max(1, CPUs // 2)), 1 without xdist (env LLMTS_SERVERS)",
+    )
+
+
+def default_server_count(xdist_workers: int, cpus: int | None) -> int:
+    """``--llmts-servers`` when not given: one server per two CPUs (the SDK side of a test costs at least
+    what the server does), never more than there are xdist workers."""
+    return max(1, min(xdist_workers, max(1, (cpus or 1) // 2)))
+
+
+def _worker_index(workerinput: dict[str, Any] | None) -> int:
+    """This xdist worker's index (``gw3`` -> 3); 0 outside xdist."""
+    name = str((workerinput or {}).get("workerid", "gw0"))
+    return int(name[2:]) if name[2:].isdigit() else 0
 
 
 class _Run:
     """Where the run's shared server is recorded: ``<dir>/server.json`` holds its URL and pid."""
 
-    def __init__(self, directory: Path, controller_pid: int, owner: bool) -> None:
+    def __init__(self, directory: Path, controller_pid: int, owner: bool, worker_index: int = 0) -> None:
         self.directory = directory
         self.controller_pid = controller_pid
         self.owner = owner
+        self.worker_index = worker_index
         self.started: LlmTestServer | None = None
 
     @property
     def record(self) -> Path:
         return self.directory / "server.json"
 
-    def server(self, control_key: str | None) -> LlmTestServer:
+    def server(self, control_key: str | None, count: int) -> LlmTestServer:
+        """This worker's server: ``worker index mod N`` of the run's servers (started on first use)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.directory / "server.lock")):
             if self.record.exists():
-                info = json.loads(self.record.read_text())
-                return LlmTestServer.attach(info["url"], control_key=control_key)
-            server = LlmTestServer.start(control_key=control_key, parent_pid=self.controller_pid)
-            self.record.write_text(
-                json.dumps({"url": server.url, "pid": server.pid, "log": str(server.log_path)})
-            )
-            self.started = server
-            return server
+                urls = json.loads(self.record.read_text())["urls"]
+            else:
+                server = LlmTestServer.start(
+                    control_key=control_key, parent_pid=self.controller_pid, workers=count
+                )
+                self.record.write_text(
+                    json.dumps({"urls": server.urls, "pid": server.pid, "log": str(server.log_path)})
+                )
+                self.started = server
+                urls = server.urls
+        url = urls[self.worker_index % len(urls)]
+        if self.started is not None and url == self.started.url:
+            return self.started
+        return LlmTestServer.attach(url, control_key=control_key)
 
     def stop(self) -> None:
         """Called in the controlling process once every worker is done."""
@@ -137,7 +166,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     if workerinput is not None and _RUN_KEY in workerinput:
-        run = _Run(Path(workerinput[_RUN_KEY]), int(workerinput[_CONTROLLER_KEY]), owner=False)
+        run = _Run(
+            Path(workerinput[_RUN_KEY]),
+            int(workerinput[_CONTROLLER_KEY]),
+            owner=False,
+            worker_index=_worker_index(workerinput),
+        )
     else:
         directory = Path(tempfile.gettempdir()) / f"llmts-run-{os.getpid()}-{os.urandom(4).hex()}"
         run = _Run(directory, os.getpid(), owner=True)
@@ -165,7 +199,13 @@ def llmts_server(request: pytest.FixtureRequest) -> LlmTestServer:
     control_key = request.config.getoption("--llmts-control-key")
     if url:
         return LlmTestServer.attach(url, control_key=control_key)
-    return request.config.stash[_RUN_STASH].server(control_key)
+    count = request.config.getoption("--llmts-servers")
+    if count is None:
+        xdist_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+        count = default_server_count(xdist_workers, os.cpu_count())
+    if count < 1:
+        raise pytest.UsageError("--llmts-servers must be at least 1")
+    return request.config.stash[_RUN_STASH].server(control_key, count)
 
 
 @pytest.fixture

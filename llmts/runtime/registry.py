@@ -6,6 +6,7 @@ Every session charges what it retains to the registry's ``MemoryBudget`` (llmts.
 
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 
@@ -14,10 +15,12 @@ from llmts.runtime.clock import Clock, IdSource, RandomIds, SystemClock
 from llmts.runtime.memory import MemoryBudget
 from llmts.runtime.session import Session
 
-__all__ = ["DEFAULT_MAX_SESSIONS", "DEFAULT_SESSION_ID", "SessionRegistry"]
+__all__ = ["DEFAULT_MAX_SESSIONS", "DEFAULT_SESSION_ID", "SESSION_ID_PATTERN", "SessionRegistry"]
 
 DEFAULT_SESSION_ID = "default"
 DEFAULT_MAX_SESSIONS = 4096
+# Minted and client-chosen ids alike (``PUT /admin-api/sessions/{id}``): ``ses_`` + 32 lowercase hex.
+SESSION_ID_PATTERN = re.compile(r"ses_[0-9a-f]{32}")
 
 
 class SessionRegistry:
@@ -48,14 +51,32 @@ class SessionRegistry:
 
     def create(self) -> Session:
         with self._lock:
-            # The default session does not count against the limit.
-            if len(self._sessions) - 1 >= self._max_sessions:
-                raise SessionCapacityExceeded(
-                    f"the server already holds {self._max_sessions} sessions (its limit); delete some first"
-                )
+            self._check_capacity()
             session = self._new("ses_" + secrets.token_hex(16))
             self._sessions[session.id] = session
             return session
+
+    def ensure(self, session_id: str) -> tuple[Session, bool]:
+        """The session ``session_id`` (a client-chosen id), created if absent; whether it was created."""
+        if not SESSION_ID_PATTERN.fullmatch(session_id):
+            raise InvalidRequest(
+                f"a session id is 'ses_' followed by 32 lowercase hex digits, not {session_id[:80]!r}",
+                code="invalid_session_id",
+            )
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is not None:
+                return session, False
+            self._check_capacity()
+            session = self._sessions[session_id] = self._new(session_id)
+            return session, True
+
+    def _check_capacity(self) -> None:
+        # The default session does not count against the limit.
+        if len(self._sessions) - 1 >= self._max_sessions:
+            raise SessionCapacityExceeded(
+                f"the server already holds {self._max_sessions} sessions (its limit); delete some first"
+            )
 
     def get(self, session_id: str) -> Session:
         session = self._sessions.get(session_id)

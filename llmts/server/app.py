@@ -19,6 +19,7 @@ from llmts.errors import (
     BodyIncomplete,
     BodyReadTimeout,
     BodyTooLarge,
+    ControlUnauthorized,
     InvalidRequest,
     LlmtsError,
     MethodNotAllowed,
@@ -56,6 +57,7 @@ from llmts.server.http import (
     send,
 )
 from llmts.server.log_text import log_text
+from llmts.server.metrics import METRICS_CONTENT_TYPE, MetricsEndpoint
 from llmts.server.multipart import parse_multipart
 from llmts.server.respond import respond
 from llmts.server.timeouts import Timeouts
@@ -68,6 +70,8 @@ __all__ = ["LlmtsApp", "create_app"]
 
 _log = logging.getLogger("llmts")
 _HEALTH = b'{"status":"ok"}'
+_READY = b'{"status":"ready"}'
+_DRAINING = b'{"status":"draining"}'
 _SESSIONS_PREFIX = "/sessions/"
 _NO_ARGS: dict[str, str] = {}
 
@@ -91,9 +95,19 @@ class LlmtsApp:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         adapters: tuple[ProviderAdapter, ...] = ADAPTERS,
         timeouts: Timeouts | None = None,
+        metrics_key: str | None = None,
+        drain_seconds: float = 0.0,
     ) -> None:
         self.registry = registry or SessionRegistry()
         self.control_key = control_key or None
+        # GET /metrics and GET /ready (docs/deployment.md): counters the hot path bumps, the optional
+        # scrape credential, and the drain: after SIGTERM /ready answers 503 for ``drain_seconds`` while
+        # everything else is still served, then the worker's graceful stop begins.
+        self.metrics_endpoint = MetricsEndpoint(self.registry)
+        self._metrics = self.metrics_endpoint.metrics
+        self.metrics_key = metrics_key or None
+        self.drain_seconds = drain_seconds
+        self.draining = False
         self.max_body_bytes = max_body_bytes
         self._adapters = adapters
         # Body-read and write deadlines act under gevent (both llmts workers, and plain gunicorn's);
@@ -144,11 +158,42 @@ class LlmtsApp:
             path = "/" + rest
         if path.startswith("/admin-api"):
             return self._control(environ, start_response, path, path_session)
-        if path == "/health" and path_session is None:
-            return send(start_response, 200, [("Content-Type", "application/json")], _HEALTH)
-        if path_session is None and path.startswith("/dashboard"):
-            return self._dashboard(environ, start_response, path)
+        if path_session is None:
+            if path == "/health":
+                return send(start_response, 200, [("Content-Type", "application/json")], _HEALTH)
+            if path == "/ready":
+                return self._ready(start_response)
+            if path == "/metrics":
+                return self._metrics_page(environ, start_response)
+            if path.startswith("/dashboard"):
+                return self._dashboard(environ, start_response, path)
         return self._provider(environ, start_response, path, path_session)
+
+    def begin_drain(self) -> float:
+        """SIGTERM arrived (the worker calls this): /ready answers 503 from now on; returns how many seconds
+        to keep serving before the graceful stop, so load balancers stop sending new work first."""
+        self.draining = True
+        return self.drain_seconds
+
+    def _ready(self, start_response: StartResponse) -> Iterable[bytes]:
+        if self.draining:
+            return send(start_response, 503, [("Content-Type", "application/json")], _DRAINING)
+        return send(start_response, 200, [("Content-Type", "application/json")], _READY)
+
+    def _metrics_page(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        if self.metrics_key is not None:
+            scheme, _, token = str(environ.get("HTTP_AUTHORIZATION", "")).partition(" ")
+            if scheme.lower() != "bearer" or not same_secret(token.strip(), self.metrics_key):
+                return json_body(
+                    start_response,
+                    401,
+                    ControlUnauthorized(
+                        "GET /metrics needs Authorization: Bearer <metrics key>"
+                    ).to_control_body(),
+                )
+        return send(
+            start_response, 200, [("Content-Type", METRICS_CONTENT_TYPE)], self.metrics_endpoint.page()
+        )
 
     # --- provider routes --------------------------------------------------------------------------
 
@@ -200,6 +245,7 @@ class LlmtsApp:
             if answer is None:  # the client left during a delay: nothing to write
                 entry.client_gone()
                 session.journal_finish(entry)
+                self._metrics.record(entry)
                 start_response("499 Client Closed Request", [("Content-Length", "0")])
                 return []
             reply = answer
@@ -249,6 +295,7 @@ class LlmtsApp:
             entry,
             write_timeout=self._write_timeout,
             active=self._deliveries,
+            metrics=self._metrics,
         )
 
     def _session_or_none(self, environ: Mapping[str, Any], path_session: str | None) -> Session | None:
@@ -395,14 +442,21 @@ def create_app(
     max_sessions: int | None = None,
     timeouts: Timeouts | None = None,
     max_memory_bytes: int | None = None,
+    metrics_key: str | None = None,
+    drain_seconds: float | None = None,
 ) -> LlmtsApp:
     """WSGI factory: ``gunicorn -k gevent 'llmts.app:create_app()'``.
 
     Unset arguments fall back to ``LLMTS_CONTROL_KEY``, ``LLMTS_FIXTURES``, ``LLMTS_MAX_BODY_BYTES``,
     ``LLMTS_MAX_SESSIONS``, ``LLMTS_MAX_MEMORY`` (bytes, or ``512M``/``2G``; default from the machine) and
-    the ``LLMTS_*_TIMEOUT`` variables (docs/server.md).
+    the ``LLMTS_*_TIMEOUT`` variables (docs/server.md), ``LLMTS_METRICS_KEY`` and ``LLMTS_DRAIN_SECONDS``
+    (docs/deployment.md). Under gunicorn with more than one worker it refuses to start (sessions would
+    be split between processes; ``llmts serve --workers N`` is the way to use more cores).
     """
     from llmts.server.settings import load_fixtures_file
+    from llmts.server.single_process import refuse_several_gunicorn_workers
+
+    refuse_several_gunicorn_workers()
 
     env = os.environ
     registry = SessionRegistry(
@@ -419,4 +473,8 @@ def create_app(
         control_key=control_key or env.get("LLMTS_CONTROL_KEY") or None,
         max_body_bytes=max_body_bytes or int(env.get("LLMTS_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)),
         timeouts=timeouts or Timeouts.from_env(env),
+        metrics_key=metrics_key or env.get("LLMTS_METRICS_KEY") or None,
+        drain_seconds=drain_seconds
+        if drain_seconds is not None
+        else float(env.get("LLMTS_DRAIN_SECONDS") or 0),
     )

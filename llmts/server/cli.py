@@ -65,6 +65,25 @@ def _parser() -> argparse.ArgumentParser:
         default=os.environ.get("LLMTS_LOG_FORMAT", "text"),
         help="text (gunicorn's formats) or json (one JSON object per line, access and error log)",
     )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=_env_int("LLMTS_WORKERS", 1),
+        help="server processes, each on its own port (--port + i) owning its own sessions "
+        "(docs/deployment.md; default 1)",
+    )
+    serve.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=float(os.environ.get("LLMTS_DRAIN_SECONDS") or 0),
+        help="after SIGTERM, seconds /ready answers 503 while requests are still served, before the "
+        "graceful stop (LLMTS_DRAIN_SECONDS, default 0)",
+    )
+    serve.add_argument(
+        "--metrics-key",
+        default=os.environ.get("LLMTS_METRICS_KEY"),
+        help="bearer token GET /metrics requires (default: none needed)",
+    )
     serve.add_argument("--parent-pid", type=int, default=None, help="exit when this process is gone")
     serve.add_argument("--ready-file", default=None, help="write the base URL to this file once listening")
     env = commands.add_parser(
@@ -172,6 +191,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"llmts: --max-memory must be at least {MIN_MAX_MEMORY_BYTES} bytes (1M)", file=sys.stderr)
             return 2
 
+    if args.workers < 1:
+        print("llmts: --workers must be at least 1", file=sys.stderr)
+        return 2
+    if args.drain_seconds < 0:
+        print("llmts: --drain-seconds must not be negative", file=sys.stderr)
+        return 2
+    if args.workers > 1:
+        return _serve_workers(args, timeouts)
+
     def factory() -> object:
         from llmts.server.app import create_app
 
@@ -182,6 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_sessions=args.max_sessions,
             timeouts=timeouts,
             max_memory_bytes=max_memory,
+            metrics_key=args.metrics_key,
+            drain_seconds=args.drain_seconds,
         )
 
     from llmts.server.gunicorn_app import GunicornServer
@@ -196,8 +226,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         ready_file=args.ready_file,
         worker_class=args.worker_class,
         timeouts=timeouts,
+        drain_seconds=args.drain_seconds,
     ).run()
     return 0
+
+
+def _serve_workers(args: argparse.Namespace, timeouts: Timeouts) -> int:
+    """``--workers N``: the same settings for N single-process servers (llmts.server.workers)."""
+    from llmts.server.workers import serve_workers
+
+    child = ["--host", args.host, "--worker-class", args.worker_class]
+    child += ["--max-body-bytes", str(args.max_body_bytes), "--max-sessions", str(args.max_sessions)]
+    if args.fixtures:
+        child += ["--fixtures", args.fixtures]
+    if args.max_memory:
+        child += ["--max-memory", args.max_memory]
+    for option, (field, _) in _TIMEOUT_OPTIONS.items():
+        child += [option, repr(getattr(timeouts, field))]
+    child += ["--drain-seconds", repr(args.drain_seconds), "--log-format", args.log_format]
+    if args.no_access_log:
+        child.append("--no-access-log")
+    # Keys travel in the environment, not on command lines other users can read.
+    env = {key: value for key, value in os.environ.items() if key not in ("LLMTS_WORKERS", "LLMTS_PORT")}
+    for name, value in (("LLMTS_CONTROL_KEY", args.control_key), ("LLMTS_METRICS_KEY", args.metrics_key)):
+        env.pop(name, None)
+        if value:
+            env[name] = value
+    return serve_workers(
+        child,
+        port=args.port,
+        workers=args.workers,
+        ready_file=args.ready_file,
+        parent_pid=args.parent_pid,
+        stop_timeout=timeouts.graceful + args.drain_seconds + 5,
+        env=env,
+    )
 
 
 if __name__ == "__main__":

@@ -218,10 +218,21 @@ class GracefulWorker:
                     self.notify()  # type: ignore[attr-defined]
                     notified = time.monotonic()
                 gevent.sleep(_ALIVE_POLL_SECONDS)
+            self._llmts_drain()
             self._llmts_stop(servers, tracker, deliveries)
         finally:
             if access is not None:
                 access.close()  # the lines of the last requests
+
+    def _llmts_drain(self) -> None:
+        """Before the graceful stop: the app's /ready answers 503 while it keeps serving for its drain
+        seconds (docs/deployment.md), so a load balancer stops sending new work first."""
+        begin = getattr(self.wsgi, "begin_drain", None)
+        seconds = float(begin()) if callable(begin) else 0.0
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            self.notify()  # type: ignore[attr-defined]
+            gevent.sleep(min(left, 1.0))
 
     def _llmts_access_log(self) -> AccessLog | None:
         """The batched access log (server/access_log.py) where the worker's handler writes one and

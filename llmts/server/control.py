@@ -95,6 +95,7 @@ class ControlApi:
                 Rule("/admin-api/sessions", methods=["POST"], endpoint=self._create_session),
                 Rule("/admin-api/sessions/<session_id>", methods=["DELETE"], endpoint=self._delete_session),
                 Rule("/admin-api/sessions/<session_id>", methods=["GET"], endpoint=self._get_session),
+                Rule("/admin-api/sessions/<session_id>", methods=["PUT"], endpoint=self._put_session),
                 Rule("/admin-api/configure", methods=["POST"], endpoint=self._configure),
                 Rule("/admin-api/reset", methods=["POST"], endpoint=self._reset),
                 Rule("/admin-api/configuration", methods=["GET"], endpoint=self._configuration),
@@ -183,6 +184,17 @@ class ControlApi:
 
     def _create_session(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
         return 201, self._info(environ, self._registry.create()), []
+
+    def _put_session(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
+        """Create the client-chosen session if absent (201) or answer for it (200): a load balancer that
+        hashes on the id sends this and all the session's traffic to one instance. A body, if any, is a
+        configuration put in force unless it already is (validated first: a bad one creates nothing)."""
+        body = read_body(environ, self._max_body_bytes, self._body_timeout)
+        config = parse_session_config_json(body) if body.strip() else None
+        session, created = self._registry.ensure(args["session_id"])
+        if config is not None and (created or session.configuration != config):
+            session.configure(config)
+        return (201 if created else 200), self._info(environ, session), []
 
     def _get_session(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
         return 200, self._info(environ, self._registry.get(args["session_id"])), []

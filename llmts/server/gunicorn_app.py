@@ -59,6 +59,7 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
         ready_file: str | None = None,
         worker_class: str = DEFAULT_WORKER_CLASS,
         timeouts: Timeouts | None = None,
+        drain_seconds: float = 0.0,
     ) -> None:
         timeouts = timeouts or Timeouts()
         self._app_factory = app_factory
@@ -74,7 +75,8 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
             "loglevel": "info",
             # The arbiter kills a worker that outlives this; the worker stops sooner when it can.
             # (gunicorn takes whole seconds; the worker uses the exact figures, server/connections.py).
-            "graceful_timeout": math.ceil(timeouts.graceful),
+            # The drain (docs/deployment.md) comes first, inside the same SIGTERM-to-SIGKILL window.
+            "graceful_timeout": math.ceil(timeouts.graceful + drain_seconds),
             "keepalive": math.ceil(timeouts.keepalive),
             "when_ready": self._when_ready,
         }

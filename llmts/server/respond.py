@@ -10,6 +10,7 @@ from llmts.runtime import Session
 from llmts.runtime.journal import JournalRecord
 from llmts.schema.faults import HARMLESS_MODES, FrameKind, StreamDelivery
 from llmts.server.http import StartResponse, status_line
+from llmts.server.metrics import ProcessMetrics
 from llmts.transport import DeliveryEvidence, client_socket
 from llmts.transport.deadline import SERVER_WRITE_DEADLINE, ActiveDelivery, guard_writes
 from llmts.transport.modes import CONNECTION_UNITS, Drop, Replace
@@ -27,11 +28,12 @@ def _default_kinds(count: int) -> list[FrameKind]:
 class _Finisher:
     """Copies the transport's evidence into the journal entry once the response is over."""
 
-    __slots__ = ("entry", "session")
+    __slots__ = ("entry", "metrics", "session")
 
-    def __init__(self, session: Session, entry: JournalRecord) -> None:
+    def __init__(self, session: Session, entry: JournalRecord, metrics: ProcessMetrics | None) -> None:
         self.session = session
         self.entry = entry
+        self.metrics = metrics
 
     def __call__(self, evidence: DeliveryEvidence) -> None:
         entry = self.entry
@@ -48,6 +50,8 @@ class _Finisher:
         )
         self.entry.apply_evidence(evidence, damaged)
         self.session.journal_finish(self.entry)
+        if self.metrics is not None:
+            self.metrics.record(self.entry)
 
 
 # The journal's ``error_code`` for a delivery llmts ended itself (docs/journal.md).
@@ -71,11 +75,13 @@ def respond(
     *,
     write_timeout: float | None = None,
     active: MutableSet[ActiveDelivery] | None = None,
+    metrics: ProcessMetrics | None = None,
 ) -> Iterable[bytes]:
-    """Start the response and return its body iterator; ``write_timeout`` bounds each write to the client
-    and ``active`` (the server's shutdown registry) lets a graceful stop end the delivery cleanly."""
+    """Start the response and return its body iterator; ``write_timeout`` bounds each write to the client,
+    ``active`` (the server's shutdown registry) lets a graceful stop end the delivery cleanly and
+    ``metrics`` counts the request once it is over."""
     plan = reply.delivery
-    finish = _Finisher(session, entry) if session is not None and entry is not None else _ignore
+    finish = _Finisher(session, entry, metrics) if session is not None and entry is not None else _ignore
     evidence = DeliveryEvidence(plan)
     if entry is not None:
         entry.answered(reply.status)

@@ -1,0 +1,144 @@
+"""Every core of one machine: ``llmts serve --workers N`` (N processes, N ports, each owning its sessions)
+and the refusal of ``gunicorn -w N`` (docs/deployment.md)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from llmts import ConfigBuilder, LlmTestServer
+from llmts.client import new_session_id
+from llmts.server.workers import worker_ports
+from tests.helpers import USER_HI, raw_request
+
+pytestmark = pytest.mark.sdk
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _listening(url: str) -> bool:
+    parts = urlsplit(url)
+    try:
+        socket.create_connection((parts.hostname, parts.port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def _wait_closed(urls: list[str], timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while any(_listening(url) for url in urls):
+        assert time.monotonic() < deadline, f"still listening: {[u for u in urls if _listening(u)]}"
+        time.sleep(0.1)
+
+
+def _parent_pid(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("PPid:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no parent of {pid}")
+
+
+def test_worker_ports_are_consecutive_or_all_free() -> None:
+    assert worker_ports(8080, 3) == [8080, 8081, 8082]
+    assert worker_ports(0, 2) == [0, 0]
+
+
+def test_each_process_owns_its_sessions_and_names_its_own_port() -> None:
+    with LlmTestServer.start(workers=2) as server:
+        assert len(server.urls) == 2 and len(set(server.urls)) == 2
+        first, second = server.members()
+        # A session created on one process is unknown to the other: sessions are never split.
+        session_id = new_session_id()
+        created = raw_request(first.url, "PUT", f"/admin-api/sessions/{session_id}")
+        assert created.json()["provider_base"] == f"{first.url}/sessions/{session_id}"
+        assert raw_request(second.url, "GET", f"/admin-api/sessions/{session_id}").status == 404
+
+        # The Python API spreads sessions by id and talks to each one's owner only.
+        sessions = [server.create_session(config=ConfigBuilder().scenario().text(f"s{i}")) for i in range(8)]
+        owners = {session.provider_base.split("/sessions/")[0] for session in sessions}
+        assert owners == set(server.urls), "eight random ids land on both processes (p of failure 2**-7)"
+        for index, session in enumerate(sessions):
+            owner = server.owner(session.id)
+            assert session.provider_base == f"{owner.url}/sessions/{session.id}"
+            reply = session.openai_client(max_retries=0).chat.completions.create(
+                model="gpt-4.1-mini", messages=USER_HI
+            )
+            assert reply.choices[0].message.content == f"s{index}"
+            assert server.session(session.id).provider_base == session.provider_base
+        listed = {s["id"] for s in server.sessions()}
+        assert {s.id for s in sessions} <= listed
+        pids = {member.process_stats()["pid"] for member in server.members()}
+        assert len(pids) == 2
+    _wait_closed(server.urls)
+
+
+def test_fixed_base_port_gives_consecutive_ports() -> None:
+    base = _free_port()
+    with LlmTestServer.start(port=base, workers=2) as server:
+        assert [urlsplit(url).port for url in server.urls] == [base, base + 1]
+    _wait_closed(server.urls)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads parent pids from /proc")
+def test_one_process_dying_stops_the_others_and_the_supervisor_fails() -> None:
+    server = LlmTestServer.start(workers=2)
+    try:
+        assert server.process is not None
+        worker = server.members()[1].process_stats()["pid"]
+        victim = _parent_pid(worker)  # the process's gunicorn master (it would respawn a killed worker)
+        assert victim != server.process.pid
+        os.kill(victim, signal.SIGKILL)
+        assert server.process.wait(30) == 1
+        _wait_closed(server.urls)
+    finally:
+        server.stop()
+
+
+def test_supervisor_sigterm_stops_every_process() -> None:
+    server = LlmTestServer.start(workers=2)
+    assert server.process is not None
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(30) == 0
+    _wait_closed(server.urls)
+    server.stop()
+
+
+def test_invalid_worker_count_is_refused() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "llmts", "serve", "--workers", "0"], capture_output=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert "--workers must be at least 1" in result.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (["-w", "2"], {}),
+        (["-w", "3", "--preload"], {}),
+        ([], {"WEB_CONCURRENCY": "2"}),
+    ],
+    ids=["workers", "preload", "web-concurrency"],
+)
+def test_plain_gunicorn_with_several_workers_refuses_to_start(args: list[str], env: dict[str, str]) -> None:
+    command = [sys.executable, "-m", "gunicorn", "-k", "gevent", "--no-control-socket"]
+    command += ["-b", f"127.0.0.1:{_free_port()}", *args, "llmts.app:create_app()"]
+    result = subprocess.run(
+        command, capture_output=True, timeout=60, env={**os.environ, **env}, stdin=subprocess.DEVNULL
+    )
+    assert result.returncode != 0
+    err = result.stderr.decode()
+    assert "refusing to run under" in err and "llmts serve --workers N" in err, err

@@ -120,10 +120,8 @@ class _Run:
                 )
                 self.started = server
                 urls = server.urls
-        url = urls[self.worker_index % len(urls)]
-        if self.started is not None and url == self.started.url:
-            return self.started
-        return LlmTestServer.attach(url, control_key=control_key)
+        # A handle on that one process (the started group would spread sessions over all of them).
+        return LlmTestServer.attach(urls[self.worker_index % len(urls)], control_key=control_key)
 
     def stop(self) -> None:
         """Called in the controlling process once every worker is done."""

@@ -29,7 +29,7 @@ def test_session_is_private(llmts_server, llmts_session, llmts_openai, n):
     ]
     assert got == [sid + "-1", sid + "-2"]
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    record = {"url": llmts_server.url, "session": sid, "worker": worker}
+    record = {"url": llmts_server.url, "session": sid, "worker": worker, "base": llmts_session.provider_base}
     (RECORD / f"{worker}-{n}.json").write_text(json.dumps(record))
 """
 
@@ -56,7 +56,8 @@ def test_xdist_workers_share_one_server_and_never_see_each_others_sessions(
     monkeypatch.delenv("LLMTS_URL", raising=False)
     pytester.makepyfile(test_inner=INNER_TESTS)
 
-    result = pytester.runpytest_subprocess("-n", "4", "-p", "no:cacheprovider")
+    # One server, said explicitly: the default depends on the machine's CPU count.
+    result = pytester.runpytest_subprocess("-n", "4", "-p", "no:cacheprovider", "--llmts-servers", "1")
 
     result.assert_outcomes(passed=12)
     records = _records(record)
@@ -66,6 +67,52 @@ def test_xdist_workers_share_one_server_and_never_see_each_others_sessions(
     assert len(urls) == 1, f"workers used different servers: {urls}"
     assert len({r["session"] for r in records}) == 12
     assert not _port_open(urls.pop()), "the run's server must be stopped when the run ends"
+
+
+def test_xdist_workers_spread_over_several_servers_by_worker_index(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    record = tmp_path / "record"
+    record.mkdir()
+    monkeypatch.setenv("LLMTS_PLUGIN_RECORD", str(record))
+    monkeypatch.delenv("LLMTS_URL", raising=False)
+    pytester.makepyfile(test_inner=INNER_TESTS)
+
+    result = pytester.runpytest_subprocess(
+        "-n", "4", "-p", "no:cacheprovider", "--llmts-servers", "2", "--dist", "load"
+    )
+
+    result.assert_outcomes(passed=12)
+    records = _records(record)
+    by_worker = {r["worker"]: r["url"] for r in records}
+    assert all(by_worker[r["worker"]] == r["url"] for r in records), "a worker keeps one server"
+    urls = set(by_worker.values())
+    assert len(urls) == 2, f"two servers, got {urls}"
+    # Worker index mod 2: gw0 and gw2 share one server, gw1 and gw3 the other.
+    for worker, url in by_worker.items():
+        index = int(worker[2:])
+        assert all(by_worker[w] == url for w in by_worker if int(w[2:]) % 2 == index % 2)
+        assert all(by_worker[w] != url for w in by_worker if int(w[2:]) % 2 != index % 2)
+    # Each session lives on its worker's server and its provider_base names that server.
+    assert all(r["base"] == f"{r['url']}/sessions/{r['session']}" for r in records), records
+    assert not any(_port_open(url) for url in urls), "every server stops when the run ends"
+
+
+def test_default_server_count_follows_cpus_and_workers() -> None:
+    from llmts.pytest_plugin import default_server_count
+
+    assert default_server_count(1, 64) == 1  # no xdist: one server
+    assert default_server_count(2, 2) == 1  # a 2-core machine: tests and servers share the cores
+    assert default_server_count(32, 32) == 16
+    assert default_server_count(4, 64) == 4  # never more servers than workers
+    assert default_server_count(8, None) == 1
+
+
+def test_invalid_server_count_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_inner="def test_one(llmts_server):\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:xdist", "--llmts-servers", "0")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*--llmts-servers must be at least 1*"])
 
 
 def test_without_xdist_the_run_starts_and_stops_its_server(

@@ -64,11 +64,14 @@ def test_metrics_after_sdk_traffic(own_server_factory: Callable[..., LlmTestServ
     client = session.openai_client(max_retries=0, _strict_response_validation=True)
     for _ in range(2):
         client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
-    assert "".join(
-        c.choices[0].delta.content or ""
-        for c in client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI, stream=True)
-        if c.choices
-    ) == "a b"
+    assert (
+        "".join(
+            c.choices[0].delta.content or ""
+            for c in client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI, stream=True)
+            if c.choices
+        )
+        == "a b"
+    )
     cut = client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI, stream=True)
     assert "".join(c.choices[0].delta.content or "" for c in cut if c.choices) == "c "
     with pytest.raises(openai.RateLimitError):
@@ -99,7 +102,9 @@ def test_metrics_after_sdk_traffic(own_server_factory: Callable[..., LlmTestServ
     after = _samples(server)
     assert after[("llmts_sessions", ())] == 1
     assert after[("llmts_journal_bytes", ())] == 0
-    assert _requests(after, "openai", "chat.completions", 200) == 4  # counters are the process's, not the session's
+    assert (
+        _requests(after, "openai", "chat.completions", 200) == 4
+    )  # counters are the process's, not the session's
 
 
 def test_metrics_key_guards_only_metrics(own_server_factory: Callable[..., LlmTestServer]) -> None:
@@ -159,9 +164,7 @@ def test_ready_drains_before_the_graceful_stop_and_in_flight_streams_finish(
     session = server.create_session()
     paced = {"text": "a b c d", "chunks": ["a ", "b ", "c ", "d"], "pacing": {"tokens_per_second": 3}}
     session.configure({"scenarios": [{"responses": [paced], "terminal_policy": "repeat_last_response"}]})
-    body = (
-        b'{"model":"gpt-4.1-mini","stream":true,"messages":[{"role":"user","content":"Hi"}]}'
-    )
+    body = b'{"model":"gpt-4.1-mini","stream":true,"messages":[{"role":"user","content":"Hi"}]}'
     path = urlsplit(session.provider_base).path + "/openai/v1/chat/completions"
     stream = _connect(server)
     stream.sendall(

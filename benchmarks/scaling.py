@@ -1,0 +1,454 @@
+"""Scaling over cores: aggregate throughput of ``llmts serve --workers N`` over many sessions, and the wall
+time of a pytest-xdist run of a real SDK suite with ``--llmts-servers 1`` vs ``2``.
+
+Usage::
+
+    python benchmarks/scaling.py throughput [--servers 1 2] [--sessions 1000] [--connections 64]
+                                            [--load-procs 2] [--duration 10] [--stream] [--json PATH]
+    python benchmarks/scaling.py xdist [--workers 2] [--servers 1 2] [--tests 300] [--calls 8]
+                                       [--rounds 3] [--suite PATH] [--json PATH]
+
+See benchmarks/README.md, "Scaling". Not a test: run it on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import multiprocessing
+import os
+import secrets
+import select
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from array import array
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from run import (  # noqa: E402
+    DONE,
+    MODEL,
+    Server,
+    _Conn,
+    _cpu_seconds,
+    _feed,
+    _percentile,
+    _process_tree,
+    _ProtocolError,
+    http_request,
+)
+
+START_TIMEOUT = 60.0
+
+
+# --------------------------------------------------------------------------------------------------
+# throughput: N server processes, many sessions, closed-loop keep-alive load
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    """One server process and the prebuilt requests of the sessions it owns (used round robin)."""
+
+    host: str
+    port: int
+    requests: list[bytes]
+
+
+@dataclass
+class LoadPart:
+    targets: list[Target]
+    connections: int
+    first_connection: int  # global index of this part's first connection (spreads them over targets)
+    stream: bool
+    warmup: float
+    duration: float
+
+
+@dataclass
+class PartResult:
+    requests: int = 0
+    errors: int = 0
+    elapsed: float = 0.0
+    cpu_seconds: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+    error_samples: list[str] = field(default_factory=list)
+    fatal: str | None = None
+
+
+def _run_part(part: LoadPart) -> PartResult:
+    result = PartResult()
+    suffix = DONE if part.stream else b"}"
+    poller = select.epoll()
+    conns: dict[int, tuple[_Conn, Target]] = {}
+    turn: dict[int, int] = {}
+
+    def connect(target: Target) -> _Conn:
+        sock = socket.create_connection((target.host, target.port), timeout=5.0)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setblocking(False)
+        c = _Conn(sock)
+        conns[c.fd] = (c, target)
+        poller.register(c.fd, select.POLLIN)
+        return c
+
+    def send(c: _Conn, target: Target) -> None:
+        index = turn.get(id(target), 0)
+        turn[id(target)] = index + 1
+        c.t0 = time.perf_counter()
+        c.sock.setblocking(True)
+        try:
+            c.sock.sendall(target.requests[index % len(target.requests)])
+        finally:
+            c.sock.setblocking(False)
+
+    latencies = array("d")
+    try:
+        for offset in range(part.connections):
+            target = part.targets[(part.first_connection + offset) % len(part.targets)]
+            connect(target)
+        begin = time.perf_counter()
+        t_start, t_end = begin + part.warmup, begin + part.warmup + part.duration
+        measuring, cpu0 = False, os.times()
+        for c, target in list(conns.values()):
+            send(c, target)
+        now = begin
+        while now < t_end:
+            events = poller.poll(0.05)
+            now = time.perf_counter()
+            if not measuring and now >= t_start:
+                measuring, t_start, cpu0 = True, now, os.times()
+                t_end = t_start + part.duration
+            for fd, _ in events:
+                entry = conns.get(fd)
+                if entry is None:
+                    continue
+                c, target = entry
+                try:
+                    data = c.sock.recv(262144)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    raise _ProtocolError("connection closed by server")
+                c.buf += data
+                if not _feed(c):
+                    continue
+                done = time.perf_counter()
+                ok = c.status == 200 and c.tail.endswith(suffix) and not c.buf
+                if measuring and done <= t_end:
+                    latencies.append(done - c.t0)
+                    result.requests += 1
+                    result.errors += not ok
+                if not ok and len(result.error_samples) < 5:
+                    result.error_samples.append(f"status {c.status}, body ends with {c.tail!r}")
+                send(c, target)
+        cpu1 = os.times()
+        result.elapsed = time.perf_counter() - t_start
+        result.cpu_seconds = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
+    except (OSError, _ProtocolError) as exc:
+        result.fatal = f"{type(exc).__name__}: {exc}"
+    finally:
+        for c, _ in list(conns.values()):
+            c.sock.close()
+        poller.close()
+    result.latencies = list(latencies)
+    return result
+
+
+def _part_entry(part: LoadPart, pipe: Connection) -> None:
+    try:
+        pipe.send(asdict(_run_part(part)))
+    except BaseException as exc:
+        pipe.send(asdict(PartResult(fatal=f"{type(exc).__name__}: {exc}")))
+    finally:
+        pipe.close()
+
+
+def _run_load(parts: list[LoadPart]) -> list[PartResult]:
+    ctx = multiprocessing.get_context("spawn")
+    running = []
+    for part in parts:
+        receive, send = ctx.Pipe(duplex=False)
+        process = ctx.Process(target=_part_entry, args=(part, send), daemon=True)
+        process.start()
+        send.close()
+        running.append((process, receive, part))
+    results = []
+    for process, receive, part in running:
+        if receive.poll(part.warmup + part.duration + 60):
+            results.append(PartResult(**receive.recv()))
+        else:
+            results.append(PartResult(fatal="load process timed out"))
+        process.join(5)
+        if process.is_alive():
+            process.kill()
+    return results
+
+
+def _new_session_id() -> str:
+    return "ses_" + secrets.token_hex(16)
+
+
+def _chat_request(host: str, port: int, session_id: str, stream: bool) -> bytes:
+    body = json.dumps(
+        {"model": MODEL, "stream": stream, "messages": [{"role": "user", "content": "Hi"}]},
+        separators=(",", ":"),
+    ).encode()
+    head = (
+        f"POST /sessions/{session_id}/openai/v1/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\n"
+        f"Content-Type: application/json\r\nAuthorization: Bearer x\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+def start_servers(count: int, deadline: float) -> tuple[Server, list[str]]:
+    """``llmts serve --workers count --no-access-log`` (one process, so ``--workers 1`` is the baseline)."""
+    ready = Path(tempfile.mkdtemp(prefix="bench-scaling-")) / "ready"
+    argv = [sys.executable, "-m", "llmts", "serve", "--host", "127.0.0.1", "--port", "0", "--no-access-log"]
+    argv += ["--workers", str(count), "--ready-file", str(ready), "--parent-pid", str(os.getpid())]
+    server = Server(f"llmts-x{count}", argv)
+    try:
+        while not ready.exists():
+            if not server.alive():
+                raise server.fail(f"exited with code {server.proc.returncode}")
+            if time.monotonic() > deadline:
+                raise server.fail("ready file never appeared")
+            time.sleep(0.05)
+        urls = ready.read_text().split()
+        for url in urls:
+            server.url = url
+            server.wait_http("/health", deadline)
+        server.pids = _process_tree(server.proc.pid)
+    except BaseException:
+        server.stop()
+        raise
+    finally:
+        with contextlib.suppress(OSError):
+            ready.unlink()
+            ready.parent.rmdir()
+    return server, urls
+
+
+def create_sessions(urls: list[str], sessions: int, chunks: int) -> dict[str, list[str]]:
+    """``sessions`` sessions by ``PUT`` on their owners (``int(id[4:], 16) mod N``), each configured."""
+    words = [f"w{i} " for i in range(chunks)]
+    config = {
+        "scenarios": [
+            {
+                "terminal_policy": "repeat_last_response",
+                "responses": [{"text": "".join(words), "chunks": words}],
+            }
+        ]
+    }
+    owned: dict[str, list[str]] = {url: [] for url in urls}
+    for _ in range(sessions):
+        session_id = _new_session_id()
+        url = urls[int(session_id[4:], 16) % len(urls)]
+        status, body = http_request(url, "PUT", f"/admin-api/sessions/{session_id}", config)
+        if status != 201:
+            raise RuntimeError(f"PUT session on {url}: {status} {body[:200]!r}")
+        owned[url].append(session_id)
+    return owned
+
+
+def measure_throughput(args: argparse.Namespace, count: int) -> dict[str, Any]:
+    server, urls = start_servers(count, time.monotonic() + START_TIMEOUT)
+    try:
+        owned = create_sessions(urls, args.sessions, args.chunks)
+        targets = []
+        for url in urls:
+            parts = urlsplit(url)
+            host, port = parts.hostname or "127.0.0.1", parts.port or 80
+            targets.append(
+                Target(host, port, [_chat_request(host, port, sid, args.stream) for sid in owned[url]])
+            )
+        per_proc = [args.connections // args.load_procs] * args.load_procs
+        per_proc[0] += args.connections - sum(per_proc)
+        parts, first = [], 0
+        for connections in per_proc:
+            parts.append(LoadPart(targets, connections, first, args.stream, args.warmup, args.duration))
+            first += connections
+        server_cpu0 = _cpu_seconds(server.pids)
+        results = _run_load(parts)
+        server_cpu1 = _cpu_seconds(server.pids)
+    finally:
+        server.stop()
+    fatal = [r.fatal for r in results if r.fatal]
+    elapsed = max((r.elapsed for r in results), default=0.0) or 1e-9
+    requests = sum(r.requests for r in results)
+    latencies = sorted(x for r in results for x in r.latencies)
+    measured = {
+        "servers": count,
+        "sessions": args.sessions,
+        "requests": requests,
+        "errors": sum(r.errors for r in results),
+        "rps": requests / elapsed,
+        "p50_ms": _percentile(latencies, 0.5) * 1000,
+        "p99_ms": _percentile(latencies, 0.99) * 1000,
+        "load_cpu_pct": 100 * sum(r.cpu_seconds for r in results) / elapsed,
+        "server_cpu_pct": (
+            100 * (server_cpu1 - server_cpu0) / (args.warmup + args.duration)
+            if server_cpu0 is not None and server_cpu1 is not None
+            else None
+        ),
+        "error_samples": [s for r in results for s in r.error_samples][:5],
+        "fatal": fatal,
+    }
+    return measured
+
+
+def throughput(args: argparse.Namespace) -> int:
+    rows = [measure_throughput(args, count) for count in args.servers]
+    kind = "stream" if args.stream else "non-stream"
+    print(f"{kind}, {args.sessions} sessions, {args.connections} connections, {args.load_procs} load procs")
+    header = ("servers", "req/s", "p50 ms", "p99 ms", "errors", "srv cpu%", "load cpu%")
+    print(" ".join(f"{name:>{width}}" for name, width in zip(header, (8, 10, 8, 8, 7, 9, 10), strict=True)))
+    for row in rows:
+        cpu = row["server_cpu_pct"]
+        print(
+            f"{row['servers']:>8} {row['rps']:>10.0f} {row['p50_ms']:>8.2f} {row['p99_ms']:>8.2f} "
+            f"{row['errors']:>7} {'-' if cpu is None else f'{cpu:.0f}':>9} {row['load_cpu_pct']:>10.0f}"
+        )
+        for problem in row["fatal"] + row["error_samples"]:
+            print(f"    {problem}")
+    base = rows[0]["rps"] or 1e-9
+    for row in rows[1:]:
+        print(f"{row['servers']} servers / {rows[0]['servers']}: {row['rps'] / base:.2f}x")
+    _write_json(args.json, {"mode": "throughput", "settings": vars(args), "results": rows})
+    return 1 if any(row["fatal"] or row["errors"] for row in rows) else 0
+
+
+# --------------------------------------------------------------------------------------------------
+# xdist: wall time of a real SDK suite under pytest -n W with --llmts-servers 1 vs 2
+# --------------------------------------------------------------------------------------------------
+
+_SUITE = '''
+"""Generated by benchmarks/scaling.py: a real SDK suite (openai, strict validation) on llmts_session."""
+
+import pytest
+from llmts import ConfigBuilder
+
+CALLS = {calls}
+
+
+@pytest.mark.parametrize("n", range({tests}))
+def test_agent_turns(llmts_session, n):
+    builder = ConfigBuilder().scenario()
+    for turn in range(CALLS):
+        builder = builder.text(f"turn {{turn}} of test {{n}}")
+    llmts_session.configure(builder)
+    client = llmts_session.openai_client(max_retries=0, _strict_response_validation=True)
+    for turn in range(CALLS):
+        stream = turn % 2 == 1
+        if stream:
+            parts = client.chat.completions.create(
+                model="gpt-4.1-mini", messages=[{{"role": "user", "content": "go"}}], stream=True
+            )
+            text = "".join(p.choices[0].delta.content or "" for p in parts if p.choices)
+        else:
+            reply = client.chat.completions.create(
+                model="gpt-4.1-mini", messages=[{{"role": "user", "content": "go"}}]
+            )
+            text = reply.choices[0].message.content
+        assert text == f"turn {{turn}} of test {{n}}"
+    assert len(llmts_session.requests()) == CALLS
+'''
+
+
+def _time_suite(suite: Path, workers: int, servers: int) -> float:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LLMTS_")}
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers)]
+    command += ["--llmts-servers", str(servers), str(suite)]
+    began = time.perf_counter()
+    done = subprocess.run(command, cwd=str(suite.parent), env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - began
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"pytest failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
+        )
+    return elapsed
+
+
+def xdist(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="bench-xdist-") as directory:
+        if args.suite:
+            suite = Path(args.suite).resolve()
+        else:
+            suite = Path(directory) / "test_sdk_suite.py"
+            suite.write_text(textwrap.dedent(_SUITE.format(tests=args.tests, calls=args.calls)))
+        times: dict[int, list[float]] = {count: [] for count in args.servers}
+        for round_index in range(args.rounds):  # alternate, so drift in machine load hits both alike
+            for count in args.servers:
+                elapsed = _time_suite(suite, args.workers, count)
+                times[count].append(elapsed)
+                print(f"round {round_index + 1}: -n {args.workers} --llmts-servers {count}: {elapsed:.2f} s")
+    medians = {count: statistics.median(values) for count, values in times.items()}
+    base = args.servers[0]
+    for count in args.servers:
+        print(
+            f"--llmts-servers {count}: median {medians[count]:.2f} s "
+            f"(speed-up {medians[base] / medians[count]:.2f}x vs {base})"
+        )
+    _write_json(
+        args.json, {"mode": "xdist", "settings": vars(args), "seconds": times, "median_seconds": medians}
+    )
+    return 0
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+def _write_json(path: str | None, payload: dict[str, Any]) -> None:
+    if path:
+        Path(path).write_text(json.dumps(payload, indent=2, default=str))
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    modes = parser.add_subparsers(dest="mode", required=True)
+    load = modes.add_parser("throughput", help="aggregate req/s over many sessions, N servers vs 1")
+    load.add_argument("--servers", type=int, nargs="+", default=[1, 2], help="server counts (default 1 2)")
+    load.add_argument("--sessions", type=int, default=1000, help="sessions, spread by id (default 1000)")
+    load.add_argument("--connections", type=int, default=64, help="keep-alive connections (default 64)")
+    load.add_argument("--load-procs", type=int, default=2, help="load generator processes (default 2)")
+    load.add_argument("--chunks", type=int, default=20, help="content chunks per answer (default 20)")
+    load.add_argument("--stream", action="store_true", help="streamed answers (default: JSON)")
+    load.add_argument("--duration", type=float, default=10.0, help="measured seconds (default 10)")
+    load.add_argument("--warmup", type=float, default=2.0, help="warm-up seconds (default 2)")
+    load.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    suite = modes.add_parser("xdist", help="wall time of pytest -n W with --llmts-servers 1 vs 2")
+    suite.add_argument("--workers", type=int, default=2, help="xdist workers (default 2)")
+    suite.add_argument("--servers", type=int, nargs="+", default=[1, 2], help="server counts (default 1 2)")
+    suite.add_argument("--tests", type=int, default=300, help="tests in the generated suite (default 300)")
+    suite.add_argument("--calls", type=int, default=8, help="SDK calls per test (default 8)")
+    suite.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
+    suite.add_argument("--suite", help="time this test file or directory instead of the generated suite")
+    suite.add_argument("--json", metavar="PATH", help="also write the timings as JSON to PATH")
+    args = parser.parse_args(argv)
+    if args.mode == "throughput" and (args.connections < args.load_procs or args.load_procs < 1):
+        parser.error("--connections must be at least --load-procs (>= 1)")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    return throughput(args) if args.mode == "throughput" else xdist(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

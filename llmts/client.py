@@ -139,9 +139,15 @@ class LlmTestServer:
     # --- lifecycle ----------------------------------------------------------------------------------
 
     @classmethod
-    def attach(cls, url: str, *, control_key: str | None = None, timeout: float = 10.0) -> LlmTestServer:
-        server = cls(url, control_key=control_key)
-        server.wait_healthy(timeout)
+    def attach(
+        cls, url: str | list[str], *, control_key: str | None = None, timeout: float = 10.0
+    ) -> LlmTestServer:
+        """A running server; a list of URLs is one server of several processes (``llmts serve --workers``,
+        in their order), whose sessions ``create_session`` spreads by id."""
+        urls = [url] if isinstance(url, str) else list(url)
+        server = cls(urls[0], control_key=control_key, urls=urls)
+        for member in server.members():
+            member.wait_healthy(timeout)
         return server
 
     @classmethod

@@ -62,7 +62,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--llmts-url",
         default=os.environ.get("LLMTS_URL"),
-        help="attach to a running llmts server instead of starting one (env LLMTS_URL)",
+        help="attach to a running llmts server instead of starting one; several comma-separated URLs: "
+        "each xdist worker uses one, worker index mod N (env LLMTS_URL)",
     )
     group.addoption(
         "--llmts-control-key",
@@ -195,15 +196,17 @@ def llmts_server(request: pytest.FixtureRequest) -> LlmTestServer:
     """The test run's llmts server (shared by all xdist workers)."""
     url = request.config.getoption("--llmts-url")
     control_key = request.config.getoption("--llmts-control-key")
+    run = request.config.stash[_RUN_STASH]
     if url:
-        return LlmTestServer.attach(url, control_key=control_key)
+        urls = [part.strip() for part in url.split(",") if part.strip()]
+        return LlmTestServer.attach(urls[run.worker_index % len(urls)], control_key=control_key)
     count = request.config.getoption("--llmts-servers")
     if count is None:
         xdist_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
         count = default_server_count(xdist_workers, os.cpu_count())
     if count < 1:
         raise pytest.UsageError("--llmts-servers must be at least 1")
-    return request.config.stash[_RUN_STASH].server(control_key, count)
+    return run.server(control_key, count)
 
 
 @pytest.fixture

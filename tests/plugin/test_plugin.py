@@ -150,6 +150,21 @@ def test_llmts_url_attaches_to_an_external_server(
     assert [s["id"] for s in external.sessions()] == ["default"]
 
 
+def test_several_external_urls_are_spread_over_xdist_workers(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, own_server_factory: Any
+) -> None:
+    first, second = own_server_factory(), own_server_factory()
+    monkeypatch.setenv("LLMTS_PLUGIN_RECORD", str(tmp_path))
+    pytester.makepyfile(test_inner=INNER_TESTS)
+
+    result = pytester.runpytest_subprocess("-n", "2", "--llmts-url", f"{first.url},{second.url}")
+
+    result.assert_outcomes(passed=12)
+    by_worker = {r["worker"]: r["url"] for r in _records(tmp_path)}
+    assert by_worker == {"gw0": first.url, "gw1": second.url}  # worker index mod 2
+    assert first.health() and second.health(), "attached servers are left running"
+
+
 def test_tests_that_need_no_server_start_none(pytester: pytest.Pytester, tmp_path: Path) -> None:
     pytester.makepyfile(test_plain="def test_nothing():\n    assert True\n")
     result = pytester.runpytest_subprocess("-n", "2")

@@ -258,6 +258,8 @@ class LlmtsApp:
                     entry = session.journal_begin(request_id, adapter.namespace, method, path)
             if entry is not None:
                 entry.failed(error.code, error.retry_after if isinstance(error, ScriptedError) else None)
+            else:  # no session took it (unknown route or session): counted apart from the journaled
+                self._metrics.reject(adapter.namespace, error.http_status)
             reply = adapter.render_error_for(path)(error, request_id)
             if isinstance(error, (BodyTooLarge, BodyReadTimeout, BodyIncomplete)):
                 reply.headers.append(("Connection", "close"))

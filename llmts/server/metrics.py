@@ -26,13 +26,15 @@ METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 class ProcessMetrics:
-    """Plain per-process counters: requests by (provider, operation, status), stream faults applied by
-    (provider, mode), and the request duration histogram as a small int array."""
+    """Plain per-process counters: requests by (provider, operation, status), requests no session took by
+    (provider, status), stream faults applied by (provider, mode), and the request duration histogram as
+    a small int array."""
 
-    __slots__ = ("buckets", "duration_sum", "faults", "requests")
+    __slots__ = ("buckets", "duration_sum", "faults", "rejected", "requests")
 
     def __init__(self) -> None:
         self.requests: dict[tuple[str, str, int], int] = {}
+        self.rejected: dict[tuple[str, int], int] = {}
         self.faults: dict[tuple[str, str], int] = {}
         self.buckets = [0] * (len(LATENCY_BUCKETS) + 1)  # the last one is +Inf
         self.duration_sum = 0.0
@@ -50,6 +52,11 @@ class ProcessMetrics:
             seconds = completed - entry.started_monotonic_seconds
             self.buckets[bisect_left(LATENCY_BUCKETS, seconds)] += 1
             self.duration_sum += seconds
+
+    def reject(self, provider: str, status: int) -> None:
+        """Count a provider request answered with an error before any session's journal took it."""
+        key = (provider, status)
+        self.rejected[key] = self.rejected.get(key, 0) + 1
 
 
 class _Collector:
@@ -78,6 +85,15 @@ class _Collector:
         for (provider, operation, status), count in list(metrics.requests.items()):
             requests.add_metric([provider, operation, str(status)], count)
         yield requests
+        rejected = CounterMetricFamily(
+            "llmts_rejected_requests",
+            "Provider requests answered with an error before a session took them (unknown route or "
+            "session), by provider namespace and HTTP status",
+            labels=["provider", "status"],
+        )
+        for (provider, status), count in list(metrics.rejected.items()):
+            rejected.add_metric([provider, str(status)], count)
+        yield rejected
         faults = CounterMetricFamily(
             "llmts_stream_faults_applied",
             "Responses whose scripted stream_delivery fault was applied, by provider and mode",

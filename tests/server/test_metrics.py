@@ -80,12 +80,17 @@ def test_metrics_after_sdk_traffic(own_server_factory: Callable[..., LlmTestServ
         model="claude-haiku-4-5", max_tokens=64, messages=[{"role": "user", "content": "Hi"}]
     )
     assert isinstance(message, anthropic.types.Message)
+    stranger = server.session("ses_" + "0" * 32).openai_client(max_retries=0)
+    with pytest.raises(openai.NotFoundError):
+        stranger.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
 
     samples = _samples(server)
 
     assert _requests(samples, "openai", "chat.completions", 200) == 4
     assert _requests(samples, "openai", "chat.completions", 429) == 1
     assert _requests(samples, "anthropic", "messages", 200) == 1
+    rejected = (("provider", "openai"), ("status", "404"))
+    assert samples[("llmts_rejected_requests_total", rejected)] == 1  # the unknown session
     faults = (("mode", "early_clean_end"), ("provider", "openai"))
     assert samples[("llmts_stream_faults_applied_total", faults)] == 1
     assert samples[("llmts_request_duration_seconds_count", ())] == 6

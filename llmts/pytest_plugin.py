@@ -107,7 +107,8 @@ class _Run:
         return self.directory / "server.json"
 
     def server(self, control_key: str | None, count: int) -> LlmTestServer:
-        """This worker's server: ``worker index mod N`` of the run's servers (started on first use)."""
+        """This worker's server: ``worker index mod N`` of the run's servers (started on first use);
+        without xdist, all of them (sessions spread by id)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.directory / "server.lock")):
             if self.record.exists():
@@ -121,7 +122,9 @@ class _Run:
                 )
                 self.started = server
                 urls = server.urls
-        # A handle on that one process (the started group would spread sessions over all of them).
+        if self.owner:  # no xdist: this one process spreads its sessions over all servers, by id
+            return LlmTestServer.attach(urls, control_key=control_key)
+        # An xdist worker: a handle on its one server (worker index mod N).
         return LlmTestServer.attach(urls[self.worker_index % len(urls)], control_key=control_key)
 
     def stop(self) -> None:

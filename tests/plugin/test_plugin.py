@@ -98,6 +98,21 @@ def test_xdist_workers_spread_over_several_servers_by_worker_index(
     assert not any(_port_open(url) for url in urls), "every server stops when the run ends"
 
 
+def test_without_xdist_several_servers_share_the_sessions_by_id(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("LLMTS_PLUGIN_RECORD", str(tmp_path))
+    monkeypatch.delenv("LLMTS_URL", raising=False)
+    pytester.makepyfile(test_inner=INNER_TESTS)
+
+    result = pytester.runpytest_subprocess("-p", "no:xdist", "--llmts-servers", "2")
+
+    result.assert_outcomes(passed=12)
+    owners = {r["base"].split("/sessions/")[0] for r in _records(tmp_path)}
+    assert len(owners) == 2, "12 random ids land on both servers (p of failure 2**-11)"
+    assert not any(_port_open(url) for url in owners)
+
+
 def test_default_server_count_follows_cpus_and_workers() -> None:
     from llmts.pytest_plugin import default_server_count
 

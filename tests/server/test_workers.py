@@ -85,8 +85,22 @@ def test_each_process_owns_its_sessions_and_names_its_own_port() -> None:
     _wait_closed(server.urls)
 
 
+def _free_pair() -> int:
+    """A port whose successor is free too (checked by binding both)."""
+    for _ in range(50):
+        base = _free_port()
+        with socket.socket() as first, socket.socket() as second:
+            try:
+                first.bind(("127.0.0.1", base))
+                second.bind(("127.0.0.1", base + 1))
+            except OSError:
+                continue
+        return base
+    raise AssertionError("no two consecutive free ports")
+
+
 def test_fixed_base_port_gives_consecutive_ports() -> None:
-    base = _free_port()
+    base = _free_pair()
     with LlmTestServer.start(port=base, workers=2) as server:
         assert [urlsplit(url).port for url in server.urls] == [base, base + 1]
     _wait_closed(server.urls)

@@ -1,5 +1,6 @@
 """Shared fixtures. The llmts pytest plugin (installed entry point) provides ``llmts_server`` and
-``llmts_session``: this suite dogfoods it, so under ``pytest -n auto`` all workers share one server."""
+``llmts_session``: this suite dogfoods it, so under ``pytest -n auto`` the workers share the run's
+servers (``--llmts-servers``, docs/pytest-plugin.md)."""
 
 from __future__ import annotations
 

@@ -121,6 +121,24 @@ def test_one_process_dying_stops_the_others_and_the_supervisor_fails() -> None:
         server.stop()
 
 
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads command lines from /proc")
+def test_every_process_gets_the_settings_and_keys_stay_off_command_lines() -> None:
+    with LlmTestServer.start(
+        workers=2, control_key="ctl-secret", extra_args=["--metrics-key", "m-key"]
+    ) as server:
+        for member in server.members():
+            assert raw_request(member.url, "GET", "/admin-api/sessions").status == 401
+            assert raw_request(member.url, "GET", "/metrics").status == 401
+            metrics = raw_request(member.url, "GET", "/metrics", headers={"Authorization": "Bearer m-key"})
+            assert metrics.status == 200
+            assert member.sessions()[0]["id"] == "default"  # the client sends the control key
+            worker = member.process_stats()["pid"]
+            for pid in (worker, _parent_pid(worker)):
+                assert b"secret" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+                assert b"m-key" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    _wait_closed(server.urls)
+
+
 def test_supervisor_sigterm_stops_every_process() -> None:
     server = LlmTestServer.start(workers=2)
     assert server.process is not None

@@ -32,11 +32,14 @@ def test_put_creates_then_answers_200_and_the_session_serves_sdk_traffic(llmts_s
     session_id = new_session_id()
     created = raw_request(llmts_server.url, "PUT", f"/admin-api/sessions/{session_id}")
     assert created.status == 201
-    assert created.json() == {
-        "id": session_id,
-        "provider_base": f"{llmts_server.url}/sessions/{session_id}",
-        "configured": False,
-    }
+    info = created.json()
+    assert (info["id"], info["provider_base"], info["configured"]) == (
+        session_id,
+        f"{llmts_server.url}/sessions/{session_id}",
+        False,
+    )
+    # The same description as GET (and POST) give.
+    assert info == raw_request(llmts_server.url, "GET", f"/admin-api/sessions/{session_id}").json()
     try:
         raw_request(llmts_server.url, "POST", f"/sessions/{session_id}/admin-api/configure", CONFIG)
         assert _ask(f"{llmts_server.url}/sessions/{session_id}") == "chosen"

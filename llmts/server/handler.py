@@ -28,6 +28,7 @@ from llmts.server.http import status_line
 from llmts.server.log_text import log_text
 from llmts.server.request_head import HeaderFields, environ_key, read_header_fields
 from llmts.transport.deadline import SERVER_WRITE_DEADLINE, Deadline, write_timed_out
+from llmts.transport.writer import WholeStream
 
 __all__ = ["LlmtsPyWSGIHandler"]
 
@@ -170,7 +171,7 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
             self.response_headers.append((b"Date", self._http_date.now()))  # type: ignore[union-attr]
         self.connection_upgraded = self.code == 101
         if self.code not in (304, 204) and self.provided_content_length is None:
-            if hasattr(self.result, "__len__"):
+            if hasattr(self.result, "__len__") and type(self.result) is not WholeStream:
                 total = sum(len(chunk) for chunk in self.result)
                 self.response_headers.append((b"Content-Length", str(total).encode("ascii")))  # type: ignore[union-attr]
             else:
@@ -187,7 +188,16 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
     def write(self, data: bytes) -> None:
         super().write(b"" if self.command == "HEAD" else data)
 
-    def _write_with_headers(self, data: bytes) -> None:
+    def process_result(self) -> None:
+        result = self.result
+        if type(result) is not WholeStream or self.headers_sent:
+            super().process_result()
+            return
+        # A stream with nothing to do between frames: head, frames and chunked end in one send.
+        self._write_with_headers(b"" if self.command == "HEAD" else result[0], end=True)
+        result.written = True
+
+    def _write_with_headers(self, data: bytes, end: bool = False) -> None:
         self.headers_sent = True
         self.finalize_headers()
         out = bytearray(b"HTTP/1.1 ")
@@ -206,6 +216,8 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
                 out += b"\r\n"
             else:
                 out += data
+        if end and self.response_use_chunked:
+            out += b"0\r\n\r\n"
         self._sendall(out)
 
     def _sendall(self, data: bytes | bytearray) -> None:

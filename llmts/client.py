@@ -29,12 +29,14 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from llmts.conversation_client import CONVERSATION_HEADER, ConversationClient, explained_request
 from llmts.providers.catalog import CATALOG
 from llmts.schema.builder import ConfigBuilder, ConversationBuilder, ScenarioBuilder, StepBuilder
 from llmts.schema.config import SessionConfig
 from llmts.schema.journal import JournalQuery
 from llmts.schema.sdk_env import sdk_environment
 from llmts.schema.verify import VerificationRequest, VerificationResult
+from llmts.sdk_shortcuts import SdkClientShortcuts
 
 __all__ = [
     "DEFAULT_API_KEY",
@@ -370,65 +372,7 @@ def _is_session_id(session_id: str) -> bool:
 _HEX = frozenset("0123456789abcdef")
 
 
-class _NamedSdkClients:
-    """One-line conveniences over ``sdk_client`` (the names each provider's ``info.py`` declares), shared
-    by ``SessionClient`` and ``ConversationClient``."""
-
-    def sdk_client(self, name: str, /, **kwargs: Any) -> Any:
-        raise NotImplementedError
-
-    def openai_client(self, **kwargs: Any) -> Any:
-        """An official ``openai.OpenAI`` bound to this session (extra kwargs go to the constructor)."""
-        return self.sdk_client("openai_client", **kwargs)
-
-    def async_openai_client(self, **kwargs: Any) -> Any:
-        return self.sdk_client("async_openai_client", **kwargs)
-
-    def azure_openai_client(self, **kwargs: Any) -> Any:
-        """An official ``openai.AzureOpenAI`` bound to this session (deployment routes, ``api-key`` auth;
-        ``api_version`` defaults to 2024-10-21)."""
-        return self.sdk_client("azure_openai_client", **kwargs)
-
-    def anthropic_client(self, **kwargs: Any) -> Any:
-        """An official ``anthropic.Anthropic`` bound to this session."""
-        return self.sdk_client("anthropic_client", **kwargs)
-
-    def async_anthropic_client(self, **kwargs: Any) -> Any:
-        return self.sdk_client("async_anthropic_client", **kwargs)
-
-    def ollama_client(self, **kwargs: Any) -> Any:
-        """An official ``ollama.Client`` bound to this session (the credential as a bearer header)."""
-        return self.sdk_client("ollama_client", **kwargs)
-
-    def async_ollama_client(self, **kwargs: Any) -> Any:
-        return self.sdk_client("async_ollama_client", **kwargs)
-
-    def gemini_client(self, *, api_version: str | None = None, **kwargs: Any) -> Any:
-        """An official ``google.genai.Client`` bound to this session (``api_version``: the SDK's default)."""
-        if api_version is not None:
-            kwargs["http_options"] = {"api_version": api_version, **(kwargs.get("http_options") or {})}
-        return self.sdk_client("gemini_client", **kwargs)
-
-    def cohere_client(self, **kwargs: Any) -> Any:
-        """An official ``cohere.ClientV2`` bound to this session (Bearer credential)."""
-        return self.sdk_client("cohere_client", **kwargs)
-
-    def async_cohere_client(self, **kwargs: Any) -> Any:
-        return self.sdk_client("async_cohere_client", **kwargs)
-
-    def bedrock_client(self, **kwargs: Any) -> Any:
-        """A ``boto3`` ``bedrock-runtime`` client bound to this session (SigV4-signed with the session's
-        ``bedrock`` credential as access key id; extra kwargs go to ``boto3.client``, e.g. ``config=``)."""
-        return self.sdk_client("bedrock_client", **kwargs)
-
-    def anthropic_bedrock_client(self, **kwargs: Any) -> Any:
-        """An official ``anthropic.AnthropicBedrock`` bound to this session's ``/bedrock`` root."""
-        return self.sdk_client("anthropic_bedrock_client", **kwargs)
-
-    # --- conversation graphs ------------------------------------------------------------------------
-
-
-class SessionClient(_NamedSdkClients):
+class SessionClient(SdkClientShortcuts):
     """One session: configure it, reset it, and get official SDK clients bound to it."""
 
     def __init__(self, server: LlmTestServer, session_id: str, provider_base: str) -> None:
@@ -505,7 +449,7 @@ class SessionClient(_NamedSdkClients):
             if isinstance(request, VerificationRequest)
             else request
         )
-        headers = {_CONVERSATION_HEADER: conversation} if conversation is not None else None
+        headers = {CONVERSATION_HEADER: conversation} if conversation is not None else None
         _, _, verdict = self.server.request(
             "POST", "/admin-api/verify", payload, session_id=self.id, headers=headers
         )
@@ -560,7 +504,7 @@ class SessionClient(_NamedSdkClients):
     def conversations(self, conversation_id: str | None = None) -> list[dict[str, Any]]:
         """``GET /admin-api/conversations``: the state of every conversation identity of this session
         (only ``conversation_id``'s when given)."""
-        headers = {_CONVERSATION_HEADER: conversation_id} if conversation_id is not None else None
+        headers = {CONVERSATION_HEADER: conversation_id} if conversation_id is not None else None
         _, _, states = self.server.request(
             "GET", "/admin-api/conversations", session_id=self.id, headers=headers
         )
@@ -583,7 +527,7 @@ class SessionClient(_NamedSdkClients):
         the others did not, without changing anything. ``request`` is a normalized request (a dict with
         ``model``, ``messages`` [{role, text|content, tool_calls, tool_call_id}], ``tool_names``... or a
         ``NeutralRequest``); ``credential`` defaults to the one this session's SDK clients send."""
-        body = _explained_request(request)
+        body = explained_request(request)
         provider = provider or body.pop("provider", None) or CATALOG.default.namespace
         body.pop("provider", None)
         payload = {
@@ -591,7 +535,7 @@ class SessionClient(_NamedSdkClients):
             "credential": credential if credential is not None else self.credential(provider),
             "request": body,
         }
-        headers = {_CONVERSATION_HEADER: conversation_id} if conversation_id is not None else None
+        headers = {CONVERSATION_HEADER: conversation_id} if conversation_id is not None else None
         _, _, explanation = self.server.request(
             "POST", "/admin-api/match/explain", payload, session_id=self.id, headers=headers
         )
@@ -615,7 +559,7 @@ class SessionClient(_NamedSdkClients):
         payload: dict[str, Any] = {"wire": {"path": path, "body": body}}
         if credential is not None:
             payload["credential"] = credential
-        headers = {_CONVERSATION_HEADER: conversation_id} if conversation_id is not None else None
+        headers = {CONVERSATION_HEADER: conversation_id} if conversation_id is not None else None
         _, _, explanation = self.server.request(
             "POST", "/admin-api/match/explain", payload, session_id=self.id, headers=headers
         )
@@ -625,92 +569,3 @@ class SessionClient(_NamedSdkClients):
         """SDK clients (and status/explain) for one conversation identity: every request they send carries
         ``X-Llm-Test-Server-Conversation: <conversation_id>``."""
         return ConversationClient(self, conversation_id)
-
-
-_CONVERSATION_HEADER = "X-Llm-Test-Server-Conversation"
-_EXPLAINED_FIELDS = (
-    "model",
-    "operation",
-    "messages",
-    "tool_names",
-    "tool_choice",
-    "response_format",
-    "stream",
-)
-
-
-def _explained_request(request: Any) -> dict[str, Any]:
-    """A normalized request as the explain route takes it (from a dict or a ``NeutralRequest``)."""
-    if isinstance(request, dict):
-        return dict(request)
-    dump = getattr(request, "model_dump", None)
-    if dump is None:
-        raise TypeError(f"explain() takes a dict or a NeutralRequest, not {type(request).__name__}")
-    data: dict[str, Any] = dump(mode="json")
-    body = {key: data[key] for key in _EXPLAINED_FIELDS if key in data}
-    body["provider"] = data.get("provider")
-    if data.get("choices", 1) != 1:
-        body["n"] = data["choices"]
-    choice = data.get("tool_choice") or {}
-    body["tool_choice"] = (
-        {"name": choice["name"]} if choice.get("mode") == "function" else choice.get("mode", "auto")
-    )
-    body["messages"] = [
-        {
-            "role": m["role"],
-            "text": m.get("text", ""),
-            "tool_calls": [
-                {"id": c["id"], "name": c["name"], "arguments": c["arguments"]}
-                for c in m.get("tool_calls", ())
-            ],
-            "tool_call_id": m.get("tool_call_id"),
-        }
-        for m in data.get("messages", ())
-    ]
-    return body
-
-
-class ConversationClient(_NamedSdkClients):
-    """One conversation identity of a session (``SessionClient.for_conversation``).
-
-    Its SDK clients send ``X-Llm-Test-Server-Conversation`` on every request (SDK ``default_headers``), so
-    two clients with different ids keep separate graph state in the same session. Dropping this object
-    changes nothing on the server: reset, configure or delete the session to clear state.
-    """
-
-    def __init__(self, session: SessionClient, conversation_id: str) -> None:
-        if not conversation_id.strip() or len(conversation_id) > 128 or "," in conversation_id:
-            raise ValueError("a conversation id is 1..128 characters, not blank, without commas")
-        self.session = session
-        self.id = conversation_id
-
-    def __repr__(self) -> str:
-        return f"ConversationClient(id={self.id!r}, session={self.session.id!r})"
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {_CONVERSATION_HEADER: self.id}
-
-    def sdk_client(self, name: str, /, **kwargs: Any) -> Any:
-        """``SessionClient.sdk_client`` with this conversation's header on every request."""
-        return self.session.sdk_client(name, headers=self.headers, **kwargs)
-
-    def conversations(self) -> list[dict[str, Any]]:
-        """This identity's state in every graph of the session."""
-        return self.session.conversations(self.id)
-
-    def explain(
-        self, request: Any, provider: str | None = None, *, credential: str | None = None
-    ) -> dict[str, Any]:
-        return self.session.explain(request, provider, conversation_id=self.id, credential=credential)
-
-    def explain_wire(
-        self, path: str, body: dict[str, Any], *, credential: str | None = None
-    ) -> dict[str, Any]:
-        return self.session.explain_wire(path, body, conversation_id=self.id, credential=credential)
-
-    def verify(
-        self, request: VerificationRequest | dict[str, Any] | None = None, /, **fields: Any
-    ) -> VerificationResult:
-        """``SessionClient.verify`` scoped to this conversation's requests (and state)."""
-        return self.session.verify(request, conversation=self.id, **fields)

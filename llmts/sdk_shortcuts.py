@@ -1,0 +1,67 @@
+"""The named SDK-client conveniences of ``SessionClient`` and ``ConversationClient`` (llmts/client.py).
+
+Each is one line over ``sdk_client(name)``, whose names each provider's ``info.py`` declares; kept apart so
+that llmts/client.py stays about the control API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["SdkClientShortcuts"]
+
+
+class SdkClientShortcuts:
+    """One-line conveniences over ``sdk_client`` (the names each provider's ``info.py`` declares), shared
+    by ``SessionClient`` and ``ConversationClient``."""
+
+    def sdk_client(self, name: str, /, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    def openai_client(self, **kwargs: Any) -> Any:
+        """An official ``openai.OpenAI`` bound to this session (extra kwargs go to the constructor)."""
+        return self.sdk_client("openai_client", **kwargs)
+
+    def async_openai_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("async_openai_client", **kwargs)
+
+    def azure_openai_client(self, **kwargs: Any) -> Any:
+        """An official ``openai.AzureOpenAI`` bound to this session (deployment routes, ``api-key`` auth;
+        ``api_version`` defaults to 2024-10-21)."""
+        return self.sdk_client("azure_openai_client", **kwargs)
+
+    def anthropic_client(self, **kwargs: Any) -> Any:
+        """An official ``anthropic.Anthropic`` bound to this session."""
+        return self.sdk_client("anthropic_client", **kwargs)
+
+    def async_anthropic_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("async_anthropic_client", **kwargs)
+
+    def ollama_client(self, **kwargs: Any) -> Any:
+        """An official ``ollama.Client`` bound to this session (the credential as a bearer header)."""
+        return self.sdk_client("ollama_client", **kwargs)
+
+    def async_ollama_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("async_ollama_client", **kwargs)
+
+    def gemini_client(self, *, api_version: str | None = None, **kwargs: Any) -> Any:
+        """An official ``google.genai.Client`` bound to this session (``api_version``: the SDK's default)."""
+        if api_version is not None:
+            kwargs["http_options"] = {"api_version": api_version, **(kwargs.get("http_options") or {})}
+        return self.sdk_client("gemini_client", **kwargs)
+
+    def cohere_client(self, **kwargs: Any) -> Any:
+        """An official ``cohere.ClientV2`` bound to this session (Bearer credential)."""
+        return self.sdk_client("cohere_client", **kwargs)
+
+    def async_cohere_client(self, **kwargs: Any) -> Any:
+        return self.sdk_client("async_cohere_client", **kwargs)
+
+    def bedrock_client(self, **kwargs: Any) -> Any:
+        """A ``boto3`` ``bedrock-runtime`` client bound to this session (SigV4-signed with the session's
+        ``bedrock`` credential as access key id; extra kwargs go to ``boto3.client``, e.g. ``config=``)."""
+        return self.sdk_client("bedrock_client", **kwargs)
+
+    def anthropic_bedrock_client(self, **kwargs: Any) -> Any:
+        """An official ``anthropic.AnthropicBedrock`` bound to this session's ``/bedrock`` root."""
+        return self.sdk_client("anthropic_bedrock_client", **kwargs)

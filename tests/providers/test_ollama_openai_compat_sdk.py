@@ -126,3 +126,26 @@ def test_in_stream_faults_apply_to_the_compatible_stream(llmts_session: SessionC
         assert time.monotonic() < deadline
         time.sleep(0.01)
     assert entries[0]["transport_outcome"] == "early_end" and not entries[0]["terminal_marker_observed"]
+
+
+def test_reasoning_is_shown_as_ollama_shows_it(llmts_session: SessionClient) -> None:
+    # Ollama's OpenAI-compatible API puts a model's thinking into ``reasoning`` (message and stream deltas).
+    answer = {"text": "42.", "chunks": ["4", "2."], "reasoning": {"text": "Six times seven."}}
+    hidden = {"text": "x", "reasoning": {"text": "hidden", "redacted": True}}
+    _configure(llmts_session, answer, answer, hidden)
+    client = _client(llmts_session)
+
+    completion = client.chat.completions.create(model=MODEL, messages=HI)
+    chunks = list(client.chat.completions.create(model=MODEL, messages=HI, stream=True))
+    redacted = client.chat.completions.create(model=MODEL, messages=HI)
+
+    message = completion.choices[0].message
+    assert message.content == "42." and getattr(message, "reasoning", None) == "Six times seven."
+    deltas = [c.choices[0].delta for c in chunks if c.choices]
+    assert "".join(getattr(d, "reasoning", None) or "" for d in deltas) == "Six times seven."
+    first_content = next(i for i, d in enumerate(deltas) if d.content)
+    assert all(not getattr(d, "reasoning", None) for d in deltas[first_content:])  # thinking comes first
+    assert "".join(d.content or "" for d in deltas) == "42."
+    assert getattr(redacted.choices[0].message, "reasoning", None) is None  # nothing readable to show
+    entries = llmts_session.requests(order="asc")
+    assert entries[1]["emitted_content_frames"] == 2  # the reasoning delta is not a content frame

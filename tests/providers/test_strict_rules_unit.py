@@ -347,6 +347,21 @@ def test_anthropic_thinking_blocks_must_be_the_ones_issued(block: dict[str, Any]
     assert _broken(MESSAGES_RULES, {"max_tokens": 4096, "messages": messages}) is None
 
 
+def test_anthropic_adaptive_thinking_checks_blocks_but_requires_none() -> None:
+    adaptive = {"type": "adaptive"}
+    forged = {"type": "thinking", "thinking": "Think.", "signature": "forged"}
+    with_forged = [
+        HI,
+        {"role": "assistant", "content": [forged, _use("a")]},
+        {"role": "user", "content": [_result("a")]},
+    ]
+    without = [HI, {"role": "assistant", "content": [_use("a")]}, {"role": "user", "content": [_result("a")]}]
+    body = {"max_tokens": 4096, "thinking": adaptive}
+    assert _broken(MESSAGES_RULES, {**body, "messages": with_forged}) == "thinking_block_modified"
+    # The model may not have thought in that turn: no thinking block is required, and no budget applies.
+    assert _broken(MESSAGES_RULES, {**body, "messages": without}) is None
+
+
 def test_anthropic_checks_blocks_of_early_turns_and_names_them() -> None:
     forged = {"type": "thinking", "thinking": "Think.", "signature": "forged"}
     messages = [HI, {"role": "assistant", "content": [forged, {"type": "text", "text": "Hi"}]}, HI]

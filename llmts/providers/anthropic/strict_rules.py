@@ -87,6 +87,13 @@ def _thinking_enabled(body: dict[str, Any]) -> dict[str, Any] | None:
     return thinking if isinstance(thinking, dict) and thinking.get("type") == "enabled" else None
 
 
+def _thinking_on(body: dict[str, Any]) -> bool:
+    """``enabled`` or ``adaptive`` (the model decides when to think; no budget, and no thinking block is
+    required in a turn where it did not think)."""
+    thinking = body.get("thinking")
+    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+
+
 def _thinking_budget(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     thinking = _thinking_enabled(body)
     if thinking is None:
@@ -138,7 +145,7 @@ def _thinking_block_first(body: dict[str, Any], _signatures: SignatureBook) -> V
 def _thinking_blocks_unchanged(body: dict[str, Any], signatures: SignatureBook) -> Violation | None:
     """With thinking on, every ``thinking`` / ``redacted_thinking`` block passed back is one llmts issued,
     unchanged: its signature verifies over its text (``llmts/runtime/signatures.py``)."""
-    if _thinking_enabled(body) is None:
+    if not _thinking_on(body):
         return None
     for index, message in enumerate(_messages(body)):
         if message.get("role") != "assistant":

@@ -69,7 +69,23 @@ def _message(output: ScriptedOutput) -> dict[str, Any]:
     return {"role": "assistant", "content": output.text, "refusal": None, "annotations": []}
 
 
-def chat_completion_payload(request: NeutralRequest, completion: Completion) -> dict[str, Any]:
+def _thinking(output: ScriptedOutput) -> str:
+    """The fixture's reasoning as plain text (a redacted reasoning has none to show)."""
+    reasoning = output.reasoning
+    return reasoning.thinking() if reasoning is not None and not reasoning.redacted else ""
+
+
+def _with_reasoning(message: dict[str, Any], output: ScriptedOutput, field: str | None) -> dict[str, Any]:
+    if field is not None and (thinking := _thinking(output)):
+        message[field] = thinking
+    return message
+
+
+def chat_completion_payload(
+    request: NeutralRequest, completion: Completion, reasoning_field: str | None = None
+) -> dict[str, Any]:
+    """``reasoning_field``: where a surface that shows reasoning on this wire puts it (Ollama's
+    OpenAI-compatible API: ``reasoning``); OpenAI's own Chat Completions shows none."""
     return {
         "id": "chatcmpl-" + completion.response_id,
         "object": "chat.completion",
@@ -78,7 +94,7 @@ def chat_completion_payload(request: NeutralRequest, completion: Completion) -> 
         "choices": [
             {
                 "index": index,
-                "message": _message(output),
+                "message": _with_reasoning(_message(output), output, reasoning_field),
                 "logprobs": None,
                 "finish_reason": _finish_reason(output),
             }
@@ -90,15 +106,18 @@ def chat_completion_payload(request: NeutralRequest, completion: Completion) -> 
     }
 
 
-def render_chat_completion(request: NeutralRequest, completion: Completion, request_id: str) -> Reply:
-    payload = chat_completion_payload(request, completion)
+def render_chat_completion(
+    request: NeutralRequest, completion: Completion, request_id: str, reasoning_field: str | None = None
+) -> Reply:
+    payload = chat_completion_payload(request, completion, reasoning_field)
     return Reply(200, [_JSON_HEADERS, ("x-request-id", request_id)], orjson.dumps(payload))
 
 
 def _choice_frames(
-    head: bytes, usage_tail: bytes, index: int, output: ScriptedOutput
+    head: bytes, usage_tail: bytes, index: int, output: ScriptedOutput, reasoning_field: str | None = None
 ) -> tuple[list[bytes], list[FrameKind]]:
-    """One choice's frames (role, content or tool-call deltas, finish) and their kinds."""
+    """One choice's frames (role, reasoning where the surface shows it, content or tool-call deltas,
+    finish) and their kinds."""
     delta_head = head + b'[{"index":' + str(index).encode() + b',"delta":'
     delta_tail = b',"logprobs":null,"finish_reason":null}]' + usage_tail
 
@@ -106,6 +125,8 @@ def _choice_frames(
         return delta_head + orjson.dumps(delta) + delta_tail
 
     frames: list[bytes] = []
+    thinking = _thinking(output) if reasoning_field is not None else ""
+    leading = 1  # frames before the content deltas
     if output.refusal is not None:
         frames.append(frame({"role": "assistant", "content": None, "refusal": ""}))
         frames.append(frame({"refusal": output.refusal}))
@@ -113,11 +134,14 @@ def _choice_frames(
         frames.append(frame({"role": "assistant", "content": None, "refusal": None}))
     else:
         frames.append(frame({"role": "assistant", "content": "", "refusal": None}))
+        if thinking and reasoning_field is not None:  # before the content, as Ollama streams it
+            frames.append(frame({"content": "", reasoning_field: thinking}))
+        leading = len(frames)
         content_head = delta_head + b'{"content":'
         content_tail = b"}" + delta_tail
         frames.extend(content_head + orjson.dumps(chunk) + content_tail for chunk in output.chunks if chunk)
     # Delivery plans count the content deltas of plain-text answers; everything after them is ending.
-    content_frames = len(frames) - 1 if output.kind != "tool_calls" and output.refusal is None else 0
+    content_frames = len(frames) - leading if output.kind != "tool_calls" and output.refusal is None else 0
     for call_index, call in enumerate(output.tool_calls):
         # id, type and name only in the first delta of each index: the SDK helper concatenates strings.
         frames.append(
@@ -141,12 +165,14 @@ def _choice_frames(
         )
     finish = _finish_reason(output).encode()
     frames.append(delta_head + b'{},"logprobs":null,"finish_reason":"' + finish + b'"}]' + usage_tail)
-    kinds = [FrameKind.OTHER] + [FrameKind.CONTENT] * content_frames
+    kinds = [FrameKind.OTHER] * leading + [FrameKind.CONTENT] * content_frames
     kinds += [FrameKind.OTHER] * (len(frames) - len(kinds))
     return frames, kinds
 
 
-def render_chat_stream(request: NeutralRequest, completion: Completion, request_id: str) -> Reply:
+def render_chat_stream(
+    request: NeutralRequest, completion: Completion, request_id: str, reasoning_field: str | None = None
+) -> Reply:
     head = (
         b'data: {"id":"chatcmpl-'
         + completion.response_id.encode()
@@ -157,11 +183,11 @@ def render_chat_stream(request: NeutralRequest, completion: Completion, request_
         + b',"service_tier":"default","system_fingerprint":null,"choices":'
     )
     usage_tail = b',"usage":null}\n\n' if request.stream_include_usage else b"}\n\n"
-    frames, kinds = _choice_frames(head, usage_tail, 0, completion.output)
+    frames, kinds = _choice_frames(head, usage_tail, 0, completion.output, reasoning_field)
     if completion.more_choices:
         # n > 1: each chunk carries one choice; the choices advance side by side, as the API's do.
         per_choice = [(frames, kinds)] + [
-            _choice_frames(head, usage_tail, index, output)
+            _choice_frames(head, usage_tail, index, output, reasoning_field)
             for index, output in enumerate(completion.more_choices, start=1)
         ]
         frames, kinds = [], []

@@ -71,9 +71,14 @@ def _parse_compat_embeddings(call: ProviderCall) -> NeutralRequest:
 
 
 def _render_compat(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
+    # Ollama's OpenAI-compatible API shows a model's thinking as ``reasoning`` on the message and in
+    # stream deltas (ollama's openai/openai.go, ``Message.Reasoning``).
     if request.stream:
-        return render_chat_stream(request, completion, call.request_id)
-    return render_chat_completion(request, completion, call.request_id)
+        return render_chat_stream(request, completion, call.request_id, _COMPAT_REASONING)
+    return render_chat_completion(request, completion, call.request_id, _COMPAT_REASONING)
+
+
+_COMPAT_REASONING = "reasoning"
 
 
 OLLAMA = ProviderAdapter(

@@ -68,7 +68,7 @@ class AccessLog:
     ) -> None:
         # ``streams`` is asked at every flush: gunicorn reopens its log files on SIGUSR1.
         self._streams = streams
-        self._json = json_lines
+        self._format = self.json_line if json_lines else self.text_line
         self._lines: list[str] = []
         self._size = 0
         self._idle = loop.idle() if loop is not None else None
@@ -92,12 +92,7 @@ class AccessLog:
         finished: float,
     ) -> None:
         """Append the line of one request (``request_line``: method, path as sent, protocol)."""
-        if self._json:
-            line = self.json_line(
-                remote, user, request_line, status, length, referer, agent, started, finished
-            )
-        else:
-            line = self.text_line(remote, user, request_line, status, length, referer, agent, started)
+        line = self._format(remote, user, request_line, status, length, referer, agent, started, finished)
         self._lines.append(line)
         self._size += len(line)
         if self._size >= FLUSH_BYTES:
@@ -115,6 +110,7 @@ class AccessLog:
         referer: str,
         agent: str,
         started: float,
+        finished: float = 0.0,
     ) -> str:
         """gunicorn's default format ``h l u t "r" s b "f" "a"`` (``u``: the Basic-auth user or ``-``)."""
         if _UNSAFE_FIELD.search(remote + user + request_line + referer + agent) is None:

@@ -87,8 +87,11 @@ def respond(
         entry.answered(reply.status)
     if plan is not None and (fault := CONNECTION_UNITS.get(plan.mode)) is not None:
         return _connection_fault(start_response, plan, fault, environ, evidence, session, entry, finish)
+    # A stream's bytes are joined once: for the journal's preview and, when nothing happens between the
+    # frames, for the one write that carries them.
+    joined = b"".join(reply.frames) if reply.frames is not None else reply.body
     if session is not None and entry is not None:
-        session.journal.record_response(entry, reply.body, reply.frames)
+        session.journal.record_response(entry, joined, None)
     if reply.frames is not None:
         kinds: Sequence[FrameKind] = reply.frame_kinds or _default_kinds(len(reply.frames))
         start_response(status_line(reply.status), reply.headers)
@@ -98,7 +101,7 @@ def respond(
         server_deadline = environ.get(SERVER_WRITE_DEADLINE)
         if server_deadline is not None and plan is None and pacing is None and not reply.keep_frames:
             # Nothing happens between the frames: the server writes them and the end in one piece.
-            return whole_stream(reply.frames, kinds, evidence, finish, server_deadline, sock)
+            return whole_stream(joined, reply.frames, kinds, evidence, finish, server_deadline, sock)
         stream = deliver_stream(
             reply.frames, kinds, plan, sock, evidence, finish, malformed, pacing, reply.keep_frames
         )

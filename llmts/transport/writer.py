@@ -108,6 +108,7 @@ class WholeStream(list[bytes]):
 
 
 def whole_stream(
+    body: bytes,
     frames: Sequence[bytes],
     kinds: Sequence[FrameKind],
     evidence: DeliveryEvidence,
@@ -115,8 +116,8 @@ def whole_stream(
     server_deadline: Deadline,
     sock: Any,
 ) -> WholeStream:
-    """The coalesced stream as a ``WholeStream`` (only for a server that sets ``SERVER_WRITE_DEADLINE``)."""
-    body = b"".join(frames)
+    """The coalesced stream (``body``: the frames joined) as a ``WholeStream``, only for a server that sets
+    ``SERVER_WRITE_DEADLINE``."""
 
     def done(written: bool) -> None:
         if written:

@@ -122,4 +122,5 @@ def test_basic_auth_user() -> None:
     assert basic_auth_user(None) == "-"
     assert basic_auth_user("Bearer sk-123") == "-"
     assert basic_auth_user("Basic " + base64.b64encode(b"alice:secret").decode()) == "alice"
-    assert basic_auth_user("basic !!!not-base64") in ("-", "")  # never raises
+    assert basic_auth_user("basic !!!not-base64") == "-"  # never raises
+    assert basic_auth_user("Basic " + base64.b64encode(b"\xff\xfe:x").decode()) == "-"  # not UTF-8

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import io
 import socket
+from types import SimpleNamespace
 
 import orjson
 import pytest
 
 from llmts import LlmTestServer
+from llmts.server.handler import LlmtsPyWSGIHandler
 from llmts.server.request_head import (
     MAX_HEADER_FIELDS,
     MAX_HEADER_LINE,
@@ -91,9 +93,29 @@ def test_a_folded_header_gets_the_json_400_over_the_wire(llmts_server: LlmTestSe
     assert orjson.loads(body)["error"]["code"]
 
 
-def test_headers_reach_the_app_like_gevents_environ(llmts_server: LlmTestServer) -> None:
-    # Repeated fields joined with ",", an underscore name dropped, Content-Type/-Length under their own keys:
-    # observable through a provider request that the strict request check reads as JSON.
+def test_the_environ_follows_gevents_rules() -> None:
+    """Repeated fields joined (cookies with "; "), names with "_" dropped, Content-Type/-Length under their
+    own keys, the path unquoted, the raw target kept: built in memory from a parsed head."""
+    handler = LlmtsPyWSGIHandler.__new__(LlmtsPyWSGIHandler)
+    handler.server = SimpleNamespace(get_environ=dict, llmts_connections=None)
+    handler.command, handler.path, handler.request_version = "POST", "/a%20b?x=1", "HTTP/1.1"
+    handler.client_address = ("127.0.0.1", 5000)
+    handler.rfile, handler.socket, handler.content_length = io.BytesIO(b""), None, 2
+    handler.headers = _read(
+        b"Content-Type: application/json\r\nContent-Length: 2\r\nX-A: 1\r\nx-a: 2\r\n"
+        b"Cookie: a=1\r\nCookie: b=2\r\nX_Forged: evil\r\n\r\n"
+    )
+
+    env = handler.get_environ()
+
+    assert (env["PATH_INFO"], env["QUERY_STRING"], env["RAW_URI"]) == ("/a b", "x=1", "/a%20b?x=1")
+    assert (env["CONTENT_TYPE"], env["CONTENT_LENGTH"]) == ("application/json", "2")
+    assert env["HTTP_X_A"] == "1,2" and env["HTTP_COOKIE"] == "a=1; b=2"
+    assert "HTTP_X_FORGED" not in env and "HTTP_CONTENT_TYPE" not in env
+    assert env["REMOTE_ADDR"] == "127.0.0.1" and env["wsgi.input_terminated"] is True
+
+
+def test_a_request_through_the_new_reader_is_answered_with_one_date(llmts_server: LlmTestServer) -> None:
     body = orjson.dumps({"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}]})
     raw = (
         b"POST /openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"

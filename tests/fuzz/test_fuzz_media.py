@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from llmts.runtime.media.audio import speech_pcm, wav_bytes
 from llmts.runtime.media.png import generated_png
-from tests.fuzz.harness import BOUNDED, DEEP, DEEP_TIMEOUT, FuzzServer, fuzz_server
+from tests.fuzz.harness import BOUNDED, DEEP, DEEP_TIMEOUT, FuzzServer, family_of, fuzz_server
 from tests.fuzz.strategies import headers, session_prefixed
 
 __all__ = ["fuzz_server"]
@@ -199,7 +199,9 @@ def _family() -> st.SearchStrategy[tuple[str, str, dict[str, str], bytes]]:
 def _check(server: FuzzServer, request: tuple[str, str, dict[str, str], bytes]) -> None:
     method, target, request_headers, body = request
     answer = server.send(method, target, request_headers, body)
-    server.check(answer, "openai", method)
+    # A hostile session id can hide the route (``/sessions/%2F/openai/...`` routes ``//openai/...``): then
+    # the answer is the control 404, as for any unrouted path.
+    server.check(answer, family_of(target, {"/openai": "openai"}), method)
 
 
 def test_multipart_routes_survive_hostile_forms(fuzz_server: FuzzServer) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import regex
@@ -42,6 +42,7 @@ RECORDING_LIMITS: dict[str, int] = {
     "recorded_bytes": 16 * _MiB,
     "recorded_headers": 128,
     "recorded_messages": 4096,
+    "recorded_inputs": 4096,
     "upstream_url_chars": 2048,
     "recording_max_exchanges": 10_000,
     "recording_max_bytes": 1024 * _MiB,
@@ -97,8 +98,17 @@ class RecordedMessage(BaseModel):
         return {k: v for k, v in data.items() if v is not None and (k != "text" or v)}
 
 
+# An operation's option values (``RecordedRequest.options``): numbers, names, image input positions.
+OptionValue = int | float | str | list[int]
+_OptionName = Annotated[str, Field(min_length=1, max_length=64)]
+
+
 class RecordedRequest(BaseModel):
-    """The request a recorded answer was given to; a replayed request must equal it."""
+    """The request a recorded answer was given to; a replayed request must equal it. Chat requests are
+    their system prompt and messages; other operations (embeddings, moderation, rerank, images, audio)
+    their ``inputs`` (texts to embed or moderate, documents to rerank, the prompt or text to speak), the
+    rerank ``query``, the ``options`` they name (``dimensions``, ``top_n``, image ``count`` and size,
+    formats, ``speed``, ``language``) and the SHA-256 of an uploaded file (never the file itself)."""
 
     model_config = _STRICT
 
@@ -109,12 +119,17 @@ class RecordedRequest(BaseModel):
     messages: list[RecordedMessage] = Field(
         default_factory=list, max_length=RECORDING_LIMITS["recorded_messages"]
     )
+    inputs: list[str] = Field(default_factory=list, max_length=RECORDING_LIMITS["recorded_inputs"])
+    query: str = ""
+    options: dict[_OptionName, OptionValue] = Field(default_factory=dict, max_length=16)
+    upload_sha256: str = Field(default="", pattern=r"^([0-9a-f]{64})?$")
 
     @model_serializer(mode="wrap")
     def _drop_unset(self, handler: Any) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if not data.get("system"):
-            data.pop("system", None)
+        for name in ("system", "inputs", "query", "options", "upload_sha256"):
+            if not data.get(name):
+                data.pop(name, None)
         return data
 
 

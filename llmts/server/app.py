@@ -367,7 +367,11 @@ class LlmtsApp:
         except MISSES:
             if upstream is None:
                 raise
-            entry.admitted(None)  # nothing of the session owns it: the upstream answers
+            admission = None
+        # Nothing of the session owns it (a miss, or an operation llmts would generate, which commits
+        # nothing): the upstream answers.
+        if upstream is not None and (admission is None or admission.generated):
+            entry.admitted(None)
             return forward(
                 self._upstream,
                 session,
@@ -378,6 +382,7 @@ class LlmtsApp:
                 conversation=conversation,
                 credential=caller.credential,
             )
+        assert admission is not None  # a miss without an upstream was raised above
         entry.admitted(admission.scenario_id)
         generation = admission.generation
         pacing = session.pacing_for(admission) if neutral.stream else None

@@ -25,7 +25,7 @@ from llmts.runtime.recording import (
     recording_configuration,
 )
 from llmts.schema.config import SessionConfig
-from llmts.schema.neutral import NeutralMessage, NeutralRequest, NeutralToolCall
+from llmts.schema.neutral import NeutralMessage, NeutralRequest, NeutralToolCall, OperationRequest
 from llmts.schema.recorded import RecordedRequest, RecordingSettings
 from llmts.transport.evidence import DeliveryEvidence
 from llmts.transport.pacing import StreamPacing, deliver_paced
@@ -349,3 +349,56 @@ def test_other_operations_become_scenarios_of_their_operation() -> None:
         ("rec-openai-gpt-4o", "chat", 1),
     ]
     assert not loaded.conversations  # graphs answer chat only
+
+
+def _operation(operation: str = "embeddings", **fields: Any) -> OperationRequest:
+    values: dict[str, Any] = {"inputs": ("the cat", "the dog"), **fields}
+    return OperationRequest(provider="openai", operation=operation, model="m", messages=(), **values)
+
+
+@pytest.mark.parametrize(
+    ("sent", "expected"),
+    [
+        (
+            _operation(inputs=("the cat", "the cow")),
+            "inputs[1] differs at character 4: recorded 'the dog', sent 'the cow'",
+        ),
+        (_operation(inputs=("the cat",)), "inputs: recorded 2, sent 1"),
+        (_operation(dimensions=32), "dimensions: recorded 64, sent 32"),
+        (_operation(dimensions=64, default_dimensions=1536), None),  # the model's default is not compared
+        (_operation(), "dimensions: recorded 64, sent none"),
+        (
+            _operation(dimensions=64, upload=b"x"),
+            "the uploaded file differs: recorded sha256 none, sent 2d711642b7",
+        ),
+    ],
+    ids=["input-text", "input-count", "option-value", "model-default", "option-absent", "upload"],
+)
+def test_operation_requests_compare_inputs_options_and_uploads(
+    sent: OperationRequest, expected: str | None
+) -> None:
+    recorded = recorded_request(_operation(dimensions=64))
+    difference = first_difference(recorded, sent)
+    assert difference is None if expected is None else expected in str(difference)
+
+
+def test_operation_request_summaries_round_trip_and_redact() -> None:
+    summary = recorded_request(
+        _operation("rerank", query="sk-abcdef docs", top_n=2, upload=b"audio", image_inputs=(1,))
+    )
+    document = summary.model_dump(mode="json")
+    assert document["options"] == {"top_n": 2, "image_inputs": [1]}
+    assert len(document["upload_sha256"]) == 64 and "audio" not in str(document)
+    assert RecordedRequest.model_validate(document) == summary  # what configure loads back
+    assert "inputs" not in recorded_request(_request("hi")).model_dump(mode="json")  # chat keeps its shape
+    clean = Redactor([]).exchange(_exchange(request=summary), "sk-abcdef")
+    assert clean.request.query == f"{REDACTED} docs"
+    rerank = recorded_request(_operation("rerank", inputs=("a", "b")))
+    closest = closest_recorded(
+        [
+            RecordedCandidate("scenario 'r' response 0", "openai", rerank),
+            RecordedCandidate("scenario 'r' response 1", "openai", recorded_request(_operation("rerank"))),
+        ],
+        _operation("rerank", inputs=("the cat", "the dot")),
+    )
+    assert closest is not None and closest[0] == "scenario 'r' response 1"

@@ -1,20 +1,22 @@
 """Does a request equal the one a recorded answer was given to, and if not, where do they first differ?
 
 A replayed request must equal the recorded one in what llmts's parser made of it: operation, model,
-stream, system prompt and every message (role, text, tool call id, tool calls). Anything else the client
-sends (headers, SDK version fields, sampling settings) is not compared, so a replay survives an SDK
-upgrade. A request that equals no recorded one gets 409 ``llm_test_server_no_recorded_match`` naming the
-closest recorded request and the first difference (docs/recording.md, "Misses").
+stream, system prompt and every message (role, text, tool call id, tool calls); for other operations its
+inputs, query, named options and uploaded file's digest. Anything else the client sends (headers, SDK
+version fields, sampling settings) is not compared, so a replay survives an SDK upgrade. A request that
+equals no recorded one gets 409 ``llm_test_server_no_recorded_match`` naming the closest recorded request
+and the first difference (docs/recording.md, "Misses").
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 from llmts.errors import NoRecordedMatch
 from llmts.runtime.plans import RecordedCandidate
-from llmts.schema.neutral import NeutralMessage, NeutralRequest
-from llmts.schema.recorded import RecordedMessage, RecordedRequest
+from llmts.schema.neutral import NeutralMessage, NeutralRequest, OperationRequest
+from llmts.schema.recorded import OptionValue, RecordedMessage, RecordedRequest
 
 __all__ = ["closest_recorded", "first_difference", "no_recorded_match", "recorded_request"]
 
@@ -22,14 +24,56 @@ __all__ = ["closest_recorded", "first_difference", "no_recorded_match", "recorde
 _SHOWN = 48
 
 
+# The options of an operation request a recording keeps when they differ from the field's default (a
+# request that names no dimension differs from one that names the model's default).
+_OPTIONS = (
+    "dimensions",
+    "top_n",
+    "image_inputs",
+    "count",
+    "width",
+    "height",
+    "partial_images",
+    "output_format",
+    "speed",
+    "language",
+)
+_OPTION_DEFAULTS = {name: OperationRequest.model_fields[name].get_default() for name in _OPTIONS}
+
+
+class _Operation:
+    """What an operation request is compared by, beyond operation, model and stream."""
+
+    __slots__ = ("inputs", "options", "query", "upload_sha256")
+
+    def __init__(self, request: NeutralRequest) -> None:
+        self.inputs: tuple[str, ...] = ()
+        self.query = ""
+        self.options: dict[str, OptionValue] = {}
+        self.upload_sha256 = ""
+        if isinstance(request, OperationRequest):
+            self.inputs, self.query = request.inputs, request.query
+            for name, default in _OPTION_DEFAULTS.items():
+                value = getattr(request, name)
+                if value != default:
+                    self.options[name] = list(value) if isinstance(value, tuple) else value
+            if request.upload:
+                self.upload_sha256 = hashlib.sha256(request.upload).hexdigest()
+
+
 def recorded_request(request: NeutralRequest) -> RecordedRequest:
     """The summary a recording keeps of ``request`` (compared again when it is replayed)."""
+    operation = _Operation(request)
     return RecordedRequest(
         operation=request.operation,
         model=request.model,
         stream=request.stream,
         system=request.system,
         messages=[_message(m) for m in request.messages],
+        inputs=list(operation.inputs),
+        query=operation.query,
+        options=operation.options,
+        upload_sha256=operation.upload_sha256,
     )
 
 
@@ -102,7 +146,31 @@ def first_difference(recorded: RecordedRequest, request: NeutralRequest) -> str 
                 f"messages[{old_count}], is {extra.role} '{_show(extra.text, 0)}')"
             )
         return f"messages: recorded {old_count}, sent {new_count} (messages[{new_count}] is missing)"
+    return _operation_difference(recorded, _Operation(request))
+
+
+def _operation_difference(recorded: RecordedRequest, sent: _Operation) -> str | None:
+    for index, (old, new) in enumerate(zip(recorded.inputs, sent.inputs, strict=False)):
+        if old != new:
+            return _text_difference(f"inputs[{index}]", old, new)
+    if len(recorded.inputs) != len(sent.inputs):
+        return f"inputs: recorded {len(recorded.inputs)}, sent {len(sent.inputs)}"
+    if recorded.query != sent.query:
+        return _text_difference("query", recorded.query, sent.query)
+    for name in sorted(recorded.options.keys() | sent.options.keys()):
+        old_value, new_value = recorded.options.get(name), sent.options.get(name)
+        if old_value != new_value:
+            return f"{name}: recorded {_option(old_value)}, sent {_option(new_value)}"
+    if recorded.upload_sha256 != sent.upload_sha256:
+        return (
+            f"the uploaded file differs: recorded sha256 {recorded.upload_sha256[:12] or 'none'}, "
+            f"sent {sent.upload_sha256[:12] or 'none'}"
+        )
     return None
+
+
+def _option(value: OptionValue | None) -> str:
+    return "none" if value is None else repr(value)
 
 
 def _common_prefix(left: str, right: str) -> int:
@@ -112,8 +180,8 @@ def _common_prefix(left: str, right: str) -> int:
 
 
 def _likeness(recorded: RecordedRequest, request: NeutralRequest) -> tuple[int, ...]:
-    """Larger is closer: same operation, model and stream first, then more equal leading messages, then
-    more equal leading characters in the first message that differs."""
+    """Larger is closer: same operation, model and stream first, then more equal leading messages (or
+    inputs), then more equal leading characters in the first message (or input) that differs."""
     same_prefix = 0
     near_text = 0
     for old, new in zip(recorded.messages, request.messages, strict=False):
@@ -121,6 +189,12 @@ def _likeness(recorded: RecordedRequest, request: NeutralRequest) -> tuple[int, 
             near_text = _common_prefix(old.text, new.text) if old.role == new.role else 0
             break
         same_prefix += 1
+    if isinstance(request, OperationRequest) and not request.messages:
+        for old_input, new_input in zip(recorded.inputs, request.inputs, strict=False):
+            if old_input != new_input:
+                near_text = _common_prefix(old_input, new_input)
+                break
+            same_prefix += 1
     return (
         recorded.operation == request.operation,
         recorded.model == request.model,

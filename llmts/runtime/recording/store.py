@@ -73,7 +73,9 @@ class Exchange:
             for m in self.request.messages
         )
         frames = 48 * len(self.frames or ())
-        return _FIXED_BYTES + payload + headers + messages + frames + len(self.request.system)
+        request = self.request
+        texts = len(request.system) + len(request.query) + sum(len(text) + 16 for text in request.inputs)
+        return _FIXED_BYTES + payload + headers + messages + frames + texts
 
 
 class Redactor:
@@ -116,7 +118,12 @@ class Redactor:
             for m in request.messages
         ]
         summary = request.model_copy(
-            update={"messages": messages, "system": self.text(request.system, secrets)}
+            update={
+                "messages": messages,
+                "system": self.text(request.system, secrets),
+                "inputs": [self.text(text, secrets) for text in request.inputs],
+                "query": self.text(request.query, secrets),
+            }
         )
         return replace(
             exchange,

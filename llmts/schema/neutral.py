@@ -6,6 +6,8 @@ is built with ``build`` on the hot path) and render a ``Completion`` back into t
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+from functools import cached_property
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -32,7 +34,9 @@ __all__ = [
     "Usage",
     "build",
     "neutral_message",
+    "output_memo",
     "reasoning_settings",
+    "remember",
 ]
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -48,11 +52,15 @@ def build(cls: type[_M], **values: Any) -> _M:
     if len(values) != len(cls.__pydantic_fields__):
         values = _with_defaults(cls, values)
     model = cls.__new__(cls)
-    object.__setattr__(model, "__dict__", values)
-    object.__setattr__(model, "__pydantic_fields_set__", set(values))
-    object.__setattr__(model, "__pydantic_extra__", None)
-    object.__setattr__(model, "__pydantic_private__", None)
+    _set_attribute(model, "__dict__", values)
+    _set_attribute(model, "__pydantic_fields_set__", set(values))
+    _set_attribute(model, "__pydantic_extra__", None)
+    _set_attribute(model, "__pydantic_private__", None)
     return model
+
+
+# pydantic's models refuse plain attribute assignment; ``build`` sets their internals directly.
+_set_attribute = object.__setattr__
 
 
 def _with_defaults(cls: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
@@ -289,6 +297,25 @@ class ScriptedOutput(BaseModel):
     result: OperationResult | None = None
     # ``recorded`` (docs/recording.md): the upstream's answer, written as is instead of rendered.
     recorded: RecordedOutput | None = None
+
+    @cached_property
+    def render_memo(self) -> dict[Hashable, tuple[ScriptedOutput, Any]]:
+        """What renderers derived from this output alone (a stream's frames after the per-request head),
+        kept so a fixture answered many times is serialized once (docs/architecture.md, "The server's hot
+        path"). Each value names the output it was derived from: a ``model_copy`` shares this dict, so a
+        renderer uses an entry only when it names the output in hand (``output_memo``)."""
+        return {}
+
+
+def output_memo(output: ScriptedOutput, key: Hashable) -> Any:
+    """The memo ``key`` of ``output`` (None when absent or derived from a copy of it)."""
+    entry = output.render_memo.get(key)
+    return entry[1] if entry is not None and entry[0] is output else None
+
+
+def remember(output: ScriptedOutput, key: Hashable, value: Any) -> None:
+    """Keep ``value`` as ``output``'s memo ``key``; keys are a small fixed set per renderer."""
+    output.render_memo[key] = (output, value)
 
 
 class Completion(BaseModel):

@@ -1,7 +1,8 @@
 """``Completion`` -> OpenAI Chat Completions JSON or SSE frames (docs/providers.md).
 
-Stream frames are assembled from byte templates: the per-request head (id, created, model) is serialized
-once, each delta is serialized once, and every frame is ``head + delta + tail``.
+Stream frames are assembled from byte templates: every frame is ``head + rest``, where the head (id,
+created, model) is serialized once per request and the rests (a choice's deltas and tails) depend only on
+the fixture, so they are serialized once per fixture and kept in its ``render_memo``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import orjson
 
 from llmts.providers.base import Reply
 from llmts.schema.faults import FrameKind
-from llmts.schema.neutral import Completion, NeutralRequest, ScriptedOutput, Usage
+from llmts.schema.neutral import Completion, NeutralRequest, ScriptedOutput, Usage, output_memo, remember
 
 __all__ = ["chat_completion_payload", "render_chat_completion", "render_chat_stream", "usage_payload"]
 
@@ -113,12 +114,12 @@ def render_chat_completion(
     return Reply(200, [_JSON_HEADERS, ("x-request-id", request_id)], orjson.dumps(payload))
 
 
-def _choice_frames(
-    head: bytes, usage_tail: bytes, index: int, output: ScriptedOutput, reasoning_field: str | None = None
+def _choice_rests(
+    usage_tail: bytes, index: int, output: ScriptedOutput, reasoning_field: str | None
 ) -> tuple[list[bytes], list[FrameKind]]:
-    """One choice's frames (role, reasoning where the surface shows it, content or tool-call deltas,
-    finish) and their kinds."""
-    delta_head = head + b'[{"index":' + str(index).encode() + b',"delta":'
+    """One choice's frames after the head (role, reasoning where the surface shows it, content or
+    tool-call deltas, finish) and their kinds."""
+    delta_head = b'[{"index":' + str(index).encode() + b',"delta":'
     delta_tail = b',"logprobs":null,"finish_reason":null}]' + usage_tail
 
     def frame(delta: dict[str, Any]) -> bytes:
@@ -168,6 +169,18 @@ def _choice_frames(
     kinds = [FrameKind.OTHER] * leading + [FrameKind.CONTENT] * content_frames
     kinds += [FrameKind.OTHER] * (len(frames) - len(kinds))
     return frames, kinds
+
+
+def _choice_frames(
+    head: bytes, usage_tail: bytes, index: int, output: ScriptedOutput, reasoning_field: str | None
+) -> tuple[list[bytes], list[FrameKind]]:
+    key = ("chat.completions", usage_tail, index, reasoning_field)
+    memo: tuple[list[bytes], list[FrameKind]] | None = output_memo(output, key)
+    if memo is None:
+        memo = _choice_rests(usage_tail, index, output, reasoning_field)
+        remember(output, key, memo)
+    rests, kinds = memo
+    return [head + rest for rest in rests], list(kinds)
 
 
 def render_chat_stream(

@@ -1,0 +1,55 @@
+"""The Chat Completions stream renderer keeps a fixture's serialized frames in its ``render_memo``
+(docs/architecture.md, "The server's hot path"): a fixture answered again renders the same bytes with the
+new request's head, and a copy of the fixture (which shares the memo dict) never gets the original's."""
+
+from __future__ import annotations
+
+import orjson
+
+from llmts.providers.chat_completions.render import render_chat_stream
+from llmts.schema.neutral import Completion, NeutralMessage, NeutralRequest, ScriptedOutput, Usage
+
+
+def _request(include_usage: bool = False) -> NeutralRequest:
+    return NeutralRequest(
+        provider="openai",
+        operation="chat.completions",
+        model="gpt-4o",
+        messages=(NeutralMessage(role="user", text="hi"),),
+        stream=True,
+        stream_include_usage=include_usage,
+    )
+
+
+def _completion(output: ScriptedOutput, response_id: str) -> Completion:
+    usage = Usage(input_tokens=3, output_tokens=2)
+    return Completion(output=output, usage=usage, response_id=response_id, created_at=1700000000)
+
+
+def _deltas(frames: list[bytes]) -> list[tuple[str, object]]:
+    events = [orjson.loads(frame[len(b"data: ") :]) for frame in frames if frame != b"data: [DONE]\n\n"]
+    return [(event["id"], event["choices"][0]["delta"] if event["choices"] else None) for event in events]
+
+
+def test_a_fixture_rendered_again_gets_the_new_head_and_its_own_deltas() -> None:
+    output = ScriptedOutput(kind="text", text="Hello there", chunks=("Hello ", "there"))
+    first = render_chat_stream(_request(), _completion(output, "one"), "req_1")
+    again = render_chat_stream(_request(), _completion(output, "two"), "req_2")
+    assert first.frames is not None and again.frames is not None
+    assert [delta for _, delta in _deltas(again.frames)] == [delta for _, delta in _deltas(first.frames)]
+    assert {ident for ident, _ in _deltas(again.frames)} == {"chatcmpl-two"}
+    assert first.frame_kinds == again.frame_kinds and first.frame_kinds is not again.frame_kinds
+    with_usage = render_chat_stream(_request(include_usage=True), _completion(output, "three"), "req_3")
+    assert with_usage.frames is not None and b'"usage":null' in with_usage.frames[0]
+
+
+def test_a_copy_of_a_fixture_never_gets_the_originals_frames() -> None:
+    output = ScriptedOutput(kind="text", text="Hello there", chunks=("Hello ", "there"))
+    render_chat_stream(_request(), _completion(output, "one"), "req_1")
+    copy = output.model_copy(update={"text": "Bye now", "chunks": ("Bye ", "now")})
+    assert copy.render_memo is output.render_memo  # what makes the identity check necessary
+    copied = render_chat_stream(_request(), _completion(copy, "two"), "req_2")
+    original = render_chat_stream(_request(), _completion(output, "three"), "req_3")
+    assert copied.frames is not None and original.frames is not None
+    assert [d for _, d in _deltas(copied.frames)][1:3] == [{"content": "Bye "}, {"content": "now"}]
+    assert [d for _, d in _deltas(original.frames)][1:3] == [{"content": "Hello "}, {"content": "there"}]

@@ -1,12 +1,13 @@
 """The Chat Completions stream renderer keeps a fixture's serialized frames in its ``render_memo``
 (docs/architecture.md, "The server's hot path"): a fixture answered again renders the same bytes with the
-new request's head, and a copy of the fixture (which shares the memo dict) never gets the original's."""
+new request's head, and a copy of the fixture (which shares the memo dict) never gets the original's.
+The usage frame's byte template equals what orjson makes of the usage payload."""
 
 from __future__ import annotations
 
 import orjson
 
-from llmts.providers.chat_completions.render import render_chat_stream
+from llmts.providers.chat_completions.render import render_chat_stream, usage_bytes, usage_payload
 from llmts.schema.neutral import Completion, NeutralMessage, NeutralRequest, ScriptedOutput, Usage
 
 
@@ -53,3 +54,11 @@ def test_a_copy_of_a_fixture_never_gets_the_originals_frames() -> None:
     assert copied.frames is not None and original.frames is not None
     assert [d for _, d in _deltas(copied.frames)][1:3] == [{"content": "Bye "}, {"content": "now"}]
     assert [d for _, d in _deltas(original.frames)][1:3] == [{"content": "Hello "}, {"content": "there"}]
+
+
+def test_the_usage_template_is_what_orjson_makes_of_the_usage_payload() -> None:
+    for usage in (
+        Usage(input_tokens=0, output_tokens=0),
+        Usage(input_tokens=12, output_tokens=345, cached_tokens=6, cache_write_tokens=7, reasoning_tokens=89),
+    ):
+        assert usage_bytes(usage) == orjson.dumps(usage_payload(usage))

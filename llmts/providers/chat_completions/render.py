@@ -15,7 +15,13 @@ from llmts.providers.base import Reply
 from llmts.schema.faults import FrameKind
 from llmts.schema.neutral import Completion, NeutralRequest, ScriptedOutput, Usage, output_memo, remember
 
-__all__ = ["chat_completion_payload", "render_chat_completion", "render_chat_stream", "usage_payload"]
+__all__ = [
+    "chat_completion_payload",
+    "render_chat_completion",
+    "render_chat_stream",
+    "usage_bytes",
+    "usage_payload",
+]
 
 _JSON_HEADERS = ("Content-Type", "application/json")
 _SSE_HEADERS = [("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-cache")]
@@ -47,6 +53,27 @@ def usage_payload(usage: Usage) -> dict[str, Any]:
             "rejected_prediction_tokens": 0,
         },
     }
+
+
+# ``usage_payload`` serialized by orjson, as a template: the stream's usage frame is built on every
+# streamed request that asks for usage (a test checks the two stay byte-identical).
+_USAGE_TEMPLATE = (
+    b'{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,"prompt_tokens_details":'
+    b'{"cached_tokens":%d,"audio_tokens":0,"cache_write_tokens":%d},"completion_tokens_details":'
+    b'{"reasoning_tokens":%d,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}'
+)
+
+
+def usage_bytes(usage: Usage) -> bytes:
+    """``orjson.dumps(usage_payload(usage))``, without building the dict."""
+    return _USAGE_TEMPLATE % (
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.input_tokens + usage.output_tokens,
+        usage.cached_tokens,
+        usage.cache_write_tokens,
+        usage.reasoning_tokens,
+    )
 
 
 def _message(output: ScriptedOutput) -> dict[str, Any]:
@@ -210,7 +237,7 @@ def render_chat_stream(
                     frames.append(choice_frames[step])
                     kinds.append(choice_kinds[step])
     if request.stream_include_usage:
-        frames.append(head + b'[],"usage":' + orjson.dumps(usage_payload(completion.usage)) + b"}\n\n")
+        frames.append(head + b'[],"usage":' + usage_bytes(completion.usage) + b"}\n\n")
         kinds.append(FrameKind.OTHER)
     frames.append(_DONE)
     kinds.append(FrameKind.TERMINAL)

@@ -1,14 +1,29 @@
 """The Chat Completions stream renderer keeps a fixture's serialized frames in its ``render_memo``
 (docs/architecture.md, "The server's hot path"): a fixture answered again renders the same bytes with the
 new request's head, and a copy of the fixture (which shares the memo dict) never gets the original's.
-The usage frame's byte template equals what orjson makes of the usage payload."""
+The usage frame's byte template, and a whole answer assembled from memoized choices, equal what orjson
+makes of the payload dicts."""
 
 from __future__ import annotations
 
 import orjson
 
-from llmts.providers.chat_completions.render import render_chat_stream, usage_bytes, usage_payload
-from llmts.schema.neutral import Completion, NeutralMessage, NeutralRequest, ScriptedOutput, Usage
+from llmts.providers.chat_completions.render import (
+    chat_completion_payload,
+    render_chat_completion,
+    render_chat_stream,
+    usage_bytes,
+    usage_payload,
+)
+from llmts.schema.neutral import (
+    Completion,
+    NeutralMessage,
+    NeutralReasoning,
+    NeutralRequest,
+    NeutralToolCall,
+    ScriptedOutput,
+    Usage,
+)
 
 
 def _request(include_usage: bool = False) -> NeutralRequest:
@@ -62,3 +77,22 @@ def test_the_usage_template_is_what_orjson_makes_of_the_usage_payload() -> None:
         Usage(input_tokens=12, output_tokens=345, cached_tokens=6, cache_write_tokens=7, reasoning_tokens=89),
     ):
         assert usage_bytes(usage) == orjson.dumps(usage_payload(usage))
+
+
+def test_a_whole_answer_is_byte_identical_to_the_serialized_payload() -> None:
+    call = NeutralToolCall(id="call_1", name="get_weather", arguments='{"city":"Paris"}')
+    reasoning = NeutralReasoning(text="thinking about it")
+    outputs = [
+        ScriptedOutput(kind="text", text='Hello "there" \u00e9\n'),
+        ScriptedOutput(kind="tool_calls", text="Let me look", tool_calls=(call,)),
+        ScriptedOutput(kind="text", refusal="I cannot help with that"),
+        ScriptedOutput(kind="text", text="42", reasoning=reasoning, finish_reason="length"),
+    ]
+    for output in outputs:
+        for more in ((), (outputs[0],)):
+            for field in (None, "reasoning"):
+                request = _request().model_copy(update={"model": 'gpt "4o" \u00e9', "stream": False})
+                completion = _completion(output, "abc").model_copy(update={"more_choices": more})
+                for _ in range(2):  # the second time from the memo
+                    body = render_chat_completion(request, completion, "req_1", field).body
+                    assert body == orjson.dumps(chat_completion_payload(request, completion, field))

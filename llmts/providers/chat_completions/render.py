@@ -134,11 +134,46 @@ def chat_completion_payload(
     }
 
 
+def _choice_bytes(index: int, output: ScriptedOutput, reasoning_field: str | None) -> bytes:
+    """One serialized entry of ``choices``; it depends on the fixture alone, so it is kept in its memo."""
+    key = ("chat.completion", index, reasoning_field)
+    memo: bytes | None = output_memo(output, key)
+    if memo is None:
+        choice = {
+            "index": index,
+            "message": _with_reasoning(_message(output), output, reasoning_field),
+            "logprobs": None,
+            "finish_reason": _finish_reason(output),
+        }
+        memo = orjson.dumps(choice)
+        remember(output, key, memo)
+    return memo
+
+
 def render_chat_completion(
     request: NeutralRequest, completion: Completion, request_id: str, reasoning_field: str | None = None
 ) -> Reply:
-    payload = chat_completion_payload(request, completion, reasoning_field)
-    return Reply(200, [_JSON_HEADERS, ("x-request-id", request_id)], orjson.dumps(payload))
+    """``orjson.dumps(chat_completion_payload(...))``, assembled from the per-request values and the
+    fixture's memoized choices (a test keeps the two byte-identical)."""
+    outputs = (completion.output, *completion.more_choices)
+    body = b"".join(
+        (
+            b'{"id":"chatcmpl-',
+            completion.response_id.encode(),
+            b'","object":"chat.completion","created":',
+            str(completion.created_at).encode(),
+            b',"model":',
+            orjson.dumps(request.model),
+            b',"choices":[',
+            b",".join(
+                [_choice_bytes(index, output, reasoning_field) for index, output in enumerate(outputs)]
+            ),
+            b'],"usage":',
+            usage_bytes(completion.usage),
+            b',"service_tier":"default","system_fingerprint":null}',
+        )
+    )
+    return Reply(200, [_JSON_HEADERS, ("x-request-id", request_id)], body)
 
 
 def _choice_rests(

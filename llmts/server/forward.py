@@ -109,10 +109,13 @@ def forward(
     session.recording_room()  # 507 before anything leaves when the recording is full
     url = upstream_url(upstream, request.path[len(prefix) :], str(request.environ.get("QUERY_STRING", "")))
     pending = _Pending(session, neutral, conversation, credential, session.generation, time.monotonic())
+    outgoing = forwarded_headers(request.environ)
+    if neutral.provider == "bedrock":  # its SigV4 signature names llmts's host: signed again
+        outgoing = client.sigv4.sign(request.method, url, outgoing, request.body)
     response = client.send(
         request.method,
         url,
-        forwarded_headers(request.environ),
+        outgoing,
         request.body,
         connect_timeout=settings.connect_timeout_seconds,
         read_timeout=settings.read_timeout_seconds,

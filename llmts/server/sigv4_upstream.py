@@ -1,0 +1,121 @@
+"""Re-signing a request forwarded to a Bedrock upstream (docs/recording.md, "Bedrock upstreams").
+
+A SigV4 signature covers the host the client signed for (llmts), so the client's own one would be refused
+by the real service. The forwarded request is signed again, with SigV4 for service ``bedrock``, for the
+upstream's host and region, with the AWS credentials of the llmts server process (botocore's standard
+chain: ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``/``AWS_SESSION_TOKEN``, ``AWS_PROFILE`` and the
+shared files, container and instance roles). A Bedrock API key (``Authorization: Bearer ...``) is not
+bound to a host and passes unchanged, as other providers' keys do.
+
+botocore is an optional extra (``llmts[bedrock-upstream]``), imported on first use only, after gevent
+patched the process. The credentials are resolved once per worker process; refreshable ones (roles,
+SSO) refresh as botocore decides, read per request with ``get_frozen_credentials``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from llmts.errors import UpstreamUnsigned
+from llmts.schema.recorded import bedrock_upstream_region
+
+if TYPE_CHECKING:
+    from botocore.credentials import Credentials
+
+__all__ = ["SIGNING_SERVICE", "SigV4Signer"]
+
+SIGNING_SERVICE = "bedrock"
+# The client's signature and what it signed with: replaced by the new signature (a ``Date`` header would
+# make botocore sign it instead of ``X-Amz-Date``).
+_REPLACED = frozenset({"authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256", "date"})
+_SCOPE_REGION = re.compile(r"Credential=[^/\s,]+/\d{8}/([a-z0-9-]+)/")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_INSTALL = "install botocore in the llmts server's environment (pip install 'llmts[bedrock-upstream]')"
+_SET_CREDENTIALS = (
+    "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary credentials), "
+    "or AWS_PROFILE, in the llmts server's environment and restart it"
+)
+
+
+def _host(url: str) -> str:
+    """The ``Host`` header for ``url``: the port only when it is not the scheme's default."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    if parts.port is not None and parts.port == _DEFAULT_PORTS.get(parts.scheme):
+        host = host.rsplit(":", 1)[0]
+    return host
+
+
+class SigV4Signer:
+    """The worker process's AWS credentials (resolved on first use, kept) and the signing of requests
+    forwarded to a ``bedrock`` upstream."""
+
+    def __init__(self) -> None:
+        self._resolved = False
+        self._credentials: Credentials | None = None
+        self._region: str | None = None
+        self._failure: str | None = None
+
+    def _resolve(self) -> None:
+        self._resolved = True
+        try:
+            from botocore.exceptions import BotoCoreError
+            from botocore.session import get_session
+        except ImportError:
+            self._failure = "botocore is not installed; " + _INSTALL
+            return
+        try:
+            session = get_session()
+            self._credentials = session.get_credentials()
+            region = session.get_config_variable("region")
+        except BotoCoreError as error:  # a named profile that does not exist, a broken config file...
+            self._failure = f"the AWS credentials could not be resolved ({error}); " + _SET_CREDENTIALS
+            return
+        self._region = region if isinstance(region, str) and region else None
+        if self._credentials is None:
+            self._failure = "the llmts server has no AWS credentials; " + _SET_CREDENTIALS
+
+    def sign(self, method: str, url: str, headers: dict[str, str], body: bytes) -> dict[str, str]:
+        """``headers`` as they go to ``url``: the client's SigV4 signature replaced by the server's (a
+        bearer key passes unchanged); ``UpstreamUnsigned`` when the request cannot be signed."""
+        authorization = headers.get("authorization", "")
+        if authorization[:7].lower() == "bearer ":
+            return headers
+        if not self._resolved:
+            self._resolve()
+        if self._failure is not None or self._credentials is None:
+            raise UpstreamUnsigned(f"cannot sign the request for the Bedrock upstream: {self._failure}")
+        region = self._region_for(url, authorization)
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.exceptions import BotoCoreError
+
+        try:
+            credentials: Any = self._credentials.get_frozen_credentials()  # refreshed when due
+        except BotoCoreError as error:
+            raise UpstreamUnsigned(
+                f"cannot sign the request for the Bedrock upstream: refreshing the AWS credentials "
+                f"failed ({error})"
+            ) from None
+        kept = {name: value for name, value in headers.items() if name not in _REPLACED}
+        kept["host"] = _host(url)
+        request = AWSRequest(method=method, url=url, data=body, headers=kept)
+        SigV4Auth(credentials, SIGNING_SERVICE, region).add_auth(request)
+        return {name.lower(): str(value) for name, value in request.headers.items()}
+
+    def _region_for(self, url: str, authorization: str) -> str:
+        """The upstream host's region, else the one the client signed for, else the server's configured
+        region (``AWS_REGION``, ``AWS_DEFAULT_REGION``, the profile's)."""
+        region = bedrock_upstream_region(url)
+        if region is None:
+            scope = _SCOPE_REGION.search(authorization)
+            region = scope.group(1) if scope else self._region
+        if region is None:
+            raise UpstreamUnsigned(
+                "cannot sign the request for the Bedrock upstream: its host names no region and the request "
+                "has no SigV4 signature to take it from; use https://bedrock-runtime.<region>.amazonaws.com "
+                "or set AWS_REGION in the llmts server's environment"
+            )
+        return region

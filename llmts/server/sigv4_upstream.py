@@ -77,12 +77,15 @@ class SigV4Signer:
         if self._credentials is None:
             self._failure = "the llmts server has no AWS credentials; " + _SET_CREDENTIALS
 
-    def sign(self, method: str, url: str, headers: dict[str, str], body: bytes) -> dict[str, str]:
-        """``headers`` as they go to ``url``: the client's SigV4 signature replaced by the server's (a
-        bearer key passes unchanged); ``UpstreamUnsigned`` when the request cannot be signed."""
+    def sign(
+        self, method: str, url: str, headers: dict[str, str], body: bytes
+    ) -> tuple[dict[str, str], tuple[str, ...]]:
+        """``headers`` as they go to ``url``, the client's SigV4 signature replaced by the server's (a
+        bearer key passes unchanged), and the server's key id and session token they carry (a recording
+        redacts them, should the upstream echo them); ``UpstreamUnsigned`` when it cannot be signed."""
         authorization = headers.get("authorization", "")
         if authorization[:7].lower() == "bearer ":
-            return headers
+            return headers, ()
         if not self._resolved:
             self._resolve()
         if self._failure is not None or self._credentials is None:
@@ -103,7 +106,8 @@ class SigV4Signer:
         kept["host"] = _host(url)
         request = AWSRequest(method=method, url=url, data=body, headers=kept)
         SigV4Auth(credentials, SIGNING_SERVICE, region).add_auth(request)
-        return {name.lower(): str(value) for name, value in request.headers.items()}
+        sent = tuple(str(secret) for secret in (credentials.access_key, credentials.token) if secret)
+        return {name.lower(): str(value) for name, value in request.headers.items()}, sent
 
     def _region_for(self, url: str, authorization: str) -> str:
         """The upstream host's region, else the one the client signed for, else the server's configured

@@ -130,6 +130,11 @@ def test_the_upstream_sees_the_servers_signature_for_its_host_never_the_clients(
     url = "http://" + got["host"] + seen["path"]
     assert fields["signature"] == _expected_signature("POST", url, got, seen["body"].encode())
     assert json.loads(seen["body"]) == _BODY
+    # This upstream echoes the headers it got: the recording has none of the server's credentials.
+    assert SERVER_TOKEN in answer.body.decode() and SERVER_KEY in answer.body.decode()
+    recorded = json.dumps(session.recording())
+    assert SERVER_TOKEN not in recorded and SERVER_KEY not in recorded and SERVER_SECRET not in recorded
+    assert CLIENT_KEY not in recorded and "[REDACTED]" in recorded
 
 
 def test_a_bedrock_api_key_passes_unchanged(
@@ -319,7 +324,8 @@ def test_the_host_region_wins_and_the_default_port_is_not_signed(monkeypatch: py
         monkeypatch.setenv(name, value)
     url = f"https://bedrock-runtime.us-west-2.amazonaws.com:443/model/{MODEL}/converse"
     headers = {k.lower(): v for k, v in _client_headers("eu-west-3").items()} | {"date": "Thu, 01 Jan 2026"}
-    signed = SigV4Signer().sign("POST", url, {**headers, "content-type": "application/json"}, b"{}")
+    signed, secrets = SigV4Signer().sign("POST", url, {**headers, "content-type": "application/json"}, b"{}")
+    assert secrets == (SERVER_KEY, SERVER_TOKEN)
     fields = _SIGV4.fullmatch(signed["authorization"])
     assert fields is not None
     assert (fields["key"], fields["region"], fields["service"]) == (SERVER_KEY, "us-west-2", "bedrock")
@@ -338,5 +344,5 @@ def test_without_a_region_anywhere_the_request_is_refused(monkeypatch: pytest.Mo
         )
     assert getattr(refused.value, "code", None) == "llm_test_server_upstream_unsigned"
     monkeypatch.setenv("AWS_DEFAULT_REGION", "sa-east-1")
-    signed = SigV4Signer().sign("POST", "http://127.0.0.1:9/model/m/converse", {}, b"")
+    signed, _ = SigV4Signer().sign("POST", "http://127.0.0.1:9/model/m/converse", {}, b"")
     assert "/sa-east-1/bedrock/aws4_request" in signed["authorization"]

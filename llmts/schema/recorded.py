@@ -30,7 +30,6 @@ __all__ = [
     "RecordedRequest",
     "RecordedToolCall",
     "RecordingSettings",
-    "bedrock_upstream_region",
     "check_upstreams",
     "recorded_output_tokens",
 ]
@@ -223,26 +222,11 @@ class RecordingSettings(BaseModel):
         return value
 
 
-# An AWS host of Bedrock Runtime names its region: bedrock-runtime[-fips].<region>.amazonaws.com[.cn], also
-# behind an interface endpoint (vpce-....bedrock-runtime.<region>.vpce.amazonaws.com).
-_AWS_HOST = re.compile(r"(?:^|\.)amazonaws\.com(?:\.cn)?$")
-_BEDROCK_HOST = re.compile(
-    r"(?:^|\.)bedrock-runtime(?:-fips)?\.([a-z]{2}(?:-[a-z]+)+-[0-9]+)\.(?:vpce\.)?amazonaws\.com(?:\.cn)?$"
-)
-
-
-def bedrock_upstream_region(url: str) -> str | None:
-    """The AWS region a ``bedrock`` upstream's host names, or None (a proxy or test double: the region then
-    comes from the request, docs/recording.md "Bedrock upstreams")."""
-    match = _BEDROCK_HOST.search((urlsplit(url).hostname or "").lower())
-    return match.group(1) if match else None
-
-
 def check_upstreams(value: dict[str, str]) -> dict[str, str]:
-    """``upstreams``: provider namespace -> the base URL of the real API (http or https, no query); an
-    ``amazonaws.com`` host for ``bedrock`` must name its region (it is the region the request is signed
-    for)."""
+    """``upstreams``: provider namespace -> the base URL of the real API (http or https, no query), which
+    the provider's own ``upstream_check`` accepts."""
     namespaces = catalog.CATALOG.namespaces
+    checks = {info.namespace: info.upstream_check for info in catalog.CATALOG.providers}
     for namespace, url in value.items():
         if namespace not in namespaces:
             raise ValueError(
@@ -253,12 +237,10 @@ def check_upstreams(value: dict[str, str]) -> dict[str, str]:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
             raise ValueError(f"upstreams[{namespace!r}] must be an http(s) URL without query: {url[:128]!r}")
-        host = parts.hostname.lower()
-        if namespace == "bedrock" and _AWS_HOST.search(host) and bedrock_upstream_region(url) is None:
-            raise ValueError(
-                f"upstreams['bedrock']: the AWS host {host[:128]!r} names no region to sign for; use "
-                "https://bedrock-runtime.<region>.amazonaws.com"
-            )
+        check = checks.get(namespace)
+        refused = check(url) if check is not None else None
+        if refused is not None:
+            raise ValueError(f"upstreams[{namespace!r}]: {refused}")
     return value
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from llmts.errors import UpstreamUnsigned
-from llmts.schema.recorded import bedrock_upstream_region
+from llmts.providers.bedrock.info import upstream_region
 
 if TYPE_CHECKING:
     from botocore.credentials import Credentials
@@ -112,7 +112,7 @@ class SigV4Signer:
     def _region_for(self, url: str, authorization: str) -> str:
         """The upstream host's region, else the one the client signed for, else the server's configured
         region (``AWS_REGION``, ``AWS_DEFAULT_REGION``, the profile's)."""
-        region = bedrock_upstream_region(url)
+        region = upstream_region(url)
         if region is None:
             scope = _SCOPE_REGION.search(authorization)
             region = scope.group(1) if scope else self._region

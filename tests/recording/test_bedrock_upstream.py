@@ -22,7 +22,7 @@ from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
 from llmts import LlmTestServer, ServerError, SessionClient
-from llmts.schema.recorded import bedrock_upstream_region
+from llmts.providers.bedrock.info import upstream_region
 from llmts.server.sigv4_upstream import SigV4Signer
 from tests.recording.conftest import EchoUpstream
 from tests.recording.support import chunked_request, provider_upstream, recording_session
@@ -316,7 +316,7 @@ def test_an_aws_host_without_a_region_is_refused_at_configure_time(signing_serve
     ],
 )
 def test_the_region_an_upstream_host_names(url: str, region: str | None) -> None:
-    assert bedrock_upstream_region(url) == region
+    assert upstream_region(url) == region
 
 
 def test_the_host_region_wins_and_the_default_port_is_not_signed(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,6 +14,7 @@ SSO) refresh as botocore decides, read per request with ``get_frozen_credentials
 
 from __future__ import annotations
 
+import os
 import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -48,6 +49,25 @@ def _host(url: str) -> str:
     return host
 
 
+def _resolve_credentials() -> tuple[Credentials | None, str | None, str | None]:
+    """The process's AWS credentials and configured region by botocore's chain, or why there are none."""
+    try:
+        from botocore.exceptions import BotoCoreError
+        from botocore.session import get_session
+    except ImportError:
+        return None, None, "botocore is not installed; " + _INSTALL
+    try:
+        session = get_session()
+        credentials = session.get_credentials()
+        # botocore reads AWS_DEFAULT_REGION and the profile's; the other AWS SDKs read AWS_REGION.
+        region = session.get_config_variable("region") or os.environ.get("AWS_REGION")
+    except (BotoCoreError, OSError, ValueError) as error:  # a profile that does not exist, a broken file...
+        return None, None, f"the AWS credentials could not be resolved ({error}); " + _SET_CREDENTIALS
+    if credentials is None:
+        return None, None, "the llmts server has no AWS credentials; " + _SET_CREDENTIALS
+    return credentials, region if isinstance(region, str) and region else None, None
+
+
 class SigV4Signer:
     """The worker process's AWS credentials (resolved on first use, kept) and the signing of requests
     forwarded to a ``bedrock`` upstream."""
@@ -59,23 +79,11 @@ class SigV4Signer:
         self._failure: str | None = None
 
     def _resolve(self) -> None:
+        # Resolving may wait on the network (container and instance roles), so another greenlet may
+        # resolve at the same time: both reach the same answer, and it is published only when complete.
+        credentials, region, failure = _resolve_credentials()
+        self._credentials, self._region, self._failure = credentials, region, failure
         self._resolved = True
-        try:
-            from botocore.exceptions import BotoCoreError
-            from botocore.session import get_session
-        except ImportError:
-            self._failure = "botocore is not installed; " + _INSTALL
-            return
-        try:
-            session = get_session()
-            self._credentials = session.get_credentials()
-            region = session.get_config_variable("region")
-        except BotoCoreError as error:  # a named profile that does not exist, a broken config file...
-            self._failure = f"the AWS credentials could not be resolved ({error}); " + _SET_CREDENTIALS
-            return
-        self._region = region if isinstance(region, str) and region else None
-        if self._credentials is None:
-            self._failure = "the llmts server has no AWS credentials; " + _SET_CREDENTIALS
 
     def sign(
         self, method: str, url: str, headers: dict[str, str], body: bytes

@@ -343,6 +343,7 @@ def test_without_a_region_anywhere_the_request_is_refused(monkeypatch: pytest.Mo
             "POST", "http://127.0.0.1:9/model/m/converse", {"content-type": "application/json"}, b"{}"
         )
     assert getattr(refused.value, "code", None) == "llm_test_server_upstream_unsigned"
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "sa-east-1")
-    signed, _ = SigV4Signer().sign("POST", "http://127.0.0.1:9/model/m/converse", {}, b"")
-    assert "/sa-east-1/bedrock/aws4_request" in signed["authorization"]
+    for variable, region in (("AWS_REGION", "eu-north-1"), ("AWS_DEFAULT_REGION", "sa-east-1")):
+        monkeypatch.setenv(variable, region)  # AWS_DEFAULT_REGION (botocore's own) wins over AWS_REGION
+        signed, _ = SigV4Signer().sign("POST", "http://127.0.0.1:9/model/m/converse", {}, b"")
+        assert f"/{region}/bedrock/aws4_request" in signed["authorization"]

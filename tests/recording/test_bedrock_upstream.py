@@ -118,6 +118,7 @@ def test_the_upstream_sees_the_servers_signature_for_its_host_never_the_clients(
     assert {"host", "x-amz-date", "x-amz-security-token", "content-type"} <= set(signed)
     assert "user-agent" not in signed  # botocore never signs it (proxies rewrite it)
     assert got["host"] == echo_upstream.url.removeprefix("http://")
+    assert [name for name, _ in seen["headers"]].count("host") == 1  # the signed one, not a second
     assert got["x-amz-security-token"] == SERVER_TOKEN
     assert got["amz-sdk-request"] == "attempt=1" and got["user-agent"] == "Boto3/1.0"
     # Nothing of the client's signature reaches the upstream.
@@ -237,6 +238,46 @@ def test_boto3_records_through_a_signed_upstream_and_replays_with_it_gone(
     )
     assert raw.status == 200
     assert raw.chunks == [base64.b64decode(frame) for frame in stream_recording["frames"]]
+
+
+def test_an_upstream_throttle_and_the_anthropic_bedrock_sdk_record_and_replay(
+    signing_server: LlmTestServer, upstream_server: LlmTestServer
+) -> None:
+    real = upstream_server.create_session()
+    throttled = {
+        "status": 429,
+        "code": "ThrottlingException",
+        "message": "Too many requests",
+        "retry_after": 3,
+    }
+    answers = [{"error": throttled}, {"text": "Paris", "chunks": ["Pa", "ris"]}, {"text": "Rome"}]
+    real.configure({"scenarios": [{"model": MODEL, "responses": answers}]})
+    recorder = recording_session(signing_server, {"bedrock": provider_upstream(real, "bedrock")})
+
+    def run(session: SessionClient) -> list[Any]:
+        with pytest.raises(ClientError) as limited:
+            _boto(session).converse(modelId=MODEL, messages=_BODY["messages"])
+        error = limited.value.response
+        claude = session.anthropic_bedrock_client(_strict_response_validation=True, max_retries=0)
+        hi = [{"role": "user", "content": "Capital of France?"}]
+        with claude.messages.stream(model=MODEL, max_tokens=32, messages=hi) as stream:
+            streamed = [event.model_dump() for event in stream]
+        whole = claude.messages.create(model=MODEL, max_tokens=32, messages=hi)
+        return [
+            (error["Error"], error["ResponseMetadata"]["HTTPStatusCode"]),
+            error["ResponseMetadata"]["HTTPHeaders"]["retry-after"],
+            streamed,
+            whole.model_dump(),
+        ]
+
+    live = run(recorder)
+    assert live[0] == ({"Code": "ThrottlingException", "Message": "Too many requests"}, 429)
+    assert live[1] == "3" and live[3]["content"] == [{"type": "text", "text": "Rome", "citations": None}]
+    replay = signing_server.create_session()
+    replay.configure(recorder.recording())
+    upstream_server_entries = len(real.requests())
+    assert run(replay) == live
+    assert len(real.requests()) == upstream_server_entries  # the replay never reached the upstream
 
 
 def test_without_credentials_the_request_is_bedrocks_502_journaled(echo_upstream: EchoUpstream) -> None:

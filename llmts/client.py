@@ -26,6 +26,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -165,13 +166,16 @@ class LlmTestServer:
         startup_timeout: float = 30.0,
         extra_args: list[str] | None = None,
         workers: int = 1,
+        env: Mapping[str, str] | None = None,
     ) -> LlmTestServer:
         """Start ``llmts serve`` as a subprocess on a free port and wait until ``/health`` answers.
 
         The server logs to ``log_path``; it also stops by itself when ``parent_pid`` (default: this
         process) exits, so a killed test run never leaves a server behind. ``workers`` > 1 starts that
         many server processes (``llmts serve --workers``), each on its own port and listed in ``urls``;
-        ``create_session`` then spreads sessions over them by id (docs/deployment.md).
+        ``create_session`` then spreads sessions over them by id (docs/deployment.md). ``env`` adds to
+        (or, with ``""``, blanks) the server's environment, e.g. the AWS credentials it signs Bedrock
+        upstream requests with (docs/recording.md).
         """
         workdir = Path(tempfile.mkdtemp(prefix="llmts-"))
         ready_file = workdir / "url"
@@ -193,7 +197,8 @@ class LlmTestServer:
                 args += ["--fixtures", str(fixtures_path)]
         args += extra_args or []
         # Settings come from the arguments above, never from LLMTS_* variables this process happens to have.
-        env = {key: value for key, value in os.environ.items() if key not in _SERVER_ENV}
+        env_vars = {key: value for key, value in os.environ.items() if key not in _SERVER_ENV}
+        env_vars.update(env or {})
         with open(log_path, "ab") as log:
             process = subprocess.Popen(
                 args,
@@ -201,7 +206,7 @@ class LlmTestServer:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
-                env=env,
+                env=env_vars,
             )
         deadline = time.monotonic() + startup_timeout
         while not ready_file.exists():

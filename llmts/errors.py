@@ -44,6 +44,7 @@ __all__ = [
     "StrictRequestRejected",
     "UpstreamTimeout",
     "UpstreamUnreachable",
+    "UpstreamUnsigned",
 ]
 
 
@@ -228,6 +229,15 @@ class UpstreamUnreachable(LlmtsError):
 
     should_retry = False
     code = "llm_test_server_upstream_unreachable"
+    http_status = 502
+
+
+class UpstreamUnsigned(LlmtsError):
+    """502: a request for a Bedrock upstream could not be signed (no botocore, no AWS credentials in the
+    server process, or no region); nothing was forwarded (docs/recording.md)."""
+
+    should_retry = False
+    code = "llm_test_server_upstream_unsigned"
     http_status = 502
 
 

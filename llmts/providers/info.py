@@ -8,6 +8,7 @@ the adapter (docs/architecture.md, "Providers").
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -76,3 +77,6 @@ class ProviderInfo:
     listed_models: tuple[str, ...] = ()
     env: tuple[EnvVariable, ...] = ()
     env_overridden: tuple[str, ...] = ()
+    # Checks an upstream URL for the namespace when a session is configured (docs/recording.md): the
+    # reason it is refused, or None.
+    upstream_check: Callable[[str], str | None] | None = None

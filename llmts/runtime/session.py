@@ -490,9 +490,11 @@ class Session:
                 "(recording.max_exchanges); fetch it and reset the session"
             )
 
-    def keep_exchange(self, exchange: Exchange, credential: str | None, generation: int) -> bool:
-        """Keep an answered exchange, redacted (``credential``, the one the client presented, and the
-        configured patterns). False when it was not kept: no recording, the session moved on
+    def keep_exchange(
+        self, exchange: Exchange, credential: str | tuple[str, ...] | None, generation: int
+    ) -> bool:
+        """Keep an answered exchange, redacted (``credential``, the one the client presented, or several
+        secrets, and the configured patterns). False when it was not kept: no recording, the session moved on
         (``generation``), or it does not fit ``max_bytes`` or the memory budget (counted as dropped)."""
         recorder = self._recorder
         if recorder is None:

@@ -223,8 +223,10 @@ class RecordingSettings(BaseModel):
 
 
 def check_upstreams(value: dict[str, str]) -> dict[str, str]:
-    """``upstreams``: provider namespace -> the base URL of the real API (http or https, no query)."""
+    """``upstreams``: provider namespace -> the base URL of the real API (http or https, no query), which
+    the provider's own ``upstream_check`` accepts."""
     namespaces = catalog.CATALOG.namespaces
+    checks = {info.namespace: info.upstream_check for info in catalog.CATALOG.providers}
     for namespace, url in value.items():
         if namespace not in namespaces:
             raise ValueError(
@@ -235,6 +237,10 @@ def check_upstreams(value: dict[str, str]) -> dict[str, str]:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
             raise ValueError(f"upstreams[{namespace!r}] must be an http(s) URL without query: {url[:128]!r}")
+        check = checks.get(namespace)
+        refused = check(url) if check is not None else None
+        if refused is not None:
+            raise ValueError(f"upstreams[{namespace!r}]: {refused}")
     return value
 
 

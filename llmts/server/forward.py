@@ -52,7 +52,7 @@ class _Pending:
     session: Session
     neutral: NeutralRequest
     conversation: str | None
-    credential: str | None
+    credential: str | tuple[str, ...] | None
     generation: int
     started: float
 
@@ -108,11 +108,16 @@ def forward(
     settings = (config.recording if config is not None else None) or _DEFAULT_SETTINGS
     session.recording_room()  # 507 before anything leaves when the recording is full
     url = upstream_url(upstream, request.path[len(prefix) :], str(request.environ.get("QUERY_STRING", "")))
-    pending = _Pending(session, neutral, conversation, credential, session.generation, time.monotonic())
+    outgoing = forwarded_headers(request.environ)
+    secrets: str | tuple[str, ...] | None = credential
+    if neutral.provider == "bedrock":  # its SigV4 signature names llmts's host: signed again
+        outgoing, signed_with = client.sigv4.sign(request.method, url, outgoing, request.body)
+        secrets = tuple(secret for secret in (credential, *signed_with) if secret)
+    pending = _Pending(session, neutral, conversation, secrets, session.generation, time.monotonic())
     response = client.send(
         request.method,
         url,
-        forwarded_headers(request.environ),
+        outgoing,
         request.body,
         connect_timeout=settings.connect_timeout_seconds,
         read_timeout=settings.read_timeout_seconds,

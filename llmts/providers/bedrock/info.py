@@ -7,9 +7,38 @@ client is built).
 
 from __future__ import annotations
 
+import re
+from urllib.parse import urlsplit
+
 from llmts.providers.info import ProviderInfo, SdkClient, env_key, env_url, env_value
 
-__all__ = ["BEDROCK_INFO", "PROVIDERS"]
+__all__ = ["BEDROCK_INFO", "PROVIDERS", "check_upstream", "upstream_region"]
+
+# An AWS host of Bedrock Runtime names its region: bedrock-runtime[-fips].<region>.amazonaws.com[.cn], also
+# behind an interface endpoint (vpce-....bedrock-runtime.<region>.vpce.amazonaws.com).
+_AWS_HOST = re.compile(r"(?:^|\.)amazonaws\.com(?:\.cn)?$")
+_RUNTIME_HOST = re.compile(
+    r"(?:^|\.)bedrock-runtime(?:-fips)?\.([a-z]{2}(?:-[a-z]+)+-[0-9]+)\.(?:vpce\.)?amazonaws\.com(?:\.cn)?$"
+)
+
+
+def upstream_region(url: str) -> str | None:
+    """The AWS region a Bedrock upstream's host names, or None (a proxy or test double: the request is
+    then signed for the region the client signed for, docs/recording.md "Bedrock upstreams")."""
+    match = _RUNTIME_HOST.search((urlsplit(url).hostname or "").lower())
+    return match.group(1) if match else None
+
+
+def check_upstream(url: str) -> str | None:
+    """An ``amazonaws.com`` upstream must name the region its requests are signed for."""
+    host = (urlsplit(url).hostname or "").lower()
+    if _AWS_HOST.search(host) and upstream_region(url) is None:
+        return (
+            f"the AWS host {host[:128]!r} names no region to sign for; "
+            "use https://bedrock-runtime.<region>.amazonaws.com"
+        )
+    return None
+
 
 BEDROCK_INFO = ProviderInfo(
     namespace="bedrock",
@@ -41,6 +70,8 @@ BEDROCK_INFO = ProviderInfo(
     ),
     # A Bedrock API key in the environment would replace SigV4 with another credential.
     env_overridden=("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"),
+    # A forwarded request is signed again for the upstream's host and region (llmts/server/sigv4_upstream.py).
+    upstream_check=check_upstream,
 )
 
 PROVIDERS = (BEDROCK_INFO,)

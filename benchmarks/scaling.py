@@ -4,7 +4,8 @@ time of a pytest-xdist run of a real SDK suite with ``--llmts-servers 1`` vs ``2
 Usage::
 
     python benchmarks/scaling.py throughput [--servers 1 2] [--sessions 1000] [--connections 64]
-                                            [--load-procs 2] [--duration 10] [--stream] [--json PATH]
+                                            [--load wrk|python] [--load-procs 2] [--duration 10]
+                                            [--stream] [--json PATH]
     python benchmarks/scaling.py xdist [--workers 2] [--servers 1 2] [--tests 300] [--calls 8]
                                        [--rounds 3] [--suite PATH] [--json PATH]
 
@@ -20,6 +21,7 @@ import multiprocessing
 import os
 import secrets
 import select
+import shutil
 import socket
 import statistics
 import subprocess
@@ -265,25 +267,124 @@ def create_sessions(urls: list[str], sessions: int, chunks: int) -> dict[str, li
     return owned
 
 
+# wrk's script: each connection sends the chat request of the next session its server owns (round robin
+# over the paths in ``paths``), and ``done`` prints the totals as one JSON line for this script to read.
+_WRK_SCRIPT = """
+local paths = {%(paths)s}
+local body = '%(body)s'
+local headers = {["Content-Type"] = "application/json", ["Authorization"] = "Bearer x"}
+local prebuilt = {}
+local next_index = 0
+function init(args)
+  for i, path in ipairs(paths) do prebuilt[i] = wrk.format("POST", path, headers, body) end
+  next_index = 0
+end
+function request()
+  next_index = next_index %% #prebuilt + 1
+  return prebuilt[next_index]
+end
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    '{"requests": %%d, "duration_us": %%d, "errors": %%d, "status_errors": %%d, ' ..
+    '"p50_us": %%d, "p99_us": %%d}\\n',
+    summary.requests, summary.duration, e.connect + e.read + e.write + e.timeout, e.status,
+    latency:percentile(50), latency:percentile(99)))
+end
+"""
+
+
+def _run_wrk(urls: list[str], owned: dict[str, list[str]], args: argparse.Namespace) -> list[PartResult]:
+    """One ``wrk`` per server (one thread, its share of the connections): a warm-up run, then the measured
+    one. The load's CPU comes from each wrk's own resource usage."""
+    body = json.dumps(
+        {"model": MODEL, "stream": args.stream, "messages": [{"role": "user", "content": "Hi"}]},
+        separators=(",", ":"),
+    )
+    per_server = [args.connections // len(urls)] * len(urls)
+    per_server[0] += args.connections - sum(per_server)
+    scripts = []
+    workdir = Path(tempfile.mkdtemp(prefix="bench-wrk-"))
+    for index, url in enumerate(urls):
+        paths = ", ".join(f'"/sessions/{sid}/openai/v1/chat/completions"' for sid in owned[url])
+        script = workdir / f"load{index}.lua"
+        script.write_text(_WRK_SCRIPT % {"paths": paths, "body": body})
+        scripts.append(script)
+
+    def run(seconds: float) -> list[PartResult]:
+        procs = [
+            subprocess.Popen(
+                [
+                    "wrk",
+                    "-t1",
+                    f"-c{max(1, per_server[i])}",
+                    f"-d{max(1, round(seconds))}s",
+                    "--latency",
+                    "-s",
+                    str(scripts[i]),
+                    url,
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for i, url in enumerate(urls)
+        ]
+        results = []
+        for proc in procs:
+            _, _, usage = os.wait4(proc.pid, 0)
+            output = proc.stdout.read() if proc.stdout is not None else ""
+            proc.returncode = 0
+            line = next((text for text in output.splitlines() if text.startswith('{"requests"')), None)
+            if line is None:
+                results.append(PartResult(fatal=f"wrk printed no totals: {output[-300:]!r}"))
+                continue
+            totals = json.loads(line)
+            result = PartResult(
+                requests=totals["requests"],
+                errors=totals["errors"] + totals["status_errors"],
+                elapsed=totals["duration_us"] / 1e6,
+                cpu_seconds=usage.ru_utime + usage.ru_stime,
+            )
+            # wrk reports percentiles, not samples: keep the two this script prints.
+            result.latencies = [totals["p50_us"] / 1e6, totals["p99_us"] / 1e6]
+            results.append(result)
+        return results
+
+    try:
+        if args.warmup > 0:
+            run(args.warmup)
+        return run(args.duration)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _run_python_load(
+    urls: list[str], owned: dict[str, list[str]], args: argparse.Namespace
+) -> list[PartResult]:
+    targets = []
+    for url in urls:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "127.0.0.1", parts.port or 80
+        targets.append(
+            Target(host, port, [_chat_request(host, port, sid, args.stream) for sid in owned[url]])
+        )
+    per_proc = [args.connections // args.load_procs] * args.load_procs
+    per_proc[0] += args.connections - sum(per_proc)
+    load_parts, first = [], 0
+    for connections in per_proc:
+        load_parts.append(LoadPart(targets, connections, first, args.stream, args.warmup, args.duration))
+        first += connections
+    return _run_load(load_parts)
+
+
 def measure_throughput(args: argparse.Namespace, count: int) -> dict[str, Any]:
     server, urls = start_servers(count, time.monotonic() + START_TIMEOUT)
     try:
         owned = create_sessions(urls, args.sessions, args.chunks)
-        targets = []
-        for url in urls:
-            parts = urlsplit(url)
-            host, port = parts.hostname or "127.0.0.1", parts.port or 80
-            targets.append(
-                Target(host, port, [_chat_request(host, port, sid, args.stream) for sid in owned[url]])
-            )
-        per_proc = [args.connections // args.load_procs] * args.load_procs
-        per_proc[0] += args.connections - sum(per_proc)
-        parts, first = [], 0
-        for connections in per_proc:
-            parts.append(LoadPart(targets, connections, first, args.stream, args.warmup, args.duration))
-            first += connections
         server_cpu0 = _cpu_seconds(server.pids)
-        results = _run_load(parts)
+        run_load = _run_wrk if args.load == "wrk" else _run_python_load
+        results = run_load(urls, owned, args)
         server_cpu1 = _cpu_seconds(server.pids)
     finally:
         server.stop()
@@ -291,6 +392,10 @@ def measure_throughput(args: argparse.Namespace, count: int) -> dict[str, Any]:
     elapsed = max((r.elapsed for r in results), default=0.0) or 1e-9
     requests = sum(r.requests for r in results)
     latencies = sorted(x for r in results for x in r.latencies)
+    if args.load == "wrk":  # each wrk reports its own p50 and p99: the worst server's are quoted
+        latencies = [max((r.latencies[0] for r in results if r.latencies), default=0.0)] * 2 + [
+            max((r.latencies[1] for r in results if r.latencies), default=0.0)
+        ]
     measured = {
         "servers": count,
         "sessions": args.sessions,
@@ -314,7 +419,8 @@ def measure_throughput(args: argparse.Namespace, count: int) -> dict[str, Any]:
 def throughput(args: argparse.Namespace) -> int:
     rows = [measure_throughput(args, count) for count in args.servers]
     kind = "stream" if args.stream else "non-stream"
-    print(f"{kind}, {args.sessions} sessions, {args.connections} connections, {args.load_procs} load procs")
+    load = "wrk, one per server" if args.load == "wrk" else f"{args.load_procs} python load procs"
+    print(f"{kind}, {args.sessions} sessions, {args.connections} connections, {load}")
     header = ("servers", "req/s", "p50 ms", "p99 ms", "errors", "srv cpu%", "load cpu%")
     print(" ".join(f"{name:>{width}}" for name, width in zip(header, (8, 10, 8, 8, 7, 9, 10), strict=True)))
     for row in rows:
@@ -424,7 +530,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     load.add_argument("--servers", type=int, nargs="+", default=[1, 2], help="server counts (default 1 2)")
     load.add_argument("--sessions", type=int, default=1000, help="sessions, spread by id (default 1000)")
     load.add_argument("--connections", type=int, default=64, help="keep-alive connections (default 64)")
-    load.add_argument("--load-procs", type=int, default=2, help="load generator processes (default 2)")
+    load.add_argument(
+        "--load",
+        choices=("wrk", "python"),
+        default="wrk" if shutil.which("wrk") else "python",
+        help="load generator: wrk (one per server; the default when installed) or this script's epoll client",
+    )
+    load.add_argument("--load-procs", type=int, default=2, help="python load processes (default 2)")
     load.add_argument("--chunks", type=int, default=20, help="content chunks per answer (default 20)")
     load.add_argument("--stream", action="store_true", help="streamed answers (default: JSON)")
     load.add_argument("--duration", type=float, default=10.0, help="measured seconds (default 10)")

@@ -125,6 +125,8 @@ class JournalRecord:
     reasoning_settings: dict[str, Any] | None = None
     # A conversation replay: the retained answer was returned and nothing advanced.
     replayed: bool = False
+    # Answered by the session's upstream (docs/recording.md): nothing of the session owned the request.
+    forwarded: bool = False
     request_preview: bytes | None = None
     request_bytes: int = 0
     response_preview: bytes | None = None
@@ -159,6 +161,11 @@ class JournalRecord:
     def admitted(self, scenario: str | None) -> None:
         """The scenario or conversation graph that owns the request."""
         self.scenario = scenario
+
+    def forwarded_upstream(self) -> None:
+        """Nothing of the session owns the request: its upstream answers it."""
+        self.scenario = None
+        self.forwarded = True
 
     def owned_by(self, graph: str, conversation: str, turn: int, step: str | None) -> None:
         """A conversation graph claimed the request (tagged before its admission checks run)."""

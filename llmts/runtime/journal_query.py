@@ -25,6 +25,7 @@ _EXACT_FIELDS = (
     "success",
     "error_code",
     "retry_group",
+    "forwarded",
 )
 
 

@@ -116,6 +116,8 @@ class JournalEntry(BaseModel):
     reasoning_settings: dict[str, Any] | None = None
     # True when a conversation graph replayed its retained answer (nothing advanced).
     replayed: bool = False
+    # True when the session's upstream answered (record and replay): nothing of the session owned it.
+    forwarded: bool = False
     # Payload previews: the first ``preview_bytes`` of the request body and of the response (the body, or
     # the stream's frames concatenated), decoded as UTF-8; ``*_bytes`` are the full sizes.
     request_preview: str | None = None
@@ -154,6 +156,7 @@ class JournalQuery(BaseModel):
     success: bool | None = None
     error_code: str | None = None
     retry_group: str | None = None
+    forwarded: bool | None = None
     # A cursor: only entries whose sequence is greater (the dashboard polls with it for what is new).
     after: int | None = Field(default=None, ge=0)
     from_: datetime | None = Field(default=None, alias="from")

@@ -371,7 +371,7 @@ class LlmtsApp:
         # Nothing of the session owns it (a miss, or an operation llmts would generate, which commits
         # nothing): the upstream answers.
         if upstream is not None and (admission is None or admission.generated):
-            entry.admitted(None)
+            entry.forwarded_upstream()
             return forward(
                 self._upstream,
                 session,

@@ -83,6 +83,8 @@ def test_the_sessions_own_fixtures_answer_first(
     entries = session.requests()
     assert [e["status"] for e in entries] == [200, 200, 200]
     assert entries[0]["scenario"] is None and entries[-1]["scenario"] is not None
+    assert [e["forwarded"] for e in entries] == [True, True, False]  # newest first
+    assert [e["model"] for e in session.requests(forwarded=True)] == ["gpt-4o", "gpt-4o-mini"]
 
 
 def test_a_stream_is_relayed_as_it_arrives_with_its_chunk_boundaries(

@@ -8,9 +8,9 @@ the adapter (docs/architecture.md, "Providers").
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = ["EnvVariable", "ProviderInfo", "SdkClient", "env_key", "env_url", "env_value"]
 
@@ -80,3 +80,6 @@ class ProviderInfo:
     # Checks an upstream URL for the namespace when a session is configured (docs/recording.md): the
     # reason it is refused, or None.
     upstream_check: Callable[[str], str | None] | None = None
+    # What a replay of the namespace's recorded answers needs in its configuration besides their
+    # scenarios, from the models they were recorded for (docs/recording.md; Azure: the deployments).
+    replay_config: Callable[[Sequence[str]], dict[str, Any]] | None = None

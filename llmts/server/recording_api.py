@@ -9,8 +9,9 @@ from urllib.parse import parse_qs
 import orjson
 
 from llmts.errors import InvalidRequest
+from llmts.providers.catalog import CATALOG
 from llmts.runtime import Session
-from llmts.runtime.recording import recording_configuration
+from llmts.runtime.recording import Exchange, recording_configuration
 from llmts.schema.config import SessionConfig
 
 __all__ = ["RECORDED_HEADER", "RECORDING_DROPPED_HEADER", "recording_payload"]
@@ -41,8 +42,19 @@ def recording_payload(session: Session, environ: Mapping[str, Any]) -> tuple[byt
         )
     exchanges, dropped = session.recorded()
     config, omitted = recording_configuration(exchanges, pacing=_BOOLEANS[raw])
+    _add_replay_config(config, exchanges)
     # Validated here, so what is served is what configure accepts.
     payload = SessionConfig.model_validate(config).model_dump(mode="json")
     body = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
     kept = len(exchanges) - omitted
     return body, [(RECORDED_HEADER, str(kept)), (RECORDING_DROPPED_HEADER, str(dropped + omitted))]
+
+
+def _add_replay_config(config: dict[str, Any], exchanges: list[Exchange]) -> None:
+    """What each provider's replay needs beside the scenarios (``ProviderInfo.replay_config``)."""
+    for info in CATALOG.providers:
+        if info.replay_config is None:
+            continue
+        models = sorted({e.request.model for e in exchanges if e.provider == info.namespace})
+        if models:
+            config.update(info.replay_config(models))

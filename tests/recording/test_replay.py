@@ -52,6 +52,14 @@ CASES = [
         _OPENAI,
     ),
     Case(
+        "azure-openai",
+        "azure-openai",
+        "my-gpt-4o",
+        "/azure-openai/openai/deployments/my-gpt-4o/chat/completions?api-version=2024-10-21",
+        {"messages": [{"role": "user", "content": "Tell me about Paris"}]},
+        {"api-key": "azure-client-key-123456"},
+    ),
+    Case(
         "anthropic",
         "anthropic",
         "claude-test-1",
@@ -102,7 +110,10 @@ def test_record_then_replay_is_byte_identical_with_equal_chunk_boundaries(
     llmts_server: LlmTestServer, upstream_server: LlmTestServer, case: Case, stream: bool
 ) -> None:
     upstream = upstream_server.create_session()
-    upstream.configure({"scenarios": [{"model": case.model, "responses": [_PACED]}]})
+    upstream_config: dict[str, Any] = {"scenarios": [{"model": case.model, "responses": [_PACED]}]}
+    if case.prefix == "azure-openai":  # the real resource knows its deployments; the recorder does not
+        upstream_config["azure_deployments"] = {case.model: case.model}
+    upstream.configure(upstream_config)
     recorder = recording_session(llmts_server, {case.prefix: provider_upstream(upstream, case.prefix)})
     path, body = _request(case, stream)
     live = chunked_request(recorder.provider_base, "POST", path, body, case.headers)

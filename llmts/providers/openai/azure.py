@@ -68,9 +68,16 @@ def _credential(request: ProviderRequest) -> str | None:
 
 
 def _served_by(call: ProviderCall, deployment: str) -> str | None:
-    """The model a deployment serves; unconfigured sessions serve any deployment as its name."""
+    """The model a deployment serves; unconfigured sessions serve any deployment as its name, and so do
+    sessions with an Azure upstream for the deployments they do not map (the real resource knows its
+    deployments: the request is forwarded, docs/recording.md)."""
     config = call.session.configuration
-    return deployment if config is None else config.azure_deployments.get(deployment)
+    if config is None:
+        return deployment
+    model = config.azure_deployments.get(deployment)
+    if model is None and _PROVIDER in config.upstreams:
+        return deployment
+    return model
 
 
 def _deployment_model(call: ProviderCall, deployment: str) -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from llmts.providers.info import ProviderInfo, SdkClient, env_key, env_url, env_value
 
 __all__ = ["AZURE_API_VERSION", "AZURE_OPENAI_INFO", "OPENAI_INFO", "PROVIDERS"]
@@ -25,6 +28,18 @@ OPENAI_INFO = ProviderInfo(
     ),
 )
 
+# ``azure_deployments`` bounds (docs/configuration.md): 256 entries, names of 1..128 characters, no "/".
+_DEPLOYMENTS = 256
+_DEPLOYMENT_CHARS = 128
+
+
+def _azure_replay_config(models: Sequence[str]) -> dict[str, Any]:
+    """A recording session served each deployment it forwarded as a model of that name: a replay maps
+    the deployments it holds answers for the same way (an unmapped one would be Azure's 404)."""
+    names = [m for m in models if 0 < len(m) <= _DEPLOYMENT_CHARS and "/" not in m][:_DEPLOYMENTS]
+    return {"azure_deployments": {name: name for name in names}} if names else {}
+
+
 AZURE_OPENAI_INFO = ProviderInfo(
     namespace="azure-openai",
     sdk_clients=(
@@ -43,6 +58,7 @@ AZURE_OPENAI_INFO = ProviderInfo(
         env_key("AZURE_OPENAI_API_KEY", "openai.AzureOpenAI"),
         env_value("OPENAI_API_VERSION", AZURE_API_VERSION, "openai.AzureOpenAI"),
     ),
+    replay_config=_azure_replay_config,
     env_overridden=("AZURE_OPENAI_AD_TOKEN",),
 )
 

@@ -133,10 +133,12 @@ class HeadDeadlineHandler:
         seconds = tracker.head_seconds(self._llmts_kept_alive)
         timer = timers.get(seconds)
         if timer is None:
-            timer = timers[seconds] = self.server.loop.timer(seconds)  # type: ignore[attr-defined]
+            # ``again`` restarts from ``repeat``: ``start`` after a ``stop`` would resume the time the timer
+            # had left, so a kept-alive connection's idle periods would add up to one timeout.
+            timer = timers[seconds] = self.server.loop.timer(seconds, seconds)  # type: ignore[attr-defined]
         expired = self._llmts_expired
         current = getcurrent()
-        timer.start(current.throw, expired)
+        timer.again(current.throw, expired)
         self._llmts_timer = timer
         waiting = tracker.waiting
         waiting[current] = expired  # a stopping worker closes it (ConnectionTracker.stop)

@@ -27,7 +27,12 @@ from llmts.server.access_log import AccessLog, basic_auth_user
 from llmts.server.http import status_line
 from llmts.server.log_text import log_text
 from llmts.server.request_head import HeaderFields, environ_key, read_header_fields
-from llmts.transport.deadline import SERVER_WRITE_DEADLINE, Deadline, write_timed_out
+from llmts.transport.deadline import (
+    SERVER_CONNECTION_DEADLINES,
+    SERVER_WRITE_DEADLINE,
+    Deadline,
+    write_timed_out,
+)
 from llmts.transport.writer import WholeStream
 
 __all__ = ["LlmtsPyWSGIHandler"]
@@ -87,8 +92,10 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
     status: Any  # bytes once start_response ran; gevent's own str for what it rejected
     code: int
     _http_date = _HttpDate()
-    # The connection's write deadline (transport/deadline.py), made at its first request.
+    # The connection's write deadline (transport/deadline.py), made at its first request, and the
+    # deadlines the app keeps per connection (the request body's), closed with the connection.
     _llmts_write_deadline: Deadline | None = None
+    _llmts_app_deadlines: dict[str, Deadline] | None = None
 
     # --- the request head --------------------------------------------------------------------------
 
@@ -154,6 +161,10 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
         if deadline is not None:
             deadline.expired = False  # one per connection, read per response
             env[SERVER_WRITE_DEADLINE] = deadline
+        spares = self._llmts_app_deadlines
+        if spares is None:
+            spares = self._llmts_app_deadlines = {}
+        env[SERVER_CONNECTION_DEADLINES] = spares
         return env
 
     def handle(self) -> None:
@@ -163,6 +174,10 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
             if self._llmts_write_deadline is not None:
                 self._llmts_write_deadline.close()
                 self._llmts_write_deadline = None
+            if self._llmts_app_deadlines is not None:
+                for spare in self._llmts_app_deadlines.values():
+                    spare.close()
+                self._llmts_app_deadlines = None
 
     # --- the response ------------------------------------------------------------------------------
 

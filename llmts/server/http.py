@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from http import HTTPStatus
 from typing import Any
 
@@ -11,7 +12,7 @@ import orjson
 
 from llmts.errors import BodyIncomplete, BodyReadTimeout, BodyTooLarge, InvalidRequest, LlmtsError
 from llmts.transport import client_socket
-from llmts.transport.deadline import Deadline, stop_reading
+from llmts.transport.deadline import SERVER_CONNECTION_DEADLINES, Deadline, stop_reading
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -91,13 +92,25 @@ def _read_body(environ: Mapping[str, Any], limit: int, timeout: float | None) ->
 def _read_within(environ: Mapping[str, Any], timeout: float | None, stream: Any, size: int) -> bytes:
     if timeout is None:
         return bytes(stream.read(size))
-    with Deadline(timeout, lambda: BodyReadTimeout(f"the request body did not arrive within {timeout:g} s")):
-        try:
-            return bytes(stream.read(size))
-        except BodyReadTimeout:
-            # The server would otherwise wait for the rest of the body before closing the connection.
-            stop_reading(client_socket(environ))
-            raise
+    spares: dict[str, Deadline] | None = environ.get(SERVER_CONNECTION_DEADLINES)
+    deadline = spares.get("body") if spares is not None else None
+    if deadline is None:  # the connection's first body (or a server without spare deadlines)
+        message = f"the request body did not arrive within {timeout:g} s"
+        deadline = Deadline(timeout, partial(BodyReadTimeout, message))
+        if spares is not None:
+            spares["body"] = deadline
+    deadline.arm()
+    try:
+        return bytes(stream.read(size))
+    except BodyReadTimeout:
+        # The server would otherwise wait for the rest of the body before closing the connection.
+        stop_reading(client_socket(environ))
+        raise
+    finally:
+        if spares is None:
+            deadline.close()
+        else:
+            deadline.disarm()
 
 
 def control_error(start_response: StartResponse, error: LlmtsError) -> Iterable[bytes]:

@@ -15,7 +15,10 @@ llmts's own pywsgi handler bounds writes itself, cheaper: it tries each write wi
 the connection's one ``Deadline`` only for what the socket buffer refused, so a response that fits the
 buffer (almost all of them) never touches a timer. It puts that deadline into the environ under
 ``SERVER_WRITE_DEADLINE``; the app then arms nothing per chunk and only reads ``expired`` when the
-response is over (``note_write_timeout``).
+response is over (``note_write_timeout``). It also hands the app a per-connection dict under
+``SERVER_CONNECTION_DEADLINES`` where the app keeps deadlines of its own (the request body's), made at
+the connection's first request, re-armed per request, and closed by the handler with the connection:
+a timer made and closed per request costs more than the body read it bounds.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from llmts.transport.abort import ConnectionAborted
 from llmts.transport.evidence import DeliveryEvidence
 
 __all__ = [
+    "SERVER_CONNECTION_DEADLINES",
     "SERVER_WRITE_DEADLINE",
     "ActiveDelivery",
     "Deadline",
@@ -45,6 +49,8 @@ __all__ = [
 
 # Environ key of the server's per-connection write deadline (a ``Deadline``), where the server has one.
 SERVER_WRITE_DEADLINE = "llmts.write_deadline"
+# Environ key of the per-connection ``dict[str, Deadline]`` the app keeps its own deadlines in.
+SERVER_CONNECTION_DEADLINES = "llmts.connection_deadlines"
 
 
 def _patched() -> bool:
@@ -91,15 +97,18 @@ class Deadline:
 
     def __init__(self, seconds: float, error: Callable[[], BaseException]) -> None:
         hub = _hub()
-        self._timer = hub.loop.timer(seconds) if hub is not None else None
+        # ``repeat`` is what ``again`` restarts from: a libev timer restarted with ``start`` after a
+        # ``stop`` resumes the time it had left, so a re-armed deadline would shrink with every use.
+        self._timer = hub.loop.timer(seconds, seconds) if hub is not None else None
         self._error = error
         self._greenlet: Any = None
         self.expired = False
 
     def arm(self) -> None:
+        """Start the full interval again (each arming bounds one piece of work on its own)."""
         if self._timer is not None:
             self._greenlet = _getcurrent()
-            self._timer.start(self._expire)
+            self._timer.again(self._expire)
 
     def disarm(self) -> None:
         if self._timer is not None:
@@ -112,6 +121,8 @@ class Deadline:
             self._timer = None
 
     def _expire(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()  # it repeats (see __init__): fire once per arming
         self.expired = True
         if self._greenlet is not None:
             self._greenlet.throw(self._error())

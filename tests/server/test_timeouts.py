@@ -121,6 +121,30 @@ def test_body_shorter_than_content_length_gets_408_and_is_journaled(
     )
 
 
+def test_a_kept_alive_connections_later_body_is_bounded_too(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    """Idle periods and bodies are bounded afresh per request (docs/architecture.md, "The server's hot
+    path"): two idle gaps that add up to more than the keep-alive timeout keep the connection, and the
+    third request's stalled body still gets its 408 in time (its deadline is re-armed, not remade)."""
+    server = own_server_factory(extra_args=_FAST)
+    session = server.create_session()
+    body = {"model": "gpt-4.1-mini", "messages": USER_HI}
+    sock = _connect(server)
+    for _ in range(2):  # whole bodies, well within the timeout each
+        sock.sendall(_chat_request(session, body))
+        data = b""
+        while b'"finish_reason"' not in data:
+            data += sock.recv(65536)
+        assert data.startswith(b"HTTP/1.1 200")
+        time.sleep(0.3)  # together longer than the body timeout: each request's deadline starts afresh
+    sock.sendall(_chat_request(session, body, declared=4000))
+    sent = time.monotonic()
+    head, _, _ = _read_to_close(sock).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408") and 0.4 < time.monotonic() - sent < 3.0
+    assert [e["status"] for e in session.requests()] == [408, 200, 200]
+
+
 def test_control_route_body_timeout_answers_in_the_control_envelope(
     own_server_factory: Callable[..., LlmTestServer],
 ) -> None:
@@ -182,6 +206,35 @@ def test_whole_body_nobody_reads_is_dropped_after_the_write_timeout(
         _read_to_close(sock)
     sock.close()
     assert raw_request(server.url, "GET", "/health").status == 200
+
+
+@pytest.mark.parametrize("worker", _WORKERS)
+def test_each_write_gets_the_whole_write_timeout_however_long_earlier_ones_waited(
+    own_server_factory: Callable[..., LlmTestServer], worker: str
+) -> None:
+    """A deadline is re-armed for every write: two answers on one connection that each wait 0.3 s for a
+    slow reader both arrive under a 0.5 s write timeout (a resumed timer would fire in the second)."""
+    server = own_server_factory(extra_args=["--write-timeout", "0.5", "--worker-class", worker])
+    session = server.create_session()
+    text = "x" * 6_000_000  # more than the kernel buffers: the server's write waits for the reader
+    session.configure({"scenarios": [{"terminal_policy": "restart", "responses": [{"text": text}]}]})
+    sock = _connect(server, rcvbuf=4096)
+    request = _chat_request(session, {"model": "gpt-4.1-mini", "messages": USER_HI})
+    for _ in range(2):
+        sock.sendall(request)
+        time.sleep(0.3)  # the server's write is blocked meanwhile
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += sock.recv(65536)
+        head, _, body = head.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200")
+        fields = dict(line.split(b": ", 1) for line in head.split(b"\r\n")[1:])
+        length = int(fields[b"Content-Length"])
+        while len(body) < length:
+            body += sock.recv(1 << 20)
+        assert json.loads(body)["choices"][0]["message"]["content"] == text
+    sock.close()
+    assert [e["success"] for e in session.requests()] == [True, True]
 
 
 @pytest.mark.parametrize("worker", _WORKERS)

@@ -19,6 +19,7 @@ import os
 import select
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -289,9 +290,10 @@ def _run_load(spec: LoadSpec) -> LoadResult:
                 cpu0 = os.times()
                 srv0 = _cpu_seconds(spec.server_pids)
             for fd, _ev in events:
-                c = conns.get(fd)
-                if c is None:
+                ready = conns.get(fd)
+                if ready is None:
                     continue
+                c = ready
                 try:
                     data = c.sock.recv(262144)
                 except BlockingIOError:
@@ -435,7 +437,8 @@ def _children(pid: int) -> list[int]:
 
 
 def _process_tree(pid: int) -> list[int]:
-    tree, todo = [], [pid]
+    tree: list[int] = []
+    todo = [pid]
     while todo and len(tree) < 1000:
         current = todo.pop()
         tree.append(current)
@@ -753,9 +756,12 @@ def summarize(results: dict[str, LoadResult]) -> dict[str, Any]:
     return summary
 
 
-def print_summary(results: dict[str, LoadResult], summary: dict[str, Any], connections: int) -> None:
+def print_summary(
+    results: dict[str, LoadResult], summary: dict[str, Any], connections: int, rounds: int = 1
+) -> None:
     print()
-    print(f"=== summary ({connections} keep-alive connections) ===")
+    last = f", the last of {rounds} rounds; ratios: the rounds' median" if rounds > 1 else ""
+    print(f"=== summary ({connections} keep-alive connections{last}) ===")
     print(HEADER)
     for name in CASES:
         if name in results:
@@ -805,6 +811,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=list(CASES),
         help=f"cases to run, space- or comma-separated, from: {', '.join(CASES)}",
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="run the cases this many times in turn on the same servers; ratios are per round and their "
+        "median is the verdict (default 1)",
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     args = parser.parse_args(argv)
     cases = [c for item in args.cases for c in item.split(",") if c]
@@ -812,8 +825,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if unknown:
         parser.error(f"unknown case(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
     args.cases = [c for c in CASES if c in cases]
-    if args.duration <= 0 or args.warmup < 0 or args.connections <= 0 or args.chunks <= 0:
-        parser.error("--duration, --connections and --chunks must be positive, --warmup not negative")
+    if args.duration <= 0 or args.warmup < 0 or args.connections <= 0 or args.chunks <= 0 or args.rounds <= 0:
+        parser.error("--duration, --connections, --chunks, --rounds must be positive, --warmup not negative")
     return args
 
 
@@ -836,7 +849,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"server processes on CPU {server_cpu}, load generator on CPU {load_cpu}")
     servers: dict[str, Server] = {}
-    results: dict[str, LoadResult] = {}
     failed = False
     try:
         deadline = time.monotonic() + START_TIMEOUT
@@ -858,38 +870,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_answers(servers[SERVER_OF[name]], kind == "stream", chunks)
         print(f"{args.connections} connections, {args.warmup:g} s warm-up + {args.duration:g} s per case")
         print(HEADER, flush=True)
-        for case in args.cases:
-            name, kind = case.split("-")
-            server = servers[SERVER_OF[name]]
-            parts = urlsplit(server.url)
-            host, port = parts.hostname or "127.0.0.1", int(parts.port or 80)
-            spec = LoadSpec(
-                host=host,
-                port=port,
-                requests=[
-                    build_request(host, port, kind == "stream", prefix)
-                    for prefix in (prefixes if name == "sessions" else [""])
-                ],
-                stream=kind == "stream",
-                connections=args.connections,
-                warmup=args.warmup,
-                duration=args.duration,
-                cpu=load_cpu,
-                server_pids=_process_tree(server.proc.pid),
-            )
-            result = run_load(spec)
-            results[case] = result
-            if result.fatal:
-                failed = True
-                print(f"{case:<16} FAILED: {result.fatal}", flush=True)
-            else:
-                _print_row(case, result)
-            for sample in result.error_samples:
-                print(f"    error sample: {sample}")
-            if not server.alive():
-                raise server.fail(f"exited during the run (code {server.proc.returncode})")
-        summary = summarize(results)
-        print_summary(results, summary, args.connections)
+        rounds: list[dict[str, LoadResult]] = []
+        for round_index in range(args.rounds):
+            if args.rounds > 1:
+                print(f"--- round {round_index + 1} of {args.rounds}", flush=True)
+            results: dict[str, LoadResult] = {}
+            rounds.append(results)
+            failed = _run_cases(args, servers, prefixes, results, load_cpu) or failed
+        summary = summarize(rounds[-1]) if len(rounds) == 1 else median_summary(rounds)
+        print_summary(rounds[-1], summary, args.connections, len(rounds))
+        if len(rounds) > 1:
+            _print_rounds(rounds)
         findings = {name: _server_log_findings(s) for name, s in servers.items()}
         for name, lines in findings.items():
             for line in lines:
@@ -901,23 +892,94 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "warmup": args.warmup,
                     "connections": args.connections,
                     "chunks": args.chunks,
+                    "rounds": args.rounds,
                     "server_cpu": server_cpu,
                     "load_cpu": load_cpu,
                     "python": sys.version.split()[0],
                 },
-                "results": {name: asdict(r) for name, r in results.items()},
+                "results": {name: asdict(r) for name, r in rounds[-1].items()},
+                "rounds": [{name: asdict(r) for name, r in one.items()} for one in rounds],
                 "summary": summary,
                 "server_log_findings": findings,
             }
             Path(args.json).write_text(json.dumps(document, indent=2) + "\n")
             print(f"wrote {args.json}")
-        errors = sum(r.errors for r in results.values())
+        errors = sum(r.errors for one in rounds for r in one.values())
         return 1 if failed or errors else 0
     finally:
         for server in servers.values():
             server.stop()
             with contextlib.suppress(OSError):
                 os.unlink(server.log.name)
+
+
+def _run_cases(
+    args: argparse.Namespace,
+    servers: dict[str, Server],
+    prefixes: list[str],
+    results: dict[str, LoadResult],
+    load_cpu: int | None,
+) -> bool:
+    """One round: every case in order, each row printed as it ends; True when a case failed."""
+    failed = False
+    for case in args.cases:
+        name, kind = case.split("-")
+        server = servers[SERVER_OF[name]]
+        parts = urlsplit(server.url)
+        host, port = parts.hostname or "127.0.0.1", int(parts.port or 80)
+        spec = LoadSpec(
+            host=host,
+            port=port,
+            requests=[
+                build_request(host, port, kind == "stream", prefix)
+                for prefix in (prefixes if name == "sessions" else [""])
+            ],
+            stream=kind == "stream",
+            connections=args.connections,
+            warmup=args.warmup,
+            duration=args.duration,
+            cpu=load_cpu,
+            server_pids=_process_tree(server.proc.pid),
+        )
+        result = run_load(spec)
+        results[case] = result
+        if result.fatal:
+            failed = True
+            print(f"{case:<16} FAILED: {result.fatal}", flush=True)
+        else:
+            _print_row(case, result)
+        for sample in result.error_samples:
+            print(f"    error sample: {sample}")
+        if not server.alive():
+            raise server.fail(f"exited during the run (code {server.proc.returncode})")
+    return failed
+
+
+def median_summary(rounds: list[dict[str, LoadResult]]) -> dict[str, Any]:
+    """``summarize`` over several rounds: each ratio is the median of the rounds' own ratios (each round's
+    llmts case over the same round's floor), and ``*_ratio_ok`` judges that median."""
+    per_round = [summarize(one) for one in rounds]
+    summary = dict(per_round[-1])
+    for key in per_round[-1]:
+        if key.endswith("_ratio"):
+            values = [one[key] for one in per_round if one.get(key) is not None]
+            summary[key] = statistics.median(values) if values else None
+            target = summary[key + "_target"]
+            summary[key + "_ok"] = None if summary[key] is None else summary[key] >= target
+            summary[key + "_rounds"] = values
+    return summary
+
+
+def _print_rounds(rounds: list[dict[str, LoadResult]]) -> None:
+    print()
+    print("per round (llmts/floor of the same round):")
+    for name in CASES:
+        if name.startswith("floor-"):
+            continue
+        ratios = [_ratio(one, name) for one in rounds if name in one]
+        shown = [f"{r:.2f}x" for r in ratios if r is not None]
+        if shown:
+            print(f"  {name + '/floor':<26} " + "  ".join(shown))
 
 
 if __name__ == "__main__":

@@ -84,8 +84,10 @@ _FAMILY = {
 
 
 def _events(
-    session: SessionClient, route: str, plan: dict[str, Any]
+    session: SessionClient, route: str, plan: dict[str, Any], read_timeout: float = 30
 ) -> tuple[list[str], BaseException | None]:
+    """The events boto3 delivered and what it raised; a short ``read_timeout`` only where the test is about
+    it (a busy CI machine can take a second to answer)."""
     session.configure(
         {
             "models": [MODEL, NOVA, TITAN],
@@ -98,7 +100,7 @@ def _events(
             ],
         }
     )
-    config = botocore.config.Config(retries={"total_max_attempts": 1}, read_timeout=1)
+    config = botocore.config.Config(retries={"total_max_attempts": 1}, read_timeout=read_timeout)
     client = session.bedrock_client(config=config)
     seen: list[str] = []
     try:
@@ -210,7 +212,7 @@ def test_abort_connection_mid_stream(llmts_session: SessionClient, route: str) -
 @pytest.mark.parametrize("route", ROUTES)
 def test_stall_hits_botocores_read_timeout(llmts_session: SessionClient, route: str) -> None:
     seen, error = _events(
-        llmts_session, route, {"mode": "stall", "after_content_frames": 1, "delay_ms": 5000}
+        llmts_session, route, {"mode": "stall", "after_content_frames": 1, "delay_ms": 5000}, read_timeout=1
     )
 
     assert seen == FIRST[route]

@@ -70,7 +70,9 @@ Outcome = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen (nothing changes it after construction): one is built per request, and a frozen
+# dataclass costs about four times as much to construct (docs/architecture.md, "The server's hot path").
+@dataclass(slots=True)
 class ScenarioVerdict:
     """What one scenario would do with the request: the response it would answer with, or its error."""
 

@@ -26,7 +26,7 @@ from llmts.errors import LlmtsError, MalformedHttp, RequestLineTooLong
 from llmts.server.access_log import AccessLog, basic_auth_user
 from llmts.server.http import status_line
 from llmts.server.log_text import log_text
-from llmts.server.request_head import HeaderFields, environ_key, read_header_fields
+from llmts.server.request_head import HeaderFields, environ_key, read_header_block
 from llmts.transport.deadline import (
     SERVER_CONNECTION_DEADLINES,
     SERVER_WRITE_DEADLINE,
@@ -114,7 +114,7 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
         return result
 
     def MessageClass(self, rfile: Any, *_: Any) -> HeaderFields:  # gevent's hook name
-        return read_header_fields(rfile.readline)
+        return read_header_block(rfile)
 
     def get_environ(self) -> dict[str, Any]:
         env: dict[str, Any] = self.server.get_environ()

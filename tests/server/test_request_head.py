@@ -8,6 +8,8 @@ from types import SimpleNamespace
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from llmts import LlmTestServer
 from llmts.server.handler import LlmtsPyWSGIHandler
@@ -16,6 +18,7 @@ from llmts.server.request_head import (
     MAX_HEADER_LINE,
     HeaderFields,
     environ_key,
+    read_header_block,
     read_header_fields,
 )
 
@@ -60,6 +63,59 @@ def test_bare_newlines_and_end_of_input_end_the_block() -> None:
 def test_malformed_fields_are_rejected(raw: bytes) -> None:
     with pytest.raises(ValueError):
         _read(raw)
+
+
+# Header lines of every kind the two readers must agree on: plain, tab- and space-padded, repeated,
+# and each malformation (folding, space before the colon, no colon, bad or empty names, a stray CR inside
+# a value, a bare LF line end).
+_LINE = st.one_of(
+    st.tuples(
+        st.sampled_from(["Host", "X-Dup", "x-dup", "Content-Type", "A_B", "x" * 70]),
+        st.text(st.characters(codec="latin-1", exclude_characters="\r\n"), max_size=30),
+    ).map(lambda pair: f"{pair[0]}:{pair[1]}\r\n"),
+    st.sampled_from(
+        [
+            "Host: a\r\n",
+            "A:\t padded \t\r\n",
+            " folded\r\n",
+            "A : 1\r\n",
+            "no colon\r\n",
+            ": empty\r\n",
+            "Bad\x01Name: 1\r\n",
+            "A: cr\rinside\r\n",
+            "Bare: lf\n",
+        ]
+    ),
+)
+
+
+def _outcome(reader: object, rest: io.BufferedReader) -> tuple[object, ...]:
+    try:
+        headers = reader()  # type: ignore[operator]
+    except ValueError as error:
+        return ("rejected", str(error))
+    return (headers.fields, headers.status, rest.read())
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(
+    lines=st.lists(_LINE, max_size=110),
+    ending=st.sampled_from(["\r\n", "\n", ""]),
+    body=st.sampled_from([b"", b"{}", b"\r\n\r\nX: y\r\n"]),
+)
+def test_the_one_pass_reader_answers_as_the_line_reader(lines: list[str], ending: str, body: bytes) -> None:
+    raw = "".join(lines).encode("latin-1") + ending.encode() + body
+    by_lines = io.BufferedReader(io.BytesIO(raw))
+    in_one_pass = io.BufferedReader(io.BytesIO(raw))
+    assert _outcome(lambda: read_header_block(in_one_pass), in_one_pass) == _outcome(
+        lambda: read_header_fields(by_lines.readline), by_lines
+    )
+
+
+def test_the_one_pass_reader_takes_a_whole_block_and_leaves_the_body() -> None:
+    reader = io.BufferedReader(io.BytesIO(b'Host: a\r\nX:\tb \r\n\r\n{"k": 1}'))
+    assert read_header_block(reader).fields == [("Host", "a"), ("X", "b")]
+    assert reader.read() == b'{"k": 1}'
 
 
 def test_bounds_are_http_clients() -> None:

@@ -127,7 +127,10 @@ def test_a_kept_alive_connections_later_body_is_bounded_too(
     """Idle periods and bodies are bounded afresh per request (docs/architecture.md, "The server's hot
     path"): two idle gaps that add up to more than the keep-alive timeout keep the connection, and the
     third request's stalled body still gets its 408 in time (its deadline is re-armed, not remade)."""
-    server = own_server_factory(extra_args=_FAST)
+    # Idle gaps of 0.6 s under a 1 s keep-alive: apart within it, together beyond it.
+    server = own_server_factory(
+        extra_args=["--request-head-timeout", "1", "--keepalive-timeout", "1", "--body-timeout", "0.5"]
+    )
     session = server.create_session()
     body = {"model": "gpt-4.1-mini", "messages": USER_HI}
     sock = _connect(server)
@@ -137,7 +140,7 @@ def test_a_kept_alive_connections_later_body_is_bounded_too(
         while b'"finish_reason"' not in data:
             data += sock.recv(65536)
         assert data.startswith(b"HTTP/1.1 200")
-        time.sleep(0.3)  # together longer than the body timeout: each request's deadline starts afresh
+        time.sleep(0.6)  # each gap's deadline starts afresh
     sock.sendall(_chat_request(session, body, declared=4000))
     sent = time.monotonic()
     head, _, _ = _read_to_close(sock).partition(b"\r\n\r\n")
@@ -212,9 +215,9 @@ def test_whole_body_nobody_reads_is_dropped_after_the_write_timeout(
 def test_each_write_gets_the_whole_write_timeout_however_long_earlier_ones_waited(
     own_server_factory: Callable[..., LlmTestServer], worker: str
 ) -> None:
-    """A deadline is re-armed for every write: two answers on one connection that each wait 0.3 s for a
-    slow reader both arrive under a 0.5 s write timeout (a resumed timer would fire in the second)."""
-    server = own_server_factory(extra_args=["--write-timeout", "0.5", "--worker-class", worker])
+    """A deadline is re-armed for every write: two answers on one connection that each wait 0.6 s for a
+    slow reader both arrive under a 1 s write timeout (a resumed timer would fire in the second)."""
+    server = own_server_factory(extra_args=["--write-timeout", "1", "--worker-class", worker])
     session = server.create_session()
     text = "x" * 6_000_000  # more than the kernel buffers: the server's write waits for the reader
     session.configure({"scenarios": [{"terminal_policy": "restart", "responses": [{"text": text}]}]})
@@ -222,7 +225,7 @@ def test_each_write_gets_the_whole_write_timeout_however_long_earlier_ones_waite
     request = _chat_request(session, {"model": "gpt-4.1-mini", "messages": USER_HI})
     for _ in range(2):
         sock.sendall(request)
-        time.sleep(0.3)  # the server's write is blocked meanwhile
+        time.sleep(0.6)  # the server's write is blocked meanwhile
         head = b""
         while b"\r\n\r\n" not in head:
             head += sock.recv(65536)

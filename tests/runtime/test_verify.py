@@ -76,6 +76,25 @@ def test_spacing_is_measured_from_completion_to_next_start() -> None:
     assert _verify(journal, retries=[{"group": "g", "respect_retry_after": True}]).passed
 
 
+@pytest.mark.parametrize(
+    ("advertised", "spacing", "passed"),
+    [
+        (0.6, 0.551, True),  # 49 ms early: the server's stamping delay on a loaded machine
+        (0.6, 0.549, False),  # at most 50 ms of slack
+        (0.1, 0.091, True),  # 10 % of a short Retry-After
+        (0.1, 0.089, False),
+        (0.0, 0.0, True),
+    ],
+)
+def test_a_retry_may_start_a_little_early_for_the_servers_own_stamping_delay(
+    advertised: float, spacing: float, passed: bool
+) -> None:
+    journal = Journal()
+    _record(journal, 429, retry_group="g", retry_after_seconds=advertised, started=1.0, completed=2.0)
+    _record(journal, 200, retry_group="g", started=2.0 + spacing)
+    assert _verify(journal, retries=[{"group": "g", "respect_retry_after": True}]).passed is passed
+
+
 def test_failures_are_capped() -> None:
     journal = Journal(JournalSettings(max_entries=2000))
     for _ in range(MAX_FAILURES + 10):

@@ -497,6 +497,16 @@ class Server:
         tail = "\n".join(self.log_text().splitlines()[-30:])
         return RuntimeError(f"{self.name}: {message}\n--- server log (tail) ---\n{tail}")
 
+    def wait_ready_file(self, ready: Path, deadline: float) -> str:
+        """The text ``llmts serve --ready-file`` writes once it listens (its URL or URLs)."""
+        while not ready.exists():
+            if not self.alive():
+                raise self.fail(f"exited with code {self.proc.returncode}")
+            if time.monotonic() > deadline:
+                raise self.fail("ready file never appeared")
+            time.sleep(0.05)
+        return ready.read_text()
+
     def wait_http(self, path: str, deadline: float) -> None:
         while time.monotonic() < deadline:
             if not self.alive():
@@ -564,13 +574,7 @@ def start_llmts(deadline: float, name: str = "llmts") -> Server:
     argv += ["--ready-file", str(ready), "--parent-pid", str(os.getpid())]
     server = Server(name, argv)
     try:
-        while not ready.exists():
-            if not server.alive():
-                raise server.fail(f"exited with code {server.proc.returncode}")
-            if time.monotonic() > deadline:
-                raise server.fail("ready file never appeared")
-            time.sleep(0.05)
-        server.url = ready.read_text().strip()
+        server.url = server.wait_ready_file(ready, deadline).strip()
         server.wait_http("/health", deadline)
         server.wait_workers(deadline)
     except BaseException:

@@ -224,13 +224,7 @@ def start_servers(count: int, deadline: float) -> tuple[Server, list[str]]:
     argv += ["--workers", str(count), "--ready-file", str(ready), "--parent-pid", str(os.getpid())]
     server = Server(f"llmts-x{count}", argv)
     try:
-        while not ready.exists():
-            if not server.alive():
-                raise server.fail(f"exited with code {server.proc.returncode}")
-            if time.monotonic() > deadline:
-                raise server.fail("ready file never appeared")
-            time.sleep(0.05)
-        urls = ready.read_text().split()
+        urls = server.wait_ready_file(ready, deadline).split()
         for url in urls:
             server.url = url
             server.wait_http("/health", deadline)

@@ -83,3 +83,7 @@ class ProviderInfo:
     # What a replay of the namespace's recorded answers needs in its configuration besides their
     # scenarios, from the models they were recorded for (docs/recording.md; Azure: the deployments).
     replay_config: Callable[[Sequence[str]], dict[str, Any]] | None = None
+    # How a request forwarded to the namespace's upstream is authenticated: ``None``, the client's own
+    # credential as sent; ``sigv4``, signed again for the upstream's host with the server's AWS credentials
+    # (llmts/server/sigv4_upstream.py).
+    upstream_signing: Literal["sigv4"] | None = None

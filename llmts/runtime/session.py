@@ -492,16 +492,15 @@ class Session:
                 "(recording.max_exchanges); fetch it and reset the session"
             )
 
-    def keep_exchange(
-        self, exchange: Exchange, credential: str | tuple[str, ...] | None, generation: int
-    ) -> bool:
-        """Keep an answered exchange, redacted (``credential``, the one the client presented, or several
-        secrets, and the configured patterns). False when it was not kept: no recording, the session moved on
-        (``generation``), or it does not fit ``max_bytes`` or the memory budget (counted as dropped)."""
+    def keep_exchange(self, exchange: Exchange, secrets: tuple[str, ...], generation: int) -> bool:
+        """Keep an answered exchange, redacted (``secrets``: the credential the client presented, and a
+        signer's own key id and token; and the configured patterns). False when it was not kept: no
+        recording, the session moved on (``generation``), or it does not fit ``max_bytes`` or the memory
+        budget (counted as dropped)."""
         recorder = self._recorder
         if recorder is None:
             return False
-        redacted = recorder.redactor.exchange(exchange, credential)  # outside the lock: CPU only
+        redacted = recorder.redactor.exchange(exchange, secrets)  # outside the lock: CPU only
         size = redacted.retained_bytes()
         with self._lock:
             if self._recorder is not recorder or not self.is_current(generation):

@@ -409,7 +409,8 @@ class LlmtsApp:
             reply = recorded_reply(recorded)
             if session.recording:  # a new_episodes run keeps what it replayed beside what it recorded
                 kept = replayed_exchange(recorded, neutral, conversation)
-                session.keep_exchange(kept, caller.credential, generation)
+                secrets = (caller.credential,) if caller.credential else ()
+                session.keep_exchange(kept, secrets, generation)
         reply.delivery = completion.stream_delivery
         if pacing is not None and reply.frames is not None:
             tps = pacing.tokens_per_second

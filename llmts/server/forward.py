@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from llmts.errors import UpstreamUnreachable
 from llmts.providers.base import ProviderRequest, Reply
+from llmts.providers.catalog import CATALOG
 from llmts.runtime import Session
 from llmts.runtime.journal import JournalRecord
 from llmts.runtime.recording import Exchange, recorded_request
@@ -43,6 +44,7 @@ __all__ = ["Forwarded", "forward", "recorded_reply", "relay", "replayed_exchange
 # Response headers not passed to the client: the connection's own, and the ones the serving side sets.
 _NOT_RELAYED = HOP_BY_HOP_HEADERS | {"date", "server"}
 _DEFAULT_SETTINGS = RecordingSettings()
+_SIGNING = {info.namespace: info.upstream_signing for info in CATALOG.providers}
 
 
 @dataclass(slots=True)
@@ -52,7 +54,8 @@ class _Pending:
     session: Session
     neutral: NeutralRequest
     conversation: str | None
-    credential: str | tuple[str, ...] | None
+    # The secrets a recording of this exchange must not hold (the client's credential, a signer's own).
+    secrets: tuple[str, ...]
     generation: int
     started: float
 
@@ -77,7 +80,7 @@ class _Pending:
             first_byte_seconds=first_byte - self.started,
             duration_seconds=time.monotonic() - self.started,
         )
-        self.session.keep_exchange(exchange, self.credential, self.generation)
+        self.session.keep_exchange(exchange, self.secrets, self.generation)
 
 
 @dataclass(slots=True)
@@ -109,10 +112,10 @@ def forward(
     session.recording_room()  # 507 before anything leaves when the recording is full
     url = upstream_url(upstream, request.path[len(prefix) :], str(request.environ.get("QUERY_STRING", "")))
     outgoing = forwarded_headers(request.environ)
-    secrets: str | tuple[str, ...] | None = credential
-    if neutral.provider == "bedrock":  # its SigV4 signature names llmts's host: signed again
+    secrets: tuple[str, ...] = (credential,) if credential else ()
+    if _SIGNING.get(neutral.provider) == "sigv4":  # the client's signature names llmts's host: signed again
         outgoing, signed_with = client.sigv4.sign(request.method, url, outgoing, request.body)
-        secrets = tuple(secret for secret in (credential, *signed_with) if secret)
+        secrets = (*secrets, *signed_with)
     pending = _Pending(session, neutral, conversation, secrets, session.generation, time.monotonic())
     response = client.send(
         request.method,

@@ -164,14 +164,15 @@ def test_redaction_removes_credentials_patterns_and_secret_headers() -> None:
         headers=(("Set-Cookie", "a=b"), ("x-trace", "tok_99"), ("Date", "now"), ("x-request-id", "r1")),
         body=b"sk-abcdef \xff tok_77",
     )
-    clean = redactor.exchange(exchange, "sk-abcdef")
+    clean = redactor.exchange(exchange, ("sk-abcdef",))
     assert clean.request.messages[0].text == f"key {REDACTED} and {REDACTED}"
     assert clean.headers == (("x-trace", REDACTED), ("x-request-id", "r1"))
     assert clean.body == REDACTED.encode() + b" \xff " + REDACTED.encode()  # non-UTF-8 bytes survive
     assert kept_headers(
         [("Authorization", "x"), ("x-api-key", "y"), ("Content-Length", "3"), ("a", "b")]
     ) == (("a", "b"),)
-    short = Redactor([]).exchange(_exchange(body=b"abc"), "abc")  # a 3-character credential is not searched
+    # A 3-character credential is not searched for.
+    short = Redactor([]).exchange(_exchange(body=b"abc"), ("abc",))
     assert short.body == b"abc"
 
 
@@ -391,7 +392,7 @@ def test_operation_request_summaries_round_trip_and_redact() -> None:
     assert len(document["upload_sha256"]) == 64 and "audio" not in str(document)
     assert RecordedRequest.model_validate(document) == summary  # what configure loads back
     assert "inputs" not in recorded_request(_request("hi")).model_dump(mode="json")  # chat keeps its shape
-    clean = Redactor([]).exchange(_exchange(request=summary), "sk-abcdef")
+    clean = Redactor([]).exchange(_exchange(request=summary), ("sk-abcdef",))
     assert clean.request.query == f"{REDACTED} docs"
     rerank = recorded_request(_operation("rerank", inputs=("a", "b")))
     closest = closest_recorded(

@@ -72,6 +72,7 @@ BEDROCK_INFO = ProviderInfo(
     env_overridden=("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"),
     # A forwarded request is signed again for the upstream's host and region (llmts/server/sigv4_upstream.py).
     upstream_check=check_upstream,
+    upstream_signing="sigv4",
 )
 
 PROVIDERS = (BEDROCK_INFO,)

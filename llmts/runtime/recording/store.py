@@ -104,12 +104,11 @@ class Redactor:
         # Patterns are text patterns: bytes that are not UTF-8 survive the round trip unchanged.
         return self.text(value.decode("utf-8", "surrogateescape"), ()).encode("utf-8", "surrogateescape")
 
-    def exchange(self, exchange: Exchange, credential: str | tuple[str, ...] | None) -> Exchange:
-        """``exchange`` with its secrets replaced: the credential, or several (a Bedrock upstream's also
-        the server's own key id and session token); one shorter than 4 characters is not searched for: it
+    def exchange(self, exchange: Exchange, secrets: tuple[str, ...]) -> Exchange:
+        """``exchange`` with ``secrets`` replaced (the client's credential; for a re-signed upstream also the
+        server's own key id and session token); one shorter than 4 characters is not searched for: it
         would redact ordinary text."""
-        candidates = credential if isinstance(credential, tuple) else (credential,)
-        secrets = tuple(secret for secret in candidates if secret is not None and len(secret) >= 4)
+        secrets = tuple(secret for secret in secrets if len(secret) >= 4)
         if not secrets and not self._text:
             return replace(exchange, headers=kept_headers(exchange.headers))
         request = exchange.request

@@ -246,11 +246,14 @@ class JournalRecord:
         if cut:
             self.truncated = True
 
-    def capture_response(self, body: bytes, frames: Sequence[bytes] | None, limit: int) -> None:
+    def capture_response(
+        self, body: bytes, frames: Sequence[bytes] | None, limit: int, size: int | None = None
+    ) -> None:
+        """``size``: the whole answer's size when ``body`` is only its beginning (a relayed stream)."""
         if frames is not None:
             self.response_preview, self.response_bytes = frames_preview(frames, limit)
         else:
-            self.response_bytes = len(body)
+            self.response_bytes = len(body) if size is None else size
             self.response_preview = _compact(body, limit)
         if self.response_bytes > limit:
             self.truncated = True

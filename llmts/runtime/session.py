@@ -513,6 +513,12 @@ class Session:
             self._charge_memory()
             return True
 
+    def drop_exchange(self) -> None:
+        """An answered exchange that could not be kept (over the recorded-answer limits): counted."""
+        with self._lock:
+            if self._recorder is not None:
+                self._recorder.dropped += 1
+
     def recorded(self) -> tuple[list[Exchange], int]:
         """The kept exchanges in arrival order, and how many were dropped."""
         with self._lock:

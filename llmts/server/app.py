@@ -283,6 +283,7 @@ class LlmtsApp:
                 entry,
                 write_timeout=self._write_timeout,
                 active=self._deliveries,
+                metrics=self._metrics,
             )
         if wire is not None and (date := wire.http_date()) is not None:
             reply.headers.append(("Date", date))

@@ -25,6 +25,7 @@ from llmts.runtime.recording import Exchange, recorded_request
 from llmts.schema.neutral import NeutralRequest, RecordedOutput
 from llmts.schema.recorded import HOP_BY_HOP_HEADERS, RECORDING_LIMITS, RecordingSettings
 from llmts.server.http import StartResponse, status_line
+from llmts.server.metrics import ProcessMetrics
 from llmts.server.upstream import (
     UpstreamClient,
     forwarded_headers,
@@ -162,13 +163,15 @@ def relay(
     *,
     write_timeout: float | None,
     active: MutableSet[ActiveDelivery] | None,
+    metrics: ProcessMetrics | None = None,
 ) -> Iterable[bytes]:
     """Start the response with the upstream's status and headers and return the body iterator that
-    passes each upstream chunk on as it arrives."""
+    passes each upstream chunk on as it arrives (``metrics`` counts it once it is over, as ``respond``
+    does for every other answer)."""
     entry.answered(forwarded.status)
     start_response(status_line(forwarded.status), forwarded.headers)
     evidence = DeliveryEvidence(None)
-    body = _relayed(forwarded, session, entry, evidence)
+    body = _relayed(forwarded, session, entry, evidence, metrics)
     if write_timeout is None and active is None:
         return body
     sock = client_socket(environ)
@@ -176,10 +179,19 @@ def relay(
 
 
 def _relayed(
-    forwarded: Forwarded, session: Session, entry: JournalRecord, evidence: DeliveryEvidence
+    forwarded: Forwarded,
+    session: Session,
+    entry: JournalRecord,
+    evidence: DeliveryEvidence,
+    metrics: ProcessMetrics | None,
 ) -> Iterator[bytes]:
     response = forwarded.response
+    # Chunks are kept only for a recording, and only within what a recorded answer may hold; the journal
+    # preview keeps its own first ``preview_bytes`` (the relay itself buffers nothing).
+    recording = session.recording
     frames: list[bytes] = []
+    preview: list[bytes] = []
+    preview_room = session.journal.preview_bytes
     first_byte: float | None = None
     try:
         for chunk in upstream_chunks(response):
@@ -192,9 +204,20 @@ def _relayed(
             evidence.last_frame_at = now
             evidence.emitted_frames += 1
             evidence.emitted_bytes += len(chunk)
-            frames.append(chunk)
+            if preview_room > 0:
+                preview.append(chunk[:preview_room])
+                preview_room -= len(preview[-1])
+            if recording:
+                frames.append(chunk)
+                if (
+                    len(frames) > RECORDING_LIMITS["recorded_frames"]
+                    or evidence.emitted_bytes > RECORDING_LIMITS["recorded_bytes"]
+                ):
+                    recording = False  # too large to replay: relayed, not kept
+                    frames.clear()
+                    session.drop_exchange()
         evidence.headers_committed = True
-        evidence.terminal_marker_observed = bool(frames)
+        evidence.terminal_marker_observed = evidence.emitted_frames > 0
         evidence.transport_outcome = "completed"
     except upstream_failures() as error:  # the upstream failed mid-stream: end the relay where it is
         entry.failed(upstream_error(error, forwarded.url, forwarded.read_timeout).code)
@@ -207,10 +230,12 @@ def _relayed(
             response.release_conn()
         else:
             response.close()
-        session.journal.record_response(entry, b"", frames)
+        entry.capture_response(b"".join(preview), None, session.journal.preview_bytes, evidence.emitted_bytes)
         entry.apply_evidence(evidence, False)
         session.journal_finish(entry)
-        if completed and frames:
+        if metrics is not None:
+            metrics.record(entry)
+        if completed and recording and frames:
             forwarded.pending.keep(
                 forwarded.status, forwarded.headers, None, tuple(frames), first_byte or time.monotonic()
             )

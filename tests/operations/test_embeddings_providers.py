@@ -296,3 +296,20 @@ def test_ollama_openai_compatible_embeddings(llmts_session: SessionClient) -> No
         "/ollama/v1/embeddings",
         "/ollama/api/embed",
     ]
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "apac.cohere.embed-v4:0",
+        "global.cohere.embed-v4:0",
+        "arn:aws:bedrock:us-east-1::foundation-model/amazon.titan-embed-text-v2:0",
+    ],
+)
+def test_bedrock_embedding_models_behind_profiles_and_arns(llmts_session: SessionClient, model: str) -> None:
+    """Inference-profile prefixes other than two letters, and ARNs, name the same embedding models (they
+    were taken for chat models and refused for a missing anthropic_version)."""
+    body = {"texts": ["a"], "input_type": "search_document"} if "cohere" in model else {"inputText": "a"}
+    answer = _invoke(llmts_session, model, body)
+    vectors = answer["embeddings"] if "cohere" in model else [answer["embedding"]]
+    assert len(vectors) == 1 and _unit(vectors[0])

@@ -37,10 +37,15 @@ _TITAN_DIMENSIONS = (256, 512, 1024)
 _TITAN_TYPES = ("float", "binary")
 
 
+# Cross-region inference profile prefixes Bedrock puts before a model id (``us.``, ``apac.``, ``global.``).
+_PROFILE_PREFIXES = frozenset({"us", "eu", "apac", "global", "us-gov", "ca", "jp", "au"})
+
+
 def _base_id(model: str) -> str:
-    """The model id without a cross-region inference prefix (``us.``, ``eu.``...)."""
+    """The model id alone: the part after an ARN's last ``/``, without an inference-profile prefix."""
+    model = model.rpartition("/")[2]
     head, _, rest = model.partition(".")
-    return rest if len(head) == 2 and rest else model
+    return rest if rest and (head in _PROFILE_PREFIXES or len(head) == 2) else model
 
 
 def operation_of_model(model: str) -> str | None:

@@ -50,6 +50,12 @@ def _deltas(frames: list[bytes]) -> list[tuple[str, object]]:
 def test_a_fixture_rendered_again_gets_the_new_head_and_its_own_deltas() -> None:
     output = ScriptedOutput(kind="text", text="Hello there", chunks=("Hello ", "there"))
     first = render_chat_stream(_request(), _completion(output, "one"), "req_1")
+    [(owner, (rests, _))] = output.render_memo.values()  # the frames after the head, kept
+    assert owner is output and len(rests) == len(first.frames or ()) - 1  # all but [DONE]
+    rests[1] = rests[1].replace(b"Hello ", b"HELLO ")  # what the next render reads, if it reads the memo
+    probe = render_chat_stream(_request(), _completion(output, "probe"), "req_0")
+    assert probe.frames is not None and b"HELLO " in probe.frames[1]
+    rests[1] = rests[1].replace(b"HELLO ", b"Hello ")
     again = render_chat_stream(_request(), _completion(output, "two"), "req_2")
     assert first.frames is not None and again.frames is not None
     assert [delta for _, delta in _deltas(again.frames)] == [delta for _, delta in _deltas(first.frames)]

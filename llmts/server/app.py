@@ -51,6 +51,8 @@ from llmts.server.forward import Forwarded, forward, recorded_reply, relay, repl
 from llmts.server.http import (
     DEFAULT_MAX_BODY_BYTES,
     StartResponse,
+    bearer_matches,
+    control_error,
     json_body,
     read_body,
     same_secret,
@@ -181,16 +183,10 @@ class LlmtsApp:
         return send(start_response, 200, [("Content-Type", "application/json")], _READY)
 
     def _metrics_page(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        if self.metrics_key is not None:
-            scheme, _, token = str(environ.get("HTTP_AUTHORIZATION", "")).partition(" ")
-            if scheme.lower() != "bearer" or not same_secret(token.strip(), self.metrics_key):
-                return json_body(
-                    start_response,
-                    401,
-                    ControlUnauthorized(
-                        "GET /metrics needs Authorization: Bearer <metrics key>"
-                    ).to_control_body(),
-                )
+        if self.metrics_key is not None and not bearer_matches(environ, self.metrics_key):
+            return control_error(
+                start_response, ControlUnauthorized("GET /metrics needs Authorization: Bearer <metrics key>")
+            )
         return send(
             start_response, 200, [("Content-Type", METRICS_CONTENT_TYPE)], self.metrics_endpoint.page()
         )

@@ -22,7 +22,7 @@ from llmts.schema.control import SessionInfo
 from llmts.schema.validation import parse_session_config_json
 from llmts.server.conversations_api import conversations_listing, explain_match
 from llmts.server.dashboard import cookie_authorizes, dashboard_token
-from llmts.server.http import StartResponse, control_error, read_body, same_secret, send
+from llmts.server.http import StartResponse, bearer_matches, control_error, read_body, send
 from llmts.server.journal_api import (
     export_payload,
     parse_query,
@@ -150,8 +150,7 @@ class ControlApi:
     def _authorize(self, environ: Mapping[str, Any]) -> None:
         if self._control_key is None:
             return
-        scheme, _, token = str(environ.get("HTTP_AUTHORIZATION", "")).partition(" ")
-        if scheme.lower() == "bearer" and same_secret(token.strip(), self._control_key):
+        if bearer_matches(environ, self._control_key):
             return
         # The dashboard's login cookie, only with the dashboard's header (docs/dashboard.md, "Login").
         if self._dashboard_token is not None and cookie_authorizes(environ, self._dashboard_token):

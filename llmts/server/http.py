@@ -50,6 +50,12 @@ def json_body(start_response: StartResponse, status: int, payload: Any) -> Itera
     return send(start_response, status, [("Content-Type", "application/json")], orjson.dumps(payload))
 
 
+def bearer_matches(environ: Mapping[str, Any], key: str) -> bool:
+    """The request's ``Authorization: Bearer <token>`` names ``key`` (compared in constant time)."""
+    scheme, _, token = str(environ.get("HTTP_AUTHORIZATION", "")).partition(" ")
+    return scheme.lower() == "bearer" and same_secret(token.strip(), key)
+
+
 def same_secret(presented: str, expected: str) -> bool:
     """Constant-time comparison of two credentials of any characters (``hmac.compare_digest`` refuses
     non-ASCII ``str``; a client's non-ASCII credential must be a plain mismatch, never an error)."""

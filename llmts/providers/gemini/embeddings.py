@@ -15,8 +15,8 @@ from typing import Any
 
 import orjson
 
-from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
+from llmts.providers.gemini.parse import camel_or_snake, invalid_argument
 from llmts.providers.operations import bounded_texts, operation_request
 from llmts.providers.strict import StrictRule, Violation
 from llmts.runtime.signatures import SignatureBook
@@ -53,54 +53,47 @@ _DEFAULT_DIMENSIONS = 3072
 _MAX_BATCH = 100
 
 
-def _bad(message: str, param: str) -> InvalidRequest:
-    return InvalidRequest(message, code="invalid_argument", param=param)
-
-
 def _model_id(raw: str) -> str:
     return raw.removeprefix("models/")
-
-
-def _get(obj: dict[str, Any], camel: str, snake: str) -> Any:
-    value = obj.get(camel)
-    return obj.get(snake) if value is None else value
 
 
 def _text(request: Any, where: str) -> tuple[str, Any, Any]:
     """(the content's text, its task type, its output dimensionality)."""
     if not isinstance(request, dict):
-        raise _bad(f"{where} must be an object", where)
+        raise invalid_argument(f"{where} must be an object", where)
     content = request.get("content")
     if not isinstance(content, dict):
-        raise _bad(f"{where}.content is required", f"{where}.content")
+        raise invalid_argument(f"{where}.content is required", f"{where}.content")
     parts = content.get("parts")
     if not isinstance(parts, list):
-        raise _bad(f"{where}.content.parts must be a list", f"{where}.content.parts")
+        raise invalid_argument(f"{where}.content.parts must be a list", f"{where}.content.parts")
     texts = []
     for index, part in enumerate(parts):
         text = part.get("text") if isinstance(part, dict) else None
         if not isinstance(text, str):
-            raise _bad(
+            raise invalid_argument(
                 f"{where}.content.parts[{index}] must be a text part (llmts embeds text)",
                 f"{where}.content.parts[{index}]",
             )
         texts.append(text)
-    task = _get(request, "taskType", "task_type")
+    task = camel_or_snake(request, "taskType", "task_type")
     if task is not None and not one_of(task, TASK_TYPES):
-        raise _bad(
+        raise invalid_argument(
             f"Invalid value at '{where}.task_type': expected one of " + ", ".join(sorted(TASK_TYPES)),
             f"{where}.taskType",
         )
-    dimensions = _get(request, "outputDimensionality", "output_dimensionality")
+    dimensions = camel_or_snake(request, "outputDimensionality", "output_dimensionality")
     if dimensions is not None and (not isinstance(dimensions, int) or isinstance(dimensions, bool)):
-        raise _bad(f"{where}.outputDimensionality must be an integer", f"{where}.outputDimensionality")
+        raise invalid_argument(
+            f"{where}.outputDimensionality must be an integer", f"{where}.outputDimensionality"
+        )
     return " ".join(texts), task, dimensions
 
 
 def _request(model: str, items: list[tuple[str, Any, Any]]) -> NeutralRequest:
     sizes = {dimensions for _, _, dimensions in items}
     if len(sizes) > 1:
-        raise _bad(
+        raise invalid_argument(
             "llmts answers one outputDimensionality per call; "
             "every request of the batch must ask for the same",
             "requests",
@@ -127,7 +120,7 @@ def parse_batch_embed(call: ProviderCall) -> NeutralRequest:
     model = _model_id(call.request.args["model"])
     requests = call.request.json_object().get("requests")
     if not isinstance(requests, list):
-        raise _bad("requests must be a list", "requests")
+        raise invalid_argument("requests must be a list", "requests")
     return _request(model, [_text(request, f"requests[{i}]") for i, request in enumerate(requests)])
 
 
@@ -195,7 +188,7 @@ def _batch_size(body: dict[str, Any], _signatures: SignatureBook) -> Violation |
 
 def _dimensionality(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     for index, request in enumerate(_requests(body)):
-        value = _get(request, "outputDimensionality", "output_dimensionality")
+        value = camel_or_snake(request, "outputDimensionality", "output_dimensionality")
         model = request.get("model")
         largest = _DIMENSIONS.get(_model_id(model), _DEFAULT_DIMENSIONS) if isinstance(model, str) else None
         if isinstance(value, int) and (value < 1 or (largest is not None and value > largest)):

@@ -33,7 +33,16 @@ from llmts.schema.neutral import (
 )
 from llmts.schema.wire_values import one_of
 
-__all__ = ["GENERATE", "STREAM_JSON", "STREAM_SSE", "parse_body", "parse_generate", "parse_stream"]
+__all__ = [
+    "GENERATE",
+    "STREAM_JSON",
+    "STREAM_SSE",
+    "camel_or_snake",
+    "invalid_argument",
+    "parse_body",
+    "parse_generate",
+    "parse_stream",
+]
 
 # Journal operations: a stream is SSE with ``?alt=sse`` (what SDKs ask for), else one streamed JSON array.
 GENERATE = "generate_content"
@@ -47,11 +56,13 @@ _MODES = frozenset({"AUTO", "ANY", "NONE", "VALIDATED", "MODE_UNSPECIFIED"})
 _SCHEMA_KEYS = ("responseSchema", "response_schema", "responseJsonSchema", "response_json_schema")
 
 
-def _bad(message: str, param: str) -> InvalidRequest:
+def invalid_argument(message: str, param: str) -> InvalidRequest:
+    """Gemini's 400 ``INVALID_ARGUMENT`` naming ``param``."""
     return InvalidRequest(message, code="invalid_argument", param=param)
 
 
-def _get(obj: dict[str, Any], camel: str, snake: str) -> Any:
+def camel_or_snake(obj: dict[str, Any], camel: str, snake: str) -> Any:
+    """A field the API accepts in either spelling (camelCase first)."""
     value = obj.get(camel)
     return obj.get(snake) if value is None else value
 
@@ -83,53 +94,53 @@ def _object(value: Any, param: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise _bad(f"{param} must be a JSON object", param)
+        raise invalid_argument(f"{param} must be a JSON object", param)
     return value
 
 
 def _name(raw: dict[str, Any], param: str) -> str:
     name = raw.get("name")
     if not isinstance(name, str) or not name:
-        raise _bad(f"{param}.name is required", f"{param}.name")
+        raise invalid_argument(f"{param}.name is required", f"{param}.name")
     return name
 
 
 def _optional_id(raw: dict[str, Any], param: str) -> str | None:
     value = raw.get("id")
     if value is not None and not isinstance(value, str):
-        raise _bad(f"{param}.id must be a string", f"{param}.id")
+        raise invalid_argument(f"{param}.id must be a string", f"{param}.id")
     return value or None
 
 
 def _content(content: Any, index: int, ids: _CallIds, out: list[NeutralMessage]) -> None:
     param = f"contents[{index}]"
     if not isinstance(content, dict):
-        raise _bad(f"{param} must be a Content object", param)
+        raise invalid_argument(f"{param} must be a Content object", param)
     role = content.get("role") or "user"  # single-turn requests may omit it
     if role not in ("user", "model", "function"):
-        raise _bad(f"Please use a valid role: user, model. (got {role!r})", f"{param}.role")
+        raise invalid_argument(f"Please use a valid role: user, model. (got {role!r})", f"{param}.role")
     parts = content.get("parts")
     if not isinstance(parts, list) or not parts:
-        raise _bad(f"{param}.parts must not be empty", f"{param}.parts")
+        raise invalid_argument(f"{param}.parts must not be empty", f"{param}.parts")
     texts: list[str] = []
     calls: list[NeutralToolCall] = []
     answers = 0
     for part_index, part in enumerate(parts):
         where = f"{param}.parts[{part_index}]"
         if not isinstance(part, dict):
-            raise _bad(f"{where} must be a Part object", where)
+            raise invalid_argument(f"{where} must be a Part object", where)
         text = part.get("text")
         if text is not None:
             if not isinstance(text, str):
-                raise _bad(f"{where}.text must be a string", f"{where}.text")
+                raise invalid_argument(f"{where}.text must be a string", f"{where}.text")
             if not part.get("thought"):  # thought summaries are not part of the answer text
                 texts.append(text)
             continue
-        call = _get(part, "functionCall", "function_call")
+        call = camel_or_snake(part, "functionCall", "function_call")
         if call is not None:
             where += ".functionCall"
             if role != "model":
-                raise _bad(f"{where} is only allowed in a model turn", where)
+                raise invalid_argument(f"{where} is only allowed in a model turn", where)
             call = _object(call, where)
             name = _name(call, where)
             call_id = _optional_id(call, where) or f"call_{index}_{part_index}"
@@ -139,11 +150,11 @@ def _content(content: Any, index: int, ids: _CallIds, out: list[NeutralMessage])
                 build(NeutralToolCall, id=call_id, name=name, arguments=arguments, arguments_chunks=())
             )
             continue
-        result = _get(part, "functionResponse", "function_response")
+        result = camel_or_snake(part, "functionResponse", "function_response")
         if result is not None:
             where += ".functionResponse"
             if role == "model":
-                raise _bad(f"{where} is not allowed in a model turn", where)
+                raise invalid_argument(f"{where} is not allowed in a model turn", where)
             result = _object(result, where)
             name = _name(result, where)
             call_id = ids.answered(name, _optional_id(result, where))
@@ -166,7 +177,9 @@ def _content(content: Any, index: int, ids: _CallIds, out: list[NeutralMessage])
 
 def _messages(raw: Any) -> tuple[NeutralMessage, ...]:
     if not isinstance(raw, list) or not raw:
-        raise _bad("contents is not specified: it must be a non-empty array of Content", "contents")
+        raise invalid_argument(
+            "contents is not specified: it must be a non-empty array of Content", "contents"
+        )
     ids = _CallIds()
     out: list[NeutralMessage] = []
     for index, content in enumerate(raw):
@@ -180,12 +193,14 @@ def _system_text(raw: Any) -> str:
     if isinstance(raw, str):
         return raw
     if not isinstance(raw, dict) or not isinstance(raw.get("parts"), list):
-        raise _bad("systemInstruction must be a Content object with parts", "systemInstruction")
+        raise invalid_argument("systemInstruction must be a Content object with parts", "systemInstruction")
     texts = []
     for index, part in enumerate(raw["parts"]):
         text = part.get("text") if isinstance(part, dict) else None
         if text is not None and not isinstance(text, str):
-            raise _bad("a text part needs a string text", f"systemInstruction.parts[{index}].text")
+            raise invalid_argument(
+                "a text part needs a string text", f"systemInstruction.parts[{index}].text"
+            )
         texts.append(text or "")
     return "".join(texts)
 
@@ -194,21 +209,21 @@ def _tool_names(raw: Any) -> tuple[str, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        raise _bad("tools must be an array of Tool objects", "tools")
+        raise invalid_argument("tools must be an array of Tool objects", "tools")
     names: list[str] = []
     for index, tool in enumerate(raw):
         if not isinstance(tool, dict):
-            raise _bad(f"tools[{index}] must be a Tool object", f"tools[{index}]")
-        declarations = _get(tool, "functionDeclarations", "function_declarations")
+            raise invalid_argument(f"tools[{index}] must be a Tool object", f"tools[{index}]")
+        declarations = camel_or_snake(tool, "functionDeclarations", "function_declarations")
         if declarations is None:
             continue  # googleSearch, codeExecution, urlContext...: no function names
         param = f"tools[{index}].functionDeclarations"
         if not isinstance(declarations, list):
-            raise _bad(f"{param} must be an array", param)
+            raise invalid_argument(f"{param} must be an array", param)
         for position, declaration in enumerate(declarations):
             where = f"{param}[{position}]"
             if not isinstance(declaration, dict):
-                raise _bad(f"{where} must be a FunctionDeclaration object", where)
+                raise invalid_argument(f"{where} must be a FunctionDeclaration object", where)
             names.append(_name(declaration, where))
     return tuple(names)
 
@@ -216,54 +231,58 @@ def _tool_names(raw: Any) -> tuple[str, ...]:
 def _tool_choice(raw: Any, declared: tuple[str, ...]) -> tuple[ToolChoice, tuple[str, ...]]:
     if raw is None:
         return _AUTO, declared
-    config = _get(_object(raw, "toolConfig"), "functionCallingConfig", "function_calling_config")
+    config = camel_or_snake(_object(raw, "toolConfig"), "functionCallingConfig", "function_calling_config")
     if config is None:
         return _AUTO, declared
     param = "toolConfig.functionCallingConfig"
     config = _object(config, param)
     mode = config.get("mode", "AUTO")
     if not one_of(mode, _MODES):
-        raise _bad(f"{param}.mode must be one of AUTO, ANY, NONE, VALIDATED (got {mode!r})", f"{param}.mode")
+        raise invalid_argument(
+            f"{param}.mode must be one of AUTO, ANY, NONE, VALIDATED (got {mode!r})", f"{param}.mode"
+        )
     if mode == "NONE":
         return _CHOICE_NONE, declared
     if mode != "ANY":
         return _AUTO, declared
-    allowed = _get(config, "allowedFunctionNames", "allowed_function_names")
+    allowed = camel_or_snake(config, "allowedFunctionNames", "allowed_function_names")
     if not allowed:
         return _CHOICE_REQUIRED, declared
     where = f"{param}.allowedFunctionNames"
     if not isinstance(allowed, list) or not all(isinstance(name, str) for name in allowed):
-        raise _bad(f"{where} must be an array of strings", where)
+        raise invalid_argument(f"{where} must be an array of strings", where)
     unknown = [name for name in allowed if name not in declared]
     if unknown:
-        raise _bad(f"{where} names functions the request does not declare: {', '.join(unknown)}", where)
+        raise invalid_argument(
+            f"{where} names functions the request does not declare: {', '.join(unknown)}", where
+        )
     if len(allowed) == 1:
         return build(ToolChoice, mode="function", name=allowed[0]), declared
     return _CHOICE_REQUIRED, tuple(allowed)
 
 
 def _thinking_config(body: dict[str, Any]) -> dict[str, Any] | None:
-    config = _get(body, "generationConfig", "generation_config")
+    config = camel_or_snake(body, "generationConfig", "generation_config")
     if not isinstance(config, dict):
         return None
-    return reasoning_settings(_get(config, "thinkingConfig", "thinking_config"))
+    return reasoning_settings(camel_or_snake(config, "thinkingConfig", "thinking_config"))
 
 
 def _response_format(raw: Any) -> ResponseFormat:
     if raw is None:
         return "text"
     config = _object(raw, "generationConfig")
-    count = _get(config, "candidateCount", "candidate_count")
+    count = camel_or_snake(config, "candidateCount", "candidate_count")
     if count is not None and count != 1:
-        raise _bad(
+        raise invalid_argument(
             "llmts answers one candidate per request; candidateCount must be 1",
             "generationConfig.candidateCount",
         )
-    mime = _get(config, "responseMimeType", "response_mime_type")
+    mime = camel_or_snake(config, "responseMimeType", "response_mime_type")
     if mime is None:
         return "text"
     if not isinstance(mime, str):
-        raise _bad("responseMimeType must be a string", "generationConfig.responseMimeType")
+        raise invalid_argument("responseMimeType must be a string", "generationConfig.responseMimeType")
     if mime != "application/json":
         return "text"  # text/plain, text/x.enum: plain text answers
     return "json_schema" if any(config.get(key) is not None for key in _SCHEMA_KEYS) else "json_object"
@@ -273,8 +292,8 @@ def parse_body(body: dict[str, Any], model: str, operation: str) -> NeutralReque
     """A ``GenerateContentRequest`` body for ``model`` (also what ``countTokens`` wraps)."""
     tools = body.get("tools")
     declared = _tool_names(tools)
-    tool_choice, tool_names = _tool_choice(_get(body, "toolConfig", "tool_config"), declared)
-    system = _system_text(_get(body, "systemInstruction", "system_instruction"))
+    tool_choice, tool_names = _tool_choice(camel_or_snake(body, "toolConfig", "tool_config"), declared)
+    system = _system_text(camel_or_snake(body, "systemInstruction", "system_instruction"))
     preamble = system
     if tools:
         preamble = f"{system}\n{orjson.dumps(tools).decode()}" if system else orjson.dumps(tools).decode()
@@ -286,7 +305,7 @@ def parse_body(body: dict[str, Any], model: str, operation: str) -> NeutralReque
         messages=_messages(body.get("contents")),
         tool_names=tool_names,
         tool_choice=tool_choice,
-        response_format=_response_format(_get(body, "generationConfig", "generation_config")),
+        response_format=_response_format(camel_or_snake(body, "generationConfig", "generation_config")),
         stream=operation != GENERATE,
         stream_include_usage=operation != GENERATE,
         preamble=preamble,

@@ -9,17 +9,18 @@ import base64
 import sys
 from array import array
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from llmts.errors import InvalidRequest
+from llmts.errors import InvalidRequest, LlmtsError
 from llmts.schema.fixtures import LIMITS
-from llmts.schema.neutral import OperationRequest, build
+from llmts.schema.neutral import Completion, OperationRequest, build
 
 __all__ = [
     "bounded_texts",
     "float32_base64",
     "int8_values",
     "operation_request",
+    "operation_result",
     "packed_bits",
     "uint8_values",
 ]
@@ -120,3 +121,15 @@ def packed_bits(vector: Sequence[float], signed: bool) -> list[int]:
                 byte |= 0x80 >> offset
         packed.append(byte - 128 if signed else byte)
     return packed
+
+
+_Result = TypeVar("_Result")
+
+
+def operation_result(completion: Completion, kind: type[_Result]) -> _Result:
+    """The completion's operation answer (vectors, verdicts, images...), of the kind admission already
+    checked the route's operation answers with."""
+    result = completion.output.result
+    if not isinstance(result, kind):  # pragma: no cover - admission checks the kind
+        raise LlmtsError(f"the answer is not the operation's ({kind.__name__})")
+    return result

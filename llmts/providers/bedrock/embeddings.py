@@ -25,7 +25,7 @@ from llmts.providers.base import ProviderCall, Reply
 from llmts.providers.bedrock.render import LATENCY_MS
 from llmts.providers.cohere.embed import embed_request, embedding_types, encode_vectors
 from llmts.providers.cohere.rerank import rerank_request, rerank_results
-from llmts.providers.operations import bounded_texts, operation_request
+from llmts.providers.operations import bounded_texts, operation_request, operation_result
 from llmts.schema.neutral import Completion, NeutralRequest
 from llmts.schema.operations import EmbeddingsResult
 
@@ -111,8 +111,7 @@ def _payload(body: dict[str, Any], request: NeutralRequest, completion: Completi
     base = _base_id(request.model)
     if request.operation == "rerank":
         return {"id": completion.response_id, "results": rerank_results(request, completion, False)}
-    result = completion.output.result
-    assert isinstance(result, EmbeddingsResult)
+    result = operation_result(completion, EmbeddingsResult)
     if base.startswith("cohere.embed"):
         texts = body.get("texts")
         common = {"id": completion.response_id, "texts": texts if isinstance(texts, list) else []}

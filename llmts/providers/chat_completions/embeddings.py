@@ -18,7 +18,7 @@ import orjson
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
-from llmts.providers.operations import bounded_texts, float32_base64, operation_request
+from llmts.providers.operations import bounded_texts, float32_base64, operation_request, operation_result
 from llmts.providers.strict import StrictRule, Violation
 from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest
@@ -114,8 +114,8 @@ def parse_embeddings(
 
 
 def embeddings_payload(request: NeutralRequest, completion: Completion, encoding: Any) -> dict[str, Any]:
-    result = completion.output.result
-    assert isinstance(result, EmbeddingsResult) and isinstance(request, OperationRequest)
+    result = operation_result(completion, EmbeddingsResult)
+    assert isinstance(request, OperationRequest)
     as_base64 = encoding == "base64"
     data = [
         {

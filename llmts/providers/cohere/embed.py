@@ -21,6 +21,7 @@ from llmts.providers.operations import (
     float32_base64,
     int8_values,
     operation_request,
+    operation_result,
     packed_bits,
     uint8_values,
 )
@@ -151,8 +152,7 @@ def parse_embed(call: ProviderCall) -> NeutralRequest:
 
 def encode_vectors(kinds: list[str], completion: Completion) -> dict[str, list[Any]]:
     """The completion's vectors in each of ``kinds`` (checked by ``embedding_types``)."""
-    result = completion.output.result
-    assert isinstance(result, EmbeddingsResult)
+    result = operation_result(completion, EmbeddingsResult)
     return {kind: [_ENCODERS[kind](vector) for vector in result.vectors] for kind in kinds}
 
 

@@ -15,7 +15,7 @@ import orjson
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
-from llmts.providers.operations import bounded_texts, operation_request
+from llmts.providers.operations import bounded_texts, operation_request, operation_result
 from llmts.providers.strict import StrictRule, Violation
 from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest
@@ -70,8 +70,8 @@ def parse_rerank(call: ProviderCall) -> NeutralRequest:
 
 def rerank_results(request: NeutralRequest, completion: Completion, documents: bool) -> list[dict[str, Any]]:
     """The ranked results, cut to ``top_n``, each with its document when asked for."""
-    result = completion.output.result
-    assert isinstance(result, RerankResult) and isinstance(request, OperationRequest)
+    result = operation_result(completion, RerankResult)
+    assert isinstance(request, OperationRequest)
     hits = result.hits if request.top_n is None else result.hits[: max(request.top_n, 0)]
     results: list[dict[str, Any]] = []
     for index, score in hits:

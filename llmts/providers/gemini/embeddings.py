@@ -17,7 +17,7 @@ import orjson
 
 from llmts.providers.base import ProviderCall, Reply
 from llmts.providers.gemini.parse import camel_or_snake, invalid_argument
-from llmts.providers.operations import bounded_texts, operation_request
+from llmts.providers.operations import bounded_texts, operation_request, operation_result
 from llmts.providers.strict import StrictRule, Violation
 from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest
@@ -124,12 +124,6 @@ def parse_batch_embed(call: ProviderCall) -> NeutralRequest:
     return _request(model, [_text(request, f"requests[{i}]") for i, request in enumerate(requests)])
 
 
-def _vectors(completion: Completion) -> tuple[tuple[float, ...], ...]:
-    result = completion.output.result
-    assert isinstance(result, EmbeddingsResult)
-    return result.vectors
-
-
 def _reply(call: ProviderCall, payload: dict[str, Any]) -> Reply:
     return Reply(
         200, [("Content-Type", "application/json"), ("x-request-id", call.request_id)], orjson.dumps(payload)
@@ -142,12 +136,12 @@ def _usage(completion: Completion) -> dict[str, int]:
 
 
 def render_embed(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
-    (vector,) = _vectors(completion)
+    (vector,) = operation_result(completion, EmbeddingsResult).vectors
     return _reply(call, {"embedding": {"values": vector}, "usageMetadata": _usage(completion)})
 
 
 def render_batch_embed(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
-    embeddings = [{"values": vector} for vector in _vectors(completion)]
+    embeddings = [{"values": vector} for vector in operation_result(completion, EmbeddingsResult).vectors]
     return _reply(call, {"embeddings": embeddings, "usageMetadata": _usage(completion)})
 
 

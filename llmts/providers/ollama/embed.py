@@ -15,7 +15,7 @@ import orjson
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
-from llmts.providers.operations import bounded_texts, operation_request
+from llmts.providers.operations import bounded_texts, operation_request, operation_result
 from llmts.schema.neutral import Completion, NeutralRequest
 from llmts.schema.operations import EmbeddingsResult
 
@@ -92,12 +92,6 @@ def parse_legacy_embeddings(call: ProviderCall) -> NeutralRequest:
     return _request(model, bounded_texts([prompt], "prompt", code="invalid_request"), None)
 
 
-def _vectors(completion: Completion) -> tuple[tuple[float, ...], ...]:
-    result = completion.output.result
-    assert isinstance(result, EmbeddingsResult)
-    return result.vectors
-
-
 def _reply(call: ProviderCall, payload: dict[str, Any]) -> Reply:
     return Reply(200, [("Content-Type", "application/json; charset=utf-8")], orjson.dumps(payload))
 
@@ -106,7 +100,7 @@ def render_embed(call: ProviderCall, request: NeutralRequest, completion: Comple
     tokens = completion.usage.input_tokens
     payload = {
         "model": request.model,
-        "embeddings": _vectors(completion),
+        "embeddings": operation_result(completion, EmbeddingsResult).vectors,
         "total_duration": _LOAD_NS + tokens * _NS_PER_TOKEN,
         "load_duration": _LOAD_NS,
         "prompt_eval_count": tokens,
@@ -115,5 +109,5 @@ def render_embed(call: ProviderCall, request: NeutralRequest, completion: Comple
 
 
 def render_legacy_embeddings(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
-    vectors = _vectors(completion)
+    vectors = operation_result(completion, EmbeddingsResult).vectors
     return _reply(call, {"embedding": vectors[0] if vectors else []})

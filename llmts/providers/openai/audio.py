@@ -15,10 +15,10 @@ from typing import Any
 
 import orjson
 
-from llmts.errors import InvalidRequest, LlmtsError
 from llmts.providers.base import ProviderCall, Reply, json_reply
 from llmts.providers.openai.media_params import Params, bad, missing
 from llmts.providers.openai.subtitles import srt, vtt
+from llmts.providers.operations import operation_result
 from llmts.schema.faults import FrameKind
 from llmts.schema.media import AUDIO_DELTA_BYTES, AUDIO_FORMATS, AudioResult, TranscriptResult
 from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest, build
@@ -141,10 +141,7 @@ def parse_translation(call: ProviderCall) -> NeutralRequest:
 
 
 def _transcript(completion: Completion) -> TranscriptResult:
-    result = completion.output.result
-    if not isinstance(result, TranscriptResult):  # pragma: no cover - admission checks the kind
-        raise LlmtsError("a transcription was answered without a transcript")
-    return result
+    return operation_result(completion, TranscriptResult)
 
 
 def _token_usage(completion: Completion) -> dict[str, Any]:
@@ -289,9 +286,7 @@ def parse_speech(call: ProviderCall) -> NeutralRequest:
 
 
 def render_speech(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
-    result = completion.output.result
-    if not isinstance(result, AudioResult):  # pragma: no cover - admission checks the kind
-        raise InvalidRequest("a speech request was answered without audio")
+    result = operation_result(completion, AudioResult)
     if request.stream:
         frames = [
             _data(

@@ -19,6 +19,7 @@ import orjson
 from llmts.errors import InvalidRequest, LlmtsError
 from llmts.providers.base import ProviderCall, Reply, json_reply
 from llmts.providers.openai.media_params import Params, bad
+from llmts.providers.operations import operation_result
 from llmts.schema.faults import FrameKind
 from llmts.schema.media import MEDIA_LIMITS, ImagesResult, NeutralImage
 from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest, build
@@ -176,10 +177,7 @@ def _image_url(call: ProviderCall, image: NeutralImage, index: int) -> str:
 
 
 def _images(completion: Completion) -> tuple[NeutralImage, ...]:
-    result = completion.output.result
-    if not isinstance(result, ImagesResult):  # pragma: no cover - admission checks the kind
-        raise LlmtsError("an images request was answered without images")
-    return result.images
+    return operation_result(completion, ImagesResult).images
 
 
 def render_images(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:

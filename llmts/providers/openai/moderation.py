@@ -13,7 +13,7 @@ import orjson
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
-from llmts.providers.operations import bounded_texts, operation_request
+from llmts.providers.operations import bounded_texts, operation_request, operation_result
 from llmts.providers.strict import StrictRule, Violation
 from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest
@@ -98,8 +98,8 @@ def _applied(has_text: bool, has_image: bool) -> dict[str, list[str]]:
 
 
 def moderation_payload(call: ProviderCall, request: NeutralRequest, completion: Completion) -> dict[str, Any]:
-    result = completion.output.result
-    assert isinstance(result, ModerationResult) and isinstance(request, OperationRequest)
+    result = operation_result(completion, ModerationResult)
+    assert isinstance(request, OperationRequest)
     raw = call.request.json_object().get("input")
     has_text = not _is_multi_modal(raw) or _multi_modal(raw)[1]
     verdicts = result.verdicts

@@ -21,13 +21,14 @@ import re
 import socket
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from llmts import ConfigBuilder, LlmTestServer
 
@@ -260,3 +261,39 @@ def assert_envelope(answer: Answer, family: str, method: str) -> None:
         pass  # checked before: its envelope has no "error" object
     else:  # pragma: no cover - a family the harness does not know
         raise AssertionError(f"unknown family {family}")
+
+
+# --- running a family ---------------------------------------------------------------------------------
+
+Request = tuple[str, str, dict[str, str], bytes]
+
+
+def check_request(server: FuzzServer, request: Request, prefixes: dict[str, str]) -> None:
+    """Send one generated request; its answer must be in the envelope ``family_of`` names for it."""
+    method, target, request_headers, body = request
+    answer = server.send(method, target, request_headers, body)
+    server.check(answer, family_of(target, prefixes), method)
+
+
+def survive(
+    server: FuzzServer,
+    examples: st.SearchStrategy[Any],
+    check: Callable[[Any], None],
+    profile: settings,
+    family: str,
+) -> None:
+    """Every example of ``examples`` through ``check`` under ``profile`` (``BOUNDED`` or ``DEEP``), then
+    the server must still answer; a deep run prints its requests by status (shown with ``-rP``), the
+    figures docs/contributing.md asks a deep run to report."""
+
+    @profile
+    @given(example=examples)
+    def run(example: Any) -> None:
+        check(example)
+
+    sent, statuses = server.requests, server.statuses.copy()
+    run()
+    server.assert_healthy()
+    if profile is DEEP:
+        by_status = dict(sorted((server.statuses - statuses).items()))
+        print(f"deep fuzz {family}: {server.requests - sent} requests, by status {by_status}")

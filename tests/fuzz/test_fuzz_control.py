@@ -9,7 +9,6 @@ import socket
 from typing import Any
 
 import pytest
-from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz import seeds
@@ -20,8 +19,9 @@ from tests.fuzz.harness import (
     DEEP_TIMEOUT,
     Answer,
     FuzzServer,
-    family_of,
+    check_request,
     fuzz_server,
+    survive,
 )
 from tests.fuzz.strategies import (
     HEADER_NAMES,
@@ -109,32 +109,14 @@ def _requests() -> st.SearchStrategy[tuple[str, str, dict[str, str], bytes]]:
     )
 
 
-def _check(server: FuzzServer, request: tuple[str, str, dict[str, str], bytes]) -> None:
-    method, target, request_headers, body = request
-    answer = server.send(method, target, request_headers, body)
-    server.check(answer, family_of(target, {}), method)
-
-
 def test_control_routes_survive_hostile_requests(fuzz_server: FuzzServer) -> None:
-    @BOUNDED
-    @given(request=_requests())
-    def run(request: tuple[str, str, dict[str, str], bytes]) -> None:
-        _check(fuzz_server, request)
-
-    run()
-    fuzz_server.assert_healthy()
+    survive(fuzz_server, _requests(), lambda r: check_request(fuzz_server, r, {}), BOUNDED, "control")
 
 
 @pytest.mark.fuzz
 @pytest.mark.timeout(DEEP_TIMEOUT)
 def test_control_routes_survive_hostile_requests_deep(fuzz_server: FuzzServer) -> None:
-    @DEEP
-    @given(request=_requests())
-    def run(request: tuple[str, str, dict[str, str], bytes]) -> None:
-        _check(fuzz_server, request)
-
-    run()
-    fuzz_server.assert_healthy()
+    survive(fuzz_server, _requests(), lambda r: check_request(fuzz_server, r, {}), DEEP, "control")
 
 
 # --- malformed HTTP: what the HTTP server itself parses --------------------------------------------
@@ -215,22 +197,10 @@ def _check_malformed(server: FuzzServer, data: bytes) -> None:
 
 
 def test_malformed_http_gets_json_and_no_traceback(fuzz_server: FuzzServer) -> None:
-    @BOUNDED
-    @given(data=_malformed())
-    def run(data: bytes) -> None:
-        _check_malformed(fuzz_server, data)
-
-    run()
-    fuzz_server.assert_healthy()
+    survive(fuzz_server, _malformed(), lambda d: _check_malformed(fuzz_server, d), BOUNDED, "malformed HTTP")
 
 
 @pytest.mark.fuzz
 @pytest.mark.timeout(DEEP_TIMEOUT)
 def test_malformed_http_gets_json_and_no_traceback_deep(fuzz_server: FuzzServer) -> None:
-    @DEEP
-    @given(data=_malformed())
-    def run(data: bytes) -> None:
-        _check_malformed(fuzz_server, data)
-
-    run()
-    fuzz_server.assert_healthy()
+    survive(fuzz_server, _malformed(), lambda d: _check_malformed(fuzz_server, d), DEEP, "malformed HTTP")

@@ -8,12 +8,11 @@ are fuzzed with the other provider routes (``test_fuzz_providers.py``)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
 from hypothesis import strategies as st
 
 from llmts.runtime.media.audio import speech_pcm, wav_bytes
 from llmts.runtime.media.png import generated_png
-from tests.fuzz.harness import BOUNDED, DEEP, DEEP_TIMEOUT, FuzzServer, family_of, fuzz_server
+from tests.fuzz.harness import BOUNDED, DEEP, DEEP_TIMEOUT, FuzzServer, check_request, fuzz_server, survive
 from tests.fuzz.strategies import headers, session_prefixed
 
 __all__ = ["fuzz_server"]
@@ -192,35 +191,16 @@ def _request(draw: st.DrawFn) -> tuple[str, str, dict[str, str], bytes]:
     return "POST", path, request_headers, body
 
 
-def _family() -> st.SearchStrategy[tuple[str, str, dict[str, str], bytes]]:
-    return _request()
-
-
-def _check(server: FuzzServer, request: tuple[str, str, dict[str, str], bytes]) -> None:
-    method, target, request_headers, body = request
-    answer = server.send(method, target, request_headers, body)
-    # A hostile session id can hide the route (``/sessions/%2F/openai/...`` routes ``//openai/...``): then
-    # the answer is the control 404, as for any unrouted path.
-    server.check(answer, family_of(target, {"/openai": "openai"}), method)
+# A hostile session id can hide the route (``/sessions/%2F/openai/...`` routes ``//openai/...``): then the
+# answer is the control 404, as for any unrouted path (``family_of`` says which envelope applies).
+_PREFIXES = {"/openai": "openai"}
 
 
 def test_multipart_routes_survive_hostile_forms(fuzz_server: FuzzServer) -> None:
-    @BOUNDED
-    @given(request=_family())
-    def run(request: tuple[str, str, dict[str, str], bytes]) -> None:
-        _check(fuzz_server, request)
-
-    run()
-    fuzz_server.assert_healthy()
+    survive(fuzz_server, _request(), lambda r: check_request(fuzz_server, r, _PREFIXES), BOUNDED, "multipart")
 
 
 @pytest.mark.fuzz
 @pytest.mark.timeout(DEEP_TIMEOUT)
 def test_multipart_routes_survive_hostile_forms_deep(fuzz_server: FuzzServer) -> None:
-    @DEEP
-    @given(request=_family())
-    def run(request: tuple[str, str, dict[str, str], bytes]) -> None:
-        _check(fuzz_server, request)
-
-    run()
-    fuzz_server.assert_healthy()
+    survive(fuzz_server, _request(), lambda r: check_request(fuzz_server, r, _PREFIXES), DEEP, "multipart")

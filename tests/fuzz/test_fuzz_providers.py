@@ -9,13 +9,21 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given
 from hypothesis import strategies as st
 
 from llmts import ConfigBuilder
 from llmts.providers import ADAPTERS
 from tests.fuzz import seeds
-from tests.fuzz.harness import BOUNDED, DEEP, DEEP_TIMEOUT, FuzzServer, family_of, fuzz_server
+from tests.fuzz.harness import (
+    BOUNDED,
+    DEEP,
+    DEEP_TIMEOUT,
+    FuzzServer,
+    Request,
+    check_request,
+    fuzz_server,
+    survive,
+)
 from tests.fuzz.strategies import (
     PLACEHOLDER,
     bodies,
@@ -108,10 +116,8 @@ def _family(namespace: str) -> st.SearchStrategy[tuple[str, str, dict[str, str],
     )
 
 
-def _check(server: FuzzServer, request: tuple[str, str, dict[str, str], bytes]) -> None:
-    method, target, request_headers, body = request
-    answer = server.send(method, target, request_headers, body)
-    server.check(answer, family_of(target, _PREFIXES), method)
+def _check(server: FuzzServer, request: Request) -> None:
+    check_request(server, request, _PREFIXES)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -128,13 +134,7 @@ def _locked_session(fuzz_server: FuzzServer) -> None:
 
 @pytest.mark.parametrize("namespace", [adapter.namespace for adapter in ADAPTERS])
 def test_provider_routes_survive_hostile_requests(fuzz_server: FuzzServer, namespace: str) -> None:
-    @BOUNDED
-    @given(request=_family(namespace))
-    def run(request: tuple[str, str, dict[str, str], bytes]) -> None:
-        _check(fuzz_server, request)
-
-    run()
-    fuzz_server.assert_healthy()
+    survive(fuzz_server, _family(namespace), lambda r: _check(fuzz_server, r), BOUNDED, namespace)
 
 
 @pytest.mark.parametrize("namespace", [adapter.namespace for adapter in ADAPTERS])
@@ -162,14 +162,4 @@ def test_every_body_node_replaced_by_a_hostile_value(fuzz_server: FuzzServer, na
 @pytest.mark.timeout(DEEP_TIMEOUT)
 @pytest.mark.parametrize("namespace", [adapter.namespace for adapter in ADAPTERS])
 def test_provider_routes_survive_hostile_requests_deep(fuzz_server: FuzzServer, namespace: str) -> None:
-    @DEEP
-    @given(request=_family(namespace))
-    def run(request: tuple[str, str, dict[str, str], bytes]) -> None:
-        _check(fuzz_server, request)
-
-    sent, statuses = fuzz_server.requests, fuzz_server.statuses.copy()
-    run()
-    fuzz_server.assert_healthy()
-    # The figures docs/contributing.md asks a deep run to report (shown with -rP): any 5xx failed above.
-    by_status = dict(sorted((fuzz_server.statuses - statuses).items()))
-    print(f"deep fuzz {namespace}: {fuzz_server.requests - sent} requests, by status {by_status}")
+    survive(fuzz_server, _family(namespace), lambda r: _check(fuzz_server, r), DEEP, namespace)

@@ -881,7 +881,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             results: dict[str, LoadResult] = {}
             rounds.append(results)
             failed = _run_cases(args, servers, prefixes, results, load_cpu) or failed
-        summary = summarize(rounds[-1]) if len(rounds) == 1 else median_summary(rounds)
+        summary = median_summary(rounds)
         print_summary(rounds[-1], summary, args.connections, len(rounds))
         if len(rounds) > 1:
             _print_rounds(rounds)

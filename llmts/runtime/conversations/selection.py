@@ -127,7 +127,7 @@ def judge_scenario(
     first one is taken; an error among choices 2..n is a mismatch."""
     positions: list[int] = []
     while len(positions) < request.choices:
-        position = _position(scenario, cursor)
+        position = queue_position(scenario, cursor)
         first = positions[0] if positions else None
         if position is None:
             count = len(scenario.responses)
@@ -162,11 +162,6 @@ def judge_scenario(
 
 
 def queue_position(scenario: ScenarioPlan, cursor: int) -> int | None:
-    """The response index the scenario's next request would get (None: its queue is exhausted)."""
-    return _position(scenario, cursor)
-
-
-def _position(scenario: ScenarioPlan, cursor: int) -> int | None:
     """The queue position a cursor points at under the scenario's terminal policy (None: exhausted)."""
     count = len(scenario.responses)
     if cursor < count:

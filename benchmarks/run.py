@@ -73,10 +73,11 @@ class _ProtocolError(Exception):
 
 
 class _Conn:
-    __slots__ = ("buf", "close_after", "fd", "need", "pos", "sock", "state", "status", "t0", "tail")
+    __slots__ = ("buf", "close_after", "fd", "need", "pos", "sock", "state", "status", "t0", "tail", "target")
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, target: int) -> None:
         self.sock = sock
+        self.target = target  # the index of its ``Target`` in the spec
         self.fd = sock.fileno()
         self.buf = bytearray()
         self.state = _HEAD
@@ -175,16 +176,28 @@ def _cpu_seconds(pids: Sequence[int]) -> float | None:
 
 
 @dataclass
-class LoadSpec:
+class Target:
+    """One server and the prebuilt requests its connections send, round robin."""
+
     host: str
     port: int
     requests: list[bytes]
+
+
+@dataclass
+class LoadSpec:
+    """One load process: ``connections`` keep-alive connections, connection ``i`` to
+    ``targets[(first_connection + i) % len(targets)]`` (so several processes spread over the same targets)."""
+
+    targets: list[Target]
     stream: bool
     connections: int
     warmup: float
     duration: float
     cpu: int | None
     server_pids: list[int]
+    first_connection: int = 0
+    keep_latencies: bool = False  # return every latency (to merge several processes' percentiles)
 
 
 @dataclass
@@ -200,9 +213,11 @@ class LoadResult:
     p90_ms: float = 0.0
     p99_ms: float = 0.0
     max_ms: float = 0.0
+    load_cpu_seconds: float = 0.0
     load_cpu_pct: float | None = None
     server_cpu_pct: float | None = None
     server_cpu_us_per_req: float | None = None
+    latencies: list[float] = field(default_factory=list)
     error_samples: list[str] = field(default_factory=list)
     fatal: str | None = None
 
@@ -218,8 +233,7 @@ def _run_load(spec: LoadSpec) -> LoadResult:
     if spec.cpu is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {spec.cpu})
     result = LoadResult()
-    requests = spec.requests
-    next_request = 0
+    turns = [0] * len(spec.targets)  # each target's next request
     suffix = DONE if spec.stream else b"}"
     poller: Any
     if hasattr(select, "epoll"):
@@ -232,19 +246,22 @@ def _run_load(spec: LoadSpec) -> LoadResult:
     conns: dict[int, _Conn] = {}
     max_reconnects = 10 * spec.connections
 
-    def connect() -> _Conn:
-        sock = socket.create_connection((spec.host, spec.port), timeout=5.0)
+    def connect(index: int) -> _Conn:
+        which = index % len(spec.targets)
+        target = spec.targets[which]
+        sock = socket.create_connection((target.host, target.port), timeout=5.0)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setblocking(False)
-        c = _Conn(sock)
+        c = _Conn(sock, which)
         conns[c.fd] = c
         poller.register(c.fd, readable)
         return c
 
     def send(c: _Conn) -> None:
-        nonlocal next_request
-        request = requests[next_request]
-        next_request = (next_request + 1) % len(requests)
+        requests = spec.targets[c.target].requests
+        turn = turns[c.target]
+        request = requests[turn]
+        turns[c.target] = (turn + 1) % len(requests)
         c.t0 = time.perf_counter()
         sent = c.sock.send(request)
         if sent < len(request):  # never happens with an idle socket and a small request
@@ -265,12 +282,12 @@ def _run_load(spec: LoadSpec) -> LoadResult:
         result.reconnects += 1
         if result.reconnects > max_reconnects:
             raise _ProtocolError(f"more than {max_reconnects} reconnects; giving up")
-        send(connect())
+        send(connect(c.target))
 
     latencies = array("d")
     try:
-        for _ in range(spec.connections):
-            connect()
+        for offset in range(spec.connections):
+            connect(spec.first_connection + offset)
         begin = time.perf_counter()
         t_start = begin + spec.warmup
         t_end = t_start + spec.duration
@@ -370,7 +387,10 @@ def _run_load(spec: LoadSpec) -> LoadResult:
     result.p90_ms = _percentile(values, 0.90) * 1000
     result.p99_ms = _percentile(values, 0.99) * 1000
     result.max_ms = (values[-1] if values else 0.0) * 1000
-    result.load_cpu_pct = 100 * ((cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)) / elapsed
+    if spec.keep_latencies:
+        result.latencies = values
+    result.load_cpu_seconds = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
+    result.load_cpu_pct = 100 * result.load_cpu_seconds / elapsed
     if srv0 is not None and srv1 is not None:
         result.server_cpu_pct = 100 * (srv1 - srv0) / elapsed
         if result.requests:
@@ -389,11 +409,23 @@ def _load_entry(spec: LoadSpec, pipe: Connection) -> None:
 
 def run_load(spec: LoadSpec) -> LoadResult:
     """Run the load generator in a separate (spawned) process and return its measurements."""
+    return run_loads([spec])[0]
+
+
+def run_loads(specs: Sequence[LoadSpec]) -> list[LoadResult]:
+    """Run one load process per spec, all at once, and return their measurements in order."""
     ctx = multiprocessing.get_context("spawn")
-    parent_end, child_end = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_load_entry, args=(spec, child_end), daemon=True)
-    proc.start()
-    child_end.close()
+    running = []
+    for spec in specs:
+        parent_end, child_end = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_load_entry, args=(spec, child_end), daemon=True)
+        proc.start()
+        child_end.close()
+        running.append((proc, parent_end, spec))
+    return [_collect(proc, parent_end, spec) for proc, parent_end, spec in running]
+
+
+def _collect(proc: Any, parent_end: Connection, spec: LoadSpec) -> LoadResult:
     finished = False
     try:
         if parent_end.poll(spec.warmup + spec.duration + 60):
@@ -931,13 +963,12 @@ def _run_cases(
         server = servers[SERVER_OF[name]]
         parts = urlsplit(server.url)
         host, port = parts.hostname or "127.0.0.1", int(parts.port or 80)
+        requests = [
+            build_request(host, port, kind == "stream", prefix)
+            for prefix in (prefixes if name == "sessions" else [""])
+        ]
         spec = LoadSpec(
-            host=host,
-            port=port,
-            requests=[
-                build_request(host, port, kind == "stream", prefix)
-                for prefix in (prefixes if name == "sessions" else [""])
-            ],
+            targets=[Target(host, port, requests)],
             stream=kind == "stream",
             connections=args.connections,
             warmup=args.warmup,

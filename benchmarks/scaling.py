@@ -17,22 +17,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import multiprocessing
 import os
 import secrets
-import select
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
-from array import array
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -42,16 +36,16 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from run import (  # noqa: E402
-    DONE,
     MODEL,
+    LoadResult,
+    LoadSpec,
     Server,
-    _Conn,
+    Target,
     _cpu_seconds,
-    _feed,
     _percentile,
     _process_tree,
-    _ProtocolError,
     http_request,
+    run_loads,
 )
 
 START_TIMEOUT = 60.0
@@ -60,145 +54,6 @@ START_TIMEOUT = 60.0
 # --------------------------------------------------------------------------------------------------
 # throughput: N server processes, many sessions, closed-loop keep-alive load
 # --------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Target:
-    """One server process and the prebuilt requests of the sessions it owns (used round robin)."""
-
-    host: str
-    port: int
-    requests: list[bytes]
-
-
-@dataclass
-class LoadPart:
-    targets: list[Target]
-    connections: int
-    first_connection: int  # global index of this part's first connection (spreads them over targets)
-    stream: bool
-    warmup: float
-    duration: float
-
-
-@dataclass
-class PartResult:
-    requests: int = 0
-    errors: int = 0
-    elapsed: float = 0.0
-    cpu_seconds: float = 0.0
-    latencies: list[float] = field(default_factory=list)
-    error_samples: list[str] = field(default_factory=list)
-    fatal: str | None = None
-
-
-def _run_part(part: LoadPart) -> PartResult:
-    result = PartResult()
-    suffix = DONE if part.stream else b"}"
-    poller = select.epoll()
-    conns: dict[int, tuple[_Conn, Target]] = {}
-    turn: dict[int, int] = {}
-
-    def connect(target: Target) -> _Conn:
-        sock = socket.create_connection((target.host, target.port), timeout=5.0)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.setblocking(False)
-        c = _Conn(sock)
-        conns[c.fd] = (c, target)
-        poller.register(c.fd, select.POLLIN)
-        return c
-
-    def send(c: _Conn, target: Target) -> None:
-        index = turn.get(id(target), 0)
-        turn[id(target)] = index + 1
-        c.t0 = time.perf_counter()
-        c.sock.setblocking(True)
-        try:
-            c.sock.sendall(target.requests[index % len(target.requests)])
-        finally:
-            c.sock.setblocking(False)
-
-    latencies = array("d")
-    try:
-        for offset in range(part.connections):
-            target = part.targets[(part.first_connection + offset) % len(part.targets)]
-            connect(target)
-        begin = time.perf_counter()
-        t_start, t_end = begin + part.warmup, begin + part.warmup + part.duration
-        measuring, cpu0 = False, os.times()
-        for c, target in list(conns.values()):
-            send(c, target)
-        now = begin
-        while now < t_end:
-            events = poller.poll(0.05)
-            now = time.perf_counter()
-            if not measuring and now >= t_start:
-                measuring, t_start, cpu0 = True, now, os.times()
-                t_end = t_start + part.duration
-            for fd, _ in events:
-                entry = conns.get(fd)
-                if entry is None:
-                    continue
-                c, target = entry
-                try:
-                    data = c.sock.recv(262144)
-                except BlockingIOError:
-                    continue
-                if not data:
-                    raise _ProtocolError("connection closed by server")
-                c.buf += data
-                if not _feed(c):
-                    continue
-                done = time.perf_counter()
-                ok = c.status == 200 and c.tail.endswith(suffix) and not c.buf
-                if measuring and done <= t_end:
-                    latencies.append(done - c.t0)
-                    result.requests += 1
-                    result.errors += not ok
-                if not ok and len(result.error_samples) < 5:
-                    result.error_samples.append(f"status {c.status}, body ends with {c.tail!r}")
-                send(c, target)
-        cpu1 = os.times()
-        result.elapsed = time.perf_counter() - t_start
-        result.cpu_seconds = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
-    except (OSError, _ProtocolError) as exc:
-        result.fatal = f"{type(exc).__name__}: {exc}"
-    finally:
-        for c, _ in list(conns.values()):
-            c.sock.close()
-        poller.close()
-    result.latencies = list(latencies)
-    return result
-
-
-def _part_entry(part: LoadPart, pipe: Connection) -> None:
-    try:
-        pipe.send(asdict(_run_part(part)))
-    except BaseException as exc:
-        pipe.send(asdict(PartResult(fatal=f"{type(exc).__name__}: {exc}")))
-    finally:
-        pipe.close()
-
-
-def _run_load(parts: list[LoadPart]) -> list[PartResult]:
-    ctx = multiprocessing.get_context("spawn")
-    running = []
-    for part in parts:
-        receive, send = ctx.Pipe(duplex=False)
-        process = ctx.Process(target=_part_entry, args=(part, send), daemon=True)
-        process.start()
-        send.close()
-        running.append((process, receive, part))
-    results = []
-    for process, receive, part in running:
-        if receive.poll(part.warmup + part.duration + 60):
-            results.append(PartResult(**receive.recv()))
-        else:
-            results.append(PartResult(fatal="load process timed out"))
-        process.join(5)
-        if process.is_alive():
-            process.kill()
-    return results
 
 
 def _new_session_id() -> str:
@@ -288,7 +143,7 @@ end
 """
 
 
-def _run_wrk(urls: list[str], owned: dict[str, list[str]], args: argparse.Namespace) -> list[PartResult]:
+def _run_wrk(urls: list[str], owned: dict[str, list[str]], args: argparse.Namespace) -> list[LoadResult]:
     """One ``wrk`` per server (one thread, its share of the connections): a warm-up run, then the measured
     one. The load's CPU comes from each wrk's own resource usage."""
     body = json.dumps(
@@ -305,7 +160,7 @@ def _run_wrk(urls: list[str], owned: dict[str, list[str]], args: argparse.Namesp
         script.write_text(_WRK_SCRIPT % {"paths": paths, "body": body})
         scripts.append(script)
 
-    def run(seconds: float) -> list[PartResult]:
+    def run(seconds: float) -> list[LoadResult]:
         procs = [
             subprocess.Popen(
                 [
@@ -331,14 +186,14 @@ def _run_wrk(urls: list[str], owned: dict[str, list[str]], args: argparse.Namesp
             proc.returncode = 0
             line = next((text for text in output.splitlines() if text.startswith('{"requests"')), None)
             if line is None:
-                results.append(PartResult(fatal=f"wrk printed no totals: {output[-300:]!r}"))
+                results.append(LoadResult(fatal=f"wrk printed no totals: {output[-300:]!r}"))
                 continue
             totals = json.loads(line)
-            result = PartResult(
+            result = LoadResult(
                 requests=totals["requests"],
                 errors=totals["errors"] + totals["status_errors"],
                 elapsed=totals["duration_us"] / 1e6,
-                cpu_seconds=usage.ru_utime + usage.ru_stime,
+                load_cpu_seconds=usage.ru_utime + usage.ru_stime,
             )
             # wrk reports percentiles, not samples: keep the two this script prints.
             result.latencies = [totals["p50_us"] / 1e6, totals["p99_us"] / 1e6]
@@ -355,7 +210,7 @@ def _run_wrk(urls: list[str], owned: dict[str, list[str]], args: argparse.Namesp
 
 def _run_python_load(
     urls: list[str], owned: dict[str, list[str]], args: argparse.Namespace
-) -> list[PartResult]:
+) -> list[LoadResult]:
     targets = []
     for url in urls:
         parts = urlsplit(url)
@@ -365,11 +220,23 @@ def _run_python_load(
         )
     per_proc = [args.connections // args.load_procs] * args.load_procs
     per_proc[0] += args.connections - sum(per_proc)
-    load_parts, first = [], 0
+    specs, first = [], 0
     for connections in per_proc:
-        load_parts.append(LoadPart(targets, connections, first, args.stream, args.warmup, args.duration))
+        specs.append(
+            LoadSpec(
+                targets,
+                args.stream,
+                connections,
+                args.warmup,
+                args.duration,
+                cpu=None,
+                server_pids=[],
+                first_connection=first,
+                keep_latencies=True,
+            )
+        )
         first += connections
-    return _run_load(load_parts)
+    return run_loads(specs)
 
 
 def measure_throughput(args: argparse.Namespace, count: int) -> dict[str, Any]:
@@ -398,7 +265,7 @@ def measure_throughput(args: argparse.Namespace, count: int) -> dict[str, Any]:
         "rps": requests / elapsed,
         "p50_ms": _percentile(latencies, 0.5) * 1000,
         "p99_ms": _percentile(latencies, 0.99) * 1000,
-        "load_cpu_pct": 100 * sum(r.cpu_seconds for r in results) / elapsed,
+        "load_cpu_pct": 100 * sum(r.load_cpu_seconds for r in results) / elapsed,
         "server_cpu_pct": (
             100 * (server_cpu1 - server_cpu0) / (args.warmup + args.duration)
             if server_cpu0 is not None and server_cpu1 is not None

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from llmts import LlmTestServer
+from llmts import LlmTestServer, SessionClient
 
 _USER = [{"role": "user", "content": "Hi there"}]
 _ANSWER = {"text": "Soak answer with a few words", "chunks": ["Soak answer ", "with a few ", "words"]}
@@ -108,8 +108,9 @@ class _Counters:
 def _worker(server: LlmTestServer, total: int, churn_every: int, counters: _Counters, seed: int) -> None:
     rng = random.Random(seed)
     parts = urlsplit(server.url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-    session = None
+    host = parts.hostname or "127.0.0.1"
+    conn = http.client.HTTPConnection(host, parts.port, timeout=30)
+    session: SessionClient | None = None
     used = churn_every
     while True:
         if used >= churn_every:  # session churn: a fresh configured session every ``churn_every`` requests
@@ -118,6 +119,7 @@ def _worker(server: LlmTestServer, total: int, churn_every: int, counters: _Coun
             session = server.create_session()
             session.configure(_CONFIG)
             used = 0
+        assert session is not None
         with counters.lock:
             if counters.done >= total:
                 break
@@ -134,7 +136,7 @@ def _worker(server: LlmTestServer, total: int, churn_every: int, counters: _Coun
         except (OSError, http.client.HTTPException) as exc:  # abort_connection: expected resets
             outcome = type(exc).__name__
             conn.close()
-            conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+            conn = http.client.HTTPConnection(host, parts.port, timeout=30)
         used += 1
         counters.add(outcome)
     if session is not None:

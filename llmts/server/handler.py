@@ -57,6 +57,7 @@ _INTERNAL = LlmtsError(
     "llmts hit an internal error; see the server log", code="llm_test_server_internal_error"
 )
 _NO_REQUEST_LINE = "- - -"  # what the access log shows for a request rejected before it was parsed
+_PLAIN_VERSIONS = frozenset(("HTTP/1.1", "HTTP/1.0"))
 
 
 class _HttpDate:
@@ -115,6 +116,34 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
 
     def MessageClass(self, rfile: Any, *_: Any) -> HeaderFields:  # gevent's hook name
         return read_header_block(rfile)
+
+    def read_request(self, raw_requestline: str) -> bool:
+        # gevent's, for the two versions clients send, without its per-request version parse (a
+        # generator) and with one lookup per header; any other request line takes gevent's own path.
+        words = raw_requestline.split()
+        if len(words) != 3 or words[2] not in _PLAIN_VERSIONS:
+            return bool(super().read_request(raw_requestline))
+        self.requestline = raw_requestline.rstrip()
+        self.command, self.path, self.request_version = words
+        headers = self.headers = self.MessageClass(self.rfile, 0)
+        if headers.status:
+            raise ValueError(f"Invalid headers status: {headers.status!r}")
+        if (headers.get("transfer-encoding") or "").lower() == "chunked" and "content-length" in headers:
+            del headers["content-length"]
+        length_text = headers.get("content-length")
+        length = None
+        if length_text is not None:
+            length = int(length_text)
+            if length < 0:
+                raise ValueError(f"Invalid Content-Length: {length!r}")
+            if length and self.command == "HEAD":
+                raise ValueError("Unexpected Content-Length")
+        self.content_length = length
+        connection = (headers.get("connection") or "").lower()
+        self.close_connection = (
+            connection == "close" if words[2] == "HTTP/1.1" else connection != "keep-alive"
+        )
+        return True
 
     def get_environ(self) -> dict[str, Any]:
         env: dict[str, Any] = self.server.get_environ()
@@ -180,6 +209,54 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
                 self._llmts_app_deadlines = None
 
     # --- the response ------------------------------------------------------------------------------
+
+    def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        # gevent's checks (native strings, no CR or LF, latin-1) and bookkeeping in one pass over the
+        # headers instead of two; anything it would refuse goes to gevent's own, which raises its error.
+        if exc_info is not None or type(status) is not str or "\r" in status or "\n" in status:
+            return super().start_response(status, headers, exc_info)
+        encoded: list[tuple[bytes, bytes]] = []
+        connection = date = length = None
+        try:
+            for name, value in headers:
+                if (
+                    type(name) is not str
+                    or type(value) is not str
+                    or "\r" in name
+                    or "\n" in name
+                    or "\r" in value
+                    or "\n" in value
+                ):
+                    return super().start_response(status, headers, exc_info)
+                encoded.append((name.encode("latin-1"), value.encode("latin-1")))
+                lower = name.lower()
+                if lower == "content-length":
+                    length = value
+                elif lower == "date":
+                    date = value
+                elif lower == "connection":
+                    connection = value
+            code = int(status.split(" ", 1)[0])
+            status_bytes = status.encode("latin-1")
+        except (UnicodeEncodeError, ValueError):
+            return super().start_response(status, headers, exc_info)
+        if code in (304, 204) and length not in (None, "0"):
+            return super().start_response(status, headers, exc_info)
+        self.status = status_bytes
+        self._orig_status = status
+        self.response_headers = encoded
+        self.code = code
+        self.provided_date = date
+        self.provided_content_length = length
+        if connection is None:
+            # HTTP/1.0 says either way; an HTTP/1.1 client that asked to close hears it (RFC 9112 9.6).
+            if self.close_connection:
+                encoded.append((b"Connection", b"close"))
+            elif self.request_version == "HTTP/1.0":
+                encoded.append((b"Connection", b"keep-alive"))
+        elif connection == "close":
+            self.close_connection = True
+        return self.write
 
     def finalize_headers(self) -> None:
         if self.provided_date is None:

@@ -55,6 +55,9 @@ class _Proc:
         if self.popen.poll() is None:
             self.popen.kill()
         self.popen.wait(10)
+        for pipe in (self.popen.stdout, self.popen.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 @pytest.fixture

@@ -1,0 +1,172 @@
+"""Compare this checkout's server CPU per request with another commit's, in interleaved rounds.
+
+``run.py``'s ratios move by ±10 % from minute to minute on a shared VM, which hides a change worth 3 %.
+This script starts two ``llmts serve`` processes side by side, *base* (a temporary ``git worktree`` of
+``--base``) and *this* (the checkout it runs from), both pinned to the first CPU, and loads them in turn
+with ``run.py``'s load generator (pinned to the second): many short windows, alternating which goes
+first, so both see the same machine. Each round's figure is this/base of server CPU microseconds per
+request; the verdict is the median over the rounds. An A/A run (``--base HEAD`` on a clean tree) shows
+the noise floor: its median stays within about 1 %.
+
+    python benchmarks/compare.py --base HEAD~1
+    python benchmarks/compare.py --base main --case nonstream --rounds 60 --window 1
+    python benchmarks/compare.py --base 04ef692d --default       # access log on, as users start it
+
+See benchmarks/README.md, "Comparing two commits".
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from urllib.parse import urlsplit
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from floor_app import make_chunks  # noqa: E402
+from run import (  # noqa: E402
+    START_TIMEOUT,
+    LoadSpec,
+    Server,
+    Target,
+    _cpus,
+    _pin,
+    _process_tree,
+    build_request,
+    configure_llmts,
+    run_load,
+)
+
+
+@contextlib.contextmanager
+def base_checkout(revision: str) -> Iterator[Path]:
+    """A detached worktree of ``revision``, removed afterwards."""
+    where = Path(tempfile.mkdtemp(prefix="bench-base-")) / "tree"
+    subprocess.run(
+        ["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(where), revision],
+        check=True,
+    )
+    try:
+        yield where
+    finally:
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(where)], check=False)
+        shutil.rmtree(where.parent, ignore_errors=True)
+
+
+def start(name: str, tree: Path, quiet: bool, chunks: int) -> Server:
+    """``llmts serve`` importing the package from ``tree`` (``-P``: not from the current directory)."""
+    ready = Path(tempfile.mkdtemp(prefix=f"bench-{name}-")) / "ready"
+    argv = [sys.executable, "-P", "-m", "llmts", "serve", "--host", "127.0.0.1", "--port", "0"]
+    if quiet:
+        argv.append("--no-access-log")
+    argv += ["--ready-file", str(ready), "--parent-pid", str(os.getpid())]
+    server = Server(name, argv, dict(os.environ, PYTHONPATH=str(tree)))
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        server.url = server.wait_ready_file(ready, deadline).strip()
+        server.wait_http("/health", deadline)
+        server.wait_workers(deadline)
+        configure_llmts(server, make_chunks(chunks))
+    except BaseException:
+        server.stop()
+        raise
+    finally:
+        with contextlib.suppress(OSError):
+            ready.unlink()
+            ready.parent.rmdir()
+    return server
+
+
+def _spec(
+    server: Server, args: argparse.Namespace, warmup: float, window: float, cpu: int | None
+) -> LoadSpec:
+    parts = urlsplit(server.url)
+    host, port = parts.hostname or "127.0.0.1", int(parts.port or 80)
+    stream = args.case == "stream"
+    return LoadSpec(
+        [Target(host, port, [build_request(host, port, stream)])],
+        stream,
+        args.connections,
+        warmup,
+        window,
+        cpu,
+        _process_tree(server.proc.pid),
+    )
+
+
+def compare(args: argparse.Namespace) -> int:
+    server_cpu, load_cpu = _cpus()
+    with base_checkout(args.base) as tree:
+        servers = {
+            "base": start("base", tree, not args.default, args.chunks),
+            "this": start("this", REPO, not args.default, args.chunks),
+        }
+        try:
+            for server in servers.values():
+                _pin(server.pids, server_cpu)
+            for server in servers.values():  # both at their steady state before the first round
+                run_load(_spec(server, args, 0.0, args.warmup, load_cpu))
+            ratios: list[float] = []
+            figures: dict[str, list[float]] = {"base": [], "this": []}
+            for index in range(args.rounds):
+                order = ("base", "this") if index % 2 == 0 else ("this", "base")
+                got: dict[str, float] = {}
+                for name in order:
+                    result = run_load(_spec(servers[name], args, 0.3, args.window, load_cpu))
+                    if result.fatal or result.errors or result.server_cpu_us_per_req is None:
+                        print(f"{name}: {result.fatal or result.error_samples or 'no CPU figure'}")
+                        return 1
+                    got[name] = result.server_cpu_us_per_req
+                    figures[name].append(got[name])
+                ratios.append(got["this"] / got["base"])
+                print(
+                    f"round {index + 1:>3}: base {got['base']:6.1f}  this {got['this']:6.1f} us/req  "
+                    f"this/base {ratios[-1]:.3f}",
+                    flush=True,
+                )
+        finally:
+            for server in servers.values():
+                server.stop()
+    mode = "access log on" if args.default else "--no-access-log"
+    low, _, high = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+    print(
+        f"\n{args.case}, {mode}, {args.rounds} rounds of {args.window:g} s: server CPU per request "
+        f"this/base median {statistics.median(ratios):.3f} (quartiles {low:.3f}-{high:.3f}); "
+        f"base {statistics.median(figures['base']):.1f} us, this {statistics.median(figures['this']):.1f} us"
+    )
+    return 0
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", default="HEAD", help="the commit to compare with (default HEAD)")
+    parser.add_argument("--case", choices=("stream", "nonstream"), default="stream")
+    parser.add_argument("--rounds", type=int, default=40, help="interleaved rounds (default 40)")
+    parser.add_argument("--window", type=float, default=1.0, help="measured seconds per server and round (1)")
+    parser.add_argument("--warmup", type=float, default=3.0, help="seconds of load per server first (3)")
+    parser.add_argument("--connections", type=int, default=32, help="keep-alive connections (32)")
+    parser.add_argument("--chunks", type=int, default=20, help="content chunks per streamed answer (20)")
+    parser.add_argument("--default", action="store_true", help="the access log on, as `llmts serve` starts")
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.window <= 0:
+        parser.error("--rounds must be at least 1 and --window positive")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return compare(parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""The request line and the response head in the handler's own pass (docs/architecture.md, "The server's
+hot path"): the same connection semantics and refusals as gevent's pywsgi, over raw sockets."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from llmts import ConfigBuilder, LlmTestServer
+from llmts.server.handler import LlmtsPyWSGIHandler
+
+_CHAT = "/openai/v1/chat/completions"
+_BODY = b'{"model":"gpt-4.1-mini","messages":[{"role":"user","content":"hi"}]}'
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LlmTestServer]:
+    fixtures = ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok").build()
+    started = LlmTestServer.start(fixtures=fixtures)
+    yield started
+    started.stop()
+
+
+def _connect(server: LlmTestServer) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", int(server.url.rsplit(":", 1)[1])), timeout=10)
+
+
+def _answer(sock: socket.socket, method: str = "GET") -> http.client.HTTPResponse:
+    response = http.client.HTTPResponse(sock, method=method)
+    response.begin()
+    response.read()
+    return response
+
+
+def _closed_by_server(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("version", "connection", "kept", "answered"),
+    [
+        ("HTTP/1.1", None, True, None),
+        ("HTTP/1.1", "close", False, "close"),
+        ("HTTP/1.1", "Close", False, "close"),
+        ("HTTP/1.0", None, False, "close"),
+        ("HTTP/1.0", "keep-alive", True, "keep-alive"),
+        ("HTTP/1.0", "Keep-Alive", True, "keep-alive"),
+    ],
+)
+def test_each_version_keeps_or_closes_the_connection_as_http_says(
+    server: LlmTestServer, version: str, connection: str | None, kept: bool, answered: str | None
+) -> None:
+    extra = f"Connection: {connection}\r\n" if connection else ""
+    with _connect(server) as sock:
+        sock.sendall(
+            f"POST {_CHAT} {version}\r\nHost: x\r\n{extra}Content-Length: {len(_BODY)}\r\n\r\n".encode()
+            + _BODY
+        )
+        first = _answer(sock, "POST")
+        assert first.status == 200 and first.getheader("Connection") == answered
+        if kept:
+            sock.sendall(f"GET /health {version}\r\nHost: x\r\n{extra}\r\n".encode())
+            assert _answer(sock).status == 200
+        else:
+            assert _closed_by_server(sock)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"GET /health HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+        b"HEAD /health HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello",
+        b"GET /health HTTP/1.1\r\nContent-Length: 1e3\r\n\r\n",
+        b"GET /health HTTP/2.0\r\n\r\n",
+        b"GET /health HTTP/1.x\r\n\r\n",
+        b"POST /health\r\n\r\n",
+        b"GET /health HTTP/1.1 extra\r\n\r\n",
+    ],
+)
+def test_a_request_line_or_length_gevent_refuses_is_refused_alike(server: LlmTestServer, data: bytes) -> None:
+    with _connect(server) as sock:
+        sock.sendall(data)
+        answer = _answer(sock)
+        assert answer.status == 400 and answer.getheader("Content-Type") == "application/json"
+        assert _closed_by_server(sock)
+
+
+def test_chunked_framing_wins_over_a_content_length_beside_it(server: LlmTestServer) -> None:
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(_BODY), _BODY)
+    with _connect(server) as sock:
+        sock.sendall(
+            f"POST {_CHAT} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n".encode()
+            + b"Content-Length: 3\r\n\r\n"
+            + chunked
+        )
+        answer = http.client.HTTPResponse(sock, method="POST")
+        answer.begin()
+        assert answer.status == 200
+        assert json.loads(answer.read())["choices"][0]["message"]["content"] == "ok"
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")  # the connection is still in step
+        assert _answer(sock).status == 200
+
+
+def _handler(version: str = "HTTP/1.1") -> LlmtsPyWSGIHandler:
+    handler = LlmtsPyWSGIHandler.__new__(LlmtsPyWSGIHandler)
+    handler.request_version = version
+    handler.close_connection = False
+    return handler
+
+
+def test_start_response_encodes_the_head_and_notes_what_the_app_provided() -> None:
+    handler = _handler()
+    handler.start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2"), ("Date", "d")])
+    assert handler.status == b"200 OK" and handler.code == 200
+    assert handler.response_headers == [
+        (b"Content-Type", b"text/plain"),
+        (b"Content-Length", b"2"),
+        (b"Date", b"d"),
+    ]
+    assert handler.provided_content_length == "2" and handler.provided_date == "d"
+    closing = _handler()
+    closing.start_response("200 OK", [("Connection", "close")])
+    assert closing.close_connection
+    old = _handler("HTTP/1.0")
+    old.start_response("200 OK", [])
+    assert old.response_headers == [(b"Connection", b"keep-alive")]
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "error"),
+    [
+        ("200 OK", [("X-Injected", "a\r\nSet-Cookie: b")], ValueError),
+        ("200 OK", [("X-Bad\n", "a")], ValueError),
+        ("200 OK\r\nX: y", [], ValueError),
+        ("200 OK", [("X-Name", "snowman \u2603")], UnicodeError),
+        ("200 OK", [(b"X-Bytes", "a")], UnicodeError),
+        ("204 No Content", [("Content-Length", "5")], AssertionError),
+    ],
+)
+def test_start_response_refuses_what_gevent_refuses(
+    status: str, headers: list[tuple[str, str]], error: type[Exception]
+) -> None:
+    with pytest.raises(error):
+        _handler().start_response(status, headers)

@@ -912,7 +912,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"--- round {round_index + 1} of {args.rounds}", flush=True)
             results: dict[str, LoadResult] = {}
             rounds.append(results)
-            failed = _run_cases(args, servers, prefixes, results, load_cpu) or failed
+            # Every other round runs the cases backwards: the machine's drift within a round then falls
+            # on the llmts cases and the floor alike, not always on the same side.
+            cases = args.cases if round_index % 2 == 0 else args.cases[::-1]
+            failed = _run_cases(args, cases, servers, prefixes, results, load_cpu) or failed
         summary = median_summary(rounds)
         print_summary(rounds[-1], summary, args.connections, len(rounds))
         if len(rounds) > 1:
@@ -951,14 +954,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run_cases(
     args: argparse.Namespace,
+    cases: Sequence[str],
     servers: dict[str, Server],
     prefixes: list[str],
     results: dict[str, LoadResult],
     load_cpu: int | None,
 ) -> bool:
-    """One round: every case in order, each row printed as it ends; True when a case failed."""
+    """One round: the cases in the given order, each row printed as it ends; True when a case failed."""
     failed = False
-    for case in args.cases:
+    for case in cases:
         name, kind = case.split("-")
         server = servers[SERVER_OF[name]]
         parts = urlsplit(server.url)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import shutil
 import statistics
 import subprocess
@@ -46,6 +45,7 @@ from run import (  # noqa: E402
     build_request,
     configure_llmts,
     run_load,
+    start_llmts,
 )
 
 
@@ -65,26 +65,13 @@ def base_checkout(revision: str) -> Iterator[Path]:
 
 
 def start(name: str, tree: Path, quiet: bool, chunks: int) -> Server:
-    """``llmts serve`` importing the package from ``tree`` (``-P``: not from the current directory)."""
-    ready = Path(tempfile.mkdtemp(prefix=f"bench-{name}-")) / "ready"
-    argv = [sys.executable, "-P", "-m", "llmts", "serve", "--host", "127.0.0.1", "--port", "0"]
-    if quiet:
-        argv.append("--no-access-log")
-    argv += ["--ready-file", str(ready), "--parent-pid", str(os.getpid())]
-    server = Server(name, argv, dict(os.environ, PYTHONPATH=str(tree)))
+    """``llmts serve`` importing the package from ``tree``, configured as ``run.py`` configures it."""
+    server = start_llmts(time.monotonic() + START_TIMEOUT, name, quiet=quiet, tree=tree)
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        server.url = server.wait_ready_file(ready, deadline).strip()
-        server.wait_http("/health", deadline)
-        server.wait_workers(deadline)
         configure_llmts(server, make_chunks(chunks))
     except BaseException:
         server.stop()
         raise
-    finally:
-        with contextlib.suppress(OSError):
-            ready.unlink()
-            ready.parent.rmdir()
     return server
 
 

@@ -597,14 +597,22 @@ def http_request(
         conn.close()
 
 
-def start_llmts(deadline: float, name: str = "llmts") -> Server:
-    """``llmts`` runs quiet (``--no-access-log``); ``default`` exactly as ``llmts serve`` starts."""
-    ready = Path(tempfile.mkdtemp(prefix="bench-llmts-")) / "ready"
-    argv = [sys.executable, "-m", "llmts", "serve", "--host", "127.0.0.1", "--port", "0"]
-    if name == "llmts":
+def start_llmts(
+    deadline: float, name: str = "llmts", *, quiet: bool | None = None, tree: Path | None = None
+) -> Server:
+    """``llmts`` runs quiet (``--no-access-log``); ``default`` exactly as ``llmts serve`` starts; ``quiet``
+    says so for another name. ``tree``: import the package from that checkout (``-P``: not from the
+    current directory) instead of the installed one."""
+    ready = Path(tempfile.mkdtemp(prefix=f"bench-{name}-")) / "ready"
+    argv = [sys.executable, *(["-P"] if tree is not None else []), "-m", "llmts", "serve"]
+    argv += ["--host", "127.0.0.1", "--port", "0"]
+    if quiet is None:
+        quiet = name == "llmts"
+    if quiet:
         argv.append("--no-access-log")
     argv += ["--ready-file", str(ready), "--parent-pid", str(os.getpid())]
-    server = Server(name, argv)
+    env = dict(os.environ, PYTHONPATH=str(tree)) if tree is not None else None
+    server = Server(name, argv, env)
     try:
         server.url = server.wait_ready_file(ready, deadline).strip()
         server.wait_http("/health", deadline)

@@ -35,7 +35,16 @@ FORBIDDEN_THIRD_PARTY = {
 # The provider metadata leaf (docs/architecture.md, "Layers"): what a provider declares as plain data
 # (namespaces, default model, SDK clients) and the registry that lists the packages. Every layer may read
 # it; it imports nothing from llmts but itself, so reading it never loads the runtime or an adapter.
-_SHARED_PROVIDER_MODULES = {"__init__", "base", "info", "catalog", "adapters", "strict", "operations"}
+_SHARED_PROVIDER_MODULES = {
+    "__init__",
+    "base",
+    "info",
+    "catalog",
+    "adapters",
+    "strict",
+    "tool_messages",
+    "operations",
+}
 # Wire formats several providers speak (docs/architecture.md, "Shared wire modules"): any provider may
 # import them, they import no provider package.
 _SHARED_WIRE_PACKAGES = {"chat_completions"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmts.providers.strict import StrictRule, Violation
+from llmts.providers.tool_messages import messages_of, orphan_tool_result, unanswered_tool_calls
 from llmts.runtime.signatures import SignatureBook
 
 __all__ = ["CHAT_RULES"]
@@ -20,60 +21,29 @@ _TOOL_USE_GUIDE = "https://docs.cohere.com/v2/docs/tool-use-overview"
 _MIGRATION_GUIDE = "https://docs.cohere.com/v2/docs/migrating-v1-to-v2"
 
 
-def _messages(body: dict[str, Any]) -> list[Any]:
-    raw = body.get("messages")
-    return raw if isinstance(raw, list) else []
-
-
-def _role(message: Any) -> Any:
-    return message.get("role") if isinstance(message, dict) else None
-
-
-def _call_ids(message: Any) -> list[str]:
-    calls = message.get("tool_calls") if isinstance(message, dict) else None
-    if not isinstance(calls, list):
-        return []
-    return [str(call.get("id")) for call in calls if isinstance(call, dict) and call.get("id") is not None]
-
-
 def _tool_result_without_call(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     """A ``tool`` message answers a call of the assistant message its run of tool messages follows."""
-    open_ids: list[str] | None = None
-    for index, message in enumerate(_messages(body)):
-        role = _role(message)
-        if role == "tool":
-            call_id = str(message.get("tool_call_id"))
-            if open_ids is None or call_id not in open_ids:
-                return Violation(
-                    f"invalid request: messages[{index}]: tool_call_id '{call_id}' does not match any tool "
-                    "call of the preceding assistant message",
-                    f"messages[{index}].tool_call_id",
-                )
-        elif role == "assistant" and _call_ids(message):
-            open_ids = _call_ids(message)
-        else:
-            open_ids = None
-    return None
+    orphan = orphan_tool_result(messages_of(body))
+    if orphan is None:
+        return None
+    index, call_id, _ = orphan
+    return Violation(
+        f"invalid request: messages[{index}]: tool_call_id '{call_id}' does not match any tool "
+        "call of the preceding assistant message",
+        f"messages[{index}].tool_call_id",
+    )
 
 
 def _tool_calls_unanswered(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     """Every call of an assistant message's ``tool_calls`` has its ``tool`` message before the next turn."""
-    messages = _messages(body)
-    for index, message in enumerate(messages[:-1]):
-        if _role(message) != "assistant" or not (ids := _call_ids(message)):
-            continue
-        answered = set()
-        for later in messages[index + 1 :]:
-            if _role(later) != "tool":
-                break
-            answered.add(str(later.get("tool_call_id")))
-        missing = [call_id for call_id in ids if call_id not in answered]
-        if missing:
-            return Violation(
-                f"invalid request: messages[{index}]: tool calls without a tool result: {', '.join(missing)}",
-                f"messages[{index}].tool_calls",
-            )
-    return None
+    unanswered = unanswered_tool_calls(messages_of(body), last_may_wait=True)
+    if unanswered is None:
+        return None
+    index, missing = unanswered
+    return Violation(
+        f"invalid request: messages[{index}]: tool calls without a tool result: {', '.join(missing)}",
+        f"messages[{index}].tool_calls",
+    )
 
 
 CHAT_RULES: tuple[StrictRule, ...] = (

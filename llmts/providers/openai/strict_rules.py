@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmts.providers.strict import StrictRule, Violation
+from llmts.providers.tool_messages import messages_of, orphan_tool_result, unanswered_tool_calls
 from llmts.runtime.signatures import SignatureBook
 
 __all__ = ["CHAT_RULES", "RESPONSES_RULES"]
@@ -17,69 +18,37 @@ _CHAT_TOOLS_GUIDE = "https://platform.openai.com/docs/guides/function-calling"
 _REASONING_GUIDE = "https://platform.openai.com/docs/guides/reasoning"
 
 
-def _messages(body: dict[str, Any]) -> list[Any]:
-    raw = body.get("messages")
-    return raw if isinstance(raw, list) else []
-
-
-def _call_ids(message: Any) -> list[str]:
-    calls = message.get("tool_calls") if isinstance(message, dict) else None
-    if not isinstance(calls, list):
-        return []
-    return [str(call.get("id")) for call in calls if isinstance(call, dict) and call.get("id") is not None]
-
-
-def _role(message: Any) -> Any:
-    return message.get("role") if isinstance(message, dict) else None
-
-
 def _chat_tool_result_without_call(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     """A ``tool`` message must follow an assistant message with ``tool_calls`` (or its other tool
     messages) and name one of those calls."""
-    open_ids: list[str] | None = None  # the ids of the assistant turn the tool messages answer
-    for index, message in enumerate(_messages(body)):
-        role = _role(message)
-        if role == "tool":
-            if open_ids is None:
-                return Violation(
-                    "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
-                    "message with 'tool_calls'.",
-                    f"messages.[{index}].role",
-                )
-            call_id = str(message.get("tool_call_id"))
-            if call_id not in open_ids:
-                return Violation(
-                    f"Invalid parameter: 'tool_call_id' of '{call_id}' not found in 'tool_calls' of "
-                    "previous message.",
-                    f"messages.[{index}].tool_call_id",
-                )
-        elif role == "assistant" and _call_ids(message):
-            open_ids = _call_ids(message)
-        else:
-            open_ids = None
-    return None
+    orphan = orphan_tool_result(messages_of(body))
+    if orphan is None:
+        return None
+    index, call_id, after_calls = orphan
+    if not after_calls:
+        return Violation(
+            "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+            "message with 'tool_calls'.",
+            f"messages.[{index}].role",
+        )
+    return Violation(
+        f"Invalid parameter: 'tool_call_id' of '{call_id}' not found in 'tool_calls' of previous message.",
+        f"messages.[{index}].tool_call_id",
+    )
 
 
 def _chat_tool_calls_unanswered(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
     """Every id of an assistant message's ``tool_calls`` needs a ``tool`` message right after it."""
-    messages = _messages(body)
-    for index, message in enumerate(messages):
-        if _role(message) != "assistant" or not (ids := _call_ids(message)):
-            continue
-        answered = set()
-        for later in messages[index + 1 :]:
-            if _role(later) != "tool":
-                break
-            answered.add(str(later.get("tool_call_id")))
-        missing = [call_id for call_id in ids if call_id not in answered]
-        if missing:
-            return Violation(
-                "An assistant message with 'tool_calls' must be followed by tool messages responding to "
-                "each 'tool_call_id'. The following tool_call_ids did not have response messages: "
-                + ", ".join(missing),
-                f"messages.[{index}].role",
-            )
-    return None
+    unanswered = unanswered_tool_calls(messages_of(body))
+    if unanswered is None:
+        return None
+    index, missing = unanswered
+    return Violation(
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to "
+        "each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+        + ", ".join(missing),
+        f"messages.[{index}].role",
+    )
 
 
 def _reasoning_model(model: Any) -> bool:

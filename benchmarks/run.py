@@ -501,7 +501,9 @@ def _free_port() -> int:
 class Server:
     """A server subprocess in its own process group, with its output in a temporary log file."""
 
-    def __init__(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, name: str, argv: list[str], env: dict[str, str] | None = None, cwd: Path = REPO
+    ) -> None:
         self.name = name
         self.log = tempfile.NamedTemporaryFile(prefix=f"bench-{name}-", suffix=".log", delete=False)  # noqa: SIM115
         self.proc = subprocess.Popen(
@@ -509,7 +511,7 @@ class Server:
             stdin=subprocess.DEVNULL,
             stdout=self.log,
             stderr=subprocess.STDOUT,
-            cwd=str(REPO),
+            cwd=str(cwd),
             env=env,
             start_new_session=True,
         )
@@ -601,18 +603,17 @@ def start_llmts(
     deadline: float, name: str = "llmts", *, quiet: bool | None = None, tree: Path | None = None
 ) -> Server:
     """``llmts`` runs quiet (``--no-access-log``); ``default`` exactly as ``llmts serve`` starts; ``quiet``
-    says so for another name. ``tree``: import the package from that checkout (``-P``: not from the
-    current directory) instead of the installed one."""
+    says so for another name. ``tree``: import the package from that checkout (run from it, so ``-m``
+    finds it first) instead of this one."""
     ready = Path(tempfile.mkdtemp(prefix=f"bench-{name}-")) / "ready"
-    argv = [sys.executable, *(["-P"] if tree is not None else []), "-m", "llmts", "serve"]
-    argv += ["--host", "127.0.0.1", "--port", "0"]
+    argv = [sys.executable, "-m", "llmts", "serve", "--host", "127.0.0.1", "--port", "0"]
     if quiet is None:
         quiet = name == "llmts"
     if quiet:
         argv.append("--no-access-log")
     argv += ["--ready-file", str(ready), "--parent-pid", str(os.getpid())]
     env = dict(os.environ, PYTHONPATH=str(tree)) if tree is not None else None
-    server = Server(name, argv, env)
+    server = Server(name, argv, env, tree or REPO)
     try:
         server.url = server.wait_ready_file(ready, deadline).strip()
         server.wait_http("/health", deadline)

@@ -153,6 +153,10 @@ class HeadDeadlineHandler:
             waiting.pop(current, None)
 
     def get_environ(self) -> Any:
+        self._llmts_head_arrived()
+        return super().get_environ()  # type: ignore[misc]
+
+    def _llmts_head_arrived(self) -> None:
         # The head is complete: from here the app's own deadlines (body, writes) apply.
         timer = self._llmts_timer
         if timer is not None:
@@ -163,7 +167,6 @@ class HeadDeadlineHandler:
             tracker.waiting.pop(getcurrent(), None)
             if tracker.stopping:
                 self.close_connection = True
-        return super().get_environ()  # type: ignore[misc]
 
     def handle(self) -> Any:
         try:

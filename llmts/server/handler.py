@@ -15,18 +15,19 @@ Two jobs (docs/architecture.md, "The server's hot path" and "Hostile input, limi
 
 from __future__ import annotations
 
+import io
 import time
 from typing import Any
 
 import orjson
-from gevent.pywsgi import Input, unquote_latin1
+from gevent.pywsgi import MAX_REQUEST_LINE, Input, unquote_latin1
 from gunicorn.workers.ggevent import PyWSGIHandler
 
 from llmts.errors import LlmtsError, MalformedHttp, RequestLineTooLong
 from llmts.server.access_log import AccessLog, basic_auth_user
 from llmts.server.http import status_line
 from llmts.server.log_text import log_text
-from llmts.server.request_head import HeaderFields, environ_key, read_header_block
+from llmts.server.request_head import HeaderFields, environ_key, header_fields_from, read_header_block
 from llmts.transport.deadline import (
     SERVER_CONNECTION_DEADLINES,
     SERVER_WRITE_DEADLINE,
@@ -58,6 +59,14 @@ _INTERNAL = LlmtsError(
 )
 _NO_REQUEST_LINE = "- - -"  # what the access log shows for a request rejected before it was parsed
 _PLAIN_VERSIONS = frozenset(("HTTP/1.1", "HTTP/1.0"))
+_NOT_FAST = object()  # the fast path declined a request (nothing consumed): gevent's reader takes it
+
+
+class _BufferedBody(io.BytesIO):
+    """A request body read together with its head (the fast path): the app's ``wsgi.input``."""
+
+    def _discard(self) -> None:  # gevent's handler discards unread input after each response
+        return None
 
 
 class _HttpDate:
@@ -106,6 +115,9 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
         self.environ = None
         self.response_headers = None
         self.__dict__.pop("headers", None)
+        handled = self._fast_request()
+        if handled is not _NOT_FAST:
+            return handled
         result = super().handle_one_request()
         if isinstance(result, tuple):  # gevent's bare-text (status, response) for what it cannot parse
             status = result[0]
@@ -113,6 +125,74 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
             self.response_length = len(response)
             return status, response
         return result
+
+    def _fast_request(self) -> Any:
+        """An HTTP/1.1 request whose head and ``Content-Length`` body are already buffered, parsed from the
+        buffer in one pass and answered; gevent's ``handle_one_request`` result (None: close, True: keep
+        reading). Anything else (another version, HEAD, chunked or 100-continue bodies, an upgrade or a
+        ``Connection`` other than keep-alive, a header block the one-pass reader does not take, a body
+        still arriving) returns ``_NOT_FAST`` having consumed nothing, and gevent's reader takes it."""
+        rfile = self.rfile
+        if rfile.closed:
+            return None
+        try:
+            data: bytes = rfile.peek(0)  # waits for the request under the head deadline
+        except OSError:
+            return None
+        if not data:
+            return None  # the client closed its side between requests
+        end = data.find(b"\r\n\r\n")
+        if end <= 0:
+            return _NOT_FAST
+        request_line, _, header_text = data[:end].decode("latin-1").partition("\r\n")
+        words = request_line.split()
+        if len(words) != 3 or words[2] != "HTTP/1.1" or words[0] == "HEAD":
+            return _NOT_FAST
+        if len(request_line) + 2 >= MAX_REQUEST_LINE:
+            return _NOT_FAST  # gevent's 414
+        headers = header_fields_from(header_text)
+        if headers is None:
+            return _NOT_FAST
+        get = headers.get
+        connection = get("connection")
+        if (
+            get("transfer-encoding") is not None
+            or get("expect") is not None
+            or get("upgrade") is not None
+            or (connection is not None and connection.lower() != "keep-alive")
+        ):
+            return _NOT_FAST
+        length_text = get("content-length")
+        length = 0
+        if length_text is not None:
+            if not (length_text.isascii() and length_text.isdigit()):
+                return _NOT_FAST  # gevent's 400
+            length = int(length_text)
+        size = end + 4 + length
+        if size > len(data):
+            return _NOT_FAST  # the body is still arriving: read under the app's body deadline
+        raw = rfile.read(size)
+        self.requestline = request_line.rstrip()
+        self.command, self.path, self.request_version = words
+        self.headers = headers
+        self.content_length = None if length_text is None else length
+        self.close_connection = False
+        self.response_length = 0
+        self._llmts_head_arrived()
+        env = self._environ()
+        body = self.wsgi_input = _BufferedBody(raw[end + 4 :])
+        env["wsgi.input"] = body
+        env["wsgi.input_terminated"] = True
+        self.environ = env
+        self.application = self.server.application
+        self.handle_one_response()
+        if self.close_connection or rfile.closed:
+            return None
+        return True
+
+    def _llmts_head_arrived(self) -> None:
+        """The request head is complete (server/connections.py stops its deadline here)."""
+        return None
 
     def MessageClass(self, rfile: Any, *_: Any) -> HeaderFields:  # gevent's hook name
         return read_header_block(rfile)
@@ -146,6 +226,17 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
         return True
 
     def get_environ(self) -> dict[str, Any]:
+        env = self._environ()
+        chunked = env.get("HTTP_TRANSFER_ENCODING", "").lower() == "chunked"
+        expect = self.socket if env.get("HTTP_EXPECT") == "100-continue" else None
+        self.wsgi_input = Input(self.rfile, self.content_length, socket=expect, chunked_input=chunked)
+        upgrade = self._connection_upgrade_requested()
+        env["wsgi.input"] = self.rfile if upgrade else self.wsgi_input
+        env["wsgi.input_terminated"] = not upgrade
+        return env
+
+    def _environ(self) -> dict[str, Any]:
+        """The request's environ without ``wsgi.input`` (the caller adds the body's reader)."""
         env: dict[str, Any] = self.server.get_environ()
         env["REQUEST_METHOD"] = self.command
         env["SCRIPT_NAME"] = ""
@@ -173,12 +264,6 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
                 env[key] += ("; " if key == "HTTP_COOKIE" else ",") + value
             else:
                 env[key] = value
-        chunked = env.get("HTTP_TRANSFER_ENCODING", "").lower() == "chunked"
-        expect = self.socket if env.get("HTTP_EXPECT") == "100-continue" else None
-        self.wsgi_input = Input(self.rfile, self.content_length, socket=expect, chunked_input=chunked)
-        upgrade = self._connection_upgrade_requested()
-        env["wsgi.input"] = self.rfile if upgrade else self.wsgi_input
-        env["wsgi.input_terminated"] = not upgrade
         env["gunicorn.sock"] = self.socket  # what gunicorn's handler adds: the app's transport uses it
         env["RAW_URI"] = raw_path
         deadline = self._llmts_write_deadline

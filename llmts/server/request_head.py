@@ -21,6 +21,7 @@ __all__ = [
     "MAX_HEADER_LINE",
     "HeaderFields",
     "environ_key",
+    "header_fields_from",
     "read_header_block",
     "read_header_fields",
 ]
@@ -111,20 +112,31 @@ def read_header_block(rfile: Any) -> HeaderFields:
     end = data.find(b"\r\n\r\n")
     if end <= 0:
         return read_header_fields(rfile.readline)
-    text = data[:end].decode("latin-1")
+    fields = header_fields_from(data[:end].decode("latin-1"))
+    if fields is None:
+        return read_header_fields(rfile.readline)
+    rfile.read(end + 4)
+    return fields
+
+
+def header_fields_from(text: str) -> HeaderFields | None:
+    """The fields of a whole header block's text (its lines joined by CRLF, without the empty line that
+    ends it) when every line is ``token: value`` with no other CR or LF; None when the line-by-line
+    reader must judge the block (it rejects or reads what this does not take)."""
+    if not text:
+        return HeaderFields([])
     lines = text.split("\r\n")
     separators = len(lines) - 1
     if len(lines) > MAX_HEADER_FIELDS or text.count("\n") != separators or text.count("\r") != separators:
-        return read_header_fields(rfile.readline)
+        return None
     fields: list[tuple[str, str]] = []
     for line in lines:
         name, colon, value = line.partition(":")
         if not colon:
-            return read_header_fields(rfile.readline)
+            return None
         fields.append((name, value.strip(" \t")))
     if _FIELD_NAMES.fullmatch("\n".join([name for name, _ in fields])) is None:
-        return read_header_fields(rfile.readline)
-    rfile.read(end + 4)
+        return None
     return HeaderFields(fields)
 
 

@@ -4,9 +4,13 @@ hot path"): the same connection semantics and refusals as gevent's pywsgi, over 
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import socket
+import time
 from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -149,3 +153,107 @@ def test_start_response_refuses_what_gevent_refuses(
 ) -> None:
     with pytest.raises(error):
         _handler().start_response(status, headers)
+
+
+# --- the handler's fast path: a head and body already buffered are parsed in one pass; anything else
+# goes through gevent's reader, with the same answers.
+
+
+def _chat(extra: str = "") -> bytes:
+    head = f"POST {_CHAT} HTTP/1.1\r\nHost: x\r\n{extra}Content-Length: {len(_BODY)}\r\n\r\n"
+    return head.encode() + _BODY
+
+
+def _responses(raw: bytes) -> list[tuple[int, dict[str, str], bytes]]:
+    """Consecutive ``Content-Length`` responses read off one connection."""
+    found = []
+    while raw:
+        head, _, rest = raw.partition(b"\r\n\r\n")
+        status_line, *lines = head.decode("latin-1").split("\r\n")
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+        length = int(headers["content-length"])
+        found.append((int(status_line.split()[1]), headers, rest[:length]))
+        raw = rest[length:]
+    return found
+
+
+def test_pipelined_requests_in_one_packet_are_answered_in_order(server: LlmTestServer) -> None:
+    with _connect(server) as sock:
+        sock.sendall(_chat() + b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n" + _chat("Connection: close\r\n"))
+        received = b""
+        while chunk := sock.recv(65536):  # the server closes after the third (Connection: close)
+            received += chunk
+    answers = _responses(received)
+    assert [status for status, _, _ in answers] == [200, 200, 200]
+    assert json.loads(answers[0][2])["choices"][0]["message"]["content"] == "ok"
+    assert json.loads(answers[1][2]) == {"status": "ok"}
+    assert answers[2][1]["connection"] == "close"
+
+
+def test_a_body_that_arrives_after_its_head_is_still_read(server: LlmTestServer) -> None:
+    request = _chat()
+    split = request.index(b"\r\n\r\n") + 4 + 10  # the head and 10 bytes of the body, then the rest
+    with _connect(server) as sock:
+        sock.sendall(request[:split])
+        time.sleep(0.2)
+        sock.sendall(request[split:])
+        answer = http.client.HTTPResponse(sock, method="POST")
+        answer.begin()
+        assert answer.status == 200
+        assert json.loads(answer.read())["choices"][0]["message"]["content"] == "ok"
+
+
+@pytest.mark.parametrize("length", ["\u00b2", "5x"])
+def test_a_content_length_that_is_not_ascii_digits_is_refused(server: LlmTestServer, length: str) -> None:
+    with _connect(server) as sock:
+        sock.sendall(
+            f"POST {_CHAT} HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n".encode("latin-1")
+        )
+        assert _answer(sock).status == 400
+
+
+def _fast(data: bytes) -> tuple[object, LlmtsPyWSGIHandler, io.BufferedReader, list[dict[str, Any]]]:
+    """The handler's fast path on ``data`` as the connection's buffer (the response step recorded)."""
+    handler = LlmtsPyWSGIHandler.__new__(LlmtsPyWSGIHandler)
+    rfile = io.BufferedReader(io.BytesIO(data))
+    handler.rfile = rfile
+    handler.server = SimpleNamespace(application=None, get_environ=dict)
+    handler.client_address = ("127.0.0.1", 1)
+    handler.socket = None
+    answered: list[dict[str, Any]] = []
+    handler.handle_one_response = lambda: answered.append(handler.environ)  # type: ignore[method-assign]
+    return handler._fast_request(), handler, rfile, answered
+
+
+def test_the_fast_path_takes_a_buffered_request_and_leaves_the_next_in_the_buffer() -> None:
+    following = b"GET /health HTTP/1.1\r\n\r\n"
+    result, handler, rfile, answered = _fast(_chat("Connection: keep-alive\r\n") + following)
+    assert result is True and len(answered) == 1
+    environ = answered[0]
+    assert environ["REQUEST_METHOD"] == "POST" and environ["PATH_INFO"] == _CHAT
+    assert environ["CONTENT_LENGTH"] == str(len(_BODY)) and environ["wsgi.input"].read() == _BODY
+    assert handler.requestline == f"POST {_CHAT} HTTP/1.1" and handler.close_connection is False
+    assert rfile.read() == following
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _chat().replace(b"HTTP/1.1", b"HTTP/1.0", 1),
+        b"HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+        b"POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}",
+        b"GET /x HTTP/1.1\r\nConnection: close\r\n\r\n",
+        b"GET /x HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+        _chat()[:-5],  # the body is still arriving
+        b"POST /x HTTP/1.1\r\nContent-Length: 5x\r\n\r\n",
+        b"GET /x HTTP/1.1\r\nBad Name: 1\r\n\r\n",
+        b"GET /x HTTP/1.1\r\nA: 1\r\n folded\r\n\r\n",
+        b"GET  /x  HTTP/1.1 extra\r\n\r\n",
+        b"GET /x HTTP/1.1\r\nA: 1\r\n",  # the head is still arriving
+    ],
+)
+def test_the_fast_path_leaves_everything_else_to_gevent_untouched(data: bytes) -> None:
+    result, _, rfile, answered = _fast(data)
+    assert result is not True and result is not None and not answered
+    assert rfile.read() == data

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import io
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from http import HTTPStatus
@@ -96,7 +97,8 @@ def _read_body(environ: Mapping[str, Any], limit: int, timeout: float | None) ->
 
 
 def _read_within(environ: Mapping[str, Any], timeout: float | None, stream: Any, size: int) -> bytes:
-    if timeout is None:
+    # A body already in memory (the handler's fast path read it with the head) cannot stall: no timer.
+    if timeout is None or isinstance(stream, io.BytesIO):
         return bytes(stream.read(size))
     spares: dict[str, Deadline] | None = environ.get(SERVER_CONNECTION_DEADLINES)
     deadline = spares.get("body") if spares is not None else None

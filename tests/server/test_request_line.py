@@ -16,6 +16,8 @@ import pytest
 
 from llmts import ConfigBuilder, LlmTestServer
 from llmts.server.handler import LlmtsPyWSGIHandler
+from llmts.server.http import read_body
+from llmts.transport.deadline import SERVER_CONNECTION_DEADLINES
 
 _CHAT = "/openai/v1/chat/completions"
 _BODY = b'{"model":"gpt-4.1-mini","messages":[{"role":"user","content":"hi"}]}'
@@ -257,3 +259,15 @@ def test_the_fast_path_leaves_everything_else_to_gevent_untouched(data: bytes) -
     result, _, rfile, answered = _fast(data)
     assert result is not True and result is not None and not answered
     assert rfile.read() == data
+
+
+def test_a_body_read_with_its_head_needs_no_body_deadline() -> None:
+    """The fast path's in-memory body cannot stall: the app reads it without arming a timer."""
+    spares: dict[str, Any] = {}
+    environ = {
+        "wsgi.input": io.BytesIO(_BODY),
+        "CONTENT_LENGTH": str(len(_BODY)),
+        SERVER_CONNECTION_DEADLINES: spares,
+    }
+    assert read_body(environ, 1 << 20, 0.001) == _BODY
+    assert spares == {}  # no per-connection body deadline was made

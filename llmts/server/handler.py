@@ -58,7 +58,6 @@ _INTERNAL = LlmtsError(
     "llmts hit an internal error; see the server log", code="llm_test_server_internal_error"
 )
 _NO_REQUEST_LINE = "- - -"  # what the access log shows for a request rejected before it was parsed
-_PLAIN_VERSIONS = frozenset(("HTTP/1.1", "HTTP/1.0"))
 _NOT_FAST = object()  # the fast path declined a request (nothing consumed): gevent's reader takes it
 
 
@@ -175,7 +174,6 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
         self.requestline = request_line.rstrip()
         self.command, self.path, self.request_version = words
         self.headers = headers
-        self.content_length = None if length_text is None else length
         self.close_connection = False
         self.response_length = 0
         self._llmts_head_arrived()
@@ -196,34 +194,6 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
 
     def MessageClass(self, rfile: Any, *_: Any) -> HeaderFields:  # gevent's hook name
         return read_header_block(rfile)
-
-    def read_request(self, raw_requestline: str) -> bool:
-        # gevent's, for the two versions clients send, without its per-request version parse (a
-        # generator) and with one lookup per header; any other request line takes gevent's own path.
-        words = raw_requestline.split()
-        if len(words) != 3 or words[2] not in _PLAIN_VERSIONS:
-            return bool(super().read_request(raw_requestline))
-        self.requestline = raw_requestline.rstrip()
-        self.command, self.path, self.request_version = words
-        headers = self.headers = self.MessageClass(self.rfile, 0)
-        if headers.status:
-            raise ValueError(f"Invalid headers status: {headers.status!r}")
-        if (headers.get("transfer-encoding") or "").lower() == "chunked" and "content-length" in headers:
-            del headers["content-length"]
-        length_text = headers.get("content-length")
-        length = None
-        if length_text is not None:
-            length = int(length_text)
-            if length < 0:
-                raise ValueError(f"Invalid Content-Length: {length!r}")
-            if length and self.command == "HEAD":
-                raise ValueError("Unexpected Content-Length")
-        self.content_length = length
-        connection = (headers.get("connection") or "").lower()
-        self.close_connection = (
-            connection == "close" if words[2] == "HTTP/1.1" else connection != "keep-alive"
-        )
-        return True
 
     def get_environ(self) -> dict[str, Any]:
         env = self._environ()

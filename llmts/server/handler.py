@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 import orjson
+from gevent import sleep as _sleep
 from gevent.pywsgi import MAX_REQUEST_LINE, Input, unquote_latin1
 from gunicorn.workers.ggevent import PyWSGIHandler
 
@@ -345,6 +346,10 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
         result.written = True
 
     def _write_with_headers(self, data: bytes, end: bool = False) -> None:
+        # Let every other greenlet that is ready run first: the responses of one pass of the event loop
+        # then leave together, and the server and its clients wake each other far less often
+        # (docs/architecture.md, "The server's hot path": ~16 % less CPU per request under load).
+        _sleep(0)
         self.headers_sent = True
         self.finalize_headers()
         out = bytearray(b"HTTP/1.1 ")

@@ -79,6 +79,9 @@ _NO_ARGS: dict[str, str] = {}
 
 
 def _cooperative_yield() -> Callable[[], None]:
+    """Under gevent, a yield at the start of each request: every connection that became readable reads
+    its request before any is worked on (with the handler's yield before its first write, the worker
+    batches one pass of the event loop; docs/architecture.md, "The server's hot path")."""
     try:
         from gevent import monkey, sleep
     except ImportError:  # pragma: no cover - gevent is a dependency

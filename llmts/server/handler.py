@@ -6,7 +6,9 @@ Two jobs (docs/architecture.md, "The server's hot path" and "Hostile input, limi
   package; the environ is built in one pass; the status line, headers and first body chunk leave in one
   ``send`` (gevent sends headers and body separately, and asks the kernel for the socket's buffer size
   on every ``sendall``); the ``Date`` header is formatted once per second; the access log is
-  server/access_log.py's batched writer instead of gunicorn's per-request ``logging`` record.
+  server/access_log.py's batched writer instead of gunicorn's per-request ``logging`` record; a
+  response's first write waits for the other ready greenlets, so the answers of one pass of the event
+  loop leave together.
 - **Malformed HTTP** that gevent rejects before the app runs (bad request line, more than 100 headers,
   ``Content-Length: abc``, a request line over 8 KiB, broken chunked framing) gets a small JSON error in
   the control envelope instead of gevent's bare text, one escaped log line instead of a traceback, and

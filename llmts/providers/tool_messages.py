@@ -57,11 +57,12 @@ def unanswered_tool_calls(
     for index, message in enumerate(checked):
         if _role(message) != "assistant" or not (ids := _call_ids(message)):
             continue
+        # Walked by index, not over a slice: a copy of the rest per assistant turn would be quadratic.
         answered = set()
-        for later in messages[index + 1 :]:
-            if _role(later) != "tool":
-                break
-            answered.add(str(later.get("tool_call_id")))
+        after = index + 1
+        while after < len(messages) and _role(messages[after]) == "tool":
+            answered.add(str(messages[after].get("tool_call_id")))
+            after += 1
         missing = [call_id for call_id in ids if call_id not in answered]
         if missing:
             return index, missing

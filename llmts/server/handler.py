@@ -178,7 +178,6 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
         self.command, self.path, self.request_version = words
         self.headers = headers
         self.close_connection = False
-        self.response_length = 0
         self._llmts_head_arrived()
         env = self._environ()
         body = self.wsgi_input = _BufferedBody(raw[end + 4 :])

@@ -155,15 +155,6 @@ export function mountJournal(root, ctx) {
   // One live tick: where the unfiltered journal is still in progress bounds the cursor, then the filtered
   // entries after it update rows in place or arrive at the top.
   async function tick() {
-    // A reset or configure clears the journal and restarts its sequence: the newest row shown is gone.
-    const top = body.rows[0];
-    if (top) {
-      const still = await api.requests(session, { request_id: top.dataset.requestId, limit: "1" });
-      if (!still.data.length) {
-        await loadPage();
-        return;
-      }
-    }
     const open = await api.requests(session, { completed: "false", order: "asc", limit: "1", ...(cursor ? { after: String(cursor) } : {}) });
     const observed = Number(open.headers.get("X-Total-Observed") || 0);
     if (observed < newest) {
@@ -173,6 +164,17 @@ export function mountJournal(root, ctx) {
     const firstOpen = open.data.length ? open.data[0].sequence : null;
     const query = { ...filters, order: "asc", limit: "500", ...(cursor ? { after: String(cursor) } : {}) };
     const fresh = await api.requests(session, query);
+    // A reset or configure clears the journal and restarts its sequence: the newest row shown is gone.
+    // Asked after the fetches above, so a reset before them (followed by more requests than were shown,
+    // whose sequences pass the cursor) cannot slip in as new rows; a later reset is the next tick's.
+    const top = body.rows[0];
+    if (top) {
+      const still = await api.requests(session, { request_id: top.dataset.requestId, limit: "1" });
+      if (!still.data.length) {
+        await loadPage();
+        return;
+      }
+    }
     for (const entry of fresh.data) {
       const existing = rows.get(entry.sequence);
       if (existing) {

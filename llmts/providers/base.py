@@ -198,6 +198,13 @@ class ProviderCall:
     request_id: str
     wire: WireIdentity | None = None
 
+    @property
+    def strict_requests(self) -> bool:
+        """The session's ``strict_requests`` (on unless configured off), for the few rules that need what
+        only the parser knows (the model an Azure deployment maps to) and so cannot be table rows."""
+        config = self.session.configuration
+        return config is None or config.strict_requests
+
 
 @dataclass(frozen=True, slots=True)
 class InferenceRoute:

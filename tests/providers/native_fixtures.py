@@ -110,10 +110,13 @@ def items(base: list[dict[str, Any]], **changes: Any) -> list[dict[str, Any]]:
 def configure(
     session: SessionClient, *responses: list[dict[str, Any]], policy: str = "reject", **extra: Any
 ) -> None:
-    """One scenario answering every model with these ``items`` groups in order."""
+    """One scenario answering these ``items`` groups in order (to ``MODELS``, or ``models`` in ``extra``;
+    ``models=None`` serves any model)."""
+    extra.setdefault("models", MODELS)
+    if extra["models"] is None:
+        del extra["models"]
     session.configure(
         {
-            "models": MODELS,
             "scenarios": [
                 {"terminal_policy": policy, "responses": [{"items": group} for group in responses]}
             ],

@@ -504,37 +504,71 @@ def test_named_native_choice_rejects_text_and_function_fixtures(
 
 
 @pytest.mark.parametrize(
-    ("model", "tools", "choice", "param"),
+    ("model", "tools"),
     [
-        (WEB_MODEL, [FILE_TOOL], None, "tools[0]"),
-        (FILE_MODEL, [CODE_TOOL], None, "tools[0]"),
-        (CODE_MODEL, [WEB_TOOL], None, "tools[0]"),
-        (FILE_MODEL, [FILE_TOOL, CODE_TOOL], None, "tools"),
-        (WEB_MODEL, [WEB_TOOL, FILE_TOOL], None, "tools"),
-        (FILE_MODEL, [FILE_TOOL], {"type": "code_interpreter"}, "tool_choice"),
+        ("gpt-5.4", [WEB_TOOL]),  # the spec's own examples
+        ("gpt-4.1", [FILE_TOOL]),
+        ("gpt-4o", [CODE_TOOL]),
+        ("gpt-4o", [WEB_TOOL, FILE_TOOL, CODE_TOOL]),
+        ("o3", [{"type": "web_search_preview"}, CODE_TOOL]),
+        ("gpt-4.1-nano", [FILE_TOOL, CODE_TOOL]),
+        ("some-future-model", [WEB_TOOL]),
     ],
-    ids=[
-        "file-on-web-model",
-        "code-on-file-model",
-        "web-on-code-model",
-        "file+code",
-        "web+file",
-        "undeclared",
-    ],
+    ids=["web-gpt-5.4", "file-gpt-4.1", "code-gpt-4o", "all-three", "o3", "nano-file-code", "unknown-model"],
 )
-def test_unqualified_model_pairings_are_400(
-    llmts_session: SessionClient, client: Any, model: str, tools: list[Any], choice: Any, param: str
+def test_every_model_the_real_api_serves_takes_native_tools(
+    llmts_session: SessionClient, client: Any, model: str, tools: list[Any]
 ) -> None:
-    configure(llmts_session, FILE_ITEMS)
-    extra = {"tool_choice": choice} if choice is not None else {}
+    llmts_session.configure({"scenarios": [{"responses": [{"text": "Answered without a tool."}]}]})
+
+    answer = client.responses.create(model=model, input="x", tools=tools)
+
+    assert answer.output_text == "Answered without a tool." and answer.model == model
+
+
+@pytest.mark.parametrize(
+    ("model", "tools", "extra", "param", "words"),
+    [
+        ("gpt-4.1-nano", [WEB_TOOL], {}, "tools[0]", "not supported with gpt-4.1-nano"),
+        ("gpt-4.1-nano-2025-04-14", [FILE_TOOL, WEB_TOOL], {}, "tools[1]", "not supported"),
+        ("gpt-5", [WEB_TOOL], {"reasoning": {"effort": "minimal"}}, "tools[0]", "reasoning.effort 'minimal'"),
+        (
+            FILE_MODEL,
+            [FILE_TOOL],
+            {"tool_choice": {"type": "code_interpreter"}},
+            "tool_choice",
+            "declares no",
+        ),
+    ],
+    ids=["web-on-nano", "web-on-nano-snapshot", "web-at-minimal-effort", "undeclared-choice"],
+)
+def test_documented_refusals_are_400_and_consume_nothing(
+    llmts_session: SessionClient,
+    client: Any,
+    model: str,
+    tools: list[Any],
+    extra: Any,
+    param: str,
+    words: str,
+) -> None:
+    configure(llmts_session, FILE_ITEMS, models=None)
 
     with pytest.raises(openai.BadRequestError) as caught:
         client.responses.create(model=model, input="x", tools=tools, **extra)
 
-    assert caught.value.param == param
+    assert caught.value.param == param and words in caught.value.message
     assert (
         client.responses.create(model=FILE_MODEL, input="x", tools=[FILE_TOOL]).output[0].id == "fs_fixture"
     )
+
+
+def test_refusals_are_strict_rules(llmts_session: SessionClient, client: Any) -> None:
+    """``strict_requests: false`` accepts what the real API refuses, like every strict rule."""
+    llmts_session.configure({"strict_requests": False, "scenarios": [{"responses": [{"text": "Lenient."}]}]})
+
+    answer = client.responses.create(model="gpt-4.1-nano", input="x", tools=[WEB_TOOL])
+
+    assert answer.output_text == "Lenient."
 
 
 # --- mismatches never consume ---------------------------------------------------------------------------
@@ -725,7 +759,13 @@ def _azure_config(session: SessionClient, *groups: list[dict[str, Any]]) -> None
     configure(
         session,
         *groups,
-        azure_deployments={"files": FILE_MODEL, "coder": CODE_MODEL, "searcher": WEB_MODEL},
+        models=[*MODELS, "gpt-4.1-nano"],
+        azure_deployments={
+            "files": FILE_MODEL,
+            "coder": CODE_MODEL,
+            "searcher": WEB_MODEL,
+            "small": "gpt-4.1-nano",
+        },
     )
 
 
@@ -758,10 +798,10 @@ def test_azure_v1_base_url_and_deployment_pairing(llmts_session: SessionClient) 
     )
 
     with pytest.raises(openai.BadRequestError) as caught:
-        v1.responses.create(model="coder", input="x", tools=[FILE_TOOL])
+        v1.responses.create(model="small", input="x", tools=[WEB_TOOL])
     response = v1.responses.create(model="files", input="x", tools=[FILE_TOOL])
 
-    assert caught.value.param == "tools[0]" and "gpt-4.1" in caught.value.message
+    assert caught.value.param == "tools[0]" and "gpt-4.1-nano" in caught.value.message
     assert response.output[1].content[0].annotations[0].file_id == "file_source"
     retrieved = v1.responses.retrieve(response.id)
     assert retrieved.output[0].id == "fs_fixture"

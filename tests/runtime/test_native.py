@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from llmts.errors import FixtureMismatch, InvalidRequest
+from llmts.errors import FixtureMismatch, InvalidRequest, StrictRequestRejected
 from llmts.providers.openai.native_models import check_native_models
 from llmts.runtime.native import (
     check_native_fits,
@@ -22,6 +22,7 @@ from llmts.schema import SessionConfig, ToolChoice
 from llmts.schema.native import (
     CodeInterpreterDeclaration,
     FileSearchDeclaration,
+    NativeFamily,
     NativeRequest,
     WebSearchDeclaration,
 )
@@ -95,17 +96,29 @@ def test_filter_limits() -> None:
     assert parse_filter(None, "filters") is None
 
 
-def test_model_pairing() -> None:
-    check_native_models("gpt-4o-mini", [("file_search", "tools[0]"), ("file_search", "tool_choice")])
-    check_native_models("gpt-4.1", [("code_interpreter", "tools[0]")])
-    check_native_models("gpt-4.1-mini", [("web_search", "tools[0]")])
-    check_native_models("anything", [])
-    with pytest.raises(InvalidRequest) as wrong_model:
-        check_native_models("gpt-4.1", [("file_search", "tools[2]")])
-    with pytest.raises(InvalidRequest) as no_common_model:
-        check_native_models("gpt-4.1", [("code_interpreter", "tools[0]"), ("web_search", "tools[1]")])
-    assert wrong_model.value.param == "tools[2]" and "gpt-4o-mini" in wrong_model.value.message
-    assert no_common_model.value.param == "tools"
+def test_model_pairing_refuses_only_the_documented_pairs() -> None:
+    """Every model is served with every native tool except OpenAI's documented refusals
+    (docs/native-tools.md): web search on gpt-4.1-nano (any snapshot) and at minimal reasoning effort."""
+    every_family: list[tuple[NativeFamily, str]] = [
+        ("web_search", "tools[0]"),
+        ("file_search", "tools[1]"),
+        ("code_interpreter", "tools[2]"),
+        ("file_search", "tool_choice"),
+    ]
+    for model in ("gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-5.4", "o3", "my-future-model"):
+        check_native_models(model, None, every_family)
+    check_native_models("gpt-4.1-nano", {"effort": "minimal"}, [("file_search", "tools[0]")])
+    check_native_models("gpt-5", {"effort": "low"}, [("web_search", "tools[0]")])
+    with pytest.raises(StrictRequestRejected) as nano:
+        check_native_models(
+            "gpt-4.1-nano-2025-04-14", None, [("file_search", "tools[0]"), ("web_search", "tools[1]")]
+        )
+    with pytest.raises(StrictRequestRejected) as minimal:
+        check_native_models("gpt-5", {"effort": "minimal"}, [("web_search", "tools[0]")])
+    assert nano.value.param == "tools[1]" and nano.value.code == "unsupported_value"
+    assert "gpt-4.1-nano-2025-04-14" in nano.value.message and nano.value.rule == "native_tool_model"
+    assert minimal.value.param == "tools[0]" and "minimal" in minimal.value.message
+    check_native_models("gpt-4.1-nano-like", None, [("web_search", "tools[0]")])  # not a snapshot name
 
 
 def _output(group: list[dict[str, Any]]) -> ScriptedOutput:

@@ -246,8 +246,9 @@ def _prior_items(raw: Any) -> tuple[NativeFamily, ...]:
     return tuple(kinds)
 
 
-def parse_native(body: dict[str, Any], raw_body: bytes, model: str) -> NativeRequest:
-    """The request's native view (``NO_NATIVE`` when it has none); ``model`` is the resolved model."""
+def parse_native(body: dict[str, Any], raw_body: bytes, model: str, strict: bool) -> NativeRequest:
+    """The request's native view (``NO_NATIVE`` when it has none); ``model`` is the resolved model,
+    ``strict`` the session's ``strict_requests`` (which turns the models' documented refusals on)."""
     tools = body.get("tools")
     choice_raw = body.get("tool_choice")
     choice_type = choice_raw.get("type") if isinstance(choice_raw, dict) else None
@@ -281,5 +282,6 @@ def parse_native(body: dict[str, Any], raw_body: bytes, model: str) -> NativeReq
         if not any(declaration.family == choice for declaration in declarations):
             raise _bad(f"tool_choice forces {choice_type} but tools declares no {choice} tool", "tool_choice")
         uses.append((choice, "tool_choice"))
-    check_native_models(model, uses)
+    if strict:
+        check_native_models(model, body.get("reasoning"), uses)
     return NativeRequest(tuple(declarations), choice, include, prior)

@@ -315,5 +315,5 @@ def parse_responses_body(
         previous_response_id=previous_id,
         history_start=len(head),
         input_items=tuple(items),
-        native=parse_native(body, call.request.body, model),
+        native=parse_native(body, call.request.body, model, call.strict_requests),
     )

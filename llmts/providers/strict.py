@@ -24,15 +24,56 @@ from typing import Any
 from llmts.errors import StrictRequestRejected
 from llmts.runtime.signatures import SignatureBook
 
-__all__ = ["StrictRule", "Violation", "check_strict"]
+__all__ = [
+    "Bound",
+    "OutOfRange",
+    "RuleCheck",
+    "StrictRule",
+    "Violation",
+    "check_strict",
+    "out_of_range",
+    "range_rule",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    """What a rule found: the provider's message and the field it is about (OpenAI ``param``)."""
+    """What a rule found: the provider's message, the field it is about (OpenAI ``param``) and, for a
+    rule whose provider code depends on what was found (OpenAI's ``decimal_above_max_value`` vs
+    ``integer_below_min_value``), that code instead of the rule's."""
 
     message: str
     param: str | None = None
+    code: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A numeric request parameter's published range: the key path in the body (``("inferenceConfig",
+    "temperature")``), the inclusive ``low``/``high`` (``None``: unbounded that way) and whether the
+    provider types it as an integer (OpenAI words the two differently)."""
+
+    path: tuple[str, ...]
+    low: float | None
+    high: float | None
+    integer: bool = False
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class OutOfRange:
+    """The first bound a body breaks: the value as sent and which side it is on."""
+
+    bound: Bound
+    value: int | float
+    above: bool
+
+
+# A rule's check: the wire body and the session's signatures -> what is broken, or None.
+RuleCheck = Callable[[dict[str, Any], SignatureBook], Violation | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +85,7 @@ class StrictRule:
     to be broken (empty: the rule always runs)."""
 
     name: str
-    check: Callable[[dict[str, Any], SignatureBook], Violation | None]
+    check: RuleCheck
     code: str
     source: str
     error_type: str | None = None
@@ -68,7 +109,37 @@ def check_strict(
             raise StrictRequestRejected(
                 f"{found.message} (llmts strict rule {rule.name}; strict_requests: false accepts it)",
                 rule=rule.name,
-                code=rule.code,
+                code=found.code or rule.code,
                 error_type=rule.error_type,
                 param=found.param,
             )
+
+
+def out_of_range(body: dict[str, Any], bounds: tuple[Bound, ...]) -> OutOfRange | None:
+    """The first of ``bounds`` (in order) whose number in ``body`` lies outside its range. Values that are
+    not numbers are the parser's business (a wrong type), so they are skipped here."""
+    for bound in bounds:
+        value: Any = body
+        for key in bound.path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if bound.low is not None and value < bound.low:
+            return OutOfRange(bound, value, False)
+        if bound.high is not None and value > bound.high:
+            return OutOfRange(bound, value, True)
+    return None
+
+
+def range_rule(
+    bounds: tuple[Bound, ...], say: Callable[[OutOfRange], Violation], *, code: str, source: str
+) -> StrictRule:
+    """The rule ``parameter_out_of_range`` over ``bounds``, worded by the provider's ``say``; it runs only
+    when one of the bounded keys occurs in the raw body."""
+
+    def check(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
+        found = out_of_range(body, bounds)
+        return None if found is None else say(found)
+
+    markers = tuple(dict.fromkeys(f'"{bound.path[-1]}"'.encode() for bound in bounds))
+    return StrictRule("parameter_out_of_range", check, code=code, source=source, markers=markers)

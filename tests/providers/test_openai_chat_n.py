@@ -168,8 +168,18 @@ def test_an_error_among_later_choices_or_too_few_left_is_a_409_that_consumes_not
     )
 
 
-@pytest.mark.parametrize("n", [0, 9, "2", True, 1.5])
-def test_n_outside_1_to_8_is_a_400(llmts_session: SessionClient, n: Any) -> None:
+@pytest.mark.parametrize(
+    ("n", "code"),
+    [
+        (0, "integer_below_min_value"),  # the API's own range (1-128) and code
+        (129, "integer_above_max_value"),
+        (9, "invalid_value"),  # within the API's range, above llmts's limit of 8
+        ("2", "invalid_type"),
+        (True, "invalid_type"),
+        (1.5, "invalid_type"),
+    ],
+)
+def test_n_outside_1_to_8_is_a_400(llmts_session: SessionClient, n: Any, code: str) -> None:
     llmts_session.configure(ConfigBuilder().scenario().text("A").build())
     body = {"model": MODEL, "messages": USER_HI, "n": n}
 
@@ -177,7 +187,11 @@ def test_n_outside_1_to_8_is_a_400(llmts_session: SessionClient, n: Any) -> None
 
     assert response.status == 400
     error = response.json()["error"]
-    assert (error["param"], error["code"]) == ("n", "invalid_value")
+    assert (error["param"], error["code"]) == ("n", code)
+    if n == 0:
+        assert error["message"] == (
+            "Invalid 'n': integer below minimum value. Expected a value >= 1, but got 0 instead."
+        )
     assert len(llmts_session.requests()) == 1
     retry = raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", {**body, "n": 1})
     assert retry.json()["choices"][0]["message"]["content"] == "A", "the 400 consumed nothing"

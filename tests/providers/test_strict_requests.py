@@ -27,7 +27,16 @@ pytestmark = pytest.mark.sdk
 
 BEDROCK = "anthropic.claude-3-7-sonnet-20250219-v1:0"
 COHERE = "command-a-03-2025"
-MODELS = ["gpt-test", "o3-mini", "gpt-5-mini", "claude-test-1", "gemini-test", BEDROCK, COHERE]
+MODELS = [
+    "gpt-test",
+    "o3-mini",
+    "gpt-5-mini",
+    "gpt-4.1-nano",
+    "claude-test-1",
+    "gemini-test",
+    BEDROCK,
+    COHERE,
+]
 HI = [{"role": "user", "content": "Hi"}]
 
 
@@ -98,6 +107,17 @@ def _gemini(contents: list[types.Content], *, stream: bool = False) -> Callable[
     return send
 
 
+def _gemini_config(**config: Any) -> Callable[[SessionClient], str]:
+    def send(session: SessionClient) -> str:
+        client = session.gemini_client()
+        answer = client.models.generate_content(
+            model="gemini-test", contents="Hi", config=types.GenerateContentConfig(**config)
+        )
+        return str(answer.text)
+
+    return send
+
+
 def _chat_stream(**kwargs: Any) -> Callable[[SessionClient], str]:
     def send(session: SessionClient) -> str:
         client = session.openai_client(_strict_response_validation=True, max_retries=0)
@@ -140,10 +160,10 @@ def _fn_response(name: str) -> types.Part:
     return types.Part(function_response=types.FunctionResponse(name=name, response={"result": "sunny"}))
 
 
-def _cohere(messages: list[dict[str, Any]]) -> Callable[[SessionClient], str]:
+def _cohere(messages: list[dict[str, Any]], **kwargs: Any) -> Callable[[SessionClient], str]:
     def send(session: SessionClient) -> str:
         client = session.cohere_client(max_retries=0)
-        content = client.chat(model=COHERE, messages=messages).message.content
+        content = client.chat(model=COHERE, messages=messages, **kwargs).message.content
         return "".join(getattr(block, "text", "") for block in content or ())
 
     return send
@@ -551,6 +571,84 @@ CASES += [
         ),
         "gemini",
         "INVALID_ARGUMENT",
+    ),
+]
+# Published numeric ranges (``parameter_out_of_range``): OpenAI's code names the side and the type.
+CASES += [
+    Case(
+        "parameter_out_of_range",
+        _chat(temperature=3),
+        "openai",
+        "invalid_request_error",
+        "temperature",
+        "decimal_above_max_value",
+    ),
+    Case(
+        "parameter_out_of_range",
+        _chat(top_p=1.5),
+        "openai",
+        "invalid_request_error",
+        "top_p",
+        "decimal_above_max_value",
+    ),
+    Case(
+        "parameter_out_of_range",
+        _chat(presence_penalty=-2.5),
+        "openai",
+        "invalid_request_error",
+        "presence_penalty",
+        "decimal_below_min_value",
+    ),
+    Case(
+        "parameter_out_of_range",
+        _chat(frequency_penalty=3),
+        "openai",
+        "invalid_request_error",
+        "frequency_penalty",
+        "decimal_above_max_value",
+    ),
+    Case(
+        "parameter_out_of_range",
+        _chat(logprobs=True, top_logprobs=21),
+        "openai",
+        "invalid_request_error",
+        "top_logprobs",
+        "integer_above_max_value",
+    ),
+    Case(
+        "parameter_out_of_range",
+        _azure_chat(messages=HI, temperature=-0.5),
+        "openai",
+        "invalid_request_error",
+        "temperature",
+        "decimal_below_min_value",
+    ),
+    Case(
+        "parameter_out_of_range",
+        _responses(input="Hi", temperature=2.5),
+        "openai",
+        "invalid_request_error",
+        "temperature",
+        "decimal_above_max_value",
+    ),
+    Case("parameter_out_of_range", _messages(extra_body={"temperature": 1.5}), "anthropic", "invalid_request_error"),
+    Case("parameter_out_of_range", _messages(extra_body={"top_k": -1}), "anthropic", "invalid_request_error"),
+    Case("parameter_out_of_range", _gemini_config(temperature=3), "gemini", "INVALID_ARGUMENT"),
+    Case("parameter_out_of_range", _gemini_config(top_p=1.5), "gemini", "INVALID_ARGUMENT"),
+    Case("parameter_out_of_range", _cohere(HI, p=1.5), "cohere", "BadRequestError"),
+    Case(
+        "parameter_out_of_range",
+        _converse(messages=[{"role": "user", "content": _text("Hi")}], inferenceConfig={"temperature": 1.5}),
+        "bedrock",
+        "ValidationException",
+    ),
+    Case(
+        "native_tool_model",
+        _responses(model="gpt-4.1-nano", input="Hi", tools=[{"type": "web_search"}]),
+        "openai",
+        "invalid_request_error",
+        "tools[0]",
+        "unsupported_value",
     ),
 ]
 IDS = [f"{case.rule}-{index}" for index, case in enumerate(CASES)]

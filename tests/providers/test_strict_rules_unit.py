@@ -599,3 +599,102 @@ def test_responses_encrypted_content_must_be_issued() -> None:
         check_strict(RESPONSES_RULES, orjson.dumps(forged), forged, BOOK)
     assert error.value.code == "invalid_encrypted_content"
     assert error.value.message.startswith("The encrypted content gAAA...ed== could not be verified.")
+
+
+def _rejected(table: tuple[StrictRule, ...], body: dict[str, Any]) -> StrictRequestRejected:
+    with pytest.raises(StrictRequestRejected) as caught:
+        check_strict(table, orjson.dumps(body), body, BOOK)
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("table", "body", "code", "param", "message"),
+    [
+        (
+            CHAT_RULES,
+            {"temperature": 3},
+            "decimal_above_max_value",
+            "temperature",
+            "Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 3 instead.",
+        ),
+        (
+            CHAT_RULES,
+            {"presence_penalty": -2.5},
+            "decimal_below_min_value",
+            "presence_penalty",
+            "Invalid 'presence_penalty': decimal below minimum value. Expected a value >= -2, but got -2.5 "
+            "instead.",
+        ),
+        (
+            RESPONSES_RULES,
+            {"top_logprobs": 21},
+            "integer_above_max_value",
+            "top_logprobs",
+            "Invalid 'top_logprobs': integer above maximum value. Expected a value <= 20, but got 21 instead.",
+        ),
+        (
+            MESSAGES_RULES,
+            {"temperature": 1.5},
+            "parameter_out_of_range",
+            "temperature",
+            "temperature: range: 0..1",
+        ),
+        (MESSAGES_RULES, {"top_k": -1}, "parameter_out_of_range", "top_k", "top_k: range: 0.."),
+        (
+            GENERATE_RULES,
+            {"generationConfig": {"topP": 1.5}},
+            "parameter_out_of_range",
+            "generationConfig.topP",
+            "Unable to submit request because it has a topP value of 1.5 but the supported range is from 0 "
+            "(inclusive) to 1 (inclusive). Update the value and try again.",
+        ),
+        (
+            CONVERSE_RULES,
+            {"inferenceConfig": {"temperature": 1.5}},
+            "parameter_out_of_range",
+            "inferenceConfig.temperature",
+            "1 validation error detected: Value '1.5' at 'inferenceConfig.temperature' failed to satisfy "
+            "constraint: Member must have value less than or equal to 1",
+        ),
+        (
+            COHERE_RULES,
+            {"p": 0},
+            "parameter_out_of_range",
+            "p",
+            "invalid request: p must be between 0.01 and 0.99, got 0",
+        ),
+    ],
+    ids=[
+        "chat",
+        "chat-below",
+        "responses-integer",
+        "anthropic",
+        "anthropic-open",
+        "gemini",
+        "bedrock",
+        "cohere",
+    ],
+)
+def test_numeric_ranges_in_each_providers_words(
+    table: tuple[StrictRule, ...], body: dict[str, Any], code: str, param: str, message: str
+) -> None:
+    error = _rejected(table, body)
+
+    assert (error.rule, error.code, error.param) == ("parameter_out_of_range", code, param)
+    assert error.message.startswith(message + " (llmts strict rule parameter_out_of_range;")
+
+
+@pytest.mark.parametrize(
+    ("table", "body"),
+    [
+        (CHAT_RULES, {"temperature": 2, "top_p": 0, "frequency_penalty": -2, "presence_penalty": 2, "n": 9}),
+        (CHAT_RULES, {"temperature": "hot", "top_p": None, "top_logprobs": True}),  # types: the parser's
+        (RESPONSES_RULES, {"temperature": 0.0, "top_p": 1.0, "top_logprobs": 20}),
+        (MESSAGES_RULES, {"temperature": 1, "top_p": 0.5, "top_k": 0}),
+        (GENERATE_RULES, {"generation_config": {"temperature": 2, "top_k": 1}}),
+        (CONVERSE_RULES, {"inferenceConfig": {"temperature": 0, "topP": 1, "maxTokens": 1}}),
+        (COHERE_RULES, {"temperature": 5, "p": 0.99, "k": 500}),
+    ],
+)
+def test_values_at_the_published_limits_pass(table: tuple[StrictRule, ...], body: dict[str, Any]) -> None:
+    assert _broken(table, body) is None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmts.providers.strict import StrictRule, Violation
+from llmts.providers.strict import Bound, OutOfRange, StrictRule, Violation, range_rule
 from llmts.runtime.signatures import SignatureBook
 
 __all__ = ["MESSAGES_RULES"]
@@ -19,6 +19,20 @@ _MESSAGES_REFERENCE = "https://docs.anthropic.com/en/api/messages"
 _TOOL_USE_GUIDE = "https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use"
 _THINKING_GUIDE = "https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking"
 _MIN_BUDGET = 1024
+# The Messages reference's ranges: ``temperature`` and ``top_p`` 0-1, ``top_k`` at least 0.
+_BOUNDS = (
+    Bound(("temperature",), 0, 1),
+    Bound(("top_p",), 0, 1),
+    Bound(("top_k",), 0, None, integer=True),
+)
+
+
+def _range_violation(found: OutOfRange) -> Violation:
+    """Anthropic's wording: "temperature: range: 0..1"."""
+    bound = found.bound
+    low = "" if bound.low is None else f"{bound.low:g}"
+    high = "" if bound.high is None else f"{bound.high:g}"
+    return Violation(f"{bound.name}: range: {low}..{high}", bound.name)
 
 
 def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -166,6 +180,7 @@ def _thinking_blocks_unchanged(body: dict[str, Any], signatures: SignatureBook) 
 
 
 MESSAGES_RULES: tuple[StrictRule, ...] = (
+    range_rule(_BOUNDS, _range_violation, code="parameter_out_of_range", source=_MESSAGES_REFERENCE),
     StrictRule(
         "first_message_not_user",
         _first_message_user,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmts.providers.strict import StrictRule, Violation
+from llmts.providers.strict import Bound, OutOfRange, StrictRule, Violation, range_rule
 from llmts.runtime.signatures import SignatureBook
 
 __all__ = ["CONVERSE_RULES"]
@@ -26,6 +26,27 @@ _THINKING_GUIDE = (
 )
 _MODEL_ERRORS = "The model returned the following errors: "
 _MIN_BUDGET = 1024
+# The Converse reference's ``InferenceConfiguration``: ``temperature`` and ``topP`` 0-1, ``maxTokens`` >= 1.
+_BOUNDS = (
+    Bound(("inferenceConfig", "temperature"), 0, 1),
+    Bound(("inferenceConfig", "topP"), 0, 1),
+    Bound(("inferenceConfig", "maxTokens"), 1, None, integer=True),
+)
+
+
+def _range_violation(found: OutOfRange) -> Violation:
+    """The service's constraint wording: "1 validation error detected: Value '1.5' at
+    'inferenceConfig.temperature' failed to satisfy constraint: Member must have value less than or equal
+    to 1"."""
+    bound = found.bound
+    relation, limit = ("less", bound.high) if found.above else ("greater", bound.low)
+    return Violation(
+        f"1 validation error detected: Value '{found.value}' at '{bound.name}' failed to satisfy "
+        f"constraint: Member must have value {relation} than or equal to {limit:g}",
+        bound.name,
+    )
+
+
 # Converse block kinds as Claude names them in its errors.
 _CLAUDE_KINDS = {"text": "text", "toolUse": "tool_use", "toolResult": "tool_result", "image": "image"}
 
@@ -197,6 +218,7 @@ def _reasoning_unchanged(body: dict[str, Any], signatures: SignatureBook) -> Vio
 
 
 CONVERSE_RULES: tuple[StrictRule, ...] = (
+    range_rule(_BOUNDS, _range_violation, code="parameter_out_of_range", source=_CONVERSE_REFERENCE),
     StrictRule(
         "first_message_not_user",
         _first_message_user,

@@ -13,6 +13,8 @@ import orjson
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall
+from llmts.providers.chat_completions.ranges import MAX_N, N_BOUND, openai_range_violation
+from llmts.providers.strict import OutOfRange
 from llmts.schema.fixtures import LIMITS
 from llmts.schema.neutral import (
     NeutralMessage,
@@ -212,7 +214,12 @@ def chat_request_from_body(
     n = body.get("n")
     if n is None:
         n = 1
-    elif isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_CHOICES:
+    elif isinstance(n, bool) or not isinstance(n, int):
+        raise _bad("Invalid type for 'n': expected an integer.", "n", "invalid_type")
+    elif not 1 <= n <= MAX_N:  # the API's own range and wording, whatever ``strict_requests`` says
+        found = openai_range_violation(OutOfRange(N_BOUND, n, n > MAX_N))
+        raise _bad(found.message, "n", found.code or "invalid_value")
+    elif n > MAX_CHOICES:
         raise _bad(f"n must be an integer from 1 to {MAX_CHOICES} (llmts' limit)", "n", "invalid_value")
     tool_names, tools_text = _tools(body.get("tools"), refused_tool_types)
     return build(

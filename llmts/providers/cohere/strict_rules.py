@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmts.providers.strict import StrictRule, Violation
+from llmts.providers.strict import Bound, OutOfRange, StrictRule, Violation, range_rule
 from llmts.providers.tool_messages import messages_of, orphan_tool_result, unanswered_tool_calls
 from llmts.runtime.signatures import SignatureBook
 
@@ -19,6 +19,24 @@ __all__ = ["CHAT_RULES"]
 
 _TOOL_USE_GUIDE = "https://docs.cohere.com/v2/docs/tool-use-overview"
 _MIGRATION_GUIDE = "https://docs.cohere.com/v2/docs/migrating-v1-to-v2"
+_CHAT_REFERENCE = "https://docs.cohere.com/reference/chat"
+# The v2 chat reference: ``temperature`` at least 0, ``p`` 0.01-0.99, ``k`` 0-500, penalties 0-1.
+_BOUNDS = (
+    Bound(("temperature",), 0, None),
+    Bound(("p",), 0.01, 0.99),
+    Bound(("k",), 0, 500, integer=True),
+    Bound(("frequency_penalty",), 0, 1),
+    Bound(("presence_penalty",), 0, 1),
+)
+
+
+def _range_violation(found: OutOfRange) -> Violation:
+    bound = found.bound
+    if bound.high is None:
+        allowed = f"greater than or equal to {bound.low:g}"
+    else:
+        allowed = f"between {bound.low:g} and {bound.high:g}"
+    return Violation(f"invalid request: {bound.name} must be {allowed}, got {found.value}", bound.name)
 
 
 def _tool_result_without_call(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
@@ -47,6 +65,7 @@ def _tool_calls_unanswered(body: dict[str, Any], _signatures: SignatureBook) -> 
 
 
 CHAT_RULES: tuple[StrictRule, ...] = (
+    range_rule(_BOUNDS, _range_violation, code="parameter_out_of_range", source=_CHAT_REFERENCE),
     StrictRule(
         "tool_result_without_call",
         _tool_result_without_call,

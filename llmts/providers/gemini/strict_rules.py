@@ -8,13 +8,40 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from llmts.providers.strict import StrictRule, Violation
+from llmts.providers.strict import Bound, OutOfRange, StrictRule, Violation, range_rule
 from llmts.runtime.signatures import SignatureBook
 
 __all__ = ["GENERATE_RULES"]
 
 _FUNCTION_CALLING_GUIDE = "https://ai.google.dev/gemini-api/docs/function-calling"
 _THOUGHT_SIGNATURES_GUIDE = "https://ai.google.dev/gemini-api/docs/thought-signatures"
+_GENERATION_CONFIG_REFERENCE = "https://ai.google.dev/api/generate-content#generationconfig"
+# The generation config reference: ``temperature`` 0-2, ``topP`` 0-1, ``topK`` at least 1; the body may spell
+# the config and its keys in camelCase (what the SDKs send) or snake_case (what the API also accepts).
+_BOUNDS = tuple(
+    Bound((config, key), low, high, integer)
+    for config in ("generationConfig", "generation_config")
+    for keys, low, high, integer in (
+        (("temperature",), 0, 2, False),
+        (("topP", "top_p"), 0, 1, False),
+        (("topK", "top_k"), 1, None, True),
+    )
+    for key in keys
+)
+
+
+def _range_violation(found: OutOfRange) -> Violation:
+    """Google's wording for a generation parameter out of range."""
+    bound = found.bound
+    field = bound.path[-1]
+    high = "" if bound.high is None else f" to {bound.high:g} (inclusive)"
+    return Violation(
+        f"Unable to submit request because it has a {field} value of {found.value} but the supported range "
+        f"is from {bound.low:g} (inclusive){high}. Update the value and try again.",
+        bound.name,
+    )
+
+
 # In both spellings of the parts the rules read (``functionCall``, ``function_response``...).
 _FUNCTION = b"unction"
 # The dummy signatures the thought signatures guide documents for parts the model did not sign (history from
@@ -100,6 +127,7 @@ def _thought_signature_corrupted(body: dict[str, Any], signatures: SignatureBook
 
 
 GENERATE_RULES: tuple[StrictRule, ...] = (
+    range_rule(_BOUNDS, _range_violation, code="parameter_out_of_range", source=_GENERATION_CONFIG_REFERENCE),
     StrictRule(
         "function_response_without_call",
         _response_without_call,

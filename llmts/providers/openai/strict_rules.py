@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmts.providers.strict import StrictRule, Violation
+from llmts.providers.chat_completions.ranges import CHAT_BOUNDS, RESPONSES_BOUNDS, openai_range_violation
+from llmts.providers.strict import StrictRule, Violation, range_rule
 from llmts.providers.tool_messages import messages_of, orphan_tool_result, unanswered_tool_calls
 from llmts.runtime.signatures import SignatureBook
 
@@ -16,6 +17,8 @@ __all__ = ["CHAT_RULES", "RESPONSES_RULES"]
 
 _CHAT_TOOLS_GUIDE = "https://platform.openai.com/docs/guides/function-calling"
 _REASONING_GUIDE = "https://platform.openai.com/docs/guides/reasoning"
+_CHAT_REFERENCE = "https://platform.openai.com/docs/api-reference/chat/create"
+_RESPONSES_REFERENCE = "https://platform.openai.com/docs/api-reference/responses/create"
 
 
 def _chat_tool_result_without_call(body: dict[str, Any], _signatures: SignatureBook) -> Violation | None:
@@ -92,7 +95,10 @@ _SAMPLING_RULES = (
     ),
 )
 
+# The range rule comes first: the real API validates the body's schema before any model-specific rule;
+# each of its violations carries OpenAI's own code (``decimal_above_max_value``...), not ``invalid_value``.
 CHAT_RULES: tuple[StrictRule, ...] = (
+    range_rule(CHAT_BOUNDS, openai_range_violation, code="invalid_value", source=_CHAT_REFERENCE),
     StrictRule(
         "tool_result_without_call",
         _chat_tool_result_without_call,
@@ -159,6 +165,7 @@ def _responses_encrypted_content(body: dict[str, Any], signatures: SignatureBook
 
 
 RESPONSES_RULES: tuple[StrictRule, ...] = (
+    range_rule(RESPONSES_BOUNDS, openai_range_violation, code="invalid_value", source=_RESPONSES_REFERENCE),
     StrictRule(
         "function_call_output_without_call",
         _responses_output_without_call,

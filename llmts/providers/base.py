@@ -6,6 +6,7 @@ arguments, raw body and the WSGI environ for headers) and writes back the ``Repl
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -37,6 +38,7 @@ __all__ = [
     "classify_frames",
     "json_reply",
     "load_json_object",
+    "retry_after_headers",
 ]
 
 
@@ -310,6 +312,17 @@ def classify_frames(
         else FrameKind.OTHER
         for frame in frames
     ]
+
+
+def retry_after_headers(seconds: float, *, milliseconds: bool) -> list[tuple[str, str]]:
+    """``retry-after`` in whole seconds rounded up (RFC 9110's delay-seconds, which OpenAI's published spec
+    types as an integer; a client that waits that long is never early) and, with ``milliseconds``, the
+    exact wait as ``retry-after-ms``, which the OpenAI, Anthropic and Cohere SDKs read first."""
+    exact_ms = math.ceil(round(seconds * 1000, 6))
+    headers = [("retry-after", str(math.ceil(exact_ms / 1000)))]
+    if milliseconds:
+        headers.append(("retry-after-ms", str(exact_ms)))
+    return headers
 
 
 def bearer_token(request: ProviderRequest) -> str | None:

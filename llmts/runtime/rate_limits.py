@@ -4,8 +4,10 @@ A fixed window: it opens with the first request after the previous one closed, a
 ``requests_per_minute`` requests and ``tokens_per_minute`` tokens (input estimated at admission, output
 added once answered), and closes ``window_seconds`` later. The window runs on the session's monotonic
 clock, so a client that waits ``retry-after`` really gets into the next window; timestamps rendered on the
-wire come from the wire clock (the fixed instant of ``determinism.fixed_utc`` where set). Provider-neutral:
-each adapter renders ``RateState`` as its own headers.
+wire come from the wire clock (the fixed instant of ``determinism.fixed_utc`` where set). On a fixed wire
+clock no time passes on the wire, so every reset and ``retry-after`` is the whole window: two identical runs
+send identical headers, and a client that waits that long still lands in the next window (the real one
+closes no later). Provider-neutral: each adapter renders ``RateState`` as its own headers.
 """
 
 from __future__ import annotations
@@ -35,10 +37,12 @@ class RateState:
 class RateWindow:
     """Counts one session's requests and tokens per window; the caller holds the session lock."""
 
-    __slots__ = ("_limits", "_opened", "_requests", "_tokens")
+    __slots__ = ("_fixed_clock", "_limits", "_opened", "_requests", "_tokens")
 
-    def __init__(self, limits: RateLimits) -> None:
+    def __init__(self, limits: RateLimits, *, fixed_clock: bool = False) -> None:
         self._limits = limits
+        # ``determinism.fixed_utc``: resets are reported on the fixed wire clock (the whole window).
+        self._fixed_clock = fixed_clock
         self._opened: float | None = None
         self._requests = 0
         self._tokens = 0
@@ -53,7 +57,7 @@ class RateWindow:
 
     def _reset_seconds(self, now: float) -> float:
         opened = self._opened
-        if opened is None:
+        if opened is None or self._fixed_clock:
             return self._limits.window_seconds
         return max(0.0, opened + self._limits.window_seconds - now)
 

@@ -141,7 +141,9 @@ class Session:
             self._recorder.clear()
         self._journal.clear()
         limits = self._plan.config.rate_limits if self._plan is not None else None
-        self._rate = RateWindow(limits) if limits is not None else None
+        determinism = self._plan.determinism if self._plan is not None else None
+        fixed = determinism is not None and determinism.fixed_utc is not None
+        self._rate = RateWindow(limits, fixed_clock=fixed) if limits is not None else None
         self._generation += 1
 
     def retire(self) -> None:

@@ -84,6 +84,8 @@ def test_nova_stream_sends_converse_events_as_json_chunks(llmts_session: Session
     response = _boto(llmts_session).invoke_model_with_response_stream(modelId=NOVA, body=_nova())
     chunks = _chunks(response)
 
+    assert response["contentType"] == "application/json"
+
     assert [next(iter(c)) for c in chunks] == [
         "messageStart",
         "contentBlockDelta",

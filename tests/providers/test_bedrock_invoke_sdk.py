@@ -63,6 +63,9 @@ def test_invoke_stream_chunks_carry_base64_anthropic_events(llmts_session: Sessi
     response = _boto(llmts_session).invoke_model_with_response_stream(modelId=MODEL, body=_body())
     events = [json.loads(event["chunk"]["bytes"]) for event in response["body"]]
 
+    # botocore's model marks the result's contentType (X-Amzn-Bedrock-Content-Type) required.
+    assert response["contentType"] == "application/json"
+
     assert [e["type"] for e in events] == [
         "message_start",
         "content_block_start",

@@ -310,7 +310,7 @@ def test_scripted_error_type_becomes_the_status_and_retry_after_is_sent(llmts_se
     error = _assert_google_error(response, 429, "RESOURCE_EXHAUSTED")
     assert error["message"] == "Quota exceeded"
     assert error["details"][0]["reason"] == "quota"
-    assert response.headers["retry-after"] == "1.5"
+    assert response.headers["retry-after"] == "2"  # whole seconds, rounded up; RetryInfo keeps 1.5s
     assert {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1.5s"} in error["details"]
 
 

@@ -4,6 +4,7 @@ nothing consumed by a refused request, and the fixed wire clock in Anthropic's r
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import datetime
 
@@ -77,7 +78,8 @@ def test_openai_429_envelope_and_retry_headers(llmts_session: SessionClient) -> 
     assert "Rate limit reached for requests" in error["message"]
     retry_ms = int(refused.headers["retry-after-ms"])
     assert 59_000 <= retry_ms <= 60_000
-    assert float(refused.headers["retry-after"]) == pytest.approx(retry_ms / 1000, abs=0.001)
+    # RFC 9110's delay-seconds (OpenAI's spec types it as an integer >= 1): whole seconds, rounded up.
+    assert refused.headers["retry-after"] == str(math.ceil(retry_ms / 1000)) == "60"
     assert refused.headers["x-ratelimit-remaining-requests"] == "0"
     # Routes that answer from session state carry the headers and count nothing.
     models = raw_request(llmts_session.provider_base, "GET", "/openai/v1/models")
@@ -133,7 +135,8 @@ def test_anthropic_headers_and_sdk_retry(llmts_session: SessionClient) -> None:
     with pytest.raises(anthropic.RateLimitError) as raised:
         no_retry.messages.create(model=MODEL, max_tokens=50, messages=USER_HI)
     assert raised.value.body["error"]["type"] == "rate_limit_error"  # type: ignore[index]
-    assert float(raised.value.response.headers["retry-after"]) <= WINDOW
+    assert int(raised.value.response.headers["retry-after"]) == math.ceil(WINDOW)  # whole seconds, rounded up
+    assert 0 < int(raised.value.response.headers["retry-after-ms"]) <= WINDOW * 1000
 
 
 def test_anthropic_reset_follows_the_fixed_clock(llmts_session: SessionClient) -> None:
@@ -149,6 +152,44 @@ def test_anthropic_reset_follows_the_fixed_clock(llmts_session: SessionClient) -
     # The window resets a minute after it opened, on the wire clock: the fixed instant plus 60 s.
     assert raw.headers["anthropic-ratelimit-requests-reset"] == "2026-01-01T00:01:00Z"
     assert raw.headers["anthropic-ratelimit-requests-remaining"] == "4"
+
+
+def _fixed_clock_run(session: SessionClient) -> list[tuple[str, str]]:
+    """A fresh window on the fixed wire clock: one answer, one 429; the rate headers of both."""
+    session.configure(
+        {
+            "determinism": {"seed": "s", "fixed_utc": "2026-01-01T00:00:00Z"},
+            "rate_limits": {"requests_per_minute": 1, "tokens_per_minute": 10_000},
+            "scenarios": [{"responses": _texts(2)}],
+        }
+    )
+    path = "/openai/v1/chat/completions"
+    body = {"model": MODEL, "messages": USER_HI}
+    answered = raw_request(session.provider_base, "POST", path, body)
+    time.sleep(0.05)  # live time passes between the two, as it does between two runs
+    refused = raw_request(session.provider_base, "POST", path, body)
+    assert (answered.status, refused.status) == (200, 429)
+    shown = ("retry-after", "retry-after-ms", "x-ratelimit-reset-requests", "x-ratelimit-reset-tokens")
+    return [
+        (name, response.headers[name])
+        for response in (answered, refused)
+        for name in shown
+        if name in response.headers
+    ] + [("message", refused.json()["error"]["message"])]
+
+
+def test_fixed_clock_makes_every_reset_and_retry_after_identical_between_runs(
+    llmts_session: SessionClient,
+) -> None:
+    """Under ``determinism.fixed_utc`` no time passes on the wire: the resets and the 429's retry headers
+    are the whole window, the same in every run (they differed by a millisecond or two before)."""
+    first = _fixed_clock_run(llmts_session)
+    second = _fixed_clock_run(llmts_session)
+
+    assert first == second
+    assert dict(first[:2]) == {"x-ratelimit-reset-requests": "1m0s", "x-ratelimit-reset-tokens": "1m0s"}
+    assert ("retry-after", "60") in first and ("retry-after-ms", "60000") in first
+    assert first[-1][1].endswith("Please try again in 60s.")
 
 
 def test_gemini_has_no_rate_limit_headers_but_its_own_429(llmts_session: SessionClient) -> None:
@@ -195,5 +236,5 @@ def test_azure_openai_sends_openai_headers_and_429(llmts_session: SessionClient)
     assert raw.headers["x-ratelimit-remaining-requests"] == "0"
     with pytest.raises(openai.RateLimitError) as raised:
         client.chat.completions.create(model="dep", messages=USER_HI)
-    assert 0 < float(raised.value.response.headers["retry-after"]) <= 60
+    assert raised.value.response.headers["retry-after"] == "60"
     assert raised.value.response.headers["x-ratelimit-remaining-requests"] == "0"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import orjson
 
 from llmts.errors import LlmtsError, ScriptedError
-from llmts.providers.base import Reply
+from llmts.providers.base import Reply, retry_after_headers
 
 __all__ = ["error_type_for", "render_anthropic_error"]
 
@@ -35,10 +35,6 @@ def error_type_for(status: int) -> str:
     return _TYPES.get(status) or ("api_error" if status >= 500 else "invalid_request_error")
 
 
-def _seconds(value: float) -> str:
-    return str(int(value)) if value == int(value) else f"{value:g}"
-
-
 def render_anthropic_error(error: LlmtsError, request_id: str) -> Reply:
     error_type = getattr(error, "error_type", None) or error_type_for(error.http_status)
     body = {
@@ -53,8 +49,7 @@ def render_anthropic_error(error: LlmtsError, request_id: str) -> Reply:
     }
     headers = [("Content-Type", "application/json"), ("request-id", request_id)]
     if isinstance(error, ScriptedError) and error.retry_after is not None:
-        headers.append(("retry-after", _seconds(error.retry_after)))
-        headers.append(("retry-after-ms", str(round(error.retry_after * 1000))))
+        headers += retry_after_headers(error.retry_after, milliseconds=True)
     if error.should_retry is not None:
         headers.append(("x-should-retry", "true" if error.should_retry else "false"))
     return Reply(error.http_status, headers, orjson.dumps(body))

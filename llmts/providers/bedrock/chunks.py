@@ -59,4 +59,10 @@ def invoke_headers(usage: Usage, request_id: str) -> list[tuple[str, str]]:
 
 
 def stream_headers(request_id: str) -> list[tuple[str, str]]:
-    return [EVENTSTREAM_HEADERS, ("x-amzn-RequestId", request_id)]
+    """InvokeModelWithResponseStream's headers: botocore's model marks ``X-Amzn-Bedrock-Content-Type`` (the
+    result's ``contentType``, the MIME type of the chunks' payloads) required."""
+    return [
+        EVENTSTREAM_HEADERS,
+        ("x-amzn-RequestId", request_id),
+        ("X-Amzn-Bedrock-Content-Type", "application/json"),
+    ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import orjson
 
 from llmts.errors import LlmtsError, ModelNotFound, ProviderUnauthorized, ScriptedError
-from llmts.providers.base import Reply
+from llmts.providers.base import Reply, retry_after_headers
 
 __all__ = ["ERROR_TYPES", "INVALID_MODEL_MESSAGE", "error_type_for", "render_bedrock_error"]
 
@@ -50,10 +50,6 @@ def error_type_for(error: LlmtsError) -> str:
     return "InternalServerException" if error.http_status >= 500 else "ValidationException"
 
 
-def _seconds(value: float) -> str:
-    return str(int(value)) if value == int(value) else f"{value:g}"
-
-
 def render_bedrock_error(error: LlmtsError, request_id: str) -> Reply:
     if isinstance(error, ModelNotFound):
         return Reply(
@@ -72,5 +68,5 @@ def render_bedrock_error(error: LlmtsError, request_id: str) -> Reply:
         ("x-amzn-RequestId", request_id),
     ]
     if isinstance(error, ScriptedError) and error.retry_after is not None:
-        headers.append(("retry-after", _seconds(error.retry_after)))
+        headers += retry_after_headers(error.retry_after, milliseconds=False)
     return Reply(status, headers, orjson.dumps({"message": error.message}))

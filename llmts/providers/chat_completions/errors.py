@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 
 from llmts.errors import LlmtsError, ScriptedError
-from llmts.providers.base import Reply
+from llmts.providers.base import Reply, retry_after_headers
 
 __all__ = ["render_openai_error"]
 
@@ -27,9 +27,7 @@ def render_openai_error(error: LlmtsError, request_id: str) -> Reply:
     body = {"error": {"message": error.message, "type": error_type, "param": error.param, "code": error.code}}
     headers = [("Content-Type", "application/json"), ("x-request-id", request_id)]
     if isinstance(error, ScriptedError) and error.retry_after is not None:
-        seconds = error.retry_after
-        headers.append(("retry-after", str(int(seconds)) if seconds == int(seconds) else f"{seconds:g}"))
-        headers.append(("retry-after-ms", str(round(seconds * 1000))))
+        headers += retry_after_headers(error.retry_after, milliseconds=True)
     if error.should_retry is not None:
         headers.append(("x-should-retry", "true" if error.should_retry else "false"))
     return Reply(error.http_status, headers, orjson.dumps(body))

@@ -15,21 +15,17 @@ from __future__ import annotations
 import orjson
 
 from llmts.errors import LlmtsError, ScriptedError
-from llmts.providers.base import Reply
+from llmts.providers.base import Reply, retry_after_headers
 
 __all__ = ["render_cohere_error"]
-
-
-def _seconds(value: float) -> str:
-    return str(int(value)) if value == int(value) else f"{value:g}"
 
 
 def render_cohere_error(error: LlmtsError, request_id: str) -> Reply:
     body = {"id": request_id, "message": error.message, "code": error.code}
     headers = [("Content-Type", "application/json"), ("x-request-id", request_id)]
     if isinstance(error, ScriptedError) and error.retry_after is not None:
-        headers.append(("retry-after", _seconds(error.retry_after)))
-        headers.append(("retry-after-ms", str(max(1, round(error.retry_after * 1000)))))
+        # At least 1 ms: the SDK reads 0 as "no header" and falls back to its exponential backoff.
+        headers += retry_after_headers(max(0.001, error.retry_after), milliseconds=True)
     elif error.should_retry is False:
         headers.append(("retry-after-ms", "1"))
     return Reply(error.http_status, headers, orjson.dumps(body))

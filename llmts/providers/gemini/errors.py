@@ -12,12 +12,13 @@ only when the client sets ``retry_options``, by status code alone.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import orjson
 
 from llmts.errors import LlmtsError, ProviderUnauthorized, ScriptedError
-from llmts.providers.base import Reply
+from llmts.providers.base import Reply, retry_after_headers
 
 __all__ = ["google_status", "render_gemini_error"]
 
@@ -54,10 +55,6 @@ def google_status(http_status: int) -> str:
     return "INTERNAL" if http_status >= 500 else "FAILED_PRECONDITION"
 
 
-def _seconds(value: float) -> str:
-    return str(int(value)) if value == int(value) else f"{value:g}"
-
-
 def render_gemini_error(error: LlmtsError, request_id: str) -> Reply:
     status = error.http_status
     message = error.message
@@ -81,8 +78,9 @@ def render_gemini_error(error: LlmtsError, request_id: str) -> Reply:
         )
     headers = [("Content-Type", "application/json; charset=UTF-8"), ("x-request-id", request_id)]
     if isinstance(error, ScriptedError) and error.retry_after is not None:
-        seconds = _seconds(error.retry_after)
-        headers.append(("retry-after", seconds))
-        details.append({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": seconds + "s"})
+        headers += retry_after_headers(error.retry_after, milliseconds=False)
+        # A protobuf Duration keeps the exact wait (``59.979s``); the header has whole seconds.
+        delay = math.ceil(round(error.retry_after * 1000, 6)) / 1000
+        details.append({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{delay:g}s"})
     body = {"error": {"code": status, "message": message, "status": name, "details": details}}
     return Reply(status, headers, orjson.dumps(body))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import orjson
 
 from llmts.errors import LlmtsError, ScriptedError
-from llmts.providers.base import Reply
+from llmts.providers.base import Reply, retry_after_headers
 
 __all__ = ["render_ollama_error"]
 
@@ -17,6 +17,5 @@ __all__ = ["render_ollama_error"]
 def render_ollama_error(error: LlmtsError, request_id: str) -> Reply:
     headers = [("Content-Type", "application/json; charset=utf-8"), ("x-request-id", request_id)]
     if isinstance(error, ScriptedError) and error.retry_after is not None:
-        seconds = error.retry_after
-        headers.append(("retry-after", str(int(seconds)) if seconds == int(seconds) else f"{seconds:g}"))
+        headers += retry_after_headers(error.retry_after, milliseconds=False)
     return Reply(error.http_status, headers, orjson.dumps({"error": error.message}))

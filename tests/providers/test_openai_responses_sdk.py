@@ -14,6 +14,7 @@ import pydantic
 import pytest
 
 from llmts import ConfigBuilder, SessionClient
+from tests.helpers import raw_request
 
 pytestmark = pytest.mark.sdk
 
@@ -313,6 +314,37 @@ def test_forced_function_is_answered_and_echoed(llmts_session: SessionClient, op
     assert response.tool_choice.type == "function" and response.tool_choice.name == "get_time"
 
 
+def test_function_tools_are_echoed_as_the_real_api_echoes_them(
+    llmts_session: SessionClient, openai_client: Any
+) -> None:
+    """A function tool sent without ``strict`` (or ``description``) comes back with ``strict: true`` (the
+    Responses API's default) and ``description: null``, in the answer, its stream and a stored retrieve."""
+    llmts_session.configure(
+        ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok").build()
+    )
+    lax = {**TIME, "strict": False}
+
+    created = openai_client.responses.create(model=MODEL, input="x", tools=[TIME, WEATHER, lax])
+    with openai_client.responses.stream(model=MODEL, input="x", tools=[TIME]) as stream:
+        streamed = stream.get_final_response()
+    raw = raw_request(
+        llmts_session.provider_base,
+        "POST",
+        "/openai/v1/responses",
+        {"model": MODEL, "input": "x", "tools": [TIME]},
+    )
+
+    echoed = [tool.model_dump() for tool in created.tools]
+    assert echoed[0] == {**TIME, "description": None, "strict": True} | {
+        key: value for key, value in echoed[0].items() if key not in {*TIME, "description", "strict"}
+    }
+    assert (echoed[0]["strict"], echoed[1]["strict"], echoed[2]["strict"]) == (True, True, False)
+    assert echoed[1]["description"] == "Weather for a city"
+    assert streamed.tools[0].strict is True
+    assert raw.json()["tools"] == [{**TIME, "description": None, "strict": True}]
+    assert openai_client.responses.retrieve(created.id).tools[0].strict is True
+
+
 def test_previous_response_id_over_three_turns(llmts_session: SessionClient, openai_client: Any) -> None:
     llmts_session.configure(ConfigBuilder().scenario().text("One.").text("Two.").text("Three.").build())
 
@@ -338,7 +370,7 @@ def test_retrieve_delete_and_404s(llmts_session: SessionClient, openai_client: A
 
     assert openai_client.responses.retrieve(created.id).model_dump() == created.model_dump()
     deleted = openai_client.responses.with_raw_response.delete(created.id)
-    assert deleted.http_response.json() == {"id": created.id, "object": "response.deleted", "deleted": True}
+    assert deleted.http_response.json() == {"id": created.id, "object": "response", "deleted": True}
 
     with pytest.raises(openai.NotFoundError):
         openai_client.responses.retrieve(created.id)

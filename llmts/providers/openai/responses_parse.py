@@ -204,6 +204,24 @@ def _tools(raw: Any) -> tuple[tuple[str, ...], str]:
     return tuple(names), orjson.dumps(raw).decode() if raw else ""
 
 
+def _echoed_tools(raw: Any) -> list[Any]:
+    """The tools as the Response object echoes them: a function tool always carries ``description``,
+    ``parameters`` and ``strict`` (which defaults to true on the Responses API), as the real API sends."""
+    if not raw:
+        return []
+    return [
+        {
+            **tool,
+            "description": tool.get("description"),
+            "parameters": tool.get("parameters"),
+            "strict": True if tool.get("strict") is None else tool["strict"],
+        }
+        if tool.get("type") == "function"
+        else tool
+        for tool in raw
+    ]
+
+
 def _tool_choice(raw: Any) -> ToolChoice:
     if raw is None or raw == "auto":
         return _AUTO
@@ -276,7 +294,7 @@ def parse_responses_body(
     response_format, text = _text(body.get("text"))
     raw_choice = body.get("tool_choice")
     echo = {
-        "tools": body.get("tools") or [],
+        "tools": _echoed_tools(body.get("tools")),
         "tool_choice": raw_choice if raw_choice is not None else "auto",
         "text": text,
         "parallel_tool_calls": _optional(body, "parallel_tool_calls", bool, True),

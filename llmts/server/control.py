@@ -49,6 +49,16 @@ class RawBody:
     body: bytes
 
 
+def _no_configuration(body: bytes) -> bool:
+    """An empty body or the empty object ``{}`` (any whitespace): a PUT that configures nothing."""
+    stripped = body.strip()
+    if not stripped:
+        return True
+    if stripped[:1] != b"{" or stripped[-1:] != b"}":
+        return False
+    return not stripped[1:-1].strip()
+
+
 def select_session(
     registry: SessionRegistry, environ: Mapping[str, Any], path_session: str | None
 ) -> Session:
@@ -187,9 +197,11 @@ class ControlApi:
     def _put_session(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
         """Create the client-chosen session if absent (201) or answer for it (200): a load balancer that
         hashes on the id sends this and all the session's traffic to one instance. A body, if any, is a
-        configuration put in force unless it already is (validated first: a bad one creates nothing)."""
+        configuration put in force unless it already is (validated first: a bad one creates nothing); an
+        empty one or ``{}`` means "no configuration", as for ``POST``, so a generic client's retried PUT
+        never wipes a configured session."""
         body = read_body(environ, self._max_body_bytes, self._body_timeout)
-        config = parse_session_config_json(body) if body.strip() else None
+        config = None if _no_configuration(body) else parse_session_config_json(body)
         session, created = self._registry.ensure(args["session_id"])
         if config is not None and (created or session.configuration != config):
             session.configure(config)

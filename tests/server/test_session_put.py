@@ -76,6 +76,30 @@ def test_put_with_a_body_configures_in_the_same_request(llmts_server: LlmTestSer
         raw_request(llmts_server.url, "DELETE", f"/admin-api/sessions/{session_id}")
 
 
+@pytest.mark.parametrize("empty", [b"{}", b" { \n } ", b""], ids=["object", "spaced", "nothing"])
+def test_a_retried_put_with_an_empty_object_keeps_the_configuration(
+    llmts_server: LlmTestServer, empty: bytes
+) -> None:
+    """``{}`` means "no configuration", as for POST: a generic HTTP client retrying an idempotent PUT (with
+    an empty JSON body) must not wipe a configured session or its journal."""
+    session_id = new_session_id()
+    path = f"/admin-api/sessions/{session_id}"
+    created = raw_request(llmts_server.url, "PUT", path, CONFIG)
+    try:
+        assert _ask(created.json()["provider_base"]) == "chosen"
+        retried = raw_request(llmts_server.url, "PUT", path, empty)
+        assert retried.status == 200 and retried.json()["configured"] is True
+        headers = {"X-Llm-Test-Server-Session": session_id}
+        configuration = raw_request(llmts_server.url, "GET", "/admin-api/configuration", headers=headers)
+        assert configuration.json()["scenarios"] == CONFIG["scenarios"]
+        assert len(raw_request(llmts_server.url, "GET", "/admin-api/requests", headers=headers).json()) == 1
+        fresh = raw_request(llmts_server.url, "PUT", f"/admin-api/sessions/{new_session_id()}", empty)
+        assert fresh.status == 201 and fresh.json()["configured"] is False
+        raw_request(llmts_server.url, "DELETE", f"/admin-api/sessions/{fresh.json()['id']}")
+    finally:
+        raw_request(llmts_server.url, "DELETE", path)
+
+
 @pytest.mark.parametrize(
     "bad_id",
     [

@@ -23,7 +23,7 @@ from typing import IO, Any
 
 import orjson
 
-from llmts.server.log_text import log_text
+from llmts.server.log_text import log_text, redact
 
 __all__ = ["FLUSH_BYTES", "GUNICORN_DEFAULT_FORMAT", "AccessLog", "access_streams", "basic_auth_user"]
 
@@ -91,8 +91,11 @@ class AccessLog:
         started: float,
         finished: float,
     ) -> None:
-        """Append the line of one request (``request_line``: method, path as sent, protocol)."""
-        line = self._format(remote, user, request_line, status, length, referer, agent, started, finished)
+        """Append the line of one request (``request_line``: method, path as sent, protocol); credential
+        query parameters of the path and the referer are redacted (server/log_text.py)."""
+        line = self._format(
+            remote, user, redact(request_line), status, length, redact(referer), agent, started, finished
+        )
         self._lines.append(line)
         self._size += len(line)
         if self._size >= FLUSH_BYTES:

@@ -6,6 +6,11 @@ verbatim. Every log line that carries client text passes it through :func:`log_t
 printable ASCII and writes everything else as ``\\xNN`` / ``\\uNNNN`` (nginx's access-log rule). The access
 log does the same through :class:`EscapingLogger` (gunicorn's ``logger_class``), which escapes only the
 atoms the log format actually uses, so the default access log costs no more than gunicorn's own.
+
+Credentials never reach a log line either: :func:`redact` replaces the value of every query parameter that
+carries one (Gemini's ``?key=``, ``api-key``, ``access_token``, a presigned AWS URL's ``X-Amz-Signature``...)
+with ``[redacted]`` in paths and referers, and gunicorn's header atoms (``%({authorization}i)s`` in a custom
+format) show ``[redacted]`` for credential headers. Both logs, text and JSON, go through them.
 """
 
 from __future__ import annotations
@@ -18,7 +23,29 @@ from typing import Any
 import orjson
 from gunicorn.glogging import Logger, SafeAtoms
 
-__all__ = ["EscapingLogger", "JsonLogger", "log_text"]
+__all__ = ["REDACTED", "SECRET_HEADERS", "EscapingLogger", "JsonLogger", "log_text", "redact"]
+
+REDACTED = "[redacted]"
+# Query parameters that carry a credential, in any case (Gemini ``key``, Azure ``api-key``, OAuth
+# ``access_token``, presigned AWS and Azure SAS signatures...). A parameter is matched by its name as sent.
+_SECRET_QUERY = re.compile(
+    r"(?i)((?:^|[?&;])(?:key|api[-_]?key|apikey|x-goog-api-key|access[-_]?token|id[-_]?token|token|"
+    r"auth|authorization|client[-_]?secret|secret|password|passwd|sig|signature|"
+    r"x-amz-(?:signature|credential|security-token))=)[^&;#\s\"]*"
+)
+# Request headers that carry a credential (lower case, as gunicorn's header atoms name them).
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "cookie",
+        "x-amz-security-token",
+        "ocp-apim-subscription-key",
+    }
+)
 
 # Printable ASCII except the backslash, which is escaped too so that an escape in the log is unambiguous.
 _UNSAFE = re.compile(r"[^\x20-\x5b\x5d-\x7e]")
@@ -33,9 +60,18 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\U{code:08x}"
 
 
+def redact(text: str) -> str:
+    """``text`` (a path with its query, a request line, a URL) with each credential parameter's value
+    replaced by ``[redacted]``; text without ``=`` is returned as is (the hot path's case)."""
+    if "=" not in text:
+        return text
+    return _SECRET_QUERY.sub(r"\1" + REDACTED, text)
+
+
 def log_text(value: object) -> str:
-    """``value`` as one line of printable ASCII (control, non-ASCII and ``\\`` characters escaped)."""
-    text = value if isinstance(value, str) else str(value)
+    """``value`` as one line of printable ASCII (control, non-ASCII and ``\\`` characters escaped), its
+    credential query parameters redacted."""
+    text = redact(value if isinstance(value, str) else str(value))
     if _UNSAFE.search(text) is None:
         return text
     return _UNSAFE.sub(_escape, text)
@@ -55,6 +91,8 @@ class _EscapedAtoms(SafeAtoms):  # type: ignore[misc]
 
     def __getitem__(self, key: str) -> Any:
         value = super().__getitem__(key)
+        if key[:1] == "{" and key[-2:] == "}i" and key[1:-2].lower() in SECRET_HEADERS and value != "-":
+            return REDACTED
         return _access_text(value) if isinstance(value, str) else value
 
 

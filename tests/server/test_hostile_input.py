@@ -302,3 +302,42 @@ def test_head_answers_carry_no_body_so_keep_alive_stays_in_step(server: LlmTestS
         after = http.client.HTTPResponse(sock, method="GET")
         after.begin()
         assert after.status == 200 and json.loads(after.read()) == {"status": "ok"}
+
+
+# --- credentials never reach a log line -----------------------------------------------------------------
+
+_SECRET = "AIzaSyTOPSECRETvalue0123456789"
+
+
+def _secret_requests() -> list[bytes]:
+    gemini = "/gemini/v1beta/models/gemini-2.5-flash:generateContent"
+    body = json.dumps({"contents": _GEMINI_TEXT}).encode()
+    return [
+        _request("POST", f"{gemini}?key={_SECRET}", "Content-Type: application/json", body=body),
+        _request("POST", f"{gemini}?alt=sse&KEY={_SECRET}", "Content-Type: application/json", body=body),
+        _request("GET", f"/openai/v1/models?api-key={_SECRET}&api-version=2024-10-21"),
+        _request("GET", "/health", f"Referer: https://app.example/page?access_token={_SECRET}"),
+        _request("GET", f"/x?X-Amz-Signature={_SECRET}&X-Amz-Date=20260101T000000Z"),
+        f"GET /bad?key={_SECRET} HTTP/9.9\r\nHost: x\r\n\r\n".encode(),  # malformed: llmts's own note
+    ]
+
+
+def test_credentials_in_the_query_are_redacted_in_every_log_line(server: LlmTestServer) -> None:
+    answers, log = _log_after(server, lambda: [_exchange(server, data) for data in _secret_requests()])
+
+    assert answers[0][0] == 200 and answers[1][0] == 200  # the key still works; only the log forgets it
+    assert _SECRET not in log, log
+    assert log.count("[redacted]") == 6, log
+    assert "api-version=2024-10-21" in log and "X-Amz-Date=20260101T000000Z" in log  # the rest is kept
+
+
+def test_json_logs_redact_credentials_too(own_server_factory: Callable[..., LlmTestServer]) -> None:
+    json_server = own_server_factory(extra_args=["--log-format", "json"])
+
+    _, log = _log_after(json_server, lambda: [_exchange(json_server, data) for data in _secret_requests()])
+
+    assert _SECRET not in log, log
+    records = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+    paths = [record["path"] for record in records if record.get("type") == "access" and record["path"]]
+    assert any(path.endswith("?key=[redacted]") for path in paths), paths
+    assert any("access_token=[redacted]" in (record.get("referer") or "") for record in records)

@@ -9,7 +9,7 @@ import pytest
 from gunicorn.config import Config
 
 from llmts.schema.wire_values import one_of
-from llmts.server.log_text import EscapingLogger, log_text
+from llmts.server.log_text import EscapingLogger, log_text, redact
 
 
 @pytest.mark.parametrize(
@@ -51,6 +51,63 @@ def test_access_log_atoms_are_escaped_and_quotes_cannot_close_a_field() -> None:
     assert '"ua\\x22\\x0aFORGED"' in line
     assert " u\\x0aFORGED " in line
     assert line.count('"') == 6
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("GET /m:generateContent?key=AIza1 HTTP/1.1", "GET /m:generateContent?key=[redacted] HTTP/1.1"),
+        ("/x?api-version=2024&api-key=abc&y=1", "/x?api-version=2024&api-key=[redacted]&y=1"),
+        ("/p?KEY=1;Access_Token=2#f", "/p?KEY=[redacted];Access_Token=[redacted]#f"),
+        (
+            "/s?X-Amz-Signature=a&X-Amz-Credential=b&X-Amz-Date=1",
+            "/s?X-Amz-Signature=[redacted]&X-Amz-Credential=[redacted]&X-Amz-Date=1",
+        ),
+        ("key=s&alt=sse", "key=[redacted]&alt=sse"),  # a bare query string (gunicorn's %(q)s atom)
+        ("/x?monkey=1&keys=2&sig=3", "/x?monkey=1&keys=2&sig=[redacted]"),  # whole names only
+        ("/models/key=1", "/models/key=1"),  # not a query parameter
+        ("/no/query", "/no/query"),
+    ],
+)
+def test_redact_hides_credential_query_parameters_only(raw: str, shown: str) -> None:
+    assert redact(raw) == shown
+    assert log_text(raw) == shown
+
+
+def test_custom_access_log_formats_redact_credential_headers_and_queries() -> None:
+    """gunicorn's own logger (a custom ``access_log_format``) shows ``[redacted]`` for credential headers
+    and query parameters, whatever atom the format names."""
+    config = Config()
+    config.set("accesslog", "-")
+    config.set(
+        "access_log_format",
+        '%(r)s %(q)s %(f)s "%({authorization}i)s" "%({x-goog-api-key}i)s" "%({x-trace}i)s" %(s)s',
+    )
+    logger = EscapingLogger(config)
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "RAW_URI": "/v1beta/models?key=AIzaSECRET",
+        "QUERY_STRING": "key=AIzaSECRET",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_REFERER": "https://app.example/?access_token=SECRET2",
+        "HTTP_AUTHORIZATION": "Bearer sk-SECRET3",
+        "HTTP_X_GOOG_API_KEY": "AIzaSECRET4",
+        "HTTP_X_TRACE": "kept",
+    }
+    response = SimpleNamespace(status="200 OK", headers=[], sent=10)
+    request_headers = [
+        ("AUTHORIZATION", "Bearer sk-SECRET3"),
+        ("X-GOOG-API-KEY", "AIzaSECRET4"),
+        ("X-TRACE", "kept"),
+    ]
+    atoms = logger.atoms_wrapper_class(
+        logger.atoms(response, request_headers, environ, datetime.timedelta(0))
+    )
+    line = logger.cfg.access_log_format % atoms
+
+    assert "SECRET" not in line, line
+    assert line.count("[redacted]") == 5 and '"kept"' in line, line
 
 
 def test_one_of_is_false_for_unhashable_values() -> None:

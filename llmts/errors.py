@@ -22,6 +22,7 @@ __all__ = [
     "ConversationStepMismatch",
     "ConversationTurnNotAdvanced",
     "FixtureMismatch",
+    "HostNotAllowed",
     "InvalidConversationId",
     "InvalidRequest",
     "LlmtsError",
@@ -153,6 +154,15 @@ class ControlUnauthorized(LlmtsError):
 
     code = "unauthorized"
     http_status = 401
+
+
+class HostNotAllowed(LlmtsError):
+    """403: the request's ``Host`` is not a name this server answers: a loopback-bound server answers
+    loopback names and ``--allowed-hosts`` only, against DNS rebinding (docs/server.md, "Allowed hosts")."""
+
+    should_retry = False
+    code = "llm_test_server_host_not_allowed"
+    http_status = 403
 
 
 class SessionNotFound(LlmtsError):

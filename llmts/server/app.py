@@ -20,6 +20,7 @@ from llmts.errors import (
     BodyReadTimeout,
     BodyTooLarge,
     ControlUnauthorized,
+    HostNotAllowed,
     InvalidRequest,
     LlmtsError,
     MethodNotAllowed,
@@ -48,6 +49,7 @@ from llmts.schema.config import SessionConfig
 from llmts.server.control import ControlApi, select_session
 from llmts.server.dashboard import Dashboard
 from llmts.server.forward import Forwarded, forward, recorded_reply, relay, replayed_exchange
+from llmts.server.host_check import HostPolicy, host_policy
 from llmts.server.http import (
     DEFAULT_MAX_BODY_BYTES,
     StartResponse,
@@ -102,8 +104,11 @@ class LlmtsApp:
         timeouts: Timeouts | None = None,
         metrics_key: str | None = None,
         drain_seconds: float = 0.0,
+        hosts: HostPolicy | None = None,
     ) -> None:
         self.registry = registry or SessionRegistry()
+        # The Host names answered (server/host_check.py: DNS rebinding); None answers every Host.
+        self.hosts = hosts
         self.control_key = control_key or None
         # GET /metrics and GET /ready (docs/deployment.md): counters the hot path bumps, the optional
         # scrape credential, and the drain: after SIGTERM /ready answers 503 for ``drain_seconds`` while
@@ -161,6 +166,9 @@ class LlmtsApp:
         if path.startswith(_SESSIONS_PREFIX):
             path_session, _, rest = path[len(_SESSIONS_PREFIX) :].partition("/")
             path = "/" + rest
+        hosts = self.hosts
+        if hosts is not None and not hosts.allows(environ.get("HTTP_HOST")):
+            return self._refuse_host(environ, start_response, path)
         if path.startswith("/admin-api"):
             return self._control(environ, start_response, path, path_session)
         if path_session is None:
@@ -173,6 +181,25 @@ class LlmtsApp:
             if path.startswith("/dashboard"):
                 return self._dashboard(environ, start_response, path)
         return self._provider(environ, start_response, path, path_session)
+
+    def _refuse_host(
+        self, environ: dict[str, Any], start_response: StartResponse, path: str
+    ) -> Iterable[bytes]:
+        """403 for a ``Host`` this server does not answer, in the route's envelope; nothing is journaled
+        or changed (it is nobody's session traffic)."""
+        assert self.hosts is not None
+        extra = " or ".join(self.hosts.allowed) or "none"
+        error = HostNotAllowed(
+            f"Host {log_text(environ.get('HTTP_HOST'))!r} is not allowed: this server answers loopback "
+            f"names (localhost, 127.0.0.1, [::1]) and --allowed-hosts ({extra}), against DNS rebinding; "
+            "see docs/server.md, 'Allowed hosts'"
+        )
+        adapter = None if path.startswith(("/admin-api", "/dashboard")) else self._adapter_for(path)
+        if adapter is None:
+            return control_error(start_response, error)
+        self._metrics.reject(adapter.namespace, error.http_status)
+        reply = adapter.render_error_for(path)(error, "req_" + self._request_ids.new_hex(12))
+        return send(start_response, reply.status, reply.headers, reply.body)
 
     def begin_drain(self) -> float:
         """SIGTERM arrived (the worker calls this): /ready answers 503 from now on; returns how many seconds
@@ -452,6 +479,8 @@ def create_app(
     max_memory_bytes: int | None = None,
     metrics_key: str | None = None,
     drain_seconds: float | None = None,
+    allowed_hosts: str | None = None,
+    binds: list[str] | None = None,
 ) -> LlmtsApp:
     """WSGI factory: ``gunicorn -k gevent 'llmts.app:create_app()'``.
 
@@ -460,9 +489,13 @@ def create_app(
     the ``LLMTS_*_TIMEOUT`` variables (docs/server.md), ``LLMTS_METRICS_KEY`` and ``LLMTS_DRAIN_SECONDS``
     (docs/deployment.md). Under gunicorn with more than one worker it refuses to start (sessions would
     be split between processes; ``llmts serve --workers N`` is the way to use more cores).
+
+    ``allowed_hosts`` (``--allowed-hosts``, else ``LLMTS_ALLOWED_HOSTS``) and ``binds`` (the addresses the
+    server listens on; else gunicorn's ``bind``) decide which ``Host`` names are answered
+    (server/host_check.py).
     """
     from llmts.server.settings import load_fixtures_file
-    from llmts.server.single_process import refuse_several_gunicorn_workers
+    from llmts.server.single_process import gunicorn_binds, refuse_several_gunicorn_workers
 
     refuse_several_gunicorn_workers()
 
@@ -485,4 +518,5 @@ def create_app(
         drain_seconds=drain_seconds
         if drain_seconds is not None
         else float(env.get("LLMTS_DRAIN_SECONDS") or 0),
+        hosts=host_policy(binds if binds is not None else gunicorn_binds() or [], allowed_hosts, env),
     )

@@ -84,6 +84,12 @@ def _parser() -> argparse.ArgumentParser:
         default=os.environ.get("LLMTS_METRICS_KEY"),
         help="bearer token GET /metrics requires (default: none needed)",
     )
+    serve.add_argument(
+        "--allowed-hosts",
+        default=os.environ.get("LLMTS_ALLOWED_HOSTS"),
+        help="comma-separated Host names answered besides loopback names (.example.com for a domain, * for "
+        "any); a server bound to loopback answers only loopback names without it (docs/server.md)",
+    )
     serve.add_argument("--parent-pid", type=int, default=None, help="exit when this process is gone")
     serve.add_argument("--ready-file", default=None, help="write the base URL to this file once listening")
     env = commands.add_parser(
@@ -212,6 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_memory_bytes=max_memory,
             metrics_key=args.metrics_key,
             drain_seconds=args.drain_seconds,
+            allowed_hosts=args.allowed_hosts,
+            binds=[args.host],
         )
 
     from llmts.server.gunicorn_app import GunicornServer
@@ -244,6 +252,8 @@ def _serve_workers(args: argparse.Namespace, timeouts: Timeouts) -> int:
     for option, (field, _) in _TIMEOUT_OPTIONS.items():
         child += [option, repr(getattr(timeouts, field))]
     child += ["--drain-seconds", repr(args.drain_seconds), "--log-format", args.log_format]
+    if args.allowed_hosts is not None:
+        child += ["--allowed-hosts", args.allowed_hosts]
     if args.no_access_log:
         child.append("--no-access-log")
     # Keys travel in the environment, not on command lines other users can read.

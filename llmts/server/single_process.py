@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["SeveralWorkersRefused", "refuse_several_gunicorn_workers"]
+__all__ = ["SeveralWorkersRefused", "gunicorn_binds", "refuse_several_gunicorn_workers"]
 
 
 def _gunicorn_config() -> Any:
@@ -42,6 +42,13 @@ class SeveralWorkersRefused(_app_import_error()):  # type: ignore[misc]
 
     A subclass of gunicorn's ``AppImportError``, so gunicorn prints the message alone and halts.
     """
+
+
+def gunicorn_binds() -> list[str] | None:
+    """The addresses gunicorn binds for the process loading the app (``["127.0.0.1:8000"]``); None
+    outside gunicorn."""
+    cfg = _gunicorn_config()
+    return None if cfg is None else [str(address) for address in cfg.bind]
 
 
 def refuse_several_gunicorn_workers() -> None:

@@ -59,6 +59,13 @@ def _no_configuration(body: bytes) -> bool:
     return not stripped[1:-1].strip()
 
 
+def _provider_base(environ: Mapping[str, Any], session_id: str) -> str:
+    """Where the session's SDK base URLs start: ``<server>/sessions/<id>``, and the server URL itself for
+    ``default`` (which the plain provider roots serve), as ``SessionClient.provider_base`` says."""
+    base = server_base(environ)
+    return base if session_id == DEFAULT_SESSION_ID else f"{base}/sessions/{session_id}"
+
+
 def select_session(
     registry: SessionRegistry, environ: Mapping[str, Any], path_session: str | None
 ) -> Session:
@@ -175,7 +182,7 @@ class ControlApi:
         config = session.configuration
         return SessionInfo(
             id=session.id,
-            provider_base=f"{server_base(environ)}/sessions/{session.id}",
+            provider_base=_provider_base(environ, session.id),
             configured=config is not None,
             created_at=utc_iso(session.created_at),
             scenario_count=len(config.scenarios) if config is not None else 0,

@@ -76,3 +76,14 @@ def test_configure_rejects_unknown_input_types(llmts_session: Any) -> None:
 def test_default_session_uses_the_plain_base_url(llmts_server: LlmTestServer) -> None:
     assert llmts_server.default_session.provider_base == llmts_server.url
     assert llmts_server.session("ses_x").provider_base == f"{llmts_server.url}/sessions/ses_x"
+    # The control API says the same for every session, default included (docs/python-api.md).
+    listed = {info["id"]: info["provider_base"] for info in llmts_server.sessions()}
+    assert listed["default"] == llmts_server.url
+    session = llmts_server.create_session()
+    try:
+        assert session.provider_base == f"{llmts_server.url}/sessions/{session.id}"
+        assert {info["id"]: info["provider_base"] for info in llmts_server.sessions()}[session.id] == (
+            session.provider_base
+        )
+    finally:
+        session.delete()

@@ -210,7 +210,7 @@ def test_stored_response_endpoints_and_404_envelopes(llmts_session: SessionClien
     assert page["object"] == "list" and page["has_more"] is False
     assert page["first_id"] == page["last_id"] == page["data"][0]["id"]
     assert page["data"][0]["content"] == [{"type": "input_text", "text": "x"}]
-    assert deleted.json() == {"id": response_id, "object": "response.deleted", "deleted": True}
+    assert deleted.json() == {"id": response_id, "object": "response", "deleted": True}
     for gone in (missing, missing_delete):
         assert gone.status == 404
         assert gone.json()["error"]["code"] == "response_not_found"

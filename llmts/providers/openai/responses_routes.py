@@ -93,7 +93,7 @@ def _delete(surface: ResponsesSurface) -> Callable[[ProviderCall], Reply]:
         response_id = call.request.args["response_id"]
         if not call.session.store_delete(surface.store_namespace, response_id):
             load_stored(call.session, surface.store_namespace, response_id, None)  # raises the 404
-        return json_reply(200, {"id": response_id, "object": "response.deleted", "deleted": True})
+        return json_reply(200, {"id": response_id, "object": "response", "deleted": True})
 
     return delete
 

@@ -85,7 +85,7 @@ def _send_and_leave(session: SessionClient, conversation: str, messages: list[di
     parts = urlsplit(session.provider_base)
     body = json.dumps({"model": MODEL, "messages": messages})
     request = (
-        f"POST {parts.path}/openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+        f"POST {parts.path}/openai/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         f"Authorization: Bearer llmts-test-key\r\nX-Llm-Test-Server-Conversation: {conversation}\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}"
     ).encode()

@@ -148,6 +148,10 @@ def test_mode_on_route(llmts_session: SessionClient, route: str, mode: str) -> N
         assert isinstance(error, expected), repr(error)
     assert seen == content
     entry = _entry(llmts_session, _OPERATION[route])
+    if mode == "malformed_frame" and entry["transport_outcome"] == "client_gone":
+        # The client gives up at the broken frame and closes while the server may still be writing the
+        # rest: on a busy machine the close can come first. Either way the client saw the same thing.
+        outcome = "client_gone"
     assert entry["transport_outcome"] == outcome
     # The done line (native) or ``data: [DONE]`` (compatible) is observed only when the whole answer went
     # (an error page is sent whole but is no stream: it has no marker).

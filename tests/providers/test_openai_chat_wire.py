@@ -101,7 +101,7 @@ def test_stream_over_keep_alive_connection_finishes_each_body(llmts_session: Ses
         {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "x"}], "stream": True}
     )
     request = (
-        f"POST {parts.path}{CHAT} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"
+        f"POST {parts.path}{CHAT} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}"
     ).encode()
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
@@ -207,7 +207,7 @@ def test_chunked_request_body_is_read(llmts_session: SessionClient) -> None:
     half = len(body) // 2
     chunked = b"%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (half, body[:half], len(body) - half, body[half:])
     request = (
-        f"POST {parts.path}{CHAT} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        f"POST {parts.path}{CHAT} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
     ).encode() + chunked
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:

@@ -263,7 +263,7 @@ def test_a_client_leaving_mid_body_logs_no_error(server: LlmTestServer) -> None:
 
 def test_broken_chunked_framing_is_a_400_in_the_providers_envelope(server: LlmTestServer) -> None:
     data = (
-        b"POST /anthropic/v1/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"POST /anthropic/v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
         b"zz\r\n{}\r\n0\r\n\r\n"
     )
     (status, headers, body), log = _log_after(server, lambda: _exchange(server, data))
@@ -294,11 +294,11 @@ def test_head_answers_carry_no_body_so_keep_alive_stays_in_step(server: LlmTestS
     port = int(server.url.rsplit(":", 1)[1])
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         for path in ("/openai/v1/models", "/gemini//models/", "/health"):
-            sock.sendall(f"HEAD {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            sock.sendall(f"HEAD {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
             head = http.client.HTTPResponse(sock, method="HEAD")
             head.begin()
             assert head.read() == b"" and head.status in (200, 404)
-        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         after = http.client.HTTPResponse(sock, method="GET")
         after.begin()
         assert after.status == 200 and json.loads(after.read()) == {"status": "ok"}
@@ -318,7 +318,7 @@ def _secret_requests() -> list[bytes]:
         _request("GET", f"/openai/v1/models?api-key={_SECRET}&api-version=2024-10-21"),
         _request("GET", "/health", f"Referer: https://app.example/page?access_token={_SECRET}"),
         _request("GET", f"/x?X-Amz-Signature={_SECRET}&X-Amz-Date=20260101T000000Z"),
-        f"GET /bad?key={_SECRET} HTTP/9.9\r\nHost: x\r\n\r\n".encode(),  # malformed: llmts's own note
+        f"GET /bad?key={_SECRET} HTTP/9.9\r\nHost: 127.0.0.1\r\n\r\n".encode(),  # malformed: llmts's own note
     ]
 
 

@@ -173,7 +173,7 @@ def test_ready_drains_before_the_graceful_stop_and_in_flight_streams_finish(
     path = urlsplit(session.provider_base).path + "/openai/v1/chat/completions"
     stream = _connect(server)
     stream.sendall(
-        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
         + body
     )

@@ -206,7 +206,7 @@ def test_superseded_stream_ends_without_its_terminal_marker(
     body = b'{"model": "gpt-4.1-mini", "stream": true, "messages": [{"role": "user", "content": "Hi"}]}'
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
         head = (
-            f"POST {parts.path.rstrip('/')}/openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+            f"POST {parts.path.rstrip('/')}/openai/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         )
         sock.sendall(head.encode() + body)
@@ -238,7 +238,7 @@ def test_many_paced_streams_cost_no_greenlet_per_token(
     parts = urlsplit(session.provider_base)
     body = b'{"model": "gpt-4.1-mini", "stream": true, "messages": [{"role": "user", "content": "Hi"}]}'
     head = (
-        f"POST {parts.path.rstrip('/')}/openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+        f"POST {parts.path.rstrip('/')}/openai/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     ).encode()
     sockets = []

@@ -143,7 +143,7 @@ def _exchange(server: LlmTestServer, raw: bytes) -> bytes:
 
 
 def test_a_folded_header_gets_the_json_400_over_the_wire(llmts_server: LlmTestServer) -> None:
-    answer = _exchange(llmts_server, b"GET /health HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n folded\r\n\r\n")
+    answer = _exchange(llmts_server, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: 1\r\n folded\r\n\r\n")
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 400 ") and b"Content-Type: application/json" in head
     assert orjson.loads(body)["error"]["code"]
@@ -174,7 +174,7 @@ def test_the_environ_follows_gevents_rules() -> None:
 def test_a_request_through_the_new_reader_is_answered_with_one_date(llmts_server: LlmTestServer) -> None:
     body = orjson.dumps({"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}]})
     raw = (
-        b"POST /openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"
+        b"POST /openai/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k\r\n"
         b"Content-Type: application/json\r\nConnection: close\r\n"
         b"Content-Length: %d\r\n\r\n" % len(body)
     ) + body

@@ -66,13 +66,13 @@ def test_each_version_keeps_or_closes_the_connection_as_http_says(
     extra = f"Connection: {connection}\r\n" if connection else ""
     with _connect(server) as sock:
         sock.sendall(
-            f"POST {_CHAT} {version}\r\nHost: x\r\n{extra}Content-Length: {len(_BODY)}\r\n\r\n".encode()
+            f"POST {_CHAT} {version}\r\nHost: 127.0.0.1\r\n{extra}Content-Length: {len(_BODY)}\r\n\r\n".encode()
             + _BODY
         )
         first = _answer(sock, "POST")
         assert first.status == 200 and first.getheader("Connection") == answered
         if kept:
-            sock.sendall(f"GET /health {version}\r\nHost: x\r\n{extra}\r\n".encode())
+            sock.sendall(f"GET /health {version}\r\nHost: 127.0.0.1\r\n{extra}\r\n".encode())
             assert _answer(sock).status == 200
         else:
             assert _closed_by_server(sock)
@@ -102,7 +102,7 @@ def test_chunked_framing_wins_over_a_content_length_beside_it(server: LlmTestSer
     chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(_BODY), _BODY)
     with _connect(server) as sock:
         sock.sendall(
-            f"POST {_CHAT} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n".encode()
+            f"POST {_CHAT} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n".encode()
             + b"Content-Length: 3\r\n\r\n"
             + chunked
         )
@@ -110,7 +110,7 @@ def test_chunked_framing_wins_over_a_content_length_beside_it(server: LlmTestSer
         answer.begin()
         assert answer.status == 200
         assert json.loads(answer.read())["choices"][0]["message"]["content"] == "ok"
-        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")  # the connection is still in step
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # the connection is still in step
         assert _answer(sock).status == 200
 
 
@@ -162,7 +162,7 @@ def test_start_response_refuses_what_gevent_refuses(
 
 
 def _chat(extra: str = "") -> bytes:
-    head = f"POST {_CHAT} HTTP/1.1\r\nHost: x\r\n{extra}Content-Length: {len(_BODY)}\r\n\r\n"
+    head = f"POST {_CHAT} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}Content-Length: {len(_BODY)}\r\n\r\n"
     return head.encode() + _BODY
 
 
@@ -181,7 +181,7 @@ def _responses(raw: bytes) -> list[tuple[int, dict[str, str], bytes]]:
 
 def test_pipelined_requests_in_one_packet_are_answered_in_order(server: LlmTestServer) -> None:
     with _connect(server) as sock:
-        sock.sendall(_chat() + b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n" + _chat("Connection: close\r\n"))
+        sock.sendall(_chat() + b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + _chat("Connection: close\r\n"))
         received = b""
         while chunk := sock.recv(65536):  # the server closes after the third (Connection: close)
             received += chunk
@@ -209,7 +209,7 @@ def test_a_body_that_arrives_after_its_head_is_still_read(server: LlmTestServer)
 def test_a_content_length_that_is_not_ascii_digits_is_refused(server: LlmTestServer, length: str) -> None:
     with _connect(server) as sock:
         sock.sendall(
-            f"POST {_CHAT} HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n".encode("latin-1")
+            f"POST {_CHAT} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {length}\r\n\r\n".encode("latin-1")
         )
         assert _answer(sock).status == 400
 
@@ -242,7 +242,7 @@ def test_the_fast_path_takes_a_buffered_request_and_leaves_the_next_in_the_buffe
     "data",
     [
         _chat().replace(b"HTTP/1.1", b"HTTP/1.0", 1),
-        b"HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"HEAD /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
         b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
         b"POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}",
         b"GET /x HTTP/1.1\r\nConnection: close\r\n\r\n",

@@ -51,7 +51,7 @@ def _chat_request(session: SessionClient, body: dict[str, Any], declared: int | 
     raw = json.dumps(body).encode()
     path = urlsplit(session.provider_base).path + "/openai/v1/chat/completions"
     head = (
-        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         f"Content-Length: {declared if declared is not None else len(raw)}\r\n\r\n"
     )
     return head.encode() + raw
@@ -65,7 +65,7 @@ def test_stuck_clients_are_closed_after_the_head_timeout_while_others_are_served
     baseline = server.process_stats()["open_sockets"]
     stuck = [_connect(server) for _ in range(40)]
     for index, sock in enumerate(stuck):  # silent, half a request line, or headers without the blank line
-        sock.sendall([b"", b"POST /openai/v1/chat", b"GET /health HTTP/1.1\r\nHost: x\r\n"][index % 3])
+        sock.sendall([b"", b"POST /openai/v1/chat", b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"][index % 3])
     opened = time.monotonic()
 
     # Served meanwhile, at once.
@@ -88,7 +88,7 @@ def test_idle_keepalive_connection_is_closed_after_the_keepalive_timeout(
 ) -> None:
     server = own_server_factory(extra_args=[*_FAST, "--worker-class", worker])
     sock = _connect(server)
-    sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     _read_health(sock)
     answered = time.monotonic()
 
@@ -153,7 +153,7 @@ def test_control_route_body_timeout_answers_in_the_control_envelope(
 ) -> None:
     server = own_server_factory(extra_args=_FAST)
     sock = _connect(server)
-    sock.sendall(b"POST /admin-api/configure HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{")
+    sock.sendall(b"POST /admin-api/configure HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 50\r\n\r\n{")
 
     head, _, body = _read_to_close(sock).partition(b"\r\n\r\n")
 
@@ -215,9 +215,11 @@ def test_whole_body_nobody_reads_is_dropped_after_the_write_timeout(
 def test_each_write_gets_the_whole_write_timeout_however_long_earlier_ones_waited(
     own_server_factory: Callable[..., LlmTestServer], worker: str
 ) -> None:
-    """A deadline is re-armed for every write: two answers on one connection that each wait 0.6 s for a
-    slow reader both arrive under a 1 s write timeout (a resumed timer would fire in the second)."""
-    server = own_server_factory(extra_args=["--write-timeout", "1", "--worker-class", worker])
+    """A deadline is re-armed for every write: two answers on one connection that each wait 2.5 s for a
+    slow reader both arrive under a 4 s write timeout (a resumed timer would have 1.5 s left and fire
+    during the second wait). The 1.5 s left after each wait is the margin for reading the 6 MB answer
+    on a busy machine."""
+    server = own_server_factory(extra_args=["--write-timeout", "4", "--worker-class", worker])
     session = server.create_session()
     text = "x" * 6_000_000  # more than the kernel buffers: the server's write waits for the reader
     session.configure({"scenarios": [{"terminal_policy": "restart", "responses": [{"text": text}]}]})
@@ -225,7 +227,7 @@ def test_each_write_gets_the_whole_write_timeout_however_long_earlier_ones_waite
     request = _chat_request(session, {"model": "gpt-4.1-mini", "messages": USER_HI})
     for _ in range(2):
         sock.sendall(request)
-        time.sleep(0.6)  # the server's write is blocked meanwhile
+        time.sleep(2.5)  # the server's write is blocked meanwhile
         head = b""
         while b"\r\n\r\n" not in head:
             head += sock.recv(65536)
@@ -248,7 +250,7 @@ def test_sigterm_exits_as_soon_as_work_is_done_despite_idle_keepalive(
     session = server.create_session()
     session.configure({"scenarios": [{"responses": [{"text": "late", "delay_ms": 700}]}]})
     idle = _connect(server)
-    idle.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    idle.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     _read_health(idle)
     busy = _connect(server)
     busy.sendall(_chat_request(session, {"model": "gpt-4.1-mini", "messages": USER_HI}))

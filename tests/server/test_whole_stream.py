@@ -14,7 +14,7 @@ def _exchange(session: SessionClient, body: dict[str, object]) -> bytes:
     parts = urlsplit(session.provider_base)
     payload = json.dumps(body).encode()
     head = (
-        f"POST {parts.path}/openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+        f"POST {parts.path}/openai/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         f"Content-Type: application/json\r\nConnection: close\r\nContent-Length: {len(payload)}\r\n\r\n"
     )
     with socket.create_connection((parts.hostname, parts.port or 80), timeout=10) as sock:

@@ -19,7 +19,7 @@ def test_client_leaving_during_delay_ends_the_wait(own_server_factory: Any) -> N
     parts = urlsplit(session.provider_base)
     body = json.dumps({"model": "gpt-4.1-mini", "messages": USER_HI})
     request = (
-        f"POST {parts.path}/openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+        f"POST {parts.path}/openai/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}"
     ).encode()
 

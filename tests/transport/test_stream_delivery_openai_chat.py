@@ -62,7 +62,7 @@ def _raw_stream_request(session: SessionClient) -> tuple[bytes, tuple[str, int]]
     parts = urlsplit(session.provider_base)
     body = json.dumps({"model": "gpt-4.1-mini", "messages": USER_HI, "stream": True})
     request = (
-        f"POST {parts.path}{CHAT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"POST {parts.path}{CHAT} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n\r\n{body}"
     ).encode()
     assert parts.hostname is not None and parts.port is not None

@@ -14,6 +14,7 @@ __all__ = [
     "BodyReadTimeout",
     "BodyTooLarge",
     "ConfigurationInvalid",
+    "ControlKeyThrottled",
     "ControlUnauthorized",
     "ConversationBusy",
     "ConversationCapacityExceeded",
@@ -154,6 +155,19 @@ class ControlUnauthorized(LlmtsError):
 
     code = "unauthorized"
     http_status = 401
+
+
+class ControlKeyThrottled(LlmtsError):
+    """429: this client address sent too many wrong control keys (login or bearer); every key it presents
+    is refused for ``retry_after`` more seconds (docs/dashboard.md, "Login")."""
+
+    should_retry = False
+    code = "control_key_throttled"
+    http_status = 429
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class HostNotAllowed(LlmtsError):

@@ -47,6 +47,7 @@ from llmts.runtime.journal import JournalRecord
 from llmts.runtime.memory import parse_memory_size
 from llmts.schema.config import SessionConfig
 from llmts.server.control import ControlApi, select_session
+from llmts.server.control_auth import ControlAuth
 from llmts.server.dashboard import Dashboard
 from llmts.server.forward import Forwarded, forward, recorded_reply, relay, replayed_exchange
 from llmts.server.host_check import HostPolicy, host_policy
@@ -127,8 +128,11 @@ class LlmtsApp:
         self._body_timeout = self.timeouts.body if enforced else None
         self._write_timeout = self.timeouts.write if enforced else None
         self._deliveries: set[ActiveDelivery] | None = None
-        self._control = ControlApi(self.registry, self.control_key, max_body_bytes, self._body_timeout)
-        self._dashboard = Dashboard(self.control_key, self._body_timeout)
+        # The control key's checks, the dashboard's login tokens and the wrong-key throttle: per process,
+        # not session state (llmts/server/control_auth.py; docs/architecture.md, "The dashboard").
+        self.control_auth = ControlAuth(self.control_key)
+        self._control = ControlApi(self.registry, self.control_auth, max_body_bytes, self._body_timeout)
+        self._dashboard = Dashboard(self.control_auth, self._body_timeout)
         rules = [
             Rule(route.rule, methods=list(route.methods), endpoint=(adapter, route))
             for adapter in adapters

@@ -21,8 +21,9 @@ from llmts.runtime.journal import utc_iso
 from llmts.schema.control import SessionInfo
 from llmts.schema.validation import parse_session_config_json
 from llmts.server.conversations_api import conversations_listing, explain_match
-from llmts.server.dashboard import cookie_authorizes, dashboard_token
-from llmts.server.http import StartResponse, bearer_matches, control_error, read_body, send
+from llmts.server.control_auth import ControlAuth, bearer_token
+from llmts.server.dashboard import cookie_authorizes
+from llmts.server.http import StartResponse, control_error, read_body, send
 from llmts.server.journal_api import (
     export_payload,
     parse_query,
@@ -97,15 +98,14 @@ class ControlApi:
     def __init__(
         self,
         registry: SessionRegistry,
-        control_key: str | None,
+        auth: ControlAuth,
         max_body_bytes: int,
         body_timeout: float | None = None,
     ) -> None:
         self._registry = registry
-        self._control_key = control_key
+        self._auth = auth
         self._max_body_bytes = max_body_bytes
         self._body_timeout = body_timeout
-        self._dashboard_token = dashboard_token(control_key) if control_key is not None else None
         self._routes = Map(
             [
                 Rule("/admin-api/sessions", methods=["GET"], endpoint=self._list_sessions),
@@ -165,12 +165,15 @@ class ControlApi:
             )
 
     def _authorize(self, environ: Mapping[str, Any]) -> None:
-        if self._control_key is None:
+        auth = self._auth
+        if not auth.key_required:
             return
-        if bearer_matches(environ, self._control_key):
+        # A bearer key counts against the client's wrong-key throttle like a login (429 while locked out).
+        presented = bearer_token(environ)
+        if presented is not None and auth.key_matches(environ, presented):
             return
-        # The dashboard's login cookie, only with the dashboard's header (docs/dashboard.md, "Login").
-        if self._dashboard_token is not None and cookie_authorizes(environ, self._dashboard_token):
+        # The dashboard's login token, only with the dashboard's header (docs/dashboard.md, "Login").
+        if cookie_authorizes(environ, auth.tokens.valid):
             return
         raise ControlUnauthorized("this server needs Authorization: Bearer <control key> on /admin-api")
 

@@ -1,30 +1,29 @@
 """The dashboard at ``/dashboard``: static ES modules shipped in the wheel, plus the login cookie.
 
 The page is a client of the public control API and of nothing else (docs/dashboard.md): this module only
-serves its files, and turns the control key typed once into an HttpOnly, SameSite=Strict cookie that the
-control API accepts in place of ``Authorization: Bearer`` (together with the dashboard's own header, which
-makes every cookie-authorized request a CORS-preflighted one: see docs/architecture.md, "The dashboard").
+serves its files, and turns the control key typed once into a random login token (``ControlAuth``'s,
+revoked by logout) in an HttpOnly, SameSite=Strict cookie that the control API accepts in place of
+``Authorization: Bearer`` (together with the dashboard's own header, which makes every cookie-authorized
+request a CORS-preflighted one: see docs/architecture.md, "The dashboard").
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from typing import Any
 
 import orjson
 
 from llmts.errors import ControlUnauthorized, InvalidRequest, LlmtsError, MethodNotAllowed, RouteNotFound
-from llmts.server.http import StartResponse, control_error, read_body, same_secret, send
+from llmts.server.control_auth import ControlAuth
+from llmts.server.http import StartResponse, control_error, read_body, send
 
 __all__ = [
     "DASHBOARD_COOKIE",
     "DASHBOARD_HEADER_ENVIRON",
     "Dashboard",
     "cookie_authorizes",
-    "dashboard_token",
 ]
 
 DASHBOARD_COOKIE = "llmts_dashboard"
@@ -56,13 +55,6 @@ _SECURITY_HEADERS = [
 _MAX_LOGIN_BODY = 16 * 1024
 
 
-def dashboard_token(control_key: str) -> str:
-    """The cookie value for a control key: derived, so the cookie never holds the key itself."""
-    return hmac.new(
-        control_key.encode("utf-8", "surrogatepass"), b"llmts dashboard v1", hashlib.sha256
-    ).hexdigest()
-
-
 def _same_origin(environ: Mapping[str, Any]) -> bool:
     """A browser's ``Origin``, when it sends one, must name this server (host and port)."""
     origin = environ.get("HTTP_ORIGIN")
@@ -73,11 +65,12 @@ def _same_origin(environ: Mapping[str, Any]) -> bool:
     return bool(host) and rest == host
 
 
-def cookie_authorizes(environ: Mapping[str, Any], token: str) -> bool:
-    """The request carries the dashboard cookie for ``token``, the dashboard header, and no foreign Origin."""
+def cookie_authorizes(environ: Mapping[str, Any], valid: Callable[[str], bool]) -> bool:
+    """The request carries a dashboard cookie ``valid`` accepts, the dashboard header, and no foreign
+    Origin."""
     if environ.get(DASHBOARD_HEADER_ENVIRON) != "1" or not _same_origin(environ):
         return False
-    return any(same_secret(value, token) for value in _cookie_values(str(environ.get("HTTP_COOKIE", ""))))
+    return any(valid(value) for value in _cookie_values(str(environ.get("HTTP_COOKIE", ""))))
 
 
 def _cookie_values(header: str) -> list[str]:
@@ -110,15 +103,10 @@ def _load_files() -> dict[str, tuple[str, bytes]]:
 class Dashboard:
     """The page and its files (``GET /dashboard``, ``/dashboard/static/...``), login and logout."""
 
-    def __init__(self, control_key: str | None, body_timeout: float | None = None) -> None:
-        self._control_key = control_key
+    def __init__(self, auth: ControlAuth, body_timeout: float | None = None) -> None:
+        self._auth = auth
         self._body_timeout = body_timeout
-        self._token = dashboard_token(control_key) if control_key is not None else None
         self._files = _load_files()
-
-    @property
-    def token(self) -> str | None:
-        return self._token
 
     def __call__(
         self, environ: Mapping[str, Any], start_response: StartResponse, path: str
@@ -130,6 +118,8 @@ class Dashboard:
             if path.startswith("/dashboard/static/"):
                 return self._file(start_response, method, path[len("/dashboard/static/") :])
             if path == "/dashboard/login":
+                if method in ("GET", "HEAD"):
+                    return self._login_state(environ, start_response)
                 return self._login(environ, start_response, method)
             if path == "/dashboard/logout":
                 return self._logout(environ, start_response, method)
@@ -174,16 +164,34 @@ class Dashboard:
                 code="invalid_request",
                 details=[{"path": "key", "message": "expected a string"}],
             )
-        if self._control_key is None or self._token is None:
+        auth = self._auth
+        if not auth.key_required:
             return send(start_response, 204, list(_SECURITY_HEADERS), b"")
-        if not same_secret(key, self._control_key):
+        if not auth.key_matches(environ, key):  # 429 while this address is locked out
             raise ControlUnauthorized("that is not this server's control key")
-        return send(start_response, 204, [*_SECURITY_HEADERS, self._cookie(environ, self._token)], b"")
+        token = auth.tokens.issue()
+        return send(start_response, 204, [*_SECURITY_HEADERS, self._cookie(environ, token)], b"")
+
+    def _login_state(self, environ: Mapping[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        """Whether this server has a control key, and whether this browser is logged in (the page shows
+        "Log out" only then). Holds no data: it needs no key."""
+        auth = self._auth
+        required = auth.key_required
+        logged_in = not required or cookie_authorizes(environ, auth.tokens.valid)
+        body = orjson.dumps({"key_required": required, "logged_in": logged_in})
+        headers = [("Content-Type", "application/json"), *_SECURITY_HEADERS]
+        if environ["REQUEST_METHOD"] == "HEAD":
+            start_response("200 OK", [*headers, ("Content-Length", str(len(body)))])
+            return []
+        return send(start_response, 200, headers, body)
 
     def _logout(
         self, environ: Mapping[str, Any], start_response: StartResponse, method: str
     ) -> Iterable[bytes]:
         self._check_post(environ, method)
+        # Revoked here, so a copy of the cookie stops working too, not only the browser's.
+        for value in _cookie_values(str(environ.get("HTTP_COOKIE", ""))):
+            self._auth.tokens.revoke(value)
         return send(start_response, 204, [*_SECURITY_HEADERS, self._cookie(environ, "", expire=True)], b"")
 
     @staticmethod

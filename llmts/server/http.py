@@ -11,7 +11,14 @@ from typing import Any
 
 import orjson
 
-from llmts.errors import BodyIncomplete, BodyReadTimeout, BodyTooLarge, InvalidRequest, LlmtsError
+from llmts.errors import (
+    BodyIncomplete,
+    BodyReadTimeout,
+    BodyTooLarge,
+    ControlKeyThrottled,
+    InvalidRequest,
+    LlmtsError,
+)
 from llmts.transport import client_socket
 from llmts.transport.deadline import SERVER_CONNECTION_DEADLINES, Deadline, stop_reading
 
@@ -125,4 +132,6 @@ def control_error(start_response: StartResponse, error: LlmtsError) -> Iterable[
     headers = [("Content-Type", "application/json")]
     if isinstance(error, (BodyTooLarge, BodyReadTimeout, BodyIncomplete)):
         headers.append(("Connection", "close"))
+    elif isinstance(error, ControlKeyThrottled):
+        headers.append(("Retry-After", str(error.retry_after)))
     return send(start_response, error.http_status, headers, orjson.dumps(error.to_control_body()))

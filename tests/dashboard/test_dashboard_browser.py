@@ -12,7 +12,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -131,10 +131,68 @@ def test_login_is_asked_once_and_kept_in_an_httponly_samesite_cookie(
     page.reload()  # asked once: the cookie keeps the login
     expect(page.locator("#sessions")).to_be_visible()
     expect(page.locator("#login-form")).to_have_count(0)
+    expect(page.locator("#logout")).to_be_visible()
 
     page.click("#logout")
     expect(page.locator("#login-form")).to_be_visible()
+    expect(page.locator("#logout")).to_be_hidden()
     assert not [c for c in page.context.cookies() if c["name"] == "llmts_dashboard"]
+    # Logout revoked the token on the server: a copy of the cookie no longer authorizes anything.
+    copied = {"Cookie": f"llmts_dashboard={cookie['value']}", "X-Llm-Test-Server-Dashboard": "1"}
+    assert _get(dashboard_server, "/admin-api/sessions", copied) == 401
+
+
+def test_without_a_control_key_there_is_no_login_and_no_log_out(
+    chromium: Any, own_server_factory: Callable[..., LlmTestServer]
+) -> None:
+    expect = _expect()
+    server = own_server_factory()
+    context = chromium.new_context()
+    try:
+        page = context.new_page()
+        page.goto(server.url + "/dashboard")
+        expect(page.locator("#sessions")).to_be_visible()
+        expect(page.locator("#login-form")).to_have_count(0)
+        expect(page.locator("#logout")).to_be_hidden()
+    finally:
+        context.close()
+
+
+def test_too_many_wrong_keys_say_when_to_try_again(
+    chromium: Any, own_server_factory: Callable[..., LlmTestServer]
+) -> None:
+    from llmts.server.control_auth import MAX_WRONG_KEYS
+
+    expect = _expect()
+    server = own_server_factory(control_key=DASHBOARD_CONTROL_KEY)  # its own: this locks 127.0.0.1 out
+    context = chromium.new_context()
+    try:
+        page = context.new_page()
+        page.goto(server.url + "/dashboard")
+        for attempt in range(MAX_WRONG_KEYS):
+            page.fill("#control-key", f"guess-{attempt}")
+            page.click("#login-form button[type=submit]")
+            expect(page.locator("#login-error")).to_have_text("That key was refused.")
+            page.locator("#login-error").evaluate("element => { element.textContent = ''; }")
+        page.fill("#control-key", DASHBOARD_CONTROL_KEY)  # refused too while locked out
+        page.click("#login-form button[type=submit]")
+        expect(page.locator("#login-error")).to_contain_text("too many wrong control keys")
+        expect(page.locator("#login-error")).to_contain_text("try again in")
+        expect(page.locator("#sessions")).to_have_count(0)
+    finally:
+        context.close()
+
+
+def _get(server: LlmTestServer, path: str, headers: dict[str, str]) -> int:
+    parts = urlsplit(server.url)
+    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
+    try:
+        connection.request("GET", path, headers=headers)
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    finally:
+        connection.close()
 
 
 def test_a_new_session_appears_without_reloading(page: Any, dashboard_server: LlmTestServer) -> None:

@@ -51,6 +51,7 @@ export const api = {
   queues: (session) => call("/admin-api/queues", { session }),
   conversations: (session) => call("/admin-api/conversations", { session }),
   verify: (session, body) => call("/admin-api/verify", { session, method: "POST", body }),
+  loginState: () => call("/dashboard/login"),
   login: (key) => call("/dashboard/login", { method: "POST", body: { key } }),
   logout: () => call("/dashboard/logout", { method: "POST" }),
 };

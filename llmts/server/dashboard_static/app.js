@@ -96,7 +96,7 @@ function showLogin() {
     "form",
     { class: "login", id: "login-form" },
     h("h1", {}, "llmts dashboard"),
-    h("p", {}, "This server has a control key. Enter it once; the browser keeps a login cookie for this session."),
+    h("p", {}, "This server has a control key. Enter it once; the browser keeps a login cookie until you log out."),
     h("label", { for: "control-key" }, "Control key"),
     input,
     h("button", { type: "submit" }, "Log in"),
@@ -111,7 +111,9 @@ function showLogin() {
       logoutButton.hidden = false;
       route();
     } catch (error) {
-      message.textContent = error instanceof ApiError && error.status === 401 ? "That key was refused." : errorText(error);
+      if (error instanceof ApiError && error.status === 401) message.textContent = "That key was refused.";
+      else if (error instanceof ApiError && error.status === 429) message.textContent = error.message;
+      else message.textContent = errorText(error);
     }
   });
   clear(view).append(form);
@@ -124,5 +126,11 @@ logoutButton.addEventListener("click", async () => {
   route();
 });
 window.addEventListener("hashchange", route);
-logoutButton.hidden = false;
+// "Log out" only where there is something to log out of: a server with a control key, logged in.
+try {
+  const { data } = await api.loginState();
+  logoutButton.hidden = !(data.key_required && data.logged_in);
+} catch {
+  logoutButton.hidden = false; // unknown: keep the way out
+}
 route();

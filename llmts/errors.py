@@ -22,6 +22,7 @@ __all__ = [
     "ConversationExhausted",
     "ConversationStepMismatch",
     "ConversationTurnNotAdvanced",
+    "EncoderMissing",
     "FixtureMismatch",
     "HostNotAllowed",
     "InvalidConversationId",
@@ -245,6 +246,15 @@ class NoRecordedMatch(FixtureMismatch):
     recorded request and the first difference; docs/recording.md)."""
 
     code = "llm_test_server_no_recorded_match"
+
+
+class EncoderMissing(LlmtsError):
+    """501: a generated answer asks for a media format whose encoder, the optional extra ``llmts[media]``
+    (PyAV, Pillow), is not installed where the server runs (docs/audio.md, docs/images.md)."""
+
+    should_retry = False
+    code = "llm_test_server_encoder_missing"
+    http_status = 501
 
 
 class UpstreamUnreachable(LlmtsError):

@@ -59,7 +59,7 @@ MEDIA_LIMITS: dict[str, int] = {
 # How a streamed speech answer splits its audio (one ``speech.audio.delta`` event per piece).
 AUDIO_DELTA_BYTES = 16_384
 
-# OpenAI's speech formats; llmts generates ``wav`` and ``pcm`` itself, the others need a fixture.
+# OpenAI's speech formats; llmts generates each (``mp3``, ``opus``, ``aac``, ``flac`` with ``llmts[media]``).
 AudioFormat = Literal["mp3", "opus", "aac", "flac", "wav", "pcm"]
 AUDIO_FORMATS: tuple[str, ...] = ("mp3", "opus", "aac", "flac", "wav", "pcm")
 

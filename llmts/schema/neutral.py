@@ -223,6 +223,9 @@ class OperationRequest(NeutralRequest):
     # Speech: the audio format asked for and the speaking speed; images: the image format asked for.
     output_format: str = ""
     speed: float = 1.0
+    # Images as GIF: the animation's frames and each frame's delay in milliseconds (0: not a GIF).
+    frame_count: int = 0
+    frame_duration_ms: int = 0
     # Transcription: the language the request names (its full name, ``english``); empty when none.
     language: str = ""
 

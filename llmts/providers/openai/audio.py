@@ -3,7 +3,8 @@
 (docs/audio.md).
 
 Transcripts come from a ``transcript`` fixture or are generated from the upload; speech comes from an
-``audio`` fixture or is generated as ``wav``/``pcm`` (``llmts/runtime/operations``).
+``audio`` fixture or is generated in the requested format (``llmts/runtime/media``; ``mp3``, ``opus``,
+``aac`` and ``flac`` need the extra ``llmts[media]``).
 """
 
 from __future__ import annotations

@@ -2,9 +2,12 @@
 route that serves ``response_format: url`` images (docs/images.md).
 
 Parsing keeps what the real API refuses outright a 400 (missing ``prompt``, a ``size`` llmts cannot draw,
-``n`` outside 1..10, ``partial_images`` outside 0..3); what only some models refuse is a strict rule
-(``media_strict.py``). The answer's images come from an ``images`` fixture or are generated
-(``llmts/runtime/operations``): PNGs of the requested size, deterministic per seed and prompt.
+``n`` outside 1..10, ``partial_images`` outside 0..3, GIF and SVG options the format does not take); what
+only some models refuse is a strict rule (``media_strict.py``). The answer's images come from an
+``images`` fixture or are generated (``llmts/runtime/media``): images of the requested size and
+``output_format``, deterministic per seed and prompt. Answers of the retired DALL-E models carry only
+``created`` and ``data``, as theirs did; the GPT image models' also ``background``, ``output_format``,
+``quality``, ``size`` and ``usage``.
 """
 
 from __future__ import annotations
@@ -46,7 +49,13 @@ _BACKGROUNDS = ("transparent", "opaque", "auto")
 _QUALITIES = ("low", "medium", "high", "xhigh", "max", "auto", "standard", "hd")
 _EVENT_QUALITIES = frozenset({"low", "medium", "high", "xhigh", "max", "auto"})
 _OUTPUT_FORMATS = ("png", "webp", "jpeg", "gif", "svg")
-_EVENT_FORMATS = frozenset({"png", "webp", "jpeg"})
+# GIF and SVG answers are whole files: no stream, no partial images (OpenAI's output_format documentation).
+_UNSTREAMED_FORMATS = frozenset({"gif", "svg"})
+_GIF_FRAMES = (2, 16, 9)  # frame_count: least, most, default
+_GIF_FRAME_MS = 200  # frame_duration_ms default; rounded to 10 ms and capped at 655,350 ms
+_GIF_MAX_FRAME_MS = 655_350
+# Models whose answers are ``{"created", "data"}`` only, and whose response_format defaults to ``url``.
+_LEGACY_MODEL_PREFIX = "dall-e-"
 _SSE_HEADERS = [("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-cache")]
 
 
@@ -67,6 +76,13 @@ class ImageAsk:
     stream: bool
     partial_images: int
     edit: bool
+    frame_count: int  # GIF frames (0: not a GIF)
+    frame_duration_ms: int
+
+    @property
+    def legacy(self) -> bool:
+        """A DALL-E model: its answers carry only ``created`` and ``data``."""
+        return self.model.startswith(_LEGACY_MODEL_PREFIX)
 
 
 def _size(raw: str) -> tuple[int, int]:
@@ -84,25 +100,54 @@ def _size(raw: str) -> tuple[int, int]:
     )
 
 
+def _gif_options(params: Params, output_format: str, edit: bool) -> tuple[int, int]:
+    """(frame_count, frame_duration_ms) of a GIF answer; (0, 0) for another format, which must not name
+    them."""
+    if output_format != "gif":
+        for name in ("frame_count", "frame_duration_ms"):
+            if params.raw(name) is not None:
+                raise bad(
+                    f"'{name}' is only supported with output_format 'gif'.", name, "unsupported_parameter"
+                )
+        return 0, 0
+    if edit and params.files("mask"):
+        raise bad("GIF output does not support masks.", "mask", "unsupported_parameter")
+    least, most, default = _GIF_FRAMES
+    frames = params.integer("frame_count", default, least, most)
+    delay = params.integer("frame_duration_ms", _GIF_FRAME_MS, 0, 2**31 - 1)
+    return frames, min(_GIF_MAX_FRAME_MS, (delay + 5) // 10 * 10)
+
+
 def _ask(params: Params, edit: bool) -> ImageAsk:
     prompt = params.text("prompt", required=True)
     size_text = params.text("size", default="auto")
     width, height = _size(size_text)
     stream = params.flag("stream")
+    model = params.text("model", default=DEFAULT_IMAGE_MODEL) or DEFAULT_IMAGE_MODEL
+    count = params.integer("n", 1, 1, MEDIA_LIMITS["images_per_response"])
+    output_format = params.choice("output_format", _OUTPUT_FORMATS, "png")
+    if output_format in _UNSTREAMED_FORMATS and stream:
+        raise bad(f"output_format '{output_format}' does not support streaming or partial images.", "stream")
+    if output_format == "svg" and count != 1:
+        raise bad("output_format 'svg' requires n=1.", "n")
+    frame_count, frame_duration_ms = _gif_options(params, output_format, edit)
+    default_response = "url" if model.startswith(_LEGACY_MODEL_PREFIX) else "b64_json"
     return ImageAsk(
-        model=params.text("model", default=DEFAULT_IMAGE_MODEL) or DEFAULT_IMAGE_MODEL,
+        model=model,
         prompt=prompt,
-        count=params.integer("n", 1, 1, MEDIA_LIMITS["images_per_response"]),
+        count=count,
         width=width,
         height=height,
         size=f"{width}x{height}",
-        response_format=params.choice("response_format", ("url", "b64_json"), "b64_json"),
-        output_format=params.choice("output_format", _OUTPUT_FORMATS, "png"),
+        response_format=params.choice("response_format", ("url", "b64_json"), default_response),
+        output_format=output_format,
         quality=params.choice("quality", _QUALITIES, "auto"),
         background=params.choice("background", _BACKGROUNDS, "auto"),
         stream=stream,
         partial_images=params.integer("partial_images", 0, 0, 3) if stream else 0,
         edit=edit,
+        frame_count=frame_count,
+        frame_duration_ms=frame_duration_ms,
     )
 
 
@@ -128,6 +173,8 @@ def _operation_request(call: ProviderCall, ask: ImageAsk, upload: bytes) -> Oper
         partial_images=ask.partial_images,
         upload=upload,
         output_format=ask.output_format,
+        frame_count=ask.frame_count,
+        frame_duration_ms=ask.frame_duration_ms,
     )
 
 
@@ -196,16 +243,14 @@ def render_images(call: ProviderCall, request: NeutralRequest, completion: Compl
         if image.revised_prompt is not None:
             entry["revised_prompt"] = image.revised_prompt
         data.append(entry)
-    body = {
-        "created": completion.created_at,
-        "data": data,
-        "background": "opaque" if ask.background == "auto" else ask.background,
-        "output_format": ask.output_format,
+    body: dict[str, Any] = {"created": completion.created_at, "data": data}
+    if not ask.legacy:
+        body["background"] = "opaque" if ask.background == "auto" else ask.background
+        body["output_format"] = ask.output_format
         # The answer names the quality drawn: ``auto`` resolves to ``medium``.
-        "quality": ask.quality if ask.quality in _EVENT_QUALITIES - {"auto"} else "medium",
-        "size": ask.size,
-        "usage": _usage(completion, completion.usage.output_tokens),
-    }
+        body["quality"] = ask.quality if ask.quality in _EVENT_QUALITIES - {"auto"} else "medium"
+        body["size"] = ask.size
+        body["usage"] = _usage(completion, completion.usage.output_tokens)
     return json_reply(200, body, [("x-request-id", call.request_id)])
 
 
@@ -218,7 +263,7 @@ def _stream(ask: ImageAsk, images: tuple[NeutralImage, ...], completion: Complet
     common = {
         "background": ask.background,
         "created_at": completion.created_at,
-        "output_format": ask.output_format if ask.output_format in _EVENT_FORMATS else "png",
+        "output_format": ask.output_format,  # png, webp or jpeg: GIF and SVG do not stream
         "quality": ask.quality if ask.quality in _EVENT_QUALITIES else "auto",
         "size": ask.size,
     }
@@ -247,6 +292,8 @@ _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
     (b"\xff\xd8\xff", "image/jpeg"),
     (b"GIF8", "image/gif"),
+    (b"<?xml", "image/svg+xml"),
+    (b"<svg", "image/svg+xml"),
 )
 
 

@@ -1,5 +1,6 @@
-"""Generated media: PNG images, speech audio (WAV, PCM) and transcripts of uploads, all deterministic in
-what they are derived from (docs/images.md, docs/audio.md). Standard library only."""
+"""Generated media: images (PNG, SVG; WebP, JPEG, GIF with Pillow), speech (WAV, PCM; MP3, Opus, AAC, FLAC
+with PyAV) and transcripts of uploads, all deterministic in what they are derived from (docs/images.md,
+docs/audio.md). Pillow and PyAV are the optional extra ``llmts[media]``, imported on first use."""
 
 from __future__ import annotations
 

@@ -10,12 +10,15 @@ import math
 import struct
 
 from llmts.errors import FixtureMismatch, InvalidRequest
-from llmts.runtime.media.audio import speech_pcm, wav_bytes
-from llmts.runtime.media.png import PNG_SIGNATURE, generated_png
+from llmts.runtime.media.audio import pcm_seconds, speech_pcm, speech_tag, wav_bytes
+from llmts.runtime.media.image_codecs import IMAGE_FORMATS, draw_image
+from llmts.runtime.media.png import PNG_SIGNATURE
+from llmts.runtime.media.speech_codecs import encode_speech
 from llmts.runtime.media.transcript import generated_transcript, timed_segments, timed_words
 from llmts.runtime.tokens import estimate_text_tokens
 from llmts.schema.media import (
     AUDIO_DELTA_BYTES,
+    AUDIO_FORMATS,
     MEDIA_LIMITS,
     AudioFixture,
     AudioResult,
@@ -43,8 +46,9 @@ __all__ = [
     "media_content_frames",
 ]
 
-GENERATED_AUDIO_FORMATS = ("wav", "pcm")
-GENERATED_IMAGE_FORMATS = ("png",)
+# Every format OpenAI answers; all but wav, pcm, png and svg need the extra llmts[media] (encoders).
+GENERATED_AUDIO_FORMATS = AUDIO_FORMATS
+GENERATED_IMAGE_FORMATS = IMAGE_FORMATS
 _DEFAULT_LANGUAGE = "english"
 # Output tokens: an image counts one per 1,024 pixels (a 1024x1024 image: 1,024); audio one per KiB.
 _PIXELS_PER_TOKEN = 1024
@@ -126,22 +130,25 @@ def compile_audio(fixture: AudioFixture) -> ScriptedOutput:
 
 
 def generate_images(request: OperationRequest, seed: str) -> ScriptedOutput:
-    """``count`` PNGs of the requested size, each from (seed, prompt, size, index, uploads' digest);
-    a stream's partial images reveal the cells row by row."""
-    if request.output_format not in ("", *GENERATED_IMAGE_FORMATS):
+    """``count`` images of the requested size and ``output_format``, each from (seed, prompt, size, index,
+    uploads' digest); a stream's partial images reveal the cells row by row, a GIF's frames cell by cell
+    (llmts/runtime/media/image_codecs.py)."""
+    fmt = request.output_format or "png"
+    if fmt not in GENERATED_IMAGE_FORMATS:
         raise InvalidRequest(
-            f"llmts generates png images only; output_format {request.output_format} needs an images "
-            "fixture with the bytes to return",
+            f"llmts generates images as {', '.join(GENERATED_IMAGE_FORMATS)}; output_format {fmt[:32]} needs "
+            "an images fixture with the bytes to return",
             code="unsupported_output_format",
             param="output_format",
         )
     prompt = request.inputs[0] if request.inputs else ""
     width, height = request.width or 1024, request.height or 1024
-    pixels = width * height * max(1, request.count) * (1 + request.partial_images)
+    frames = max(1, request.frame_count) if fmt == "gif" else 1
+    pixels = width * height * max(1, request.count) * (1 + request.partial_images) * frames
     if pixels > _MAX_PIXELS:
         raise InvalidRequest(
-            f"the request asks llmts to draw {pixels} pixels (n images of {width}x{height} and their partial "
-            f"images); llmts draws at most {_MAX_PIXELS} per request (generated_image_pixels)",
+            f"the request asks llmts to draw {pixels} pixels (n images of {width}x{height}, their partial "
+            f"images and GIF frames); llmts draws at most {_MAX_PIXELS} per request (generated_image_pixels)",
             code="invalid_value",
             param="n",
         )
@@ -154,10 +161,13 @@ def generate_images(request: OperationRequest, seed: str) -> ScriptedOutput:
             + hashlib.sha256(request.upload).digest()
         )
         partials = tuple(
-            generated_png(width, height, key, reveal=(step + 1) / (request.partial_images + 1))
+            draw_image(fmt, width, height, key, reveal=(step + 1) / (request.partial_images + 1))
             for step in range(request.partial_images)
         )
-        images.append(NeutralImage(data=generated_png(width, height, key), partials=partials))
+        data = draw_image(
+            fmt, width, height, key, frame_count=frames, frame_duration_ms=request.frame_duration_ms
+        )
+        images.append(NeutralImage(data=data, partials=partials))
     tokens = _image_tokens(width, height) * len(images)
     return _output("images", ImagesResult(images=tuple(images)), tokens)
 
@@ -171,20 +181,26 @@ def generate_transcript(request: OperationRequest, seed: str) -> ScriptedOutput:
 
 
 def generate_speech(request: OperationRequest, seed: str) -> ScriptedOutput:
-    """Tones for the input text as ``wav`` (with the text embedded) or raw ``pcm``; any other format
-    needs an ``audio`` fixture (400 naming the generated ones)."""
+    """Tones for the input text in the requested format: ``pcm``, ``wav`` (the text in a ``LIST`` chunk),
+    or ``mp3``/``opus``/``aac``/``flac`` (llmts/runtime/media/speech_codecs.py; the text in a tag where the
+    container has metadata)."""
     del seed
     fmt = request.output_format or "mp3"
     if fmt not in GENERATED_AUDIO_FORMATS:
         raise InvalidRequest(
-            f"llmts generates speech as {' and '.join(GENERATED_AUDIO_FORMATS)} only; response_format {fmt} "
-            "needs an audio fixture with the bytes to return (or ask for wav or pcm)",
+            f"llmts generates speech as {', '.join(GENERATED_AUDIO_FORMATS)}; response_format {fmt[:32]} "
+            "needs an audio fixture with the bytes to return",
             code="unsupported_response_format",
             param="response_format",
         )
     text = request.inputs[0] if request.inputs else ""
     pcm = speech_pcm(text, request.speed or 1.0)
-    data = wav_bytes(pcm, text) if fmt == "wav" else pcm
+    if fmt == "pcm":
+        data = pcm
+    elif fmt == "wav":
+        data = wav_bytes(pcm, text)
+    else:
+        data = encode_speech(fmt, pcm, speech_tag(text, pcm_seconds(pcm)))
     tokens = max(1, math.ceil(len(data) / _AUDIO_BYTES_PER_TOKEN))
     return _output("audio", AudioResult(format=fmt, data=data), tokens)
 

@@ -5,12 +5,14 @@ and platforms) and whose length grows with the word, separated by short silences
 durations. One period of each tone is computed and repeated, so a minute of audio costs milliseconds.
 The WAV carries the input text in a ``LIST``/``INFO``/``ICMT`` chunk (ignored by audio players and by the
 standard library's ``wave``), which is how a transcription of llmts's own speech returns the spoken text
-(``llmts.runtime.media.transcript``). Sample format: OpenAI's ``pcm`` (24 kHz, mono, signed 16-bit
+(``llmts.runtime.media.transcript``); the compressed formats carry it in a ``speech_tag``
+(``llmts.runtime.media.speech_codecs``). Sample format: OpenAI's ``pcm`` (24 kHz, mono, signed 16-bit
 little-endian).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 import sys
@@ -20,8 +22,12 @@ from array import array
 __all__ = [
     "MAX_SPEECH_SECONDS",
     "SAMPLE_RATE",
+    "SPEECH_TAG",
+    "SPEECH_TAG_CHARS",
     "WAV_TEXT_CHUNK",
+    "pcm_seconds",
     "speech_pcm",
+    "speech_tag",
     "wav_bytes",
 ]
 
@@ -29,6 +35,10 @@ SAMPLE_RATE = 24_000
 # Longest generated speech; longer input is cut at this duration (docs/audio.md, "Limits").
 MAX_SPEECH_SECONDS = 60
 WAV_TEXT_CHUNK = b"ICMT"
+# The metadata key (ID3 ``TXXX`` description, Vorbis comment name) of a compressed speech file's tag, and
+# the longest input it carries: OpenAI's input limit, which keeps the tag inside one Ogg page.
+SPEECH_TAG = "LLMTS_SPEECH"
+SPEECH_TAG_CHARS = 4096
 
 _AMPLITUDE = 8_000
 _SECONDS_PER_CHARACTER = 0.06
@@ -68,6 +78,19 @@ def speech_pcm(text: str, speed: float = 1.0) -> bytes:
             pieces.append(piece)
             size += len(piece)
     return b"".join(pieces)
+
+
+def pcm_seconds(pcm: bytes, sample_rate: int = SAMPLE_RATE) -> float:
+    return len(pcm) / (sample_rate * _BYTES_PER_SAMPLE)
+
+
+def speech_tag(text: str, seconds: float) -> str | None:
+    """The value of a compressed speech file's ``SPEECH_TAG``: JSON of the spoken text and the duration,
+    ASCII-only (escapes) so it reads the same in every tag encoding and ends where its braces end; None
+    for a text longer than ``SPEECH_TAG_CHARS``."""
+    if len(text) > SPEECH_TAG_CHARS:
+        return None
+    return json.dumps({"text": text, "seconds": round(seconds, 3)}, ensure_ascii=True)
 
 
 def wav_bytes(pcm: bytes, text: str | None = None, sample_rate: int = SAMPLE_RATE) -> bytes:

@@ -37,6 +37,8 @@ _OPTIONS = (
     "output_format",
     "speed",
     "language",
+    "frame_count",
+    "frame_duration_ms",
 )
 _OPTION_DEFAULTS = {name: OperationRequest.model_fields[name].get_default() for name in _OPTIONS}
 

@@ -320,7 +320,8 @@ def test_sse_stream_over_keep_alive_connection(llmts_session: SessionClient) -> 
     parts = urlsplit(llmts_session.provider_base)
     body = json.dumps(HI)
     request = (
-        f"POST {parts.path}{_generate('streamGenerateContent', query='?alt=sse')} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"POST {parts.path}{_generate('streamGenerateContent', query='?alt=sse')} HTTP/1.1\r\n"
+        "Host: 127.0.0.1\r\n"
         f"x-goog-api-key: k\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}"
     ).encode()
     assert parts.port is not None

@@ -631,7 +631,12 @@ CASES += [
         "temperature",
         "decimal_above_max_value",
     ),
-    Case("parameter_out_of_range", _messages(extra_body={"temperature": 1.5}), "anthropic", "invalid_request_error"),
+    Case(
+        "parameter_out_of_range",
+        _messages(extra_body={"temperature": 1.5}),
+        "anthropic",
+        "invalid_request_error",
+    ),
     Case("parameter_out_of_range", _messages(extra_body={"top_k": -1}), "anthropic", "invalid_request_error"),
     Case("parameter_out_of_range", _gemini_config(temperature=3), "gemini", "INVALID_ARGUMENT"),
     Case("parameter_out_of_range", _gemini_config(top_p=1.5), "gemini", "INVALID_ARGUMENT"),

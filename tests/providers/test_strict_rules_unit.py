@@ -630,7 +630,8 @@ def _rejected(table: tuple[StrictRule, ...], body: dict[str, Any]) -> StrictRequ
             {"top_logprobs": 21},
             "integer_above_max_value",
             "top_logprobs",
-            "Invalid 'top_logprobs': integer above maximum value. Expected a value <= 20, but got 21 instead.",
+            "Invalid 'top_logprobs': integer above maximum value. Expected a value <= 20, "
+            "but got 21 instead.",
         ),
         (
             MESSAGES_RULES,

@@ -66,7 +66,8 @@ def test_each_version_keeps_or_closes_the_connection_as_http_says(
     extra = f"Connection: {connection}\r\n" if connection else ""
     with _connect(server) as sock:
         sock.sendall(
-            f"POST {_CHAT} {version}\r\nHost: 127.0.0.1\r\n{extra}Content-Length: {len(_BODY)}\r\n\r\n".encode()
+            f"POST {_CHAT} {version}\r\nHost: 127.0.0.1\r\n{extra}"
+            f"Content-Length: {len(_BODY)}\r\n\r\n".encode()
             + _BODY
         )
         first = _answer(sock, "POST")
@@ -181,7 +182,9 @@ def _responses(raw: bytes) -> list[tuple[int, dict[str, str], bytes]]:
 
 def test_pipelined_requests_in_one_packet_are_answered_in_order(server: LlmTestServer) -> None:
     with _connect(server) as sock:
-        sock.sendall(_chat() + b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + _chat("Connection: close\r\n"))
+        sock.sendall(
+            _chat() + b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + _chat("Connection: close\r\n")
+        )
         received = b""
         while chunk := sock.recv(65536):  # the server closes after the third (Connection: close)
             received += chunk

@@ -65,7 +65,9 @@ def test_stuck_clients_are_closed_after_the_head_timeout_while_others_are_served
     baseline = server.process_stats()["open_sockets"]
     stuck = [_connect(server) for _ in range(40)]
     for index, sock in enumerate(stuck):  # silent, half a request line, or headers without the blank line
-        sock.sendall([b"", b"POST /openai/v1/chat", b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"][index % 3])
+        sock.sendall(
+            [b"", b"POST /openai/v1/chat", b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"][index % 3]
+        )
     opened = time.monotonic()
 
     # Served meanwhile, at once.

@@ -25,6 +25,7 @@ from llmts.providers import catalog
 __all__ = [
     "HOP_BY_HOP_HEADERS",
     "RECORDING_LIMITS",
+    "SECRET_HEADERS",
     "RecordedMessage",
     "RecordedReply",
     "RecordedRequest",
@@ -50,6 +51,21 @@ RECORDING_LIMITS: dict[str, int] = {
     "redact_pattern_chars": 1024,
 }
 
+# Headers that carry a credential or a cookie (lower case): never recorded, never logged (a custom access-log
+# format's header atoms print ``[redacted]``, llmts/server/log_text.py).
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "ocp-apim-subscription-key",
+        "cookie",
+        "set-cookie",
+        "x-amz-security-token",
+    }
+)
 # Headers that describe one connection, never the answer: not forwarded, not recorded, not replayed
 # (RFC 9110 section 7.6.1, plus the framing headers the serving side computes itself).
 HOP_BY_HOP_HEADERS = frozenset(

@@ -23,7 +23,9 @@ from typing import Any
 import orjson
 from gunicorn.glogging import Logger, SafeAtoms
 
-__all__ = ["REDACTED", "SECRET_HEADERS", "EscapingLogger", "JsonLogger", "log_text", "redact"]
+from llmts.schema.recorded import SECRET_HEADERS
+
+__all__ = ["REDACTED", "EscapingLogger", "JsonLogger", "log_text", "redact"]
 
 REDACTED = "[redacted]"
 # Query parameters that carry a credential, in any case (Gemini ``key``, Azure ``api-key``, OAuth
@@ -32,19 +34,6 @@ _SECRET_QUERY = re.compile(
     r"(?i)((?:^|[?&;])(?:key|api[-_]?key|apikey|x-goog-api-key|access[-_]?token|id[-_]?token|token|"
     r"auth|authorization|client[-_]?secret|secret|password|passwd|sig|signature|"
     r"x-amz-(?:signature|credential|security-token))=)[^&;#\s\"]*"
-)
-# Request headers that carry a credential (lower case, as gunicorn's header atoms name them).
-SECRET_HEADERS = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "api-key",
-        "x-goog-api-key",
-        "cookie",
-        "x-amz-security-token",
-        "ocp-apim-subscription-key",
-    }
 )
 
 # Printable ASCII except the backslash, which is escaped too so that an escape in the log is unambiguous.

@@ -18,26 +18,20 @@ from dataclasses import dataclass, replace
 
 import regex
 
-from llmts.schema.recorded import HOP_BY_HOP_HEADERS, RecordedMessage, RecordedRequest, RecordingSettings
+from llmts.schema.recorded import (
+    HOP_BY_HOP_HEADERS,
+    SECRET_HEADERS,
+    RecordedMessage,
+    RecordedRequest,
+    RecordingSettings,
+)
 
 __all__ = ["REDACTED", "Exchange", "Recorder", "Redactor", "kept_headers"]
 
 REDACTED = "[REDACTED]"
 _REDACTED_BYTES = REDACTED.encode()
 # Credentials and cookies never reach a recording; ``date`` and ``server`` are the serving side's own.
-_SECRET_HEADERS = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "api-key",
-        "x-goog-api-key",
-        "cookie",
-        "set-cookie",
-        "x-amz-security-token",
-    }
-)
-_NOT_KEPT = HOP_BY_HOP_HEADERS | _SECRET_HEADERS | {"date", "server"}
+_NOT_KEPT = HOP_BY_HOP_HEADERS | SECRET_HEADERS | {"date", "server"}
 # One redaction search may run this long; a pattern that takes longer redacts the whole value instead.
 _PATTERN_TIMEOUT_SECONDS = 0.5
 # Accounted bytes of an exchange besides its variable-length parts.

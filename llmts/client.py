@@ -248,6 +248,25 @@ class LlmTestServer:
         with urllib.request.urlopen(self.url + "/health", timeout=5) as response:
             return bool(response.status == 200)
 
+    def worker_restarts(self) -> list[str]:
+        """``"URL: reason"`` for each server process whose gunicorn worker died and was replaced, losing
+        its sessions (its ``GET /ready`` says so from then on); empty when none did (docs/deployment.md,
+        "When a worker dies"). The pytest plugin fails a run whose servers report one."""
+        reasons = []
+        for member in self.members():
+            try:
+                with urllib.request.urlopen(member.url + "/ready", timeout=5) as response:
+                    body = response.read()
+            except urllib.error.HTTPError as exc:
+                body = exc.read()
+            try:
+                ready = json.loads(body)
+            except ValueError:
+                continue
+            if isinstance(ready, dict) and ready.get("status") == "worker_restarted":
+                reasons.append(f"{member.url}: {ready.get('reason')}")
+        return reasons
+
     def stop(self, timeout: float = 10.0) -> None:
         """Stop a server this object started (SIGTERM, then SIGKILL) and remove its working directory
         (log included); attached servers are left running."""

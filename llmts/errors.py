@@ -48,6 +48,7 @@ __all__ = [
     "UpstreamTimeout",
     "UpstreamUnreachable",
     "UpstreamUnsigned",
+    "WorkerRestarted",
 ]
 
 
@@ -281,6 +282,15 @@ class UpstreamTimeout(LlmtsError):
     should_retry = False
     code = "llm_test_server_upstream_timeout"
     http_status = 504
+
+
+class WorkerRestarted(LlmtsError):
+    """500: the request names a session (or the default session's lost state) that this server process
+    lost when its gunicorn worker died and was replaced (docs/deployment.md, "When a worker dies")."""
+
+    should_retry = False
+    code = "llm_test_server_worker_restarted"
+    http_status = 500
 
 
 class RecordingFull(LlmtsError):

@@ -13,6 +13,8 @@
 * The marker ``@pytest.mark.llmts_record``: the test's ``llmts_session`` records real provider traffic
   into one fixture file per test, or replays it (``--llmts-record``, ``--llmts-fixtures-dir``,
   ``--llmts-upstream``; ``llmts.pytest_recording``, docs/recording.md).
+* A server whose gunicorn worker died during the run lost its sessions (docs/deployment.md, "When a worker
+  dies"): a test whose session was lost errors at teardown, and the run fails with the reason.
 
 Nothing starts unless a test asks for one of these fixtures.
 """
@@ -34,6 +36,7 @@ import pytest
 from filelock import FileLock
 
 from llmts.client import LlmTestServer, ServerError, SessionClient
+from llmts.errors import WorkerRestarted
 from llmts.pytest_recording import RECORD_MARKER, RecordingPlan, add_recording_options
 from llmts.pytest_verify import MARKER, LlmtsExpectations
 from llmts.schema.sdk_env import SDK_OVERRIDDEN_VARIABLES
@@ -50,6 +53,8 @@ __all__ = [
     "pytest_configure",
     "pytest_configure_node",
     "pytest_runtest_call",
+    "pytest_sessionfinish",
+    "pytest_terminal_summary",
     "pytest_unconfigure",
 ]
 
@@ -127,6 +132,16 @@ class _Run:
         # An xdist worker: a handle on its one server (worker index mod N).
         return LlmTestServer.attach(urls[self.worker_index % len(urls)], control_key=control_key)
 
+    def worker_restarts(self) -> list[str]:
+        """What the servers this run started say about workers that died in them (``worker_restarts``)."""
+        if not self.record.exists():
+            return []
+        urls = json.loads(self.record.read_text())["urls"]
+        try:
+            return LlmTestServer(urls[0], urls=urls).worker_restarts()
+        except OSError:  # already gone: the run's own stop, or a crash the tests reported
+            return []
+
     def stop(self) -> None:
         """Called in the controlling process once every worker is done."""
         if self.started is not None:
@@ -137,6 +152,7 @@ class _Run:
 
 
 _RUN_STASH = pytest.StashKey[_Run]()
+_RESTARTS_STASH = pytest.StashKey[list[str]]()
 
 
 def _terminate(pid: int, timeout: float = 10.0) -> None:
@@ -225,9 +241,13 @@ def llmts_session(llmts_server: LlmTestServer, request: pytest.FixtureRequest) -
         if plan is not None:
             plan.end(session)
     finally:
-        # The server may already be gone at the very end of a run.
-        with contextlib.suppress(ServerError, OSError):
+        try:
             session.delete()
+        except ServerError as exc:
+            if exc.code == WorkerRestarted.code:
+                raise  # the session died with the server's worker: the test ran against lost state
+        except OSError:
+            pass  # the server may already be gone at the very end of a run
 
 
 @pytest.fixture
@@ -263,6 +283,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         names = getattr(item, "fixturenames", None)
         if item.get_closest_marker(MARKER) is not None and names is not None and "llmts_expect" not in names:
             names.append("llmts_expect")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In the controlling process: a server of this run whose worker died fails the run, even when no
+    test touched a lost session afterwards (the reason is printed in the summary)."""
+    run = session.config.stash.get(_RUN_STASH, None)
+    if run is None or not run.owner:
+        return
+    reasons = run.worker_restarts()
+    if reasons:
+        session.config.stash[_RESTARTS_STASH] = reasons
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    reasons = config.stash.get(_RESTARTS_STASH, None)
+    if reasons:
+        terminalreporter.section("llmts: the test run's server lost its sessions", sep="=", red=True)
+        for reason in reasons:
+            terminalreporter.line(f"llmts: {reason}", red=True)
 
 
 @pytest.hookimpl(wrapper=True)

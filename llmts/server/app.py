@@ -67,6 +67,7 @@ from llmts.server.multipart import parse_multipart
 from llmts.server.respond import respond
 from llmts.server.timeouts import Timeouts
 from llmts.server.upstream import UpstreamClient
+from llmts.server.worker_restarts import LostSessions, WorkerRestart
 from llmts.transport import WaitOutcome, client_socket, wait
 from llmts.transport.deadline import ActiveDelivery, deadlines_available
 from llmts.transport.pacing import StreamPacing, jittered
@@ -119,6 +120,8 @@ class LlmtsApp:
         self.metrics_key = metrics_key or None
         self.drain_seconds = drain_seconds
         self.draining = False
+        # Set when this process's worker replaced one that died (worker_restarted): sessions are lost.
+        self.lost: LostSessions | None = None
         self.max_body_bytes = max_body_bytes
         self._adapters = adapters
         # Body-read and write deadlines act under gevent (both llmts workers, and plain gunicorn's);
@@ -211,9 +214,16 @@ class LlmtsApp:
         self.draining = True
         return self.drain_seconds
 
+    def worker_restarted(self, restart: WorkerRestart) -> None:
+        """This worker replaced one that died (server/worker.py calls this): requests naming a session it
+        lost get 500 ``llm_test_server_worker_restarted`` and /ready answers 503 from now on."""
+        self.lost = self._control.lost = LostSessions(restart)
+
     def _ready(self, start_response: StartResponse) -> Iterable[bytes]:
         if self.draining:
             return send(start_response, 503, [("Content-Type", "application/json")], _DRAINING)
+        if self.lost is not None:
+            return send(start_response, 503, [("Content-Type", "application/json")], self.lost.ready_body)
         return send(start_response, 200, [("Content-Type", "application/json")], _READY)
 
     def _metrics_page(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
@@ -338,7 +348,7 @@ class LlmtsApp:
             return None
 
     def _session(self, environ: Mapping[str, Any], path_session: str | None) -> Session:
-        return select_session(self.registry, environ, path_session)
+        return select_session(self.registry, environ, path_session, self.lost)
 
     def _authenticate(
         self, adapter: ProviderAdapter, request: ProviderRequest, session: Session

@@ -92,6 +92,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--parent-pid", type=int, default=None, help="exit when this process is gone")
     serve.add_argument("--ready-file", default=None, help="write the base URL to this file once listening")
+    serve.add_argument(
+        "--restart-file",
+        default=None,
+        help="append one JSON line to this file each time the worker dies and gunicorn replaces it "
+        "(docs/deployment.md)",
+    )
     env = commands.add_parser(
         "env",
         help="print the environment that points the official SDKs at a session",
@@ -235,6 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         worker_class=args.worker_class,
         timeouts=timeouts,
         drain_seconds=args.drain_seconds,
+        restart_file=args.restart_file,
     ).run()
     return 0
 
@@ -270,6 +277,7 @@ def _serve_workers(args: argparse.Namespace, timeouts: Timeouts) -> int:
         parent_pid=args.parent_pid,
         stop_timeout=timeouts.graceful + args.drain_seconds + 5,
         env=env,
+        restart_file=args.restart_file,
     )
 
 

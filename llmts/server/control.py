@@ -35,6 +35,7 @@ from llmts.server.log_text import log_text
 from llmts.server.process_stats import process_stats
 from llmts.server.recording_api import recording_payload
 from llmts.server.verify_api import verify_session
+from llmts.server.worker_restarts import LostSessions
 
 __all__ = ["SESSION_HEADER_ENVIRON", "ControlApi", "select_session", "server_base"]
 
@@ -68,9 +69,16 @@ def _provider_base(environ: Mapping[str, Any], session_id: str) -> str:
 
 
 def select_session(
-    registry: SessionRegistry, environ: Mapping[str, Any], path_session: str | None
+    registry: SessionRegistry,
+    environ: Mapping[str, Any],
+    path_session: str | None,
+    lost: LostSessions | None = None,
+    *,
+    restores: bool = False,
 ) -> Session:
-    """The session a request names by ``/sessions/{id}`` prefix or header (``default`` when neither)."""
+    """The session a request names by ``/sessions/{id}`` prefix or header (``default`` when neither);
+    ``lost`` after a worker restart (server/worker_restarts.py), where ``restores`` (reset, configure)
+    accepts the lost default session."""
     header_session = environ.get(SESSION_HEADER_ENVIRON)
     if path_session is not None and header_session is not None and header_session != path_session:
         raise InvalidRequest(
@@ -78,7 +86,10 @@ def select_session(
             f"but X-Llm-Test-Server-Session says {header_session!r}",
             code="llm_test_server_session_conflict",
         )
-    return registry.get(path_session or header_session or DEFAULT_SESSION_ID)
+    session_id = path_session or header_session or DEFAULT_SESSION_ID
+    if lost is None:
+        return registry.get(session_id)
+    return lost.get(registry, session_id, restores=restores)
 
 
 def server_base(environ: Mapping[str, Any]) -> str:
@@ -106,6 +117,8 @@ class ControlApi:
         self._auth = auth
         self._max_body_bytes = max_body_bytes
         self._body_timeout = body_timeout
+        # Set by the app when this process's worker replaced one that died (server/worker_restarts.py).
+        self.lost: LostSessions | None = None
         self._routes = Map(
             [
                 Rule("/admin-api/sessions", methods=["GET"], endpoint=self._list_sessions),
@@ -177,8 +190,15 @@ class ControlApi:
             return
         raise ControlUnauthorized("this server needs Authorization: Bearer <control key> on /admin-api")
 
-    def _selected(self, environ: Mapping[str, Any], path_session: str | None) -> Session:
-        return select_session(self._registry, environ, path_session)
+    def _selected(
+        self, environ: Mapping[str, Any], path_session: str | None, *, restores: bool = False
+    ) -> Session:
+        return select_session(self._registry, environ, path_session, self.lost, restores=restores)
+
+    def _named(self, session_id: str, *, restores: bool = False) -> Session:
+        if self.lost is None:
+            return self._registry.get(session_id)
+        return self.lost.get(self._registry, session_id, restores=restores)
 
     def _info(self, environ: Mapping[str, Any], session: Session) -> dict[str, Any]:
         entries, retained_bytes, observed, evicted = session.journal.counters()
@@ -218,23 +238,29 @@ class ControlApi:
         return (201 if created else 200), self._info(environ, session), []
 
     def _get_session(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
-        return 200, self._info(environ, self._registry.get(args["session_id"])), []
+        return 200, self._info(environ, self._named(args["session_id"])), []
 
     def _delete_session(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
+        if self.lost is not None:
+            self._named(args["session_id"], restores=True)  # a lost one: WorkerRestarted, not 404
         self._registry.delete(args["session_id"])
         return 204, None, []
 
     def _configure(
         self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None
     ) -> Any:
-        session = self._selected(environ, path_session)
+        session = self._selected(environ, path_session, restores=True)
         config = parse_session_config_json(read_body(environ, self._max_body_bytes, self._body_timeout))
         session.configure(config)
+        if self.lost is not None:
+            self.lost.restored(session.id)
         return 200, {"session_id": session.id, "configuration": config.model_dump(mode="json")}, []
 
     def _reset(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
-        session = self._selected(environ, path_session)
+        session = self._selected(environ, path_session, restores=True)
         session.reset()
+        if self.lost is not None:
+            self.lost.restored(session.id)
         return 200, {"session_id": session.id, "status": "reset"}, []
 
     def _configuration(

@@ -1,4 +1,5 @@
-"""Run the WSGI app on gunicorn with exactly one gevent worker, embedded through ``BaseApplication``."""
+"""Run the WSGI app on gunicorn with exactly one gevent worker, embedded through ``BaseApplication``, under
+an arbiter that reports a worker dying (server/worker_restarts.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.arbiter import Arbiter
 
 from llmts.server.timeouts import Timeouts
+from llmts.server.worker_restarts import WorkerEnd, peek_end
 
 __all__ = ["DEFAULT_WORKER_CLASS", "LOG_FORMATS", "WORKER_CLASSES", "GunicornServer"]
 
@@ -46,6 +49,51 @@ def _watch_parent(pid: int) -> None:
             continue
 
 
+class _Arbiter(Arbiter):  # type: ignore[misc]
+    """gunicorn's arbiter, saying so when a worker ends outside a stop: gunicorn then starts a new one
+    with empty memory, which must not pass for the old one (docs/deployment.md, "When a worker dies")."""
+
+    app: GunicornServer
+
+    def __init__(self, app: GunicornServer) -> None:
+        self._llmts_stopping = False
+        self._llmts_end: WorkerEnd | None = None  # the last end since the last spawn
+        super().__init__(app)
+
+    def reap_workers(self) -> None:
+        # How each ended, read before gunicorn's waitpid consumes the status (it only logs it).
+        ends = {pid: peek_end(pid) for pid in self.WORKERS}
+        timed_out = {pid for pid, worker in self.WORKERS.items() if worker.aborted}
+        super().reap_workers()
+        if self._llmts_stopping:
+            return
+        for pid, how in ends.items():
+            if pid not in self.WORKERS:
+                if pid in timed_out:
+                    how = f"{how or 'ended'} after gunicorn's worker timeout"
+                self._llmts_worker_ended(WorkerEnd(pid, how, time.time()))
+
+    def _llmts_worker_ended(self, end: WorkerEnd) -> None:
+        self._llmts_end = end
+        self.log.error("llmts: %s", end.report())
+        path = self.app.restart_file
+        if path:
+            try:
+                with open(path, "ab") as handle:
+                    handle.write(end.event(os.getpid()) + b"\n")
+            except OSError as exc:
+                self.log.error("llmts: cannot append to --restart-file %s: %s", path, exc)
+
+    def spawn_worker(self) -> Any:
+        # The forked worker reads how its predecessor ended here (server/worker.py).
+        self.app.llmts_last_worker_end, self._llmts_end = self._llmts_end, None
+        return super().spawn_worker()
+
+    def stop(self, graceful: bool = True) -> None:
+        self._llmts_stopping = True  # workers ending now were told to
+        super().stop(graceful)
+
+
 class GunicornServer(BaseApplication):  # type: ignore[misc]
     def __init__(
         self,
@@ -60,8 +108,12 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
         worker_class: str = DEFAULT_WORKER_CLASS,
         timeouts: Timeouts | None = None,
         drain_seconds: float = 0.0,
+        restart_file: str | None = None,
     ) -> None:
         timeouts = timeouts or Timeouts()
+        # The arbiter appends one JSON line per worker that died here (the ``--workers`` supervisor reads it).
+        self.restart_file = restart_file
+        self.llmts_last_worker_end: WorkerEnd | None = None
         self._app_factory = app_factory
         self._options: dict[str, Any] = {
             "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
@@ -98,6 +150,14 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
             os.replace(partial, self._ready_file)
         if self._parent_pid:
             threading.Thread(target=_watch_parent, args=(self._parent_pid,), daemon=True).start()
+
+    def run(self) -> None:
+        """gunicorn's ``BaseApplication.run`` with llmts's arbiter."""
+        try:
+            _Arbiter(self).run()
+        except RuntimeError as exc:
+            print(f"\nError: {exc}\n", file=sys.stderr, flush=True)
+            sys.exit(1)
 
     def load_config(self) -> None:
         for key, value in self._options.items():

@@ -5,16 +5,20 @@ The pywsgi worker runs server/handler.py's handler (lean request head and respon
 answered in JSON) and, when gunicorn's access log is on with its default format and plain stream or file
 handlers, server/access_log.py's batched access log instead of gunicorn's per-request logging record.
 With ``--no-access-log`` the handler logs nothing at all.
+
+A worker gunicorn started to replace one that died tells the app so (server/worker_restarts.py).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from gunicorn.workers.ggevent import GeventPyWSGIWorker, GeventWorker
 
 from llmts.server.connections import GracefulWorker, HeadDeadlineHandler
 from llmts.server.handler import LlmtsPyWSGIHandler
+from llmts.server.worker_restarts import WorkerRestart
 
 __all__ = ["LlmtsGeventWorker", "LlmtsPyWSGIHandler", "LlmtsPyWSGIWorker"]
 
@@ -28,7 +32,25 @@ class _UnloggedHandler(_Handler):
         return None
 
 
-class LlmtsPyWSGIWorker(GracefulWorker, GeventPyWSGIWorker):  # type: ignore[misc]
+class _ReplacementAware:
+    """Mixin for gunicorn workers: gunicorn numbers the workers it starts (``age``), so a worker above 1
+    replaced an earlier one of the same arbiter, whose sessions died with it. The app hears of it before
+    it serves; under ``llmts serve`` the arbiter also left how the old worker ended on the application."""
+
+    age: int
+    pid: int
+    app: Any
+    wsgi: Any
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()  # type: ignore[misc]
+        note = getattr(self.wsgi, "worker_restarted", None)
+        if self.age > 1 and callable(note):
+            previous = getattr(self.app, "llmts_last_worker_end", None)
+            note(WorkerRestart(self.pid, self.age, time.time(), previous))
+
+
+class LlmtsPyWSGIWorker(_ReplacementAware, GracefulWorker, GeventPyWSGIWorker):  # type: ignore[misc]
     wsgi_handler = _Handler
     batched_access_log = True
 
@@ -38,5 +60,5 @@ class LlmtsPyWSGIWorker(GracefulWorker, GeventPyWSGIWorker):  # type: ignore[mis
             self.wsgi_handler = _UnloggedHandler
 
 
-class LlmtsGeventWorker(GracefulWorker, GeventWorker):  # type: ignore[misc]
+class LlmtsGeventWorker(_ReplacementAware, GracefulWorker, GeventWorker):  # type: ignore[misc]
     pass

@@ -7,11 +7,15 @@ process returns names its own port, so every client reaches a session's owner di
 sessions over the processes (the Python API by session id, the pytest plugin by xdist worker index, a
 load balancer by hashing the id). This supervisor only starts, watches and stops them: it is never in a
 request's path. When one process dies the supervisor stops the others and exits non-zero: a partial
-server would answer 404 for the lost sessions with no one told why.
+server would answer 404 for the lost sessions with no one told why. When only a process's gunicorn worker
+dies, gunicorn replaces it and that process answers its lost sessions with 500
+``llm_test_server_worker_restarted`` (server/worker_restarts.py); the supervisor reads the process's
+``--restart-file``, logs the restart and keeps every process serving.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -44,9 +48,11 @@ def serve_workers(
     parent_pid: int | None,
     stop_timeout: float,
     env: dict[str, str] | None = None,
+    restart_file: str | None = None,
 ) -> int:
     """Run ``workers`` ``llmts serve`` processes with ``child_args`` (everything but port, ready file and
-    parent pid); return the exit status once they are stopped (SIGTERM/SIGINT) or one of them died."""
+    parent pid); return the exit status once they are stopped (SIGTERM/SIGINT) or one of them died.
+    A worker restart inside a process is logged (and appended to ``restart_file``), not fatal."""
     stop = threading.Event()
 
     def _on_signal(signum: int, frame: FrameType | None) -> None:
@@ -60,6 +66,7 @@ def serve_workers(
         for index, child_port in enumerate(worker_ports(port, workers)):
             args = [sys.executable, "-m", "llmts", "serve", *child_args, "--port", str(child_port)]
             args += ["--ready-file", str(workdir / f"{index}.url"), "--parent-pid", str(os.getpid())]
+            args += ["--restart-file", str(workdir / f"{index}.restarts")]
             # Own sessions: a terminal's Ctrl-C reaches only this supervisor, which stops them gracefully.
             children.append(subprocess.Popen(args, stdin=subprocess.DEVNULL, env=env, start_new_session=True))
         urls = _wait_ready(children, workdir, stop)
@@ -70,7 +77,9 @@ def serve_workers(
             partial = ready_file + ".partial"
             Path(partial).write_text("\n".join(urls) + "\n")
             os.replace(partial, ready_file)
-        return _supervise(children, stop, parent_pid)
+        files = [workdir / f"{index}.restarts" for index in range(workers)]
+        restarts = _RestartWatch(files, urls, restart_file)
+        return _supervise(children, stop, parent_pid, restarts)
     finally:
         _stop_all(children, stop_timeout)
         for leftover in workdir.iterdir():
@@ -101,10 +110,55 @@ def _wait_ready(
     return [path.read_text().strip() for path in files]
 
 
-def _supervise(children: list[subprocess.Popen[bytes]], stop: threading.Event, parent_pid: int | None) -> int:
+class _RestartWatch:
+    """The processes' restart files: each new line is one worker that died in that process."""
+
+    def __init__(self, files: list[Path], urls: list[str], restart_file: str | None) -> None:
+        self._files = files
+        self._urls = urls
+        self._read = [0] * len(files)
+        self._restart_file = restart_file
+
+    def poll(self) -> None:
+        for index, path in enumerate(self._files):
+            try:
+                with open(path, "rb") as handle:
+                    handle.seek(self._read[index])
+                    data = handle.read()
+            except FileNotFoundError:
+                continue
+            complete = data[: data.rfind(b"\n") + 1]  # a line still being written waits for the next poll
+            self._read[index] += len(complete)
+            for line in complete.splitlines():
+                self._report(index, line)
+
+    def _report(self, index: int, line: bytes) -> None:
+        try:
+            event = json.loads(line)
+            message = str(event["message"])
+        except (ValueError, KeyError, TypeError):
+            event, message = {}, line.decode(errors="replace")
+        if self._restart_file:  # before the log line, so whoever reads the log finds the event written
+            event.update(process=index, url=self._urls[index])
+            try:
+                with open(self._restart_file, "a") as handle:
+                    handle.write(json.dumps(event) + "\n")
+            except OSError as exc:
+                print(f"llmts: cannot append to --restart-file: {exc}", file=sys.stderr, flush=True)
+        where = f"server process {index} ({self._urls[index]})"
+        print(f"llmts: {where}: {message}; the other processes keep serving", file=sys.stderr, flush=True)
+
+
+def _supervise(
+    children: list[subprocess.Popen[bytes]],
+    stop: threading.Event,
+    parent_pid: int | None,
+    restarts: _RestartWatch,
+) -> int:
     while not stop.wait(0.2):
         if parent_pid is not None and not _alive(parent_pid):
             return 0
+        restarts.poll()
         for index, child in enumerate(children):
             if child.poll() is not None:
                 print(

@@ -11,6 +11,10 @@ Theory of operation (docs/journal.md, "Process memory budget"):
   evicted for the budget: growth that cannot be made to fit even after every journal entry went is
   refused with 507 ``llm_test_server_memory_exhausted`` (a recorded exchange that cannot fit is not
   kept and counted as dropped: docs/recording.md).
+* Response bytes waiting for a client that does not read (``held_write_bytes``) count while the write
+  waits (``hold``/``release``, called by the server's handler): a stalled reader holds its whole
+  answer until the write timeout. A write that cannot be held even after every journal entry went is
+  refused (the server drops that connection, journaled as ``llm_test_server_memory_exhausted``).
 
 The oldest entry across sessions is found without scanning sessions: ``_arrivals`` holds one reference
 to the receiving journal per entry appended, in arrival order. Within one journal, entries leave oldest
@@ -94,6 +98,8 @@ class MemoryBudget:
         self.conversation_bytes = 0
         # Exchanges recording sessions keep (docs/recording.md); never evicted, like stored objects.
         self.recording_bytes = 0
+        # Response bytes held for clients that do not read, while their write waits (``hold``).
+        self.held_write_bytes = 0
         # Journal entries evicted because the process budget was full (not by a session's own limits).
         self.evicted_entries = 0
         # Growth of stores / conversation state refused with 507.
@@ -102,7 +108,13 @@ class MemoryBudget:
 
     @property
     def used_bytes(self) -> int:
-        return self.journal_bytes + self.store_bytes + self.conversation_bytes + self.recording_bytes
+        return (
+            self.journal_bytes
+            + self.store_bytes
+            + self.conversation_bytes
+            + self.recording_bytes
+            + self.held_write_bytes
+        )
 
     # --- journals -----------------------------------------------------------------------------------
 
@@ -170,6 +182,21 @@ class MemoryBudget:
             return False
         return True
 
+    def hold(self, size: int) -> bool:
+        """A write of ``size`` bytes waits for its client: charge them (evicting journal entries to make
+        room); False, and nothing charged, when they cannot fit."""
+        if self.used_bytes - self.journal_bytes + size > self.max_bytes:
+            self.refused += 1  # it cannot fit even without journals: keep their evidence
+            return False
+        if not self.make_room(size):
+            return False
+        self.held_write_bytes += size
+        return True
+
+    def release(self, size: int) -> None:
+        """The write ``hold`` charged for is over (sent, timed out or failed)."""
+        self.held_write_bytes -= size
+
     def state_changed(self, store_delta: int, conversation_delta: int, recording_delta: int = 0) -> None:
         self.store_bytes += store_delta
         self.conversation_bytes += conversation_delta
@@ -185,6 +212,7 @@ class MemoryBudget:
             "store_bytes": self.store_bytes,
             "conversation_bytes": self.conversation_bytes,
             "recording_bytes": self.recording_bytes,
+            "held_write_bytes": self.held_write_bytes,
             "evicted_entries": self.evicted_entries,
             "refused": self.refused,
         }

@@ -17,6 +17,7 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from llmts.runtime.tokens import estimate_message_tokens, estimate_preamble_tokens
 from llmts.schema.neutral import NeutralMessage, NeutralRequest
@@ -45,19 +46,40 @@ class CacheEffect:
 NO_CACHE_EFFECT = CacheEffect()
 
 
+# Texts longer than this are hashed a slice at a time: a 1 MB message would otherwise be copied three
+# times (the joined key, its UTF-8 bytes, the separator prepended) only to be hashed.
+_SLICE = 64 * 1024
+
+
 def _message_key(message: NeutralMessage) -> bytes:
     calls = "\x1e".join(f"{c.id}\x1f{c.name}\x1f{c.arguments}" for c in message.tool_calls)
-    return f"{message.role}\x1d{message.text}\x1d{message.tool_call_id or ''}\x1d{calls}".encode()
+    return f"\x00{message.role}\x1d{message.text}\x1d{message.tool_call_id or ''}\x1d{calls}".encode()
+
+
+def _feed(digest: Any, text: str) -> None:
+    """``digest.update(text.encode())`` without holding the whole encoding (same bytes, same hash)."""
+    for start in range(0, len(text), _SLICE):
+        digest.update(text[start : start + _SLICE].encode())
+
+
+def _feed_message(digest: Any, message: NeutralMessage) -> None:
+    if len(message.text) <= _SLICE:
+        digest.update(_message_key(message))
+        return
+    digest.update(f"\x00{message.role}\x1d".encode())
+    _feed(digest, message.text)
+    calls = "\x1e".join(f"{c.id}\x1f{c.name}\x1f{c.arguments}" for c in message.tool_calls)
+    _feed(digest, f"\x1d{message.tool_call_id or ''}\x1d{calls}")
 
 
 def _prefixes(request: NeutralRequest) -> Iterable[tuple[bytes, int]]:
     """(hash of the prefix through segment i, cumulative tokens through segment i), in order."""
     digest = hashlib.blake2b(f"{request.provider}\x00{request.model}\x00".encode(), digest_size=16)
-    digest.update(request.preamble.encode())
+    _feed(digest, request.preamble)
     tokens = estimate_preamble_tokens(request.preamble)
     yield digest.digest(), tokens
     for message in request.messages:
-        digest.update(b"\x00" + _message_key(message))
+        _feed_message(digest, message)
         tokens += estimate_message_tokens(message)
         yield digest.digest(), tokens
 

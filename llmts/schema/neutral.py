@@ -6,6 +6,7 @@ is built with ``build`` on the hot path) and render a ``Completion`` back into t
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Hashable
 from functools import cached_property
 from typing import Any, Literal, TypeVar
@@ -302,23 +303,26 @@ class ScriptedOutput(BaseModel):
     recorded: RecordedOutput | None = None
 
     @cached_property
-    def render_memo(self) -> dict[Hashable, tuple[ScriptedOutput, Any]]:
+    def render_memo(self) -> dict[Hashable, tuple[weakref.ref[ScriptedOutput], Any]]:
         """What renderers derived from this output alone (a stream's frames after the per-request head),
         kept so a fixture answered many times is serialized once (docs/architecture.md, "The server's hot
         path"). Each value names the output it was derived from: a ``model_copy`` shares this dict, so a
-        renderer uses an entry only when it names the output in hand (``output_memo``)."""
+        renderer uses an entry only when it names the output in hand (``output_memo``). The name is a
+        weak reference: a strong one would make every output a reference cycle, and a one-off answer
+        (echo, generated, a copy with fresh call ids) would keep its text and rendered bytes until the
+        garbage collector's next full pass instead of until its response is over."""
         return {}
 
 
 def output_memo(output: ScriptedOutput, key: Hashable) -> Any:
     """The memo ``key`` of ``output`` (None when absent or derived from a copy of it)."""
     entry = output.render_memo.get(key)
-    return entry[1] if entry is not None and entry[0] is output else None
+    return entry[1] if entry is not None and entry[0]() is output else None
 
 
 def remember(output: ScriptedOutput, key: Hashable, value: Any) -> None:
     """Keep ``value`` as ``output``'s memo ``key``; keys are a small fixed set per renderer."""
-    output.render_memo[key] = (output, value)
+    output.render_memo[key] = (weakref.ref(output), value)
 
 
 class Completion(BaseModel):

@@ -508,10 +508,12 @@ def create_app(
     server listens on; else gunicorn's ``bind``) decide which ``Host`` names are answered
     (server/host_check.py).
     """
+    from llmts.server.allocator import tune as tune_allocator
     from llmts.server.settings import load_fixtures_file
     from llmts.server.single_process import gunicorn_binds, refuse_several_gunicorn_workers
 
     refuse_several_gunicorn_workers()
+    tune_allocator()  # docs/architecture.md, "Memory beyond the accounted bytes"
 
     env = os.environ
     registry = SessionRegistry(

@@ -20,6 +20,7 @@ from llmts.runtime import DEFAULT_SESSION_ID, Session, SessionRegistry
 from llmts.runtime.journal import utc_iso
 from llmts.schema.control import SessionInfo
 from llmts.schema.validation import parse_session_config_json
+from llmts.server.allocator import trim_after
 from llmts.server.control_auth import ControlAuth, bearer_token
 from llmts.server.conversations_api import conversations_listing, explain_match
 from llmts.server.dashboard import cookie_authorizes
@@ -243,7 +244,9 @@ class ControlApi:
     def _delete_session(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
         if self.lost is not None:
             self._named(args["session_id"], restores=True)  # a lost one: WorkerRestarted, not 404
+        used = self._registry.memory.used_bytes
         self._registry.delete(args["session_id"])
+        trim_after(used - self._registry.memory.used_bytes)  # give the freed pages back to the system
         return 204, None, []
 
     def _configure(
@@ -258,7 +261,9 @@ class ControlApi:
 
     def _reset(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
         session = self._selected(environ, path_session, restores=True)
+        used = self._registry.memory.used_bytes
         session.reset()
+        trim_after(used - self._registry.memory.used_bytes)
         if self.lost is not None:
             self.lost.restored(session.id)
         return 200, {"session_id": session.id, "status": "reset"}, []

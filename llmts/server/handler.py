@@ -27,10 +27,12 @@ from gevent.pywsgi import MAX_REQUEST_LINE, Input, unquote_latin1
 from gunicorn.workers.ggevent import PyWSGIHandler
 
 from llmts.errors import LlmtsError, MalformedHttp, RequestLineTooLong
+from llmts.runtime.memory import MemoryBudget
 from llmts.server.access_log import AccessLog, basic_auth_user
 from llmts.server.http import status_line
 from llmts.server.log_text import log_text
 from llmts.server.request_head import HeaderFields, environ_key, header_fields_from, read_header_block
+from llmts.transport.abort import ConnectionAborted
 from llmts.transport.deadline import (
     SERVER_CONNECTION_DEADLINES,
     SERVER_WRITE_DEADLINE,
@@ -62,6 +64,9 @@ _INTERNAL = LlmtsError(
 )
 _NO_REQUEST_LINE = "- - -"  # what the access log shows for a request rejected before it was parsed
 _NOT_FAST = object()  # the fast path declined a request (nothing consumed): gevent's reader takes it
+# A response body at least this large is sent after its head instead of copied into one buffer with it:
+# a client that does not read would otherwise hold two copies until the write timeout.
+_SEPARATE_BODY_BYTES = 128 * 1024
 
 
 class _BufferedBody(io.BytesIO):
@@ -246,6 +251,7 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
                 deadline = self._llmts_write_deadline = Deadline(seconds, write_timed_out)
         if deadline is not None:
             deadline.expired = False  # one per connection, read per response
+            deadline.ended_by = "write_timeout"
             env[SERVER_WRITE_DEADLINE] = deadline
         spares = self._llmts_app_deadlines
         if spares is None:
@@ -362,6 +368,9 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
             out += value
             out += b"\r\n"
         out += b"\r\n"
+        if len(data) >= _SEPARATE_BODY_BYTES:
+            self._write_large(out, data, end)
+            return
         if data:
             if self.response_use_chunked:
                 out += b"%x\r\n" % len(data)
@@ -372,6 +381,17 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
         if end and self.response_use_chunked:
             out += b"0\r\n\r\n"
         self._sendall(out)
+
+    def _write_large(self, head: bytearray, data: bytes, end: bool) -> None:
+        """Head (and chunk size line), body and end as separate writes: the body is never copied."""
+        if self.response_use_chunked:
+            head += b"%x\r\n" % len(data)
+            self._sendall(head)
+            self._sendall(data)
+            self._sendall(b"\r\n0\r\n\r\n" if end else b"\r\n")
+        else:
+            self._sendall(head)
+            self._sendall(data)
 
     def _sendall(self, data: bytes | bytearray) -> None:
         # One ``send`` that never waits takes the whole of a small response. Only what the socket buffer
@@ -388,17 +408,31 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
                 if deadline is None:
                     self.socket.sendall(rest)
                 else:
-                    deadline.arm()
-                    try:
-                        self.socket.sendall(rest)
-                    finally:
-                        deadline.disarm()
+                    self._wait_for_reader(deadline, rest, len(data))
         except OSError as ex:
             self.status = f"socket error: {ex}"
             if self.code > 0:
                 self.code = -self.code
             raise
         self.response_length += len(data)
+
+    def _wait_for_reader(self, deadline: Deadline, rest: memoryview, held: int) -> None:
+        """Send what the socket buffer refused under the write deadline, the ``held`` bytes of this write
+        charged to the process memory budget while it waits (docs/journal.md, "Process memory budget"):
+        a client that does not read keeps them alive until the write timeout. A write the budget cannot
+        hold ends the connection at once, journaled as ``llm_test_server_memory_exhausted``."""
+        budget = _memory_budget(self.server.application)
+        if budget is not None and not budget.hold(held):
+            deadline.expired = True
+            deadline.ended_by = "memory_budget"
+            raise ConnectionAborted("llmts dropped a client that stopped reading: the memory budget is full")
+        deadline.arm()
+        try:
+            self.socket.sendall(rest)
+        finally:
+            deadline.disarm()
+            if budget is not None:
+                budget.release(held)
 
     # --- malformed HTTP (rejected before the app) --------------------------------------------------
 
@@ -461,6 +495,12 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
             self.time_start,
             self.time_finish,
         )
+
+
+def _memory_budget(app: Any) -> MemoryBudget | None:
+    """The process memory budget of llmts's app (None for another WSGI app)."""
+    budget = getattr(getattr(app, "registry", None), "memory", None)
+    return budget if isinstance(budget, MemoryBudget) else None
 
 
 def _remote_addr(address: Any) -> str:

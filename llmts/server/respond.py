@@ -59,6 +59,7 @@ _ENDED_BY_CODES = {
     "write_timeout": "llm_test_server_write_timeout",
     "shutdown": "llm_test_server_shutdown",
     "superseded": "llm_test_server_request_superseded",
+    "memory_budget": "llm_test_server_memory_exhausted",
 }
 
 

@@ -93,7 +93,7 @@ class Deadline:
     ``error`` makes the exception only when the deadline fires: building one per request (most never
     fire) is a cost on the hot path."""
 
-    __slots__ = ("_error", "_greenlet", "_timer", "expired")
+    __slots__ = ("_error", "_greenlet", "_timer", "ended_by", "expired")
 
     def __init__(self, seconds: float, error: Callable[[], BaseException]) -> None:
         hub = _hub()
@@ -103,6 +103,9 @@ class Deadline:
         self._error = error
         self._greenlet: Any = None
         self.expired = False
+        # What ``note_write_timeout`` records: a server that ends a write for another reason than the
+        # clock (the memory budget, server/handler.py) sets ``expired`` and says why here.
+        self.ended_by = "write_timeout"
 
     def arm(self) -> None:
         """Start the full interval again (each arming bounds one piece of work on its own)."""
@@ -177,7 +180,7 @@ def write_timed_out() -> BaseException:
 def note_write_timeout(deadline: Deadline | None, evidence: DeliveryEvidence, sock: Any) -> None:
     """After a response: if its write deadline fired, say so in the evidence and make the close a reset."""
     if deadline is not None and deadline.expired:
-        evidence.ended_by = "write_timeout"
+        evidence.ended_by = deadline.ended_by
         _drop_unsent(sock)
 
 

@@ -22,8 +22,9 @@ class DeliveryEvidence:
     terminal_marker_observed: bool = False
     # completed | early_end | aborted | client_gone; None while the response is being written.
     transport_outcome: str | None = None
-    # Why llmts ended the delivery itself: "write_timeout" (the client stopped reading), "shutdown", or
-    # "superseded" (the session was reset, reconfigured or deleted during a paced stream).
+    # Why llmts ended the delivery itself: "write_timeout" (the client stopped reading), "memory_budget"
+    # (its unread answer did not fit the process memory budget), "shutdown", or "superseded" (the session
+    # was reset, reconfigured or deleted during a paced stream).
     ended_by: str | None = None
     # Monotonic times (the server's clock) right after the first and the last stream write returned.
     first_frame_at: float | None = None

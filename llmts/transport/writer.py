@@ -117,11 +117,14 @@ def whole_stream(
     sock: Any,
 ) -> WholeStream:
     """The coalesced stream (``body``: the frames joined) as a ``WholeStream``, only for a server that sets
-    ``SERVER_WRITE_DEADLINE``."""
+    ``SERVER_WRITE_DEADLINE``. The evidence is counted now, so the frames are not kept alive beside their
+    joined copy while a slow client reads (docs/architecture.md, "Memory beyond the accounted bytes")."""
+    count, content = len(frames), kinds.count(FrameKind.CONTENT)
+    terminal = FrameKind.TERMINAL in kinds
 
     def done(written: bool) -> None:
         if written:
-            _record_all(frames, kinds, len(body), evidence)
+            _record_counts(count, content, terminal, len(body), evidence)
             evidence.transport_outcome = "completed"
         else:
             evidence.transport_outcome = "client_gone"
@@ -134,12 +137,16 @@ def whole_stream(
 def _record_all(
     frames: Sequence[bytes], kinds: Sequence[FrameKind], size: int, evidence: DeliveryEvidence
 ) -> None:
+    _record_counts(len(frames), kinds.count(FrameKind.CONTENT), FrameKind.TERMINAL in kinds, size, evidence)
+
+
+def _record_counts(frames: int, content: int, terminal: bool, size: int, evidence: DeliveryEvidence) -> None:
     evidence.headers_committed = True
     evidence.first_frame_at = evidence.last_frame_at = time.monotonic()
-    evidence.emitted_frames += len(frames)
+    evidence.emitted_frames += frames
     evidence.emitted_bytes += size
-    evidence.emitted_content_frames += kinds.count(FrameKind.CONTENT)
-    if FrameKind.TERMINAL in kinds:
+    evidence.emitted_content_frames += content
+    if terminal:
         evidence.terminal_marker_observed = True
 
 

@@ -6,6 +6,9 @@ makes of the payload dicts."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import orjson
 
 from llmts.providers.chat_completions.render import (
@@ -51,7 +54,7 @@ def test_a_fixture_rendered_again_gets_the_new_head_and_its_own_deltas() -> None
     output = ScriptedOutput(kind="text", text="Hello there", chunks=("Hello ", "there"))
     first = render_chat_stream(_request(), _completion(output, "one"), "req_1")
     [(owner, (rests, _))] = output.render_memo.values()  # the frames after the head, kept
-    assert owner is output and len(rests) == len(first.frames or ()) - 1  # all but [DONE]
+    assert owner() is output and len(rests) == len(first.frames or ()) - 1  # all but [DONE]
     rests[1] = rests[1].replace(b"Hello ", b"HELLO ")  # what the next render reads, if it reads the memo
     probe = render_chat_stream(_request(), _completion(output, "probe"), "req_0")
     assert probe.frames is not None and b"HELLO " in probe.frames[1]
@@ -75,6 +78,23 @@ def test_a_copy_of_a_fixture_never_gets_the_originals_frames() -> None:
     assert copied.frames is not None and original.frames is not None
     assert [d for _, d in _deltas(copied.frames)][1:3] == [{"content": "Bye "}, {"content": "now"}]
     assert [d for _, d in _deltas(original.frames)][1:3] == [{"content": "Hello "}, {"content": "there"}]
+
+
+def test_a_one_off_answer_is_freed_when_its_response_is_over_not_by_the_garbage_collector() -> None:
+    # An echoed or generated answer is made per request; when its memo named it strongly it was a
+    # reference cycle, and a flood of 1 MB echoes kept hundreds of MB until a full collection
+    # (docs/architecture.md, "Memory beyond the accounted bytes").
+    gc.disable()
+    try:
+        output = ScriptedOutput(kind="text", text="echo " * 1000, chunks=("echo " * 1000,))
+        render_chat_stream(_request(), _completion(output, "one"), "req_1")
+        render_chat_completion(_request(), _completion(output, "two"), "req_2")
+        assert len(output.render_memo) == 2
+        alive = weakref.ref(output)
+        del output
+        assert alive() is None
+    finally:
+        gc.enable()
 
 
 def test_the_usage_template_is_what_orjson_makes_of_the_usage_payload() -> None:

@@ -178,3 +178,18 @@ def test_deleting_a_session_gives_its_memory_back() -> None:
     registry.delete(session.id)
     assert registry.memory.report()["used_bytes"] == 0
     assert registry.memory.journal_entries == 0
+
+
+def test_a_held_write_evicts_journal_entries_and_one_that_cannot_fit_keeps_them() -> None:
+    size = _size()
+    budget = MemoryBudget(4 * size)
+    journal = Journal(budget=budget)
+    for name in ("a", "b", "c"):
+        _entry(journal, name)
+    assert budget.hold(2 * size)  # a client that does not read: the oldest entry makes room
+    assert _ids(journal) == ["b", "c"] and budget.used_bytes <= 4 * size
+    assert budget.report()["held_write_bytes"] == 2 * size
+    assert not budget.hold(5 * size)  # more than the budget even without journals: nothing evicted
+    assert _ids(journal) == ["b", "c"] and budget.refused == 1
+    budget.release(2 * size)
+    assert budget.held_write_bytes == 0 and budget.used_bytes == budget.journal_bytes

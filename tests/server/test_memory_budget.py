@@ -126,6 +126,7 @@ def test_process_reports_the_default_budget(llmts_server: LlmTestServer) -> None
         "store_bytes",
         "conversation_bytes",
         "recording_bytes",
+        "held_write_bytes",
         "evicted_entries",
         "refused",
     }

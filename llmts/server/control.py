@@ -21,10 +21,10 @@ from llmts.runtime.journal import utc_iso
 from llmts.schema.control import SessionInfo
 from llmts.schema.validation import parse_session_config_json
 from llmts.server.allocator import trim_after
-from llmts.server.control_auth import ControlAuth, bearer_token
+from llmts.server.control_auth import ControlAuth
 from llmts.server.conversations_api import conversations_listing, explain_match
 from llmts.server.dashboard import cookie_authorizes
-from llmts.server.http import StartResponse, control_error, read_body, send
+from llmts.server.http import StartResponse, bearer_token, control_error, read_body, send
 from llmts.server.journal_api import (
     export_payload,
     parse_query,

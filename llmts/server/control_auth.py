@@ -31,7 +31,6 @@ __all__ = [
     "ControlAuth",
     "LoginTokens",
     "WrongKeyThrottle",
-    "bearer_token",
     "client_address",
 ]
 
@@ -51,12 +50,6 @@ TOKEN_LIFETIME_SECONDS = 24 * 3600.0
 Clock = Callable[[], float]
 
 
-def bearer_token(environ: Mapping[str, Any]) -> str | None:
-    """The token of ``Authorization: Bearer <token>``; None without one (no header, or another scheme)."""
-    scheme, _, token = str(environ.get("HTTP_AUTHORIZATION", "")).partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else None
-
-
 def client_address(environ: Mapping[str, Any]) -> str:
     """The client the throttle counts: ``REMOTE_ADDR`` (behind a proxy, the proxy's); an IPv6 address by
     its /64, which one host usually holds whole."""
@@ -66,6 +59,9 @@ def client_address(environ: Mapping[str, Any]) -> str:
     import ipaddress  # only for IPv6 clients sending keys: off the provider path
 
     try:
+        mapped = ipaddress.IPv6Address(address.partition("%")[0]).ipv4_mapped
+        if mapped is not None:  # an IPv4 client of a dual-stack bind (``::ffff:a.b.c.d``): its own address
+            return str(mapped)
         return str(ipaddress.IPv6Network(f"{address.partition('%')[0]}/64", strict=False))
     except ValueError:
         return address

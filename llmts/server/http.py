@@ -25,6 +25,7 @@ from llmts.transport.deadline import SERVER_CONNECTION_DEADLINES, Deadline, stop
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "StartResponse",
+    "bearer_token",
     "control_error",
     "json_body",
     "read_body",
@@ -58,10 +59,16 @@ def json_body(start_response: StartResponse, status: int, payload: Any) -> Itera
     return send(start_response, status, [("Content-Type", "application/json")], orjson.dumps(payload))
 
 
+def bearer_token(environ: Mapping[str, Any]) -> str | None:
+    """The token of ``Authorization: Bearer <token>``; None without one (no header, or another scheme)."""
+    scheme, _, token = str(environ.get("HTTP_AUTHORIZATION", "")).partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
 def bearer_matches(environ: Mapping[str, Any], key: str) -> bool:
     """The request's ``Authorization: Bearer <token>`` names ``key`` (compared in constant time)."""
-    scheme, _, token = str(environ.get("HTTP_AUTHORIZATION", "")).partition(" ")
-    return scheme.lower() == "bearer" and same_secret(token.strip(), key)
+    token = bearer_token(environ)
+    return token is not None and same_secret(token, key)
 
 
 def same_secret(presented: str, expected: str) -> bool:

@@ -80,7 +80,13 @@ class _EscapedAtoms(SafeAtoms):  # type: ignore[misc]
 
     def __getitem__(self, key: str) -> Any:
         value = super().__getitem__(key)
-        if key[:1] == "{" and key[-2:] == "}i" and key[1:-2].lower() in SECRET_HEADERS and value != "-":
+        # ``{name}i``: a request header, ``{name}o``: a response header (the dashboard login's Set-Cookie).
+        if (
+            key[:1] == "{"
+            and key[-2:] in ("}i", "}o")
+            and key[1:-2].lower() in SECRET_HEADERS
+            and value != "-"
+        ):
             return REDACTED
         return _access_text(value) if isinstance(value, str) else value
 

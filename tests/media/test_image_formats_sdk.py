@@ -177,6 +177,9 @@ def test_edits_and_url_answers_in_every_format(
     )
     fetched = httpx.get(body["data"][0]["url"])
     assert fetched.status_code == 200 and fetched.headers["content-type"] == media_types[fmt]
+    # Served from the dashboard's origin: an image (an SVG's script above all) never runs there.
+    assert "sandbox" in fetched.headers["content-security-policy"]
+    assert fetched.headers["x-content-type-options"] == "nosniff"
     assert (decode_image(fmt, fetched.content).width, decode_image(fmt, fetched.content).height) == (64, 32)
 
 

@@ -81,7 +81,8 @@ def test_custom_access_log_formats_redact_credential_headers_and_queries() -> No
     config.set("accesslog", "-")
     config.set(
         "access_log_format",
-        '%(r)s %(q)s %(f)s "%({authorization}i)s" "%({x-goog-api-key}i)s" "%({x-trace}i)s" %(s)s',
+        '%(r)s %(q)s %(f)s "%({authorization}i)s" "%({x-goog-api-key}i)s" "%({x-trace}i)s" %(s)s '
+        '"%({set-cookie}o)s"',
     )
     logger = EscapingLogger(config)
     environ = {
@@ -95,7 +96,9 @@ def test_custom_access_log_formats_redact_credential_headers_and_queries() -> No
         "HTTP_X_GOOG_API_KEY": "AIzaSECRET4",
         "HTTP_X_TRACE": "kept",
     }
-    response = SimpleNamespace(status="200 OK", headers=[], sent=10)
+    response = SimpleNamespace(
+        status="200 OK", headers=[("Set-Cookie", "llmts_dashboard=SECRET5; HttpOnly")], sent=10
+    )
     request_headers = [
         ("AUTHORIZATION", "Bearer sk-SECRET3"),
         ("X-GOOG-API-KEY", "AIzaSECRET4"),
@@ -107,7 +110,7 @@ def test_custom_access_log_formats_redact_credential_headers_and_queries() -> No
     line = logger.cfg.access_log_format % atoms
 
     assert "SECRET" not in line, line
-    assert line.count("[redacted]") == 5 and '"kept"' in line, line
+    assert line.count("[redacted]") == 6 and '"kept"' in line, line
 
 
 def test_one_of_is_false_for_unhashable_values() -> None:

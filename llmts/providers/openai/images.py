@@ -316,4 +316,12 @@ def serve_image_file(call: ProviderCall) -> Reply:
             code="image_not_found",
             http_status=404,
         )
-    return Reply(200, [("Content-Type", _media_type(data)), ("Cache-Control", "private, max-age=3600")], data)
+    headers = [
+        ("Content-Type", _media_type(data)),
+        ("Cache-Control", "private, max-age=3600"),
+        # An image (SVG above all, which may carry script) is served from the dashboard's origin: never
+        # run it or let a browser guess another type (the bytes may be a fixture's or a recording's).
+        ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox"),
+        ("X-Content-Type-Options", "nosniff"),
+    ]
+    return Reply(200, headers, data)

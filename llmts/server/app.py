@@ -395,7 +395,7 @@ class LlmtsApp:
         entry.capture_history(neutral.messages, preview_bytes)
         # With an upstream the real provider judges the request (docs/recording.md).
         upstream = session.upstream_for(neutral.provider)
-        if route.strict_rules and upstream is None and _strict(session):
+        if route.strict_rules and upstream is None and call.strict_requests:
             body = call.request.rule_body()  # parsed once: the parser already did (JSON, or a multipart form)
             check_strict(route.strict_rules, call.request.body, body, session.signatures)  # consumes nothing
         session.rate_take(neutral)
@@ -464,11 +464,6 @@ class LlmtsApp:
                 ttft,
             )
         return reply
-
-
-def _strict(session: Session) -> bool:
-    config = session.configuration
-    return config is None or config.strict_requests
 
 
 def _retry_group(environ: Mapping[str, Any]) -> str | None:

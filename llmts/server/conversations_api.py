@@ -12,7 +12,7 @@ with the rule's code and message, before any selection), then the selection with
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from pydantic import ValidationError
@@ -21,7 +21,7 @@ from werkzeug.routing import Map, Rule
 
 from llmts.errors import InvalidRequest, LlmtsError, StrictRequestRejected
 from llmts.providers.adapters import ADAPTERS, in_stream_surfaces
-from llmts.providers.base import InferenceRoute, ProviderAdapter, ProviderCall, ProviderRequest
+from llmts.providers.base import InferenceRoute, ProviderAdapter, ProviderCall, ProviderRequest, SessionView
 from llmts.providers.catalog import CATALOG
 from llmts.providers.strict import check_strict
 from llmts.runtime import Session
@@ -31,6 +31,7 @@ from llmts.runtime.conversations import (
     conversation_id_from,
     neutral_from_explained,
 )
+from llmts.schema.config import SessionConfig
 from llmts.schema.conversations import ExplainedWire, ExplainRequest
 from llmts.schema.neutral import NeutralRequest
 from llmts.schema.validation import format_location
@@ -97,20 +98,38 @@ def _wire_route(wire: ExplainedWire) -> tuple[ProviderAdapter, InferenceRoute, P
     return adapter, route, ProviderRequest("POST", path, args, orjson.dumps(wire.body), environ)
 
 
+class _WithoutStrictRules:
+    """The session as a parser sees it, with ``strict_requests`` off: explains a request that a rule the
+    parser itself runs (one that needs the resolved model, ``native_tool_model``) rejected."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        config = session.configuration
+        base = config if config is not None else SessionConfig()
+        self.configuration = base.model_copy(update={"strict_requests": False})
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+
 def _parse_wire(
     session: Session, wire: ExplainedWire
 ) -> tuple[str, NeutralRequest, StrictRequestRejected | None]:
-    """Parse as the route would, then run its strict rules; a parse error is a bad explain request."""
+    """Parse as the route would, then run its strict rules; a parse error is a bad explain request. A
+    strict rule the parser runs is reported like the table's rules (outcome ``rejected``)."""
     adapter, route, request = _wire_route(wire)
+    call = ProviderCall(request, session, "req_explain", None)
     try:
-        neutral = route.parse(ProviderCall(request, session, "req_explain", None))
+        neutral = route.parse(call)
+    except StrictRequestRejected as rejected:
+        lenient = cast(SessionView, _WithoutStrictRules(session))
+        return adapter.namespace, route.parse(ProviderCall(request, lenient, "req_explain", None)), rejected
     except LlmtsError as exc:
         detail = {"path": "wire.body", "message": exc.message, "code": exc.code}
         raise _invalid(f"the provider would refuse wire.body: {exc.message}", [detail]) from None
     if neutral.stream and neutral.operation in route.in_stream_faults:
         neutral = neutral.model_copy(update={"in_stream_faults": True})
-    config = session.configuration
-    if route.strict_rules and (config is None or config.strict_requests):
+    if route.strict_rules and call.strict_requests:
         try:
             check_strict(route.strict_rules, request.body, request.json_object(), session.signatures)
         except StrictRequestRejected as rejected:

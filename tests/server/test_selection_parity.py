@@ -159,6 +159,16 @@ _TOOL_RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "22C
 _CONVERSE_USE = {"toolUse": {"toolUseId": "t1", "name": "get_weather", "input": {}}}
 # (path, body, the expected outcome or error code): each explained, then sent for real over raw HTTP.
 WIRE_CASES: list[tuple[str, dict[str, Any], str]] = [
+    (  # a rule the parser runs (it needs the resolved model): rejected like the table's rules
+        "/openai/v1/responses",
+        {"model": "gpt-4.1-nano", "input": "x", "tools": [{"type": "web_search"}]},
+        "unsupported_value",
+    ),
+    (
+        "/openai/v1/chat/completions",
+        {"model": "gpt-4.1-mini", "messages": _history("Hi"), "temperature": 3},
+        "decimal_above_max_value",
+    ),
     (
         "/openai/v1/chat/completions",
         {"model": "gpt-4.1-mini", "messages": [{"role": "tool", "tool_call_id": "c", "content": "x"}]},
@@ -225,6 +235,7 @@ def test_wire_explanations_run_the_strict_rules_as_admission_does(llmts_session:
         {
             "models": [
                 "gpt-4.1-mini",
+                "gpt-4.1-nano",
                 "o3",
                 "claude-test-1",
                 "command-a-03-2025",

@@ -39,6 +39,7 @@ __all__ = [
     "json_reply",
     "load_json_object",
     "retry_after_headers",
+    "retry_after_ms",
 ]
 
 
@@ -314,11 +315,16 @@ def classify_frames(
     ]
 
 
+def retry_after_ms(seconds: float) -> int:
+    """A wait in whole milliseconds, rounded up (the exact wait the rate window computed, or a fixture's)."""
+    return math.ceil(round(seconds * 1000, 6))
+
+
 def retry_after_headers(seconds: float, *, milliseconds: bool) -> list[tuple[str, str]]:
     """``retry-after`` in whole seconds rounded up (RFC 9110's delay-seconds, which OpenAI's published spec
     types as an integer; a client that waits that long is never early) and, with ``milliseconds``, the
     exact wait as ``retry-after-ms``, which the OpenAI, Anthropic and Cohere SDKs read first."""
-    exact_ms = math.ceil(round(seconds * 1000, 6))
+    exact_ms = retry_after_ms(seconds)
     headers = [("retry-after", str(math.ceil(exact_ms / 1000)))]
     if milliseconds:
         headers.append(("retry-after-ms", str(exact_ms)))

@@ -51,9 +51,14 @@ NO_CACHE_EFFECT = CacheEffect()
 _SLICE = 64 * 1024
 
 
-def _message_key(message: NeutralMessage) -> bytes:
+def _tail(message: NeutralMessage) -> str:
+    """What follows a message's text in its key: its tool call id and its calls."""
     calls = "\x1e".join(f"{c.id}\x1f{c.name}\x1f{c.arguments}" for c in message.tool_calls)
-    return f"\x00{message.role}\x1d{message.text}\x1d{message.tool_call_id or ''}\x1d{calls}".encode()
+    return f"\x1d{message.tool_call_id or ''}\x1d{calls}"
+
+
+def _message_key(message: NeutralMessage) -> bytes:
+    return f"\x00{message.role}\x1d{message.text}{_tail(message)}".encode()
 
 
 def _feed(digest: Any, text: str) -> None:
@@ -68,8 +73,7 @@ def _feed_message(digest: Any, message: NeutralMessage) -> None:
         return
     digest.update(f"\x00{message.role}\x1d".encode())
     _feed(digest, message.text)
-    calls = "\x1e".join(f"{c.id}\x1f{c.name}\x1f{c.arguments}" for c in message.tool_calls)
-    _feed(digest, f"\x1d{message.tool_call_id or ''}\x1d{calls}")
+    _feed(digest, _tail(message))
 
 
 def _prefixes(request: NeutralRequest) -> Iterable[tuple[bytes, int]]:

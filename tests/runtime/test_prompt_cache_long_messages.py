@@ -4,8 +4,12 @@ recognises the same prefix, and any change inside the long text, or at a slice b
 
 from __future__ import annotations
 
-from llmts.runtime.prompt_cache import PromptCache
-from llmts.schema.neutral import NeutralMessage, NeutralRequest
+import hashlib
+
+import pytest
+
+from llmts.runtime.prompt_cache import PromptCache, _feed_message, _message_key
+from llmts.schema.neutral import NeutralMessage, NeutralRequest, NeutralToolCall
 
 _LONG = ("naïve café, 東京 " * 20_000)[:200_001]  # ~200 K characters, non-ASCII, over three slices
 
@@ -47,3 +51,19 @@ def test_the_slice_boundary_does_not_merge_role_and_text() -> None:
         cache_mode="implicit",
     )
     assert cache.observe(swapped).read_tokens == 0
+
+
+@pytest.mark.parametrize("length", [65_535, 65_536, 65_537, 131_073])
+def test_a_sliced_message_hashes_exactly_as_its_whole_key(length: int) -> None:
+    """Slicing changes how the bytes reach the digest, never which bytes: the prefixes a long message
+    started before the change are still recognised."""
+    text = ("é東" * length)[:length]
+    message = NeutralMessage(
+        role="assistant",
+        text=text,
+        tool_calls=(NeutralToolCall(id="c1", name="f", arguments='{"a": 1}'),),
+    )
+    sliced = hashlib.blake2b(digest_size=16)
+    _feed_message(sliced, message)
+
+    assert sliced.digest() == hashlib.blake2b(_message_key(message), digest_size=16).digest()

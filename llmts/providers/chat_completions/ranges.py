@@ -11,24 +11,24 @@ from __future__ import annotations
 
 from llmts.providers.strict import Bound, OutOfRange, Violation
 
-__all__ = ["CHAT_BOUNDS", "MAX_N", "N_BOUND", "RESPONSES_BOUNDS", "openai_range_violation"]
+__all__ = ["CHAT_BOUNDS", "MAX_N", "N_BOUND", "SAMPLING_BOUNDS", "openai_range_violation"]
 
 # The API's own bound on ``n`` (llmts answers at most ``MAX_CHOICES`` choices, a smaller limit of its own).
 MAX_N = 128
 
-_SAMPLING = (
+# The ranges Chat Completions and Responses share (Responses has no penalties and no ``n``).
+SAMPLING_BOUNDS: tuple[Bound, ...] = (
     Bound(("temperature",), 0, 2),
     Bound(("top_p",), 0, 1),
     Bound(("top_logprobs",), 0, 20, integer=True),
 )
 CHAT_BOUNDS: tuple[Bound, ...] = (
-    *_SAMPLING,
+    *SAMPLING_BOUNDS,
     Bound(("frequency_penalty",), -2, 2),
     Bound(("presence_penalty",), -2, 2),
 )
 # ``n`` is the parser's (it must be a usable count whatever ``strict_requests`` says).
 N_BOUND = Bound(("n",), 1, MAX_N, integer=True)
-RESPONSES_BOUNDS: tuple[Bound, ...] = _SAMPLING
 
 
 def _number(value: float) -> str:

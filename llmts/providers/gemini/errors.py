@@ -12,13 +12,12 @@ only when the client sets ``retry_options``, by status code alone.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import orjson
 
 from llmts.errors import LlmtsError, ProviderUnauthorized, ScriptedError
-from llmts.providers.base import Reply, retry_after_headers
+from llmts.providers.base import Reply, retry_after_headers, retry_after_ms
 
 __all__ = ["google_status", "render_gemini_error"]
 
@@ -80,7 +79,7 @@ def render_gemini_error(error: LlmtsError, request_id: str) -> Reply:
     if isinstance(error, ScriptedError) and error.retry_after is not None:
         headers += retry_after_headers(error.retry_after, milliseconds=False)
         # A protobuf Duration keeps the exact wait (``59.979s``); the header has whole seconds.
-        delay = math.ceil(round(error.retry_after * 1000, 6)) / 1000
+        delay = retry_after_ms(error.retry_after) / 1000
         details.append({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{delay:g}s"})
     body = {"error": {"code": status, "message": message, "status": name, "details": details}}
     return Reply(status, headers, orjson.dumps(body))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmts.providers.chat_completions.ranges import CHAT_BOUNDS, RESPONSES_BOUNDS, openai_range_violation
+from llmts.providers.chat_completions.ranges import CHAT_BOUNDS, SAMPLING_BOUNDS, openai_range_violation
 from llmts.providers.strict import StrictRule, Violation, range_rule
 from llmts.providers.tool_messages import messages_of, orphan_tool_result, unanswered_tool_calls
 from llmts.runtime.signatures import SignatureBook
@@ -165,7 +165,7 @@ def _responses_encrypted_content(body: dict[str, Any], signatures: SignatureBook
 
 
 RESPONSES_RULES: tuple[StrictRule, ...] = (
-    range_rule(RESPONSES_BOUNDS, openai_range_violation, code="invalid_value", source=_RESPONSES_REFERENCE),
+    range_rule(SAMPLING_BOUNDS, openai_range_violation, code="invalid_value", source=_RESPONSES_REFERENCE),
     StrictRule(
         "function_call_output_without_call",
         _responses_output_without_call,

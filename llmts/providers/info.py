@@ -87,3 +87,5 @@ class ProviderInfo:
     # credential as sent; ``sigv4``, signed again for the upstream's host with the server's AWS credentials
     # (llmts/server/sigv4_upstream.py).
     upstream_signing: Literal["sigv4"] | None = None
+    # The AWS service name a ``sigv4`` signature names (the credential scope's service).
+    upstream_signing_service: str | None = None

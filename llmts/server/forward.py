@@ -45,7 +45,12 @@ __all__ = ["Forwarded", "forward", "recorded_reply", "relay", "replayed_exchange
 # Response headers not passed to the client: the connection's own, and the ones the serving side sets.
 _NOT_RELAYED = HOP_BY_HOP_HEADERS | {"date", "server"}
 _DEFAULT_SETTINGS = RecordingSettings()
-_SIGNING = {info.namespace: info.upstream_signing for info in CATALOG.providers}
+# Namespace -> the AWS service its forwarded requests are signed again for (``upstream_signing: sigv4``).
+_SIGV4_SERVICES = {
+    info.namespace: info.upstream_signing_service or info.namespace
+    for info in CATALOG.providers
+    if info.upstream_signing == "sigv4"
+}
 
 
 @dataclass(slots=True)
@@ -114,8 +119,11 @@ def forward(
     url = upstream_url(upstream, request.path[len(prefix) :], str(request.environ.get("QUERY_STRING", "")))
     outgoing = forwarded_headers(request.environ)
     secrets: tuple[str, ...] = (credential,) if credential else ()
-    if _SIGNING.get(neutral.provider) == "sigv4":  # the client's signature names llmts's host: signed again
-        outgoing, signed_with = client.sigv4.sign(request.method, url, outgoing, request.body)
+    service = _SIGV4_SERVICES.get(neutral.provider)
+    if service is not None:  # the client's signature names llmts's host: signed again
+        outgoing, signed_with = client.sigv4.sign(
+            request.method, url, outgoing, request.body, service=service
+        )
         secrets = (*secrets, *signed_with)
     pending = _Pending(session, neutral, conversation, secrets, session.generation, time.monotonic())
     response = client.send(

@@ -25,9 +25,7 @@ from llmts.providers.bedrock.info import upstream_region
 if TYPE_CHECKING:
     from botocore.credentials import Credentials
 
-__all__ = ["SIGNING_SERVICE", "SigV4Signer"]
-
-SIGNING_SERVICE = "bedrock"
+__all__ = ["SigV4Signer"]
 # The client's signature and what it signed with: replaced by the new signature (a ``Date`` header would
 # make botocore sign it instead of ``X-Amz-Date``).
 _REPLACED = frozenset({"authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256", "date"})
@@ -86,7 +84,7 @@ class SigV4Signer:
         self._resolved = True
 
     def sign(
-        self, method: str, url: str, headers: dict[str, str], body: bytes
+        self, method: str, url: str, headers: dict[str, str], body: bytes, *, service: str
     ) -> tuple[dict[str, str], tuple[str, ...]]:
         """``headers`` as they go to ``url``, the client's SigV4 signature replaced by the server's (a
         bearer key passes unchanged), and the server's key id and session token they carry (a recording
@@ -113,7 +111,7 @@ class SigV4Signer:
         kept = {name: value for name, value in headers.items() if name not in _REPLACED}
         kept["host"] = _host(url)
         request = AWSRequest(method=method, url=url, data=body, headers=kept)
-        SigV4Auth(credentials, SIGNING_SERVICE, region).add_auth(request)
+        SigV4Auth(credentials, service, region).add_auth(request)
         sent = tuple(str(secret) for secret in (credentials.access_key, credentials.token) if secret)
         return {name.lower(): str(value) for name, value in request.headers.items()}, sent
 

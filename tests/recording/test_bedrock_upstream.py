@@ -365,7 +365,9 @@ def test_the_host_region_wins_and_the_default_port_is_not_signed(monkeypatch: py
         monkeypatch.setenv(name, value)
     url = f"https://bedrock-runtime.us-west-2.amazonaws.com:443/model/{MODEL}/converse"
     headers = {k.lower(): v for k, v in _client_headers("eu-west-3").items()} | {"date": "Thu, 01 Jan 2026"}
-    signed, secrets = SigV4Signer().sign("POST", url, {**headers, "content-type": "application/json"}, b"{}")
+    signed, secrets = SigV4Signer().sign(
+        "POST", url, {**headers, "content-type": "application/json"}, b"{}", service="bedrock"
+    )
     assert secrets == (SERVER_KEY, SERVER_TOKEN)
     fields = _SIGV4.fullmatch(signed["authorization"])
     assert fields is not None
@@ -381,10 +383,16 @@ def test_without_a_region_anywhere_the_request_is_refused(monkeypatch: pytest.Mo
     signer = SigV4Signer()
     with pytest.raises(Exception, match="names no region") as refused:
         signer.sign(
-            "POST", "http://127.0.0.1:9/model/m/converse", {"content-type": "application/json"}, b"{}"
+            "POST",
+            "http://127.0.0.1:9/model/m/converse",
+            {"content-type": "application/json"},
+            b"{}",
+            service="bedrock",
         )
     assert getattr(refused.value, "code", None) == "llm_test_server_upstream_unsigned"
     for variable, region in (("AWS_REGION", "eu-north-1"), ("AWS_DEFAULT_REGION", "sa-east-1")):
         monkeypatch.setenv(variable, region)  # AWS_DEFAULT_REGION (botocore's own) wins over AWS_REGION
-        signed, _ = SigV4Signer().sign("POST", "http://127.0.0.1:9/model/m/converse", {}, b"")
+        signed, _ = SigV4Signer().sign(
+            "POST", "http://127.0.0.1:9/model/m/converse", {}, b"", service="bedrock"
+        )
         assert f"/{region}/bedrock/aws4_request" in signed["authorization"]

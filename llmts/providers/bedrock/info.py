@@ -73,6 +73,7 @@ BEDROCK_INFO = ProviderInfo(
     # A forwarded request is signed again for the upstream's host and region (llmts/server/sigv4_upstream.py).
     upstream_check=check_upstream,
     upstream_signing="sigv4",
+    upstream_signing_service="bedrock",
 )
 
 PROVIDERS = (BEDROCK_INFO,)

@@ -20,7 +20,7 @@ from llmts.providers.strict import StrictRule
 from llmts.runtime.determinism import WireIdentity
 from llmts.runtime.rate_limits import RateState
 from llmts.schema.config import SessionConfig
-from llmts.schema.faults import FrameKind, StreamDelivery
+from llmts.schema.faults import FrameKind
 from llmts.schema.neutral import Completion, NeutralRequest, Usage
 
 __all__ = [
@@ -148,7 +148,8 @@ class Reply:
 
     ``frame_kinds`` (one per frame) tells delivery plans and evidence which frames are counted content
     and which one is the protocol's terminal marker; without it only the last frame is terminal.
-    ``delivery`` is set by the server from the completion, never by adapters.
+    A reply holds what the provider rendered; how the server delivers it (the fault plan, pacing) is the
+    server's exchange's (llmts/server/exchange.py).
     """
 
     status: int
@@ -156,15 +157,9 @@ class Reply:
     body: bytes = b""
     frames: list[bytes] | None = None
     frame_kinds: list[FrameKind] | None = None
-    delivery: StreamDelivery | None = None
     # What the ``malformed_frame`` plan inserts: a frame this protocol's parsers reject (default: SSE
     # ``data:`` with cut-off JSON; protocols that skip event-less frames supply their own).
     malformed_frame: bytes | None = None
-    # The stream's pacing (``llmts.transport.pacing.StreamPacing``): set by the server, never by adapters
-    # (typed loosely because providers do not import the transport).
-    pacing: object | None = None
-    # Write each frame on its own (a recorded stream keeps its chunk boundaries: docs/recording.md).
-    keep_frames: bool = False
 
 
 class SessionView(Protocol):

@@ -250,10 +250,10 @@ def _relayed(
 
 
 def recorded_reply(recorded: RecordedOutput) -> Reply:
-    """A ``recorded`` fixture's answer as it was recorded: its frames written one by one."""
+    """A ``recorded`` fixture's answer as it was recorded (the exchange writes its frames one by one)."""
     if recorded.frames is None:
         return Reply(recorded.status, list(recorded.headers), recorded.body or b"")
-    return Reply(recorded.status, list(recorded.headers), frames=list(recorded.frames), keep_frames=True)
+    return Reply(recorded.status, list(recorded.headers), frames=list(recorded.frames))
 
 
 def replayed_exchange(

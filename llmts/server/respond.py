@@ -74,14 +74,18 @@ def respond(
     session: Session | None,
     entry: JournalRecord | None,
     *,
+    plan: StreamDelivery | None = None,
+    pacing: StreamPacing | None = None,
+    keep_frames: bool = False,
     write_timeout: float | None = None,
     active: MutableSet[ActiveDelivery] | None = None,
     metrics: ProcessMetrics | None = None,
 ) -> Iterable[bytes]:
-    """Start the response and return its body iterator; ``write_timeout`` bounds each write to the client,
-    ``active`` (the server's shutdown registry) lets a graceful stop end the delivery cleanly and
-    ``metrics`` counts the request once it is over."""
-    plan = reply.delivery
+    """Start the response and return its body iterator. ``plan`` is the answer's delivery fault plan,
+    ``pacing`` spaces a stream's frames, ``keep_frames`` writes each frame on its own (a recorded stream
+    keeps its chunk boundaries); ``write_timeout`` bounds each write to the client, ``active`` (the
+    server's shutdown registry) lets a graceful stop end the delivery cleanly and ``metrics`` counts the
+    request once it is over."""
     finish = _Finisher(session, entry, metrics) if session is not None and entry is not None else _ignore
     evidence = DeliveryEvidence(plan)
     if entry is not None:
@@ -98,13 +102,12 @@ def respond(
         start_response(status_line(reply.status), reply.headers)
         malformed = reply.malformed_frame or MALFORMED_SSE_FRAME
         sock = client_socket(environ)
-        pacing = reply.pacing if isinstance(reply.pacing, StreamPacing) else None
         server_deadline = environ.get(SERVER_WRITE_DEADLINE)
-        if server_deadline is not None and plan is None and pacing is None and not reply.keep_frames:
+        if server_deadline is not None and plan is None and pacing is None and not keep_frames:
             # Nothing happens between the frames: the server writes them and the end in one piece.
             return whole_stream(joined, reply.frames, kinds, evidence, finish, server_deadline, sock)
         stream = deliver_stream(
-            reply.frames, kinds, plan, sock, evidence, finish, malformed, pacing, reply.keep_frames
+            reply.frames, kinds, plan, sock, evidence, finish, malformed, pacing, keep_frames
         )
         if write_timeout is None and active is None:
             return stream

@@ -19,17 +19,19 @@ def _start_response(status: str, headers: list[tuple[str, str]]) -> None:
 def _stream_reply() -> Reply:
     frames = [b"data: 1\n\n", b"data: 2\n\n", b"data: [DONE]\n\n"]
     kinds = [FrameKind.CONTENT, FrameKind.CONTENT, FrameKind.TERMINAL]
-    # A plan makes the writer send frame by frame (without one, frames are coalesced into one write).
-    plan = StreamDelivery(mode="delay_then_continue", after_content_frames=1, delay_ms=1)
-    reply = Reply(200, [("Content-Type", "text/event-stream")], frames=frames, frame_kinds=kinds)
-    reply.delivery = plan
-    return reply
+    return Reply(200, [("Content-Type", "text/event-stream")], frames=frames, frame_kinds=kinds)
+
+
+# A plan makes the writer send frame by frame (without one, frames are coalesced into one write).
+_PLAN = StreamDelivery(mode="delay_then_continue", after_content_frames=1, delay_ms=1)
 
 
 def _journaled(active: set[ActiveDelivery]) -> tuple[Any, Any, Any]:
     session = SessionRegistry().default
     entry = session.journal_begin("req_1", "openai", "POST", "/openai/v1/chat/completions")
-    body = respond(_start_response, _stream_reply(), {}, session, entry, write_timeout=None, active=active)
+    body = respond(
+        _start_response, _stream_reply(), {}, session, entry, plan=_PLAN, write_timeout=None, active=active
+    )
     return session, entry, iter(body)
 
 

@@ -495,8 +495,9 @@ class SessionClient(SdkClientShortcuts):
 
     def sdk_client(self, name: str, /, *, headers: dict[str, str] | None = None, **kwargs: Any) -> Any:
         """The official SDK client ``name`` (``openai_client``, ``gemini_client``... as the providers declare
-        them in their ``info.py``) bound to this session; ``headers`` are sent on every request, extra
-        kwargs go to the constructor. The SDK is imported on first use."""
+        them in their ``info.py``) bound to this session; ``headers`` are sent on every request, the
+        client's ``option_keywords`` (google-genai's ``api_version``) go inside its options dict when not
+        None, other kwargs go to the constructor. The SDK is imported on first use."""
         try:
             info, spec = CATALOG.sdk_client(name)
         except KeyError:
@@ -509,8 +510,10 @@ class SessionClient(SdkClientShortcuts):
         if spec.credential_header is not None:
             bearer = {spec.credential_header: "Bearer " + self.credential(info.namespace)}
             headers = {**bearer, **(headers or {})}
+        chosen = {key: kwargs.pop(key) for key in spec.option_keywords if key in kwargs}
         if spec.options_argument is not None:
             options: dict[str, Any] = {spec.url_argument: url}
+            options.update((key, value) for key, value in chosen.items() if value is not None)
             options.update(kwargs.pop(spec.options_argument, None) or {})
             if headers:
                 options[spec.headers_argument] = {**(options.get(spec.headers_argument) or {}), **headers}

@@ -300,7 +300,7 @@ def test_the_adapters_must_serve_what_their_info_declares(fake_registry: Catalog
         load_adapters(mismatched)
 
 
-# --- the provider-neutral layers name no provider --------------------------------------------------------
+# --- the provider-neutral layers and the server name no provider -----------------------------------------
 
 _PROVIDER_WORDS = re.compile(
     "|".join([*(re.escape(n) for n in CATALOG.namespaces), "azure", "claude", "google", "genai", "gpt-"]),
@@ -345,12 +345,19 @@ def _words(node: ast.AST, docstrings: set[int]) -> list[str]:
         return [node.arg]
     if isinstance(node, ast.keyword) and node.arg:
         return [node.arg]
+    if isinstance(node, ast.ImportFrom) and node.module:  # ``from llmts.providers.acme.x import y``
+        return [node.module, *(alias.name for alias in node.names)]
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
     return []
 
 
-def test_schema_and_runtime_name_no_provider() -> None:
+def test_schema_runtime_and_server_name_no_provider() -> None:
+    """What a provider is and does lives in its package: the schema, the runtime and the server (the
+    composition root, which forwards, signs and routes through what adapters declare) name none, in code
+    or in imports (docs/architecture.md, "Providers and the adapter registry")."""
     found = []
-    for layer in ("schema", "runtime"):
+    for layer in ("schema", "runtime", "server"):
         for path in sorted((PACKAGE / layer).rglob("*.py")):
             tree = ast.parse(path.read_text())
             docstrings = _docstrings(tree)

@@ -16,6 +16,7 @@ import orjson
 
 from llmts.errors import InvalidRequest, LlmtsError
 from llmts.providers.info import ProviderInfo
+from llmts.providers.signing import UpstreamSigner
 from llmts.providers.strict import StrictRule
 from llmts.runtime.determinism import WireIdentity
 from llmts.runtime.rate_limits import RateState
@@ -265,6 +266,10 @@ class ProviderAdapter:
     # (path prefix, renderer) for sub-trees that speak another wire's errors (Ollama's OpenAI-compatible
     # ``/ollama/v1``); the first matching prefix wins, ``render_error`` answers everything else.
     error_renderers: tuple[tuple[str, Callable[[LlmtsError, str], Reply]], ...] = ()
+    # Signs a request forwarded to the namespace's upstream again when its credential is bound to the host
+    # it was sent to (Bedrock's SigV4; ``llmts/providers/signing.py``). None: the client's credential goes
+    # as sent. A signer may keep per-process state (resolved credentials), never per-session state.
+    sign_upstream: UpstreamSigner | None = None
 
     def render_error_for(self, path: str) -> Callable[[LlmtsError, str], Reply]:
         """The error renderer of the route tree ``path`` lies in."""

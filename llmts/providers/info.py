@@ -25,6 +25,12 @@ class SdkClient:
     keyword arguments; ``defaults`` are keyword arguments the caller may override. When
     ``credential_header`` is set (the ``ollama`` client has no ``api_key``), the credential is sent as
     ``<credential_header>: Bearer <credential>`` among the extra headers instead of as ``api_key``.
+
+    ``SessionClient`` and the conversation client have a method of the same ``name`` for each
+    (``llmts/sdk_shortcuts.py``, generated from these declarations): ``summary`` is its docstring (default:
+    "An official ``<module>.<factory>`` bound to this session."), and ``option_keywords`` its keyword-only
+    arguments (``str | None``) that go inside the ``options_argument`` dict when given (google-genai's
+    ``api_version``); ``sdk_client(name, ...)`` takes them too.
     """
 
     name: str
@@ -36,6 +42,16 @@ class SdkClient:
     options_argument: str | None = None
     defaults: tuple[tuple[str, str], ...] = ()
     credential_header: str | None = None
+    summary: str = ""
+    option_keywords: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.option_keywords and self.options_argument is None:
+            raise ValueError(f"SDK client {self.name!r}: option_keywords need an options_argument")
+
+    def doc(self) -> str:
+        """The named method's docstring."""
+        return self.summary or f"An official ``{self.module}.{self.factory}`` bound to this session."
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +99,3 @@ class ProviderInfo:
     # What a replay of the namespace's recorded answers needs in its configuration besides their
     # scenarios, from the models they were recorded for (docs/recording.md; Azure: the deployments).
     replay_config: Callable[[Sequence[str]], dict[str, Any]] | None = None
-    # How a request forwarded to the namespace's upstream is authenticated: ``None``, the client's own
-    # credential as sent; ``sigv4``, signed again for the upstream's host with the server's AWS credentials
-    # (llmts/server/sigv4_upstream.py).
-    upstream_signing: Literal["sigv4"] | None = None
-    # The AWS service name a ``sigv4`` signature names (the credential scope's service).
-    upstream_signing_service: str | None = None

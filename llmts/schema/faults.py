@@ -1,29 +1,14 @@
 """Stream delivery plans (a response's ``stream_delivery``) and the delivery evidence the transport records.
 
-In-stream modes act after ``after_content_frames`` counted text frames were handed to the socket:
-
-* ``early_clean_end`` — end the body cleanly; the rest and the protocol's terminal sequence are omitted.
-* ``delay_then_continue`` — pause ``delay_ms`` once, then send the rest (unless the client left).
-* ``abort_connection`` — reset the TCP connection (RST); nothing more is sent.
-* ``truncate_bytes`` — send only ``cut_bytes`` bytes of the next frame, then end the body cleanly.
-* ``malformed_frame`` — insert one syntactically broken frame, then continue normally.
-* ``stall`` — stop sending and hold the connection until the client leaves or ``delay_ms`` passes,
-  then end the body cleanly without the terminal sequence.
-* ``slow_drip`` — deliver the whole stream, paced at ``bytes_per_second`` (``after_content_frames``
-  does not apply).
-
-Connection modes act before any byte of the response (status line included) is sent:
-
-* ``reset_before_headers`` — reset the connection.
-* ``empty_response`` — close the connection without a status line.
-* ``http_error_page`` — answer ``status`` (502/503/504) with a proxy-style HTML page.
-
-Theory of operation: ``MODES`` is the one table of modes. Each row says when the mode acts
-(``DeliveryKind``), which parameters it needs and the values it accepts (every other parameter is
-refused), and whether it is harmless (the client still gets the whole answer). ``StreamDelivery``
-validation, ``CONNECTION_MODES``/``IN_STREAM_MODES``/``PACING_MODES``/``HARMLESS_MODES`` (used by the
-compatibility checks and the journal's success flag) all derive from it; what a mode does on the socket is
-its unit in ``llmts/transport/modes/`` (docs/architecture.md#stream-delivery-fault-modes).
+Theory of operation: ``MODES`` is the one declaration of the modes a plan may name (what each does to the
+client: docs/stream-delivery.md#modes). Each row says when the mode acts (``DeliveryKind``), which
+parameters it needs and the values it accepts (every other parameter is refused), and whether it is
+harmless (the client still gets the whole answer). ``DeliveryMode`` (the names validation accepts, in
+table order), ``StreamDelivery`` validation and ``CONNECTION_MODES``/``IN_STREAM_MODES``/``PACING_MODES``/
+``HARMLESS_MODES`` (used by the compatibility checks and the journal's success flag) all derive from it.
+What a mode does on the socket is its unit in ``llmts/transport/modes/``, which declares itself by the
+same name; the transport refuses to import unless its units and this table name the same modes
+(docs/architecture.md#stream-delivery-fault-modes).
 """
 
 from __future__ import annotations
@@ -32,7 +17,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
@@ -51,20 +36,6 @@ __all__ = [
     "TransportOutcome",
 ]
 
-# The accepted names, in the order validation errors list them; tests/transport/test_mode_registry.py pins
-# this Literal, ``MODES`` below and the transport's registry (llmts/transport/modes/) to each other.
-DeliveryMode = Literal[
-    "early_clean_end",
-    "delay_then_continue",
-    "abort_connection",
-    "truncate_bytes",
-    "malformed_frame",
-    "stall",
-    "slow_drip",
-    "reset_before_headers",
-    "empty_response",
-    "http_error_page",
-]
 TransportOutcome = Literal["completed", "early_end", "aborted", "client_gone"]
 # Parameters a mode may need; each is refused by every mode that does not need it.
 Parameter = Literal["delay_ms", "cut_bytes", "bytes_per_second", "status"]
@@ -111,8 +82,8 @@ def _only_with(parameter: Parameter, mode: str) -> str:
 
 _IN, _PACE, _CONN = DeliveryKind.IN_STREAM, DeliveryKind.PACING, DeliveryKind.CONNECTION
 
-# The mode table (docs/stream-delivery.md#modes). A new mode is one row here, one unit in
-# llmts/transport/modes/ and one row in its registry (docs/contributing.md).
+# The mode table (docs/stream-delivery.md#modes). A new mode is one row here and one unit in
+# llmts/transport/modes/ that declares itself by the same name (docs/contributing.md).
 MODES: Mapping[str, ModeSpec] = MappingProxyType(
     {
         "early_clean_end": ModeSpec(_IN, harmless=False),
@@ -167,6 +138,14 @@ MODES: Mapping[str, ModeSpec] = MappingProxyType(
         ),
     }
 )
+
+
+# The names a plan accepts, in the order validation errors (and the JSON schema's enum) list them. Built
+# from the table, so to a type checker it is a ``str``; pydantic validates the ``Literal``.
+if TYPE_CHECKING:
+    DeliveryMode = str
+else:
+    DeliveryMode = Literal[tuple(MODES)]
 
 
 def _modes_needing(parameter: Parameter) -> str:

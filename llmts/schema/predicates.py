@@ -9,9 +9,10 @@ configuration value. Everything else derives from the table:
   per row, in table order;
 * the fluent builder (``StepBuilder.when`` in ``builder.py``) accepts every row's name and validates by
   building ``StepWhen``;
-* the runtime compiler (``llmts/runtime/conversations/predicates.py``) keeps one compiled check per row,
-  keyed by the same name (a test pins the two tables to each other), and evaluates them in table order,
-  so cheap rows come first.
+* the runtime's ``COMPILERS`` (``llmts/runtime/conversations/predicates.py``), built from the functions
+  that declare themselves a row's compiler (``@compiles("turn")``), in table order, so cheap rows are
+  evaluated first; importing the runtime fails unless every row has exactly one compiler and every
+  compiler a row.
 
 The schema layer never imports the runtime, so the checks themselves live there.
 """

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from llmts.errors import UpstreamUnreachable
-from llmts.providers.base import ProviderRequest, Reply
-from llmts.providers.catalog import CATALOG
+from llmts.providers.base import ProviderAdapter, ProviderRequest, Reply
+from llmts.providers.signing import UpstreamRequest
 from llmts.runtime import Session
 from llmts.runtime.journal import JournalRecord
 from llmts.runtime.recording import Exchange, recorded_request
@@ -45,12 +45,6 @@ __all__ = ["Forwarded", "forward", "recorded_reply", "relay", "replayed_exchange
 # Response headers not passed to the client: the connection's own, and the ones the serving side sets.
 _NOT_RELAYED = HOP_BY_HOP_HEADERS | {"date", "server"}
 _DEFAULT_SETTINGS = RecordingSettings()
-# Namespace -> the AWS service its forwarded requests are signed again for (``upstream_signing: sigv4``).
-_SIGV4_SERVICES = {
-    info.namespace: info.upstream_signing_service or info.namespace
-    for info in CATALOG.providers
-    if info.upstream_signing == "sigv4"
-}
 
 
 @dataclass(slots=True)
@@ -104,7 +98,7 @@ class Forwarded:
 def forward(
     client: UpstreamClient,
     session: Session,
-    prefix: str,
+    adapter: ProviderAdapter,
     request: ProviderRequest,
     neutral: NeutralRequest,
     upstream: str,
@@ -112,19 +106,20 @@ def forward(
     conversation: str | None,
     credential: str | None,
 ) -> Reply | Forwarded:
-    """Send the request upstream; a whole answer comes back as a ``Reply``, a stream as ``Forwarded``."""
+    """Send the request upstream (signed again by the adapter's ``sign_upstream`` when it has one: the
+    client's credential names llmts's host); a whole answer comes back as a ``Reply``, a stream as
+    ``Forwarded``."""
     config = session.configuration
     settings = (config.recording if config is not None else None) or _DEFAULT_SETTINGS
     session.recording_room()  # 507 before anything leaves when the recording is full
-    url = upstream_url(upstream, request.path[len(prefix) :], str(request.environ.get("QUERY_STRING", "")))
+    path = request.path[len(adapter.prefix) :]
+    url = upstream_url(upstream, path, str(request.environ.get("QUERY_STRING", "")))
     outgoing = forwarded_headers(request.environ)
     secrets: tuple[str, ...] = (credential,) if credential else ()
-    service = _SIGV4_SERVICES.get(neutral.provider)
-    if service is not None:  # the client's signature names llmts's host: signed again
-        outgoing, signed_with = client.sigv4.sign(
-            request.method, url, outgoing, request.body, service=service
-        )
-        secrets = (*secrets, *signed_with)
+    sign = adapter.sign_upstream
+    if sign is not None:
+        signed = sign(UpstreamRequest(request.method, url, outgoing, request.body))
+        outgoing, secrets = dict(signed.headers), (*secrets, *signed.secrets)
     pending = _Pending(session, neutral, conversation, secrets, session.generation, time.monotonic())
     response = client.send(
         request.method,

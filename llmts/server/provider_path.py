@@ -281,7 +281,7 @@ class ProviderPath:
             return forward(
                 self._upstream,
                 session,
-                ex.adapter.prefix,
+                ex.adapter,
                 ex.request,
                 neutral,
                 ex.upstream,

@@ -17,7 +17,6 @@ from urllib.parse import quote, urlsplit
 
 from llmts.errors import LlmtsError, UpstreamTimeout, UpstreamUnreachable
 from llmts.schema.recorded import HOP_BY_HOP_HEADERS
-from llmts.server.sigv4_upstream import SigV4Signer
 
 if TYPE_CHECKING:
     import urllib3
@@ -106,8 +105,6 @@ class UpstreamClient:
 
     def __init__(self) -> None:
         self._manager: urllib3.PoolManager | None = None
-        # A Bedrock upstream's requests are signed again with the server's AWS credentials.
-        self.sigv4 = SigV4Signer()
 
     def _pools(self) -> urllib3.PoolManager:
         if self._manager is None:

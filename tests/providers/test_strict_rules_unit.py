@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from llmts.errors import InvalidRequest, StrictRequestRejected
-from llmts.providers.anthropic.strict_rules import MESSAGES_RULES
+from llmts.providers.anthropic_messages.strict_rules import MESSAGES_RULES
 from llmts.providers.bedrock.strict_rules import CONVERSE_RULES
 from llmts.providers.cohere.strict_rules import CHAT_RULES as COHERE_RULES
 from llmts.providers.gemini.strict_rules import GENERATE_RULES

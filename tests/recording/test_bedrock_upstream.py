@@ -22,8 +22,11 @@ from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
 from llmts import LlmTestServer, ServerError, SessionClient
+from llmts.providers.adapters import ADAPTERS
+from llmts.providers.bedrock.adapter import BEDROCK
 from llmts.providers.bedrock.info import upstream_region
-from llmts.server.sigv4_upstream import SigV4Signer
+from llmts.providers.bedrock.sigv4 import SigV4Signer
+from llmts.providers.signing import UpstreamRequest
 from tests.recording.conftest import EchoUpstream
 from tests.recording.support import chunked_request, provider_upstream, recording_session
 
@@ -365,10 +368,10 @@ def test_the_host_region_wins_and_the_default_port_is_not_signed(monkeypatch: py
         monkeypatch.setenv(name, value)
     url = f"https://bedrock-runtime.us-west-2.amazonaws.com:443/model/{MODEL}/converse"
     headers = {k.lower(): v for k, v in _client_headers("eu-west-3").items()} | {"date": "Thu, 01 Jan 2026"}
-    signed, secrets = SigV4Signer().sign(
-        "POST", url, {**headers, "content-type": "application/json"}, b"{}", service="bedrock"
-    )
-    assert secrets == (SERVER_KEY, SERVER_TOKEN)
+    request = UpstreamRequest("POST", url, {**headers, "content-type": "application/json"}, b"{}")
+    answer = SigV4Signer("bedrock")(request)
+    assert answer.secrets == (SERVER_KEY, SERVER_TOKEN)
+    signed = dict(answer.headers)
     fields = _SIGV4.fullmatch(signed["authorization"])
     assert fields is not None
     assert (fields["key"], fields["region"], fields["service"]) == (SERVER_KEY, "us-west-2", "bedrock")
@@ -380,19 +383,32 @@ def test_the_host_region_wins_and_the_default_port_is_not_signed(monkeypatch: py
 def test_without_a_region_anywhere_the_request_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in _SERVER_CREDENTIALS.items():
         monkeypatch.setenv(name, value)
-    signer = SigV4Signer()
+    signer = SigV4Signer("bedrock")
     with pytest.raises(Exception, match="names no region") as refused:
-        signer.sign(
-            "POST",
-            "http://127.0.0.1:9/model/m/converse",
-            {"content-type": "application/json"},
-            b"{}",
-            service="bedrock",
+        signer(
+            UpstreamRequest(
+                "POST", "http://127.0.0.1:9/model/m/converse", {"content-type": "application/json"}, b"{}"
+            )
         )
     assert getattr(refused.value, "code", None) == "llm_test_server_upstream_unsigned"
     for variable, region in (("AWS_REGION", "eu-north-1"), ("AWS_DEFAULT_REGION", "sa-east-1")):
         monkeypatch.setenv(variable, region)  # AWS_DEFAULT_REGION (botocore's own) wins over AWS_REGION
-        signed, _ = SigV4Signer().sign(
-            "POST", "http://127.0.0.1:9/model/m/converse", {}, b"", service="bedrock"
+        signed = SigV4Signer("bedrock")(
+            UpstreamRequest("POST", "http://127.0.0.1:9/model/m/converse", {}, b"")
         )
-        assert f"/{region}/bedrock/aws4_request" in signed["authorization"]
+        assert f"/{region}/bedrock/aws4_request" in signed.headers["authorization"]
+
+
+def test_signing_is_the_bedrock_adapters_hook_alone() -> None:
+    """The server signs through ``ProviderAdapter.sign_upstream`` (docs/architecture.md, "Record and
+    replay"): Bedrock declares SigV4 for service ``bedrock``; every other provider forwards the client's
+    credential as sent; a bearer key passes unchanged without resolving any AWS credentials."""
+    assert isinstance(BEDROCK.sign_upstream, SigV4Signer) and BEDROCK.sign_upstream.service == "bedrock"
+    assert [a.namespace for a in ADAPTERS if a.sign_upstream is not None] == ["bedrock"]
+    bearer = {"authorization": "Bearer bedrock-api-key-7"}
+    signer = SigV4Signer("bedrock")
+    assert (
+        signer(UpstreamRequest("POST", "http://127.0.0.1:9/model/m/converse", bearer, b"{}")).headers
+        == bearer
+    )
+    assert signer._resolved is False  # nothing was resolved for a key that is not host-bound

@@ -1,12 +1,19 @@
 """The predicate table (``llmts.schema.predicates``) is the one list of ``when`` keys: the schema model,
-the runtime compiler and the builder are pinned to it (docs/contributing.md, "Adding a conversation
+the runtime compiler and the builder are pinned to it, and the compilers, which declare themselves by
+name, fail the runtime's import unless they match it (docs/contributing.md, "Adding a conversation
 predicate")."""
 
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
+import textwrap
+from typing import Any
 
-from llmts.runtime.conversations.predicates import COMPILERS
+import pytest
+
+from llmts.runtime.conversations.predicates import COMPILERS, Check, compilers_of, compiles
 from llmts.schema.builder import StepBuilder
 from llmts.schema.conversations import StepWhen
 from llmts.schema.predicates import PREDICATES, PREDICATES_BY_NAME
@@ -54,3 +61,59 @@ def test_the_contracted_names_are_all_there() -> None:
         "latest_text_matches",
         "declares_tool",
     }
+
+
+# --- the compilers declare themselves; a mismatch with the table fails loudly -----------------------------
+
+
+@compiles("latest_text_contain")  # misnamed: the table says latest_text_contains
+def _misnamed(needle: str, when: StepWhen) -> Check:
+    return lambda view: False
+
+
+def _undeclared(value: Any, when: StepWhen) -> Check:
+    return lambda view: False
+
+
+@compiles("turn")
+def _second_turn(expected: int, when: StepWhen) -> Check:
+    return lambda view: False
+
+
+def test_the_compilers_are_the_declared_functions_in_table_order() -> None:
+    assert compilers_of(reversed(list(COMPILERS.values())), PREDICATES) == COMPILERS
+    assert list(compilers_of(reversed(list(COMPILERS.values())), PREDICATES)) == NAMES
+    # Functions without ``@compiles`` and other values are not compilers.
+    assert compilers_of([*COMPILERS.values(), _undeclared, len, "turn"], PREDICATES) == COMPILERS
+
+
+def test_a_misnamed_compiler_fails() -> None:
+    with pytest.raises(
+        RuntimeError, match="_misnamed compiles the predicate 'latest_text_contain', which the"
+    ):
+        compilers_of([*COMPILERS.values(), _misnamed], PREDICATES)
+
+
+def test_a_predicate_without_a_compiler_fails() -> None:
+    without = [compiler for name, compiler in COMPILERS.items() if name != "system_contains"]
+    with pytest.raises(RuntimeError, match=r"the predicate\(s\) system_contains of the predicate table"):
+        compilers_of(without, PREDICATES)
+
+
+def test_a_second_compiler_of_a_predicate_fails() -> None:
+    with pytest.raises(RuntimeError, match="_turn and _second_turn both compile 'turn'"):
+        compilers_of([*COMPILERS.values(), _second_turn], PREDICATES)
+
+
+def test_importing_the_runtime_fails_when_a_compiler_has_no_row() -> None:
+    """The check runs when the runtime is imported (the server's start), not only in tests."""
+    code = textwrap.dedent(
+        """
+        from llmts.schema import predicates
+        predicates.PREDICATES = tuple(s for s in predicates.PREDICATES if s.name != "declares_tool")
+        import llmts.runtime.conversations.predicates
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "RuntimeError: _declares_tool compiles the predicate 'declares_tool', which the" in result.stderr

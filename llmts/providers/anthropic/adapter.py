@@ -1,7 +1,8 @@
 """The ``anthropic`` adapter: Messages (JSON and SSE), count_tokens and models under ``/anthropic/v1``.
 
 Credentials: ``x-api-key`` (anthropic 0.x/1.x) or ``Authorization: Bearer`` (anthropic 2.x, and
-``auth_token=`` in every major); any ``anthropic-version`` is accepted.
+``auth_token=`` in every major); any ``anthropic-version`` is accepted. The Messages wire itself is the
+shared ``llmts/providers/anthropic_messages/`` (Bedrock's InvokeModel speaks it too).
 """
 
 from __future__ import annotations
@@ -9,11 +10,11 @@ from __future__ import annotations
 from llmts.providers.anthropic.errors import render_anthropic_error
 from llmts.providers.anthropic.info import ANTHROPIC_INFO
 from llmts.providers.anthropic.models import count_tokens, list_models, model_not_found, retrieve_model
-from llmts.providers.anthropic.parse import OPERATION, WARMUP_OPERATION, parse_messages_request
 from llmts.providers.anthropic.rate_limits import anthropic_rate_limit_headers
-from llmts.providers.anthropic.render import render_message
-from llmts.providers.anthropic.stream import render_message_stream
-from llmts.providers.anthropic.strict_rules import MESSAGES_RULES
+from llmts.providers.anthropic_messages.parse import OPERATION, WARMUP_OPERATION, parse_messages_request
+from llmts.providers.anthropic_messages.render import render_message
+from llmts.providers.anthropic_messages.stream import render_message_stream
+from llmts.providers.anthropic_messages.strict_rules import MESSAGES_RULES
 from llmts.providers.base import (
     InferenceRoute,
     ProviderAdapter,
@@ -33,6 +34,10 @@ def anthropic_credential(request: ProviderRequest) -> str | None:
     if key is not None and key.strip():
         return key.strip()
     return bearer_token(request)
+
+
+def _parse(call: ProviderCall) -> NeutralRequest:
+    return parse_messages_request(call, provider=ANTHROPIC_INFO.namespace)
 
 
 def _render(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
@@ -61,7 +66,7 @@ ANTHROPIC = ProviderAdapter(
         InferenceRoute(
             "/anthropic/v1/messages",
             ("POST",),
-            parse_messages_request,
+            _parse,
             _render,
             _warm_cache,
             in_stream_faults=frozenset({OPERATION}),

@@ -6,7 +6,7 @@ from typing import Any
 
 from llmts.errors import InvalidRequest, ModelNotFound
 from llmts.providers.anthropic.info import ANTHROPIC_INFO
-from llmts.providers.anthropic.parse import parse_prompt
+from llmts.providers.anthropic_messages.parse import parse_prompt
 from llmts.providers.base import ProviderCall, Reply, json_reply, load_json_object
 from llmts.runtime.tokens import estimate_input_tokens
 

@@ -2,7 +2,8 @@
 
 Credentials (docs/providers.md, "AWS Bedrock"): a SigV4 ``Authorization`` header (its shape is checked,
 the signature is not verified; the credential is the access key id of its ``Credential=`` scope) or the
-Bedrock API-key form ``Authorization: Bearer <key>``.
+Bedrock API-key form ``Authorization: Bearer <key>``. A request forwarded to a Bedrock upstream is signed
+again with the server's AWS credentials (``sigv4.py``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 from typing import Any
 
 from llmts.errors import ProviderUnauthorized
-from llmts.providers.anthropic.strict_rules import MESSAGES_RULES
+from llmts.providers.anthropic_messages.strict_rules import MESSAGES_RULES
 from llmts.providers.base import (
     InferenceRoute,
     ProviderAdapter,
@@ -25,6 +26,7 @@ from llmts.providers.bedrock.info import BEDROCK_INFO
 from llmts.providers.bedrock.invoke import INVOKE_STREAM, parse_invoke, render_invoke
 from llmts.providers.bedrock.parse import CONVERSE, parse_converse
 from llmts.providers.bedrock.render import render_converse
+from llmts.providers.bedrock.sigv4 import SigV4Signer
 from llmts.providers.bedrock.stream import render_converse_stream
 from llmts.providers.bedrock.strict_rules import CONVERSE_RULES
 from llmts.providers.strict import StrictRule, Violation
@@ -132,6 +134,8 @@ BEDROCK = ProviderAdapter(
     ),
     credential=bedrock_credential,
     render_error=render_bedrock_error,
+    # A forwarded request is signed again for the upstream's host and region (docs/recording.md).
+    sign_upstream=SigV4Signer("bedrock"),
 )
 
 ADAPTERS = (BEDROCK,)

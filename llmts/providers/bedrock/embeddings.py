@@ -7,8 +7,8 @@ The path's model id picks the body (a region prefix such as ``us.`` is ignored):
 * ``amazon.titan-embed-text-v2:0``: also ``dimensions`` (256, 512 or 1024, the default), ``normalize``
   and ``embeddingTypes`` (``float``, ``binary``: one 0/1 per dimension) -> also ``embeddingsByType``;
 * ``cohere.embed-*``: the Cohere embed body (``texts``/``images``, ``input_type``, ``embedding_types``,
-  parsed by the Cohere wire modules) -> ``embeddings_floats`` (a list of vectors) without
-  ``embedding_types``, else ``embeddings_by_type``;
+  parsed by the shared Cohere wire ``llmts/providers/cohere_retrieval/``) -> ``embeddings_floats`` (a
+  list of vectors) without ``embedding_types``, else ``embeddings_by_type``;
 * ``cohere.rerank-*`` and ``amazon.rerank-*``: ``{"query", "documents", "top_n"}`` -> ``{"results"}``.
 
 Vectors are unit length whatever ``normalize`` says. Streaming these models is Bedrock's 400.
@@ -23,8 +23,8 @@ import orjson
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
 from llmts.providers.bedrock.render import LATENCY_MS
-from llmts.providers.cohere.embed import embed_request, embedding_types, encode_vectors
-from llmts.providers.cohere.rerank import rerank_request, rerank_results
+from llmts.providers.cohere_retrieval.embed import embed_request, embedding_types, encode_vectors
+from llmts.providers.cohere_retrieval.rerank import rerank_request, rerank_results
 from llmts.providers.operations import bounded_texts, operation_request, operation_result
 from llmts.schema.neutral import Completion, NeutralRequest
 from llmts.schema.operations import EmbeddingsResult

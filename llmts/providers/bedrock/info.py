@@ -44,10 +44,21 @@ BEDROCK_INFO = ProviderInfo(
     namespace="bedrock",
     sdk_clients=(
         SdkClient(
-            "bedrock_client", "llmts.providers.bedrock.sdk", "bedrock_client", "/bedrock", "endpoint_url"
+            "bedrock_client",
+            "llmts.providers.bedrock.sdk",
+            "bedrock_client",
+            "/bedrock",
+            "endpoint_url",
+            summary="A ``boto3`` ``bedrock-runtime`` client bound to this session (SigV4-signed with the "
+            "session's ``bedrock`` credential as access key id; extra kwargs go to ``boto3.client``, e.g. "
+            "``config=``).",
         ),
         SdkClient(
-            "anthropic_bedrock_client", "llmts.providers.bedrock.sdk", "anthropic_bedrock_client", "/bedrock"
+            "anthropic_bedrock_client",
+            "llmts.providers.bedrock.sdk",
+            "anthropic_bedrock_client",
+            "/bedrock",
+            summary="An official ``anthropic.AnthropicBedrock`` bound to this session's ``/bedrock`` root.",
         ),
     ),
     # bedrock-runtime has no model listing (ListFoundationModels is the control-plane ``bedrock`` service);
@@ -70,10 +81,8 @@ BEDROCK_INFO = ProviderInfo(
     ),
     # A Bedrock API key in the environment would replace SigV4 with another credential.
     env_overridden=("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"),
-    # A forwarded request is signed again for the upstream's host and region (llmts/server/sigv4_upstream.py).
+    # A forwarded request is signed again for the upstream's region (the adapter's ``sign_upstream``).
     upstream_check=check_upstream,
-    upstream_signing="sigv4",
-    upstream_signing_service="bedrock",
 )
 
 PROVIDERS = (BEDROCK_INFO,)

@@ -8,8 +8,8 @@
 
 The Anthropic body is Anthropic's Messages body without ``model`` and ``stream`` (the path names the model,
 the route decides streaming) and with ``anthropic_version`` (``bedrock-2023-05-31``), so it is parsed and
-rendered by the Anthropic wire modules (the one import of another provider's package, docs/architecture.md
-"Providers and the adapter registry"). What differs is Bedrock's:
+rendered by the shared Anthropic Messages wire, ``llmts/providers/anthropic_messages/`` (docs/architecture.md,
+"Shared wire modules"). What differs is Bedrock's:
 
 * ``invoke`` answers the Anthropic Message JSON with Bedrock's ``X-Amzn-Bedrock-*`` token headers;
 * ``invoke-with-response-stream`` wraps each Anthropic stream event's JSON in an event-stream ``chunk``
@@ -26,9 +26,9 @@ from typing import Any
 import orjson
 
 from llmts.errors import InvalidRequest
-from llmts.providers.anthropic.parse import parse_prompt
-from llmts.providers.anthropic.render import render_message
-from llmts.providers.anthropic.stream import render_message_stream
+from llmts.providers.anthropic_messages.parse import parse_prompt
+from llmts.providers.anthropic_messages.render import render_message
+from llmts.providers.anthropic_messages.stream import render_message_stream
 from llmts.providers.base import ProviderCall, Reply
 from llmts.providers.bedrock.chunks import (
     INVOKE,

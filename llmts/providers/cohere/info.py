@@ -16,7 +16,12 @@ COHERE_INFO = ProviderInfo(
         # ``cohere.ClientV2`` takes no extra-headers keyword: ``sdk.py`` builds it with an httpx client
         # that carries them (the conversation header of ``for_conversation``).
         SdkClient(
-            "cohere_client", "llmts.providers.cohere.sdk", "client_v2", "/cohere", headers_argument="headers"
+            "cohere_client",
+            "llmts.providers.cohere.sdk",
+            "client_v2",
+            "/cohere",
+            headers_argument="headers",
+            summary="An official ``cohere.ClientV2`` bound to this session (Bearer credential).",
         ),
         SdkClient(
             "async_cohere_client",
@@ -24,6 +29,7 @@ COHERE_INFO = ProviderInfo(
             "async_client_v2",
             "/cohere",
             headers_argument="headers",
+            summary="An official ``cohere.AsyncClientV2`` bound to this session (Bearer credential).",
         ),
     ),
 )

@@ -17,6 +17,9 @@ GEMINI_INFO = ProviderInfo(
             "/gemini",
             headers_argument="headers",
             options_argument="http_options",
+            summary="An official ``google.genai.Client`` bound to this session (``api_version``: the SDK's "
+            "default).",
+            option_keywords=("api_version",),
         ),
     ),
     listed_models=("gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.0-flash"),

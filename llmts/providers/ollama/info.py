@@ -22,6 +22,8 @@ OLLAMA_INFO = ProviderInfo(
             url_argument="host",
             headers_argument="headers",
             credential_header="authorization",
+            summary="An official ``ollama.Client`` bound to this session (the credential as a bearer "
+            "header).",
         ),
         SdkClient(
             "async_ollama_client",
@@ -31,9 +33,18 @@ OLLAMA_INFO = ProviderInfo(
             url_argument="host",
             headers_argument="headers",
             credential_header="authorization",
+            summary="An official ``ollama.AsyncClient`` bound to this session (the credential as a bearer "
+            "header).",
         ),
         # The openai SDK on Ollama's OpenAI-compatible API, with the ollama namespace's credential.
-        SdkClient("ollama_openai_client", "openai", "OpenAI", "/ollama/v1"),
+        SdkClient(
+            "ollama_openai_client",
+            "openai",
+            "OpenAI",
+            "/ollama/v1",
+            summary="An official ``openai.OpenAI`` bound to this session's Ollama OpenAI-compatible API "
+            "(``/ollama/v1``, the ``ollama`` credential).",
+        ),
     ),
 )
 

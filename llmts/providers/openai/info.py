@@ -17,7 +17,14 @@ OPENAI_INFO = ProviderInfo(
     namespace="openai",
     default_model="gpt-4.1-mini",
     sdk_clients=(
-        SdkClient("openai_client", "openai", "OpenAI", "/openai/v1"),
+        SdkClient(
+            "openai_client",
+            "openai",
+            "OpenAI",
+            "/openai/v1",
+            summary="An official ``openai.OpenAI`` bound to this session (extra kwargs go to the "
+            "constructor).",
+        ),
         SdkClient("async_openai_client", "openai", "AsyncOpenAI", "/openai/v1"),
     ),
     listed_models=("gpt-4.1-mini", "gpt-4.1", "gpt-4o", "gpt-4o-mini"),
@@ -50,6 +57,8 @@ AZURE_OPENAI_INFO = ProviderInfo(
             "/azure-openai",
             url_argument="azure_endpoint",
             defaults=(("api_version", AZURE_API_VERSION),),
+            summary="An official ``openai.AzureOpenAI`` bound to this session (deployment routes, "
+            f"``api-key`` auth; ``api_version`` defaults to {AZURE_API_VERSION}).",
         ),
     ),
     # AzureOpenAI() reads the endpoint, key and api version; an ambient Entra token would win over the key.

@@ -3,16 +3,20 @@
 Message predicates read the *final* normalized message (``tool_result`` reads the final run of tool
 results, so parallel results can each be matched); nothing searches older user text. Request predicates
 read what the request declares: its system prompt / instructions (``system_contains``) and its tools
-(``declares_tool``). Text comparisons are ordinal
-(plain ``==`` / ``in`` on code points). JSON comparisons are structural: key order is irrelevant, ``1``
-equals ``1.0``, ``true`` never equals ``1``.
+(``declares_tool``). Text comparisons are ordinal (plain ``==`` / ``in`` on code points). JSON comparisons
+are structural: key order is irrelevant, ``1`` equals ``1.0``, ``true`` never equals ``1``.
+
+Each compiler declares the predicate it compiles, ``@compiles("turn")``, by the name of its row in the
+schema's table (``llmts.schema.predicates.PREDICATES``); ``COMPILERS`` is derived from those declarations
+at import, which fails unless they and the table name the same predicates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import FunctionType, MappingProxyType
+from typing import Any, TypeVar
 
 import orjson
 import regex
@@ -22,17 +26,22 @@ from llmts.schema.json_path import PathSegment, parse_json_path
 from llmts.schema.neutral import NeutralMessage, NeutralRequest, NeutralToolCall
 from llmts.schema.predicates import (
     PATTERN_TIMEOUT_SECONDS,
+    PREDICATES,
     JsonPathMatch,
     JsonPathValueMatch,
+    PredicateSpec,
     ToolResultMatch,
 )
 
 __all__ = [
     "COMPILERS",
     "Check",
+    "Compiler",
     "Predicate",
     "RequestView",
     "compile_when",
+    "compilers_of",
+    "compiles",
     "json_equal",
     "logical_turn",
     "resolve_path",
@@ -178,37 +187,64 @@ class Predicate:
     test: Check
 
 
+# A compiler gets the configured value and the whole ``when`` (for keys that refine another, like
+# ``tool_arguments_json``) and returns the check, once, at configure time.
+Compiler = Callable[[Any, StepWhen], Check]
+_C = TypeVar("_C", bound=Compiler)
+# The attribute ``compiles`` sets on a compiler: the name of the predicate it compiles.
+_COMPILES = "__llmts_predicate__"
+
+
+def compiles(predicate: str) -> Callable[[_C], _C]:
+    """Declares the decorated function the compiler of ``predicate``, a row of the schema's table
+    (``llmts.schema.predicates.PREDICATES``); the function is returned unchanged."""
+
+    def declare(compiler: _C) -> _C:
+        setattr(compiler, _COMPILES, predicate)
+        return compiler
+
+    return declare
+
+
+@compiles("latest_role")
 def _latest_role(expected: str, when: StepWhen) -> Check:
     return lambda view: view.latest is not None and view.latest.role == expected
 
 
+@compiles("latest_text_contains")
 def _latest_text_contains(needle: str, when: StepWhen) -> Check:
     return lambda view: view.latest is not None and needle in view.latest.text
 
 
+@compiles("latest_user_contains")
 def _latest_user_contains(needle: str, when: StepWhen) -> Check:
     return lambda view: view.latest is not None and view.latest.role == "user" and needle in view.latest.text
 
 
+@compiles("latest_user_equals")
 def _latest_user_equals(expected: str, when: StepWhen) -> Check:
     return lambda view: (
         view.latest is not None and view.latest.role == "user" and view.latest.text == expected
     )
 
 
+@compiles("turn")
 def _turn(expected: int, when: StepWhen) -> Check:
     return lambda view: view.turn == expected
 
 
+@compiles("declares_tool")
 def _declares_tool(name: str, when: StepWhen) -> Check:
     return lambda view: name in view.request.tool_names
 
 
+@compiles("system_contains")
 def _system_contains(needle: str, when: StepWhen) -> Check:
     """Each system text on its own (a needle never spans two of them)."""
     return lambda view: any(needle in text for text in view.system_texts())
 
 
+@compiles("latest_text_matches")
 def _latest_text_matches(pattern: str, when: StepWhen) -> Check:
     """Compiled here, at configure time; a search that runs out of time fails the predicate."""
     compiled = regex.compile(pattern)
@@ -245,10 +281,12 @@ def _tool_call_matches(name: str, call_id: str | None, arguments: Any = _MISSING
     return test
 
 
+@compiles("tool_result")
 def _tool_result(match: ToolResultMatch, when: StepWhen) -> Check:
     return _tool_call_matches(match.name, match.call_id)
 
 
+@compiles("tool_arguments_json")
 def _tool_arguments_json(arguments: Any, when: StepWhen) -> Check:
     match = when.value_of("tool_result")
     assert isinstance(match, ToolResultMatch)  # the schema requires tool_result beside it
@@ -277,32 +315,46 @@ def _expected_json_options(expected: Any) -> tuple[Any, ...]:
     return (expected,)
 
 
+@compiles("latest_json")
 def _latest_json(match: JsonPathMatch, when: StepWhen) -> Check:
     return _path_equals(match.path, _expected_json_options(match.expected_json))
 
 
+@compiles("latest_json_value")
 def _latest_json_value(match: JsonPathValueMatch, when: StepWhen) -> Check:
     return _path_equals(match.path, (match.value,))
 
 
-# The compiled half of the predicate table: ``llmts.schema.predicates.PREDICATES`` names each key, its
-# configuration shape and the evaluation order; this maps the same names to their checks (a test pins the
-# two to each other). A compiler gets the configured value and the whole ``when`` (for keys that refine
-# another, like ``tool_arguments_json``).
-COMPILERS: dict[str, Callable[[Any, StepWhen], Check]] = {
-    "turn": _turn,
-    "latest_role": _latest_role,
-    "declares_tool": _declares_tool,
-    "latest_user_equals": _latest_user_equals,
-    "latest_user_contains": _latest_user_contains,
-    "latest_text_contains": _latest_text_contains,
-    "system_contains": _system_contains,
-    "tool_result": _tool_result,
-    "tool_arguments_json": _tool_arguments_json,
-    "latest_json": _latest_json,
-    "latest_json_value": _latest_json_value,
-    "latest_text_matches": _latest_text_matches,
-}
+def compilers_of(functions: Iterable[object], table: Sequence[PredicateSpec]) -> Mapping[str, Compiler]:
+    """Predicate name -> compiler, in ``table`` (evaluation) order, from the functions ``compiles``
+    declared; raises ``RuntimeError`` naming the predicate when they and the table disagree."""
+    names = {spec.name for spec in table}
+    declared: dict[str, Compiler] = {}
+    for function in functions:
+        if not isinstance(function, FunctionType) or _COMPILES not in function.__dict__:
+            continue
+        name = function.__dict__[_COMPILES]
+        if name not in names:
+            raise RuntimeError(
+                f"{function.__qualname__} compiles the predicate {name!r}, which the predicate table "
+                "(llmts.schema.predicates.PREDICATES) does not have"
+            )
+        if declared.setdefault(name, function) is not function:
+            raise RuntimeError(
+                f"{declared[name].__qualname__} and {function.__qualname__} both compile {name!r}"
+            )
+    missing = [spec.name for spec in table if spec.name not in declared]
+    if missing:
+        raise RuntimeError(
+            f"no function declares itself the compiler (@compiles) of the predicate(s) {', '.join(missing)} "
+            "of the predicate table (llmts.schema.predicates.PREDICATES)"
+        )
+    return MappingProxyType({spec.name: declared[spec.name] for spec in table})
+
+
+# The compiled half of the predicate table, built once at import from this module's ``@compiles``
+# functions: importing fails unless they and ``PREDICATES`` name the same predicates.
+COMPILERS: Mapping[str, Compiler] = compilers_of(list(globals().values()), PREDICATES)
 
 
 def compile_when(when: StepWhen) -> tuple[Predicate, ...]:

@@ -1,11 +1,12 @@
-"""The transport's registry of delivery modes: one unit per mode, one row per unit.
+"""The transport's registry of delivery modes: one module per mode, each declaring its unit.
 
-Each module of this package is one mode (the shape of Toxiproxy's toxics); ``REGISTRY`` maps the mode's
-name to its unit wrapped in the shape that says when it acts (``base.py``). The writer
-(``llmts/transport/writer.py``) and the server (``llmts/server/respond.py``) dispatch through the
-derived ``STREAM_UNITS`` and ``CONNECTION_UNITS`` once per response, never per frame. Validation lives in
-the schema's mode table (``llmts.schema.faults.MODES``); tests/transport/test_mode_registry.py pins the
-two to each other and to the names the configuration accepts.
+Each module of this package but ``base.py`` is one mode (the shape of Toxiproxy's toxics): one function
+decorated with its shape and the mode's name (``@in_stream("stall")``; ``base.py``). ``REGISTRY`` is
+built here once, at import, from those declarations, in the order of the schema's mode table
+(``llmts.schema.faults.MODES``, which owns validation); a unit the table lacks, a row without a unit, or a
+shape of the wrong kind fails the import. The writer (``llmts/transport/writer.py``) and the server
+(``llmts/server/respond.py``) dispatch through the derived ``STREAM_UNITS`` and ``CONNECTION_UNITS``
+once per response, never per frame.
 """
 
 from __future__ import annotations
@@ -13,19 +14,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from llmts.transport.modes import (
-    abort_connection,
-    delay_then_continue,
-    early_clean_end,
-    empty_response,
-    http_error_page,
-    malformed_frame,
-    reset_before_headers,
-    slow_drip,
-    stall,
-    truncate_bytes,
+from llmts.schema.faults import MODES
+from llmts.transport.modes.base import (
+    Boundary,
+    Drop,
+    InStream,
+    ModeUnit,
+    Paced,
+    Replace,
+    drops_connection,
+    in_stream,
+    load_units,
+    paced,
+    replaces_answer,
 )
-from llmts.transport.modes.base import Boundary, Drop, InStream, ModeUnit, Paced, Replace
 
 __all__ = [
     "CONNECTION_UNITS",
@@ -37,22 +39,13 @@ __all__ = [
     "ModeUnit",
     "Paced",
     "Replace",
+    "drops_connection",
+    "in_stream",
+    "paced",
+    "replaces_answer",
 ]
 
-REGISTRY: Mapping[str, ModeUnit] = MappingProxyType(
-    {
-        "early_clean_end": InStream(early_clean_end.act),
-        "delay_then_continue": InStream(delay_then_continue.act),
-        "abort_connection": InStream(abort_connection.act),
-        "truncate_bytes": InStream(truncate_bytes.act),
-        "malformed_frame": InStream(malformed_frame.act),
-        "stall": InStream(stall.act),
-        "slow_drip": Paced(slow_drip.deliver),
-        "reset_before_headers": Drop(reset_before_headers.drop),
-        "empty_response": Drop(empty_response.drop),
-        "http_error_page": Replace(http_error_page.page),
-    }
-)
+REGISTRY: Mapping[str, ModeUnit] = load_units(__name__, __path__, MODES)
 
 # Units the stream writer runs (in-stream and pacing) and units that act before any byte.
 STREAM_UNITS: Mapping[str, InStream | Paced] = MappingProxyType(

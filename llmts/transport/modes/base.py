@@ -1,22 +1,47 @@
-"""The shapes of a delivery mode's unit (docs/architecture.md#stream-delivery-fault-modes).
+"""The shapes of a delivery mode's unit, the decorators a unit declares itself with, and the check that
+builds the registry (docs/architecture.md#stream-delivery-fault-modes).
 
-A mode's unit is one function in its own module of this package; its registry row (``__init__.py``)
-wraps that function in the shape that says when the transport calls it. The shape's ``kind`` must be the
-mode's ``DeliveryKind`` in the schema's mode table (``llmts.schema.faults.MODES``); a test pins the two.
+A mode's unit is one function in its own module of this package, decorated with the shape that says when
+the transport calls it and the mode's name: ``@in_stream("stall")``, ``@paced("slow_drip")``,
+``@drops_connection("empty_response")`` or ``@replaces_answer("http_error_page")``. The decorator marks
+the function (as pluggy marks hook implementations) and returns it unchanged, so the unit stays a plain
+function to call and test. ``load_units`` imports every module of the package and builds the registry
+from the marks, refusing (at import) a module without exactly one unit, a name the schema's mode table
+(``llmts.schema.faults.MODES``) does not have, a table row without a unit, and a shape whose ``kind`` is
+not the row's ``DeliveryKind``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator, Sequence
+import importlib
+import pkgutil
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from types import FunctionType, MappingProxyType, ModuleType
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
-from llmts.schema.faults import DeliveryKind, FrameKind, StreamDelivery
+from llmts.schema.faults import DeliveryKind, FrameKind, ModeSpec, StreamDelivery
 from llmts.transport.abort import ConnectionAborted
 from llmts.transport.evidence import DeliveryEvidence
 from llmts.transport.waiting import WaitOutcome, wait
 
-__all__ = ["Boundary", "Drop", "InStream", "ModeUnit", "Paced", "Page", "Replace", "Wait", "never"]
+__all__ = [
+    "Boundary",
+    "Drop",
+    "InStream",
+    "ModeUnit",
+    "Paced",
+    "Page",
+    "Replace",
+    "Wait",
+    "drops_connection",
+    "in_stream",
+    "load_units",
+    "never",
+    "paced",
+    "registry_of",
+    "replaces_answer",
+]
 
 Wait = Callable[[float, Any, Callable[[], bool]], WaitOutcome]
 
@@ -53,6 +78,15 @@ class Boundary:
         return self.wait(seconds, self.sock, never)
 
 
+# The signature of each shape's function.
+Act = Callable[[Boundary], Generator[bytes, None, bool]]
+Deliver = Callable[
+    [Sequence[bytes], Sequence[FrameKind], StreamDelivery, Any, DeliveryEvidence], Iterator[bytes]
+]
+DropFunction = Callable[[Any], ConnectionAborted]
+PageFunction = Callable[[StreamDelivery], Page]
+
+
 @dataclass(frozen=True, slots=True)
 class InStream:
     """Runs right after the ``after_content_frames``-th content frame was handed to the socket.
@@ -63,7 +97,7 @@ class InStream:
     """
 
     kind: ClassVar[DeliveryKind] = DeliveryKind.IN_STREAM
-    act: Callable[[Boundary], Generator[bytes, None, bool]]
+    act: Act
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +105,7 @@ class Paced:
     """Writes the whole stream itself (instead of the writer's frame loop), recording all evidence."""
 
     kind: ClassVar[DeliveryKind] = DeliveryKind.PACING
-    deliver: Callable[
-        [Sequence[bytes], Sequence[FrameKind], StreamDelivery, Any, DeliveryEvidence], Iterator[bytes]
-    ]
+    deliver: Deliver
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +113,7 @@ class Drop:
     """Ends the connection before any response byte; returns the exception the server must raise."""
 
     kind: ClassVar[DeliveryKind] = DeliveryKind.CONNECTION
-    drop: Callable[[Any], ConnectionAborted]
+    drop: DropFunction
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +121,118 @@ class Replace:
     """Answers instead of the provider, before any provider byte, with a whole (non-protocol) page."""
 
     kind: ClassVar[DeliveryKind] = DeliveryKind.CONNECTION
-    page: Callable[[StreamDelivery], Page]
+    page: PageFunction
 
 
 ModeUnit = InStream | Paced | Drop | Replace
+
+
+# The attribute a declaring decorator sets on the unit's function: ``(mode name, unit)``.
+_DECLARED = "__llmts_mode_unit__"
+
+_A = TypeVar("_A", bound=Act)
+_D = TypeVar("_D", bound=Deliver)
+_X = TypeVar("_X", bound=DropFunction)
+_P = TypeVar("_P", bound=PageFunction)
+
+
+def _declare(function: Any, mode: str, unit: ModeUnit) -> None:
+    setattr(function, _DECLARED, (mode, unit))
+
+
+def in_stream(mode: str) -> Callable[[_A], _A]:
+    """Declares the decorated ``act(at)`` the unit of in-stream mode ``mode``."""
+
+    def declare(act: _A) -> _A:
+        _declare(act, mode, InStream(act))
+        return act
+
+    return declare
+
+
+def paced(mode: str) -> Callable[[_D], _D]:
+    """Declares the decorated ``deliver(frames, kinds, plan, sock, evidence)`` the unit of pacing mode
+    ``mode``."""
+
+    def declare(deliver: _D) -> _D:
+        _declare(deliver, mode, Paced(deliver))
+        return deliver
+
+    return declare
+
+
+def drops_connection(mode: str) -> Callable[[_X], _X]:
+    """Declares the decorated ``drop(sock)`` the unit of connection mode ``mode``."""
+
+    def declare(drop: _X) -> _X:
+        _declare(drop, mode, Drop(drop))
+        return drop
+
+    return declare
+
+
+def replaces_answer(mode: str) -> Callable[[_P], _P]:
+    """Declares the decorated ``page(plan)`` the unit of connection mode ``mode``."""
+
+    def declare(page: _P) -> _P:
+        _declare(page, mode, Replace(page))
+        return page
+
+    return declare
+
+
+def _declared_in(module: ModuleType) -> list[tuple[str, ModeUnit]]:
+    """The units the module's own functions declare (a unit imported from elsewhere is not its own)."""
+    return [
+        value.__dict__[_DECLARED]
+        for value in vars(module).values()
+        if isinstance(value, FunctionType)
+        and _DECLARED in value.__dict__
+        and value.__module__ == module.__name__
+    ]
+
+
+def registry_of(modules: Iterable[ModuleType], table: Mapping[str, ModeSpec]) -> Mapping[str, ModeUnit]:
+    """Mode name -> unit, in ``table`` order, from the units ``modules`` declare; raises ``RuntimeError``
+    naming the module or mode when they and the table disagree."""
+    units: dict[str, ModeUnit] = {}
+    for module in modules:
+        declared = _declared_in(module)
+        if len(declared) != 1:
+            raise RuntimeError(
+                f"{module.__name__} declares {len(declared)} mode units: a module of llmts/transport/modes/ "
+                "is one mode's unit, one function decorated with @in_stream, @paced, @drops_connection or "
+                "@replaces_answer (docs/contributing.md)"
+            )
+        ((mode, unit),) = declared
+        spec = table.get(mode)
+        if spec is None:
+            raise RuntimeError(
+                f"{module.__name__} declares a unit of mode {mode!r}, which the mode table "
+                "(llmts.schema.faults.MODES) does not have"
+            )
+        if mode in units:
+            raise RuntimeError(f"{module.__name__} declares a second unit of mode {mode!r}")
+        if unit.kind is not spec.kind:
+            raise RuntimeError(
+                f"{module.__name__} declares {mode!r} as a {unit.kind.value} unit, but the mode table says "
+                f"{spec.kind.value}"
+            )
+        units[mode] = unit
+    missing = [mode for mode in table if mode not in units]
+    if missing:
+        raise RuntimeError(
+            f"no unit in llmts/transport/modes/ declares the mode(s) {', '.join(missing)} of the mode "
+            "table (llmts.schema.faults.MODES)"
+        )
+    return MappingProxyType({mode: units[mode] for mode in table})
+
+
+def load_units(package: str, path: Iterable[str], table: Mapping[str, ModeSpec]) -> Mapping[str, ModeUnit]:
+    """Imports every module of ``package`` (at ``path``) but this one and builds the registry from them."""
+    modules = [
+        importlib.import_module(f"{package}.{info.name}")
+        for info in pkgutil.iter_modules(path)
+        if info.name != __name__.rpartition(".")[2]
+    ]
+    return registry_of(modules, table)

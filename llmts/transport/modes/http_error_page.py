@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from llmts.schema.faults import StreamDelivery
-from llmts.transport.modes.base import Page
+from llmts.transport.modes.base import Page, replaces_answer
 
 __all__ = ["page", "proxy_error_page"]
 
@@ -21,6 +21,7 @@ def proxy_error_page(status: int) -> Page:
     return Page(status, title, headers, body)
 
 
+@replaces_answer("http_error_page")
 def page(plan: StreamDelivery) -> Page:
     assert plan.status is not None  # the mode table requires it
     return proxy_error_page(plan.status)

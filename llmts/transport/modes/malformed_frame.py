@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
-from llmts.transport.modes.base import Boundary
+from llmts.transport.modes.base import Boundary, in_stream
 
 __all__ = ["MALFORMED_SSE_FRAME", "act"]
 
@@ -13,6 +13,7 @@ __all__ = ["MALFORMED_SSE_FRAME", "act"]
 MALFORMED_SSE_FRAME = b'data: {"llmts_malformed_frame": \n\n'
 
 
+@in_stream("malformed_frame")
 def act(at: Boundary) -> Generator[bytes, None, bool]:
     frame = at.malformed_frame
     yield frame

@@ -12,7 +12,7 @@ from typing import Any
 
 from llmts.schema.faults import FrameKind, StreamDelivery
 from llmts.transport.evidence import DeliveryEvidence
-from llmts.transport.modes.base import Wait, never
+from llmts.transport.modes.base import Wait, never, paced
 from llmts.transport.waiting import WaitOutcome, wait
 
 __all__ = ["deliver"]
@@ -21,6 +21,7 @@ __all__ = ["deliver"]
 _DRIP_WRITES_PER_SECOND = 20
 
 
+@paced("slow_drip")
 def deliver(
     frames: Sequence[bytes],
     kinds: Sequence[FrameKind],

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
-from llmts.transport.modes.base import Boundary
+from llmts.transport.modes.base import Boundary, in_stream
 from llmts.transport.waiting import WaitOutcome
 
 __all__ = ["act"]
 
 
+@in_stream("stall")
 def act(at: Boundary) -> Generator[bytes, None, bool]:
     yield from ()  # the stall sends nothing
     outcome = at.hold(at.plan.delay_ms / 1000)

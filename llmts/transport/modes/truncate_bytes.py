@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
-from llmts.transport.modes.base import Boundary
+from llmts.transport.modes.base import Boundary, in_stream
 
 __all__ = ["act"]
 
 
+@in_stream("truncate_bytes")
 def act(at: Boundary) -> Generator[bytes, None, bool]:
     if at.next_frame is not None:
         piece = at.next_frame[: at.plan.cut_bytes]

@@ -12,8 +12,8 @@ from typing import Any
 
 import orjson
 
-from llmts.providers.anthropic.render import stop_reason as _stop_reason
-from llmts.providers.anthropic.render import thinking_block, usage_payload
+from llmts.providers.anthropic_messages.render import stop_reason as _stop_reason
+from llmts.providers.anthropic_messages.render import thinking_block, usage_payload
 from llmts.providers.base import Reply, classify_frames
 from llmts.schema.neutral import ScriptedOutput, Usage
 

@@ -4,7 +4,7 @@ The request's ``documents`` (strings; v1 also ``{"text": ...}`` objects) are ran
 by a ``rerank`` fixture, else by the words they share with the query. ``top_n`` keeps the first n results
 (of a fixture's too); ``return_documents: true`` (a v1 parameter, accepted on both) adds each result's
 ``document: {"text"}``. ``meta.billed_units.search_units`` counts one unit per 100 documents, as Cohere
-bills. The Bedrock ``cohere.rerank-*`` model shares this body (``rerank_request``, ``rerank_results``).
+bills. Bedrock's ``cohere.rerank-*`` model takes this body too (``rerank_request``, ``rerank_results``).
 """
 
 from __future__ import annotations
@@ -58,14 +58,15 @@ def rerank_request(body: dict[str, Any], provider: str, model: str) -> NeutralRe
     return operation_request(provider, RERANK, model, texts, query=query, top_n=top_n)
 
 
-def parse_rerank(call: ProviderCall) -> NeutralRequest:
+def parse_rerank(call: ProviderCall, *, provider: str) -> NeutralRequest:
+    """A ``/v2/rerank`` or ``/v1/rerank`` request of the route's ``provider`` namespace."""
     body = call.request.json_object()
     model = body.get("model")
     if model is None and call.request.path.endswith("/v1/rerank"):
         model = "rerank-english-v3.0"  # the v1 API's default model
     if not isinstance(model, str) or not model:
         raise _bad("model is required", "model")
-    return rerank_request(body, "cohere", model)
+    return rerank_request(body, provider, model)
 
 
 def rerank_results(request: NeutralRequest, completion: Completion, documents: bool) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""Re-signing a request forwarded to a Bedrock upstream (docs/recording.md, "Bedrock upstreams").
+"""Signing a request forwarded to a Bedrock upstream again (docs/recording.md, "Bedrock upstreams"): the
+``bedrock`` adapter's ``sign_upstream`` hook (``llmts/providers/signing.py``).
 
 A SigV4 signature covers the host the client signed for (llmts), so the client's own one would be refused
 by the real service. The forwarded request is signed again, with SigV4 for service ``bedrock``, for the
@@ -7,9 +8,11 @@ chain: ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``/``AWS_SESSION_TOKEN``, ``
 shared files, container and instance roles). A Bedrock API key (``Authorization: Bearer ...``) is not
 bound to a host and passes unchanged, as other providers' keys do.
 
-botocore is an optional extra (``llmts[bedrock-upstream]``), imported on first use only, after gevent
-patched the process. The credentials are resolved once per worker process; refreshable ones (roles,
-SSO) refresh as botocore decides, read per request with ``get_frozen_credentials``.
+botocore is an optional extra (``llmts[bedrock-upstream]``), imported on first use only (in a worker,
+after gevent patched the process); signing is computation, no socket of its own. The credentials are
+resolved once per worker process and kept by the signer the adapter holds (process-level infrastructure
+like the routing map: no session state; docs/architecture.md, "Record and replay"); refreshable ones
+(roles, SSO) refresh as botocore decides, read per request with ``get_frozen_credentials``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from urllib.parse import urlsplit
 
 from llmts.errors import UpstreamUnsigned
 from llmts.providers.bedrock.info import upstream_region
+from llmts.providers.signing import SignedRequest, UpstreamRequest
 
 if TYPE_CHECKING:
     from botocore.credentials import Credentials
@@ -68,9 +72,10 @@ def _resolve_credentials() -> tuple[Credentials | None, str | None, str | None]:
 
 class SigV4Signer:
     """The worker process's AWS credentials (resolved on first use, kept) and the signing of requests
-    forwarded to a ``bedrock`` upstream."""
+    forwarded to an upstream of AWS service ``service`` (the credential scope's service)."""
 
-    def __init__(self) -> None:
+    def __init__(self, service: str) -> None:
+        self.service = service
         self._resolved = False
         self._credentials: Credentials | None = None
         self._region: str | None = None
@@ -83,15 +88,15 @@ class SigV4Signer:
         self._credentials, self._region, self._failure = credentials, region, failure
         self._resolved = True
 
-    def sign(
-        self, method: str, url: str, headers: dict[str, str], body: bytes, *, service: str
-    ) -> tuple[dict[str, str], tuple[str, ...]]:
-        """``headers`` as they go to ``url``, the client's SigV4 signature replaced by the server's (a
-        bearer key passes unchanged), and the server's key id and session token they carry (a recording
-        redacts them, should the upstream echo them); ``UpstreamUnsigned`` when it cannot be signed."""
+    def __call__(self, request: UpstreamRequest) -> SignedRequest:
+        """The request's headers as they go to its URL, the client's SigV4 signature replaced by the
+        server's (a bearer key passes unchanged), and the server's key id and session token they carry (a
+        recording redacts them, should the upstream echo them); ``UpstreamUnsigned`` when it cannot be
+        signed."""
+        headers, url = request.headers, request.url
         authorization = headers.get("authorization", "")
         if authorization[:7].lower() == "bearer ":
-            return headers, ()
+            return SignedRequest(headers)
         if not self._resolved:
             self._resolve()
         if self._failure is not None or self._credentials is None:
@@ -110,10 +115,10 @@ class SigV4Signer:
             ) from None
         kept = {name: value for name, value in headers.items() if name not in _REPLACED}
         kept["host"] = _host(url)
-        request = AWSRequest(method=method, url=url, data=body, headers=kept)
-        SigV4Auth(credentials, service, region).add_auth(request)
+        signed = AWSRequest(method=request.method, url=url, data=request.body, headers=kept)
+        SigV4Auth(credentials, self.service, region).add_auth(signed)
         sent = tuple(str(secret) for secret in (credentials.access_key, credentials.token) if secret)
-        return {name.lower(): str(value) for name, value in request.headers.items()}, sent
+        return SignedRequest({name.lower(): str(value) for name, value in signed.headers.items()}, sent)
 
     def _region_for(self, url: str, authorization: str) -> str:
         """The upstream host's region, else the one the client signed for, else the server's configured

@@ -3,8 +3,8 @@
 ``embeddings_by_type`` in every requested ``embedding_types`` (``float`` when none is asked for):
 ``int8``/``uint8`` scale each vector so its largest magnitude is 127, ``binary``/``ubinary`` pack one bit
 per dimension (positive values), ``base64`` is the float32 bytes. An image is embedded from its data URI's
-text, so the same image gives the same vector. The Bedrock ``cohere.embed-*`` models share this body
-(``embed_payload``).
+text, so the same image gives the same vector. Bedrock's ``cohere.embed-*`` models take this body too
+(``embed_request``, ``embedding_types``, ``encode_vectors``).
 """
 
 from __future__ import annotations
@@ -142,12 +142,13 @@ def embed_request(
     )
 
 
-def parse_embed(call: ProviderCall) -> NeutralRequest:
+def parse_embed(call: ProviderCall, *, provider: str) -> NeutralRequest:
+    """A ``/v2/embed`` request of the route's ``provider`` namespace."""
     body = call.request.json_object()
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise _bad("model is required", "model")
-    return embed_request(body, "cohere", model)
+    return embed_request(body, provider, model)
 
 
 def encode_vectors(kinds: list[str], completion: Completion) -> dict[str, list[Any]]:

@@ -327,7 +327,8 @@ def parse_prompt(body: dict[str, Any]) -> Prompt:
     )
 
 
-def parse_messages_request(call: ProviderCall) -> NeutralRequest:
+def parse_messages_request(call: ProviderCall, *, provider: str) -> NeutralRequest:
+    """A Messages request of the route's ``provider`` namespace."""
     body = call.request.json_object()
     max_tokens = body.get("max_tokens")
     if max_tokens is None:
@@ -340,7 +341,7 @@ def parse_messages_request(call: ProviderCall) -> NeutralRequest:
     prompt = parse_prompt(body)
     return build(
         NeutralRequest,
-        provider="anthropic",
+        provider=provider,
         operation=OPERATION if max_tokens else WARMUP_OPERATION,
         model=prompt.model,
         messages=prompt.messages,

@@ -48,6 +48,7 @@ __all__ = [
     "UpstreamTimeout",
     "UpstreamUnreachable",
     "UpstreamUnsigned",
+    "WebSocketNotSupported",
     "WorkerRestarted",
 ]
 
@@ -143,6 +144,13 @@ class RequestLineTooLong(LlmtsError):
 
     code = "request_line_too_long"
     http_status = 414
+
+
+class WebSocketNotSupported(LlmtsError):
+    """400 ``websocket_not_supported``: a WebSocket upgrade on a route that serves no WebSocket."""
+
+    code = "websocket_not_supported"
+    http_status = 400
 
 
 class ProviderUnauthorized(LlmtsError):

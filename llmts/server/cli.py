@@ -55,7 +55,8 @@ def _parser() -> argparse.ArgumentParser:
         "--worker-class",
         choices=WORKER_CLASSES,
         default=os.environ.get("LLMTS_WORKER_CLASS", DEFAULT_WORKER_CLASS),
-        help="gunicorn's gevent worker flavour (default: gevent_pywsgi, the faster one)",
+        help="the gevent worker: llmts (default: llmts's own HTTP/1.1 loop, the fastest), gevent_pywsgi "
+        "(the previous default, kept for a while) or gevent (gunicorn's parser)",
     )
     _timeout_options(serve)
     serve.add_argument("--no-access-log", action="store_true", help="do not log one line per request")

@@ -253,12 +253,18 @@ class GracefulWorker:
         )
 
     def _llmts_server(self, listener: Any, tracker: ConnectionTracker, access: AccessLog | None) -> Any:
-        """The same servers gunicorn's ``GeventWorker.run`` starts, with the tracker attached."""
+        """The same servers gunicorn's ``GeventWorker.run`` starts, with the tracker attached; a worker with
+        ``llmts_connection_handler`` serves each connection with the handler it makes."""
         listener.setblocking(1)
         ssl_args = {"ssl_context": ssl_context(self.cfg)} if self.cfg.is_ssl else {}
         pool = Pool(self.worker_connections)
         server: Any
-        if self.server_class is not None:
+        own_loop = getattr(self, "llmts_connection_handler", None)
+        if own_loop is not None:  # llmts's own HTTP/1.1 loop (server/http1/)
+            server = StreamServer(
+                listener, handle=own_loop(listener, tracker, access), spawn=pool, **ssl_args
+            )
+        elif self.server_class is not None:
             from gunicorn.workers.ggevent import VERSION
 
             environ = base_environ(self.cfg)

@@ -20,10 +20,12 @@ from llmts.server.worker_restarts import WorkerEnd, peek_end
 
 __all__ = ["DEFAULT_WORKER_CLASS", "LOG_FORMATS", "WORKER_CLASSES", "GunicornServer"]
 
-# Both are gunicorn's gevent workers. gevent_pywsgi (gevent's own HTTP server) costs ~25% less CPU per
-# request than gunicorn's parser under the plain ``gevent`` worker, measured with benchmarks/run.py.
-WORKER_CLASSES = ("gevent_pywsgi", "gevent")
-DEFAULT_WORKER_CLASS = "gevent_pywsgi"
+# All are gunicorn's gevent workers (server/worker.py). ``llmts`` (llmts's own HTTP/1.1 loop on llhttp) is
+# the default: the least CPU per request (docs/architecture.md, "The server's hot path");
+# ``gevent_pywsgi`` (gevent's pywsgi, the previous default) stays selectable for a while; ``gevent`` uses
+# gunicorn's own parser.
+WORKER_CLASSES = ("llmts", "gevent_pywsgi", "gevent")
+DEFAULT_WORKER_CLASS = "llmts"
 # --log-format -> gunicorn logger class (both escape client text; server/log_text.py).
 LOG_FORMATS = ("text", "json")
 _LOGGER_PATHS = {
@@ -31,6 +33,7 @@ _LOGGER_PATHS = {
     "json": "llmts.server.log_text.JsonLogger",
 }
 _WORKER_PATHS = {
+    "llmts": "llmts.server.worker.LlmtsWorker",
     "gevent_pywsgi": "llmts.server.worker.LlmtsPyWSGIWorker",
     "gevent": "llmts.server.worker.LlmtsGeventWorker",
 }

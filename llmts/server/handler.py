@@ -1,4 +1,8 @@
-"""llmts's connection handler for gevent's pywsgi: the request head, the response bytes and the access log.
+"""llmts's connection handler for gevent's pywsgi (``--worker-class gevent_pywsgi``, the previous default):
+the request head, the response bytes and the access log. The default worker runs llmts's own HTTP/1.1
+loop instead (server/http1/); this handler overrides private methods of gevent's ``WSGIHandler``
+(``_sendall``, ``_write_with_headers``...), which is why pyproject.toml bounds gevent's version while it
+is kept (docs/server.md).
 
 Two jobs (docs/architecture.md, "The server's hot path" and "Hostile input, limits and timeouts"):
 
@@ -24,14 +28,17 @@ from typing import Any
 import orjson
 from gevent import sleep as _sleep
 from gevent.pywsgi import MAX_REQUEST_LINE, Input, unquote_latin1
-from gunicorn.workers.ggevent import PyWSGIHandler
+from gunicorn.workers.ggevent import GeventPyWSGIWorker, PyWSGIHandler
 
 from llmts.errors import LlmtsError, MalformedHttp, RequestLineTooLong
 from llmts.runtime.memory import MemoryBudget
 from llmts.server.access_log import AccessLog, basic_auth_user
+from llmts.server.connections import GracefulWorker, HeadDeadlineHandler
 from llmts.server.http import status_line
+from llmts.server.http1.response import error_response as _error_response
 from llmts.server.log_text import log_text
 from llmts.server.request_head import HeaderFields, environ_key, header_fields_from, read_header_block
+from llmts.server.worker import ReplacementAware
 from llmts.transport.abort import ConnectionAborted
 from llmts.transport.deadline import (
     SERVER_CONNECTION_DEADLINES,
@@ -41,17 +48,7 @@ from llmts.transport.deadline import (
 )
 from llmts.transport.writer import WholeStream
 
-__all__ = ["LlmtsPyWSGIHandler"]
-
-
-def _error_response(error: LlmtsError) -> bytes:
-    """A whole HTTP response (status line, headers, body) for a request the app never saw."""
-    body = orjson.dumps(error.to_control_body())
-    head = (
-        f"HTTP/1.1 {status_line(error.http_status)}\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-    )
-    return head.encode("ascii") + body
+__all__ = ["LlmtsPyWSGIHandler", "LlmtsPyWSGIWorker"]
 
 
 _MALFORMED = MalformedHttp("the HTTP request is malformed (request line, headers or framing)")
@@ -505,3 +502,24 @@ def _memory_budget(app: Any) -> MemoryBudget | None:
 
 def _remote_addr(address: Any) -> str:
     return str(address[0]) if isinstance(address, tuple) and address else "-"
+
+
+class _Handler(HeadDeadlineHandler, LlmtsPyWSGIHandler):
+    pass
+
+
+class _UnloggedHandler(_Handler):
+    def log_request(self) -> None:
+        return None
+
+
+class LlmtsPyWSGIWorker(ReplacementAware, GracefulWorker, GeventPyWSGIWorker):  # type: ignore[misc]
+    """gunicorn's ``gevent_pywsgi`` worker with this handler (``--worker-class gevent_pywsgi``)."""
+
+    wsgi_handler = _Handler
+    batched_access_log = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not self.cfg.accesslog:
+            self.wsgi_handler = _UnloggedHandler

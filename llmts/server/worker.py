@@ -1,38 +1,41 @@
-"""llmts's gunicorn workers: gevent's pywsgi (default) and gunicorn's own ``gevent``, both with the
-request-head/keep-alive deadlines and the graceful stop of server/connections.py.
+"""llmts's gunicorn workers, all gevent, all with the request-head/keep-alive deadlines and the graceful stop
+of server/connections.py:
 
-The pywsgi worker runs server/handler.py's handler (lean request head and response path, malformed HTTP
-answered in JSON) and, when gunicorn's access log is on with its default format and plain stream or file
-handlers, server/access_log.py's batched access log instead of gunicorn's per-request logging record.
-With ``--no-access-log`` the handler logs nothing at all.
+- ``LlmtsWorker`` (``--worker-class llmts``, the default): llmts's own HTTP/1.1 connection loop on llhttp
+  (server/http1/), answering malformed HTTP in JSON, with server/access_log.py's batched access log when
+  gunicorn's access log is on with its default format and plain stream or file handlers.
+- ``LlmtsPyWSGIWorker`` (``gevent_pywsgi``): the previous default, gevent's pywsgi with server/handler.py's
+  handler, kept selectable for a while (docs/server.md); it is imported only when named, because that
+  handler overrides private methods of gevent's (pyproject.toml bounds gevent for it).
+- ``LlmtsGeventWorker`` (``gevent``): gunicorn's own parser.
 
-A worker gunicorn started to replace one that died tells the app so (server/worker_restarts.py).
+With ``--no-access-log`` the llmts workers log no requests at all. A worker gunicorn started to replace
+one that died tells the app so (server/worker_restarts.py).
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from gunicorn.workers.ggevent import GeventPyWSGIWorker, GeventWorker
+from gunicorn.http.wsgi import base_environ
+from gunicorn.workers.ggevent import VERSION, GeventWorker
 
-from llmts.server.connections import GracefulWorker, HeadDeadlineHandler
-from llmts.server.handler import LlmtsPyWSGIHandler
+from llmts.server.access_log import AccessLog
+from llmts.server.connections import ConnectionTracker, GracefulWorker
 from llmts.server.worker_restarts import WorkerRestart
 
-__all__ = ["LlmtsGeventWorker", "LlmtsPyWSGIHandler", "LlmtsPyWSGIWorker"]
+if TYPE_CHECKING:
+    from llmts.server.handler import LlmtsPyWSGIHandler, LlmtsPyWSGIWorker
+
+__all__ = ["LlmtsGeventWorker", "LlmtsPyWSGIHandler", "LlmtsPyWSGIWorker", "LlmtsWorker", "ReplacementAware"]
+
+# Imported from server/handler.py on first use (``__getattr__``): gevent's pywsgi and its private methods.
+_LEGACY = ("LlmtsPyWSGIHandler", "LlmtsPyWSGIWorker")
 
 
-class _Handler(HeadDeadlineHandler, LlmtsPyWSGIHandler):
-    pass
-
-
-class _UnloggedHandler(_Handler):
-    def log_request(self) -> None:
-        return None
-
-
-class _ReplacementAware:
+class ReplacementAware:
     """Mixin for gunicorn workers: gunicorn numbers the workers it starts (``age``), so a worker above 1
     replaced an earlier one of the same arbiter, whose sessions died with it. The app hears of it before
     it serves; under ``llmts serve`` the arbiter also left how the old worker ended on the application."""
@@ -50,15 +53,45 @@ class _ReplacementAware:
             note(WorkerRestart(self.pid, self.age, time.time(), previous))
 
 
-class LlmtsPyWSGIWorker(_ReplacementAware, GracefulWorker, GeventPyWSGIWorker):  # type: ignore[misc]
-    wsgi_handler = _Handler
+class LlmtsWorker(ReplacementAware, GracefulWorker, GeventWorker):  # type: ignore[misc]
+    """gunicorn's gevent worker serving each connection with llmts's HTTP/1.1 loop (server/http1/)."""
+
     batched_access_log = True
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if not self.cfg.accesslog:
-            self.wsgi_handler = _UnloggedHandler
+    def llmts_connection_handler(
+        self, listener: Any, tracker: ConnectionTracker, access: AccessLog | None
+    ) -> Callable[[Any, Any], None]:
+        from llmts.server.http1 import Http1Server
+
+        environ = base_environ(self.cfg)
+        environ.update(
+            {
+                "wsgi.multithread": True,
+                "wsgi.url_scheme": "https" if self.cfg.is_ssl else "http",
+                "SERVER_SOFTWARE": VERSION,
+                "SCRIPT_NAME": "",
+            }
+        )
+        address = listener.getsockname()
+        if isinstance(address, tuple):
+            environ["SERVER_NAME"] = str(address[0])
+            environ["SERVER_PORT"] = str(address[1])
+        else:  # a unix socket
+            environ["SERVER_NAME"] = str(address)
+            environ["SERVER_PORT"] = ""
+        server = Http1Server(
+            self.wsgi, environ, tracker, access, self.log, gunicorn_access=bool(self.cfg.accesslog)
+        )
+        return server.handle
 
 
-class LlmtsGeventWorker(_ReplacementAware, GracefulWorker, GeventWorker):  # type: ignore[misc]
+class LlmtsGeventWorker(ReplacementAware, GracefulWorker, GeventWorker):  # type: ignore[misc]
     pass
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LEGACY:
+        from llmts.server import handler
+
+        return getattr(handler, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

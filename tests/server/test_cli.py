@@ -104,7 +104,7 @@ def test_env_settings_and_access_log(procs: list[_Proc]) -> None:
 def test_json_log_format_writes_one_json_object_per_line(procs: list[_Proc]) -> None:
     proc = _serve(procs, "--port", "0", "--log-format", "json")
     url = proc.url_from_stdout()
-    raw_request(url, "GET", "/health", headers={"User-Agent": 'probe "x" \x1b[2J'})
+    raw_request(url, "GET", "/health", headers={"User-Agent": 'probe "x" \x9b[2J'})  # CSI, a C1 escape
     raw_request(url, "GET", "/openai/v1/nope%0aFORGED")
     raw_request(url, "POST", "/openai/v1/chat/completions", {"model": "gpt-4.1-mini", "messages": USER_HI})
 
@@ -116,7 +116,7 @@ def test_json_log_format_writes_one_json_object_per_line(procs: list[_Proc]) -> 
         ("GET", "/openai/v1/nope%0aFORGED", 404),
         ("POST", "/openai/v1/chat/completions", 200),
     ]
-    assert access[0]["user_agent"] == 'probe "x" \x1b[2J' and access[0]["type"] == "access"
+    assert access[0]["user_agent"] == 'probe "x" \x9b[2J' and access[0]["type"] == "access"
     assert all(a["duration_ms"] >= 0 and a["bytes"] > 0 and a["remote"] == "127.0.0.1" for a in access)
     log_lines = [line for line in err.decode().splitlines() if line.strip()]
     assert log_lines, "gunicorn logs its start and stop"

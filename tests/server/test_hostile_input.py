@@ -110,7 +110,8 @@ def test_client_text_never_writes_a_log_line(server: LlmTestServer) -> None:
         _request("GET", "/openai/v1/models%0aFORGED%20path"),
         _request("GET", "/x%0d%0aFORGED%20crlf//y"),
         _request("GET", "/health", f"Authorization: Basic {basic}"),
-        _request("GET", "/health", 'User-Agent: a"\x1b[2J\x7fFORGED', 'Referer: "x" "y"'),
+        # U+009B is CSI, an 8-bit terminal escape: it arrives as obs-text bytes, which HTTP allows.
+        _request("GET", "/health", 'User-Agent: a"\u009b[2J\u00e9FORGED', 'Referer: "x" "y"'),
         _request("GET", "/openai/v1/models", "Authorization: Bearer \u00e9\u2028FORGED"),
     ]
     _, log = _log_after(server, lambda: [_exchange(server, data) for data in requests])
@@ -122,7 +123,18 @@ def test_client_text_never_writes_a_log_line(server: LlmTestServer) -> None:
         # the default format quotes request line, referer and user agent: exactly six quotes survive
         assert line.count('"') - line.count('\\"') == 6, line
     assert "user\\x0aFORGED basic" in log  # escaped, not dropped
-    assert "\\x1b[2J\\x7fFORGED" in log
+    assert "\\xc2\\x9b[2J\\xc3\\xa9FORGED" in log
+
+
+@pytest.mark.parametrize("control", ["\x1b", "\x7f", "\x00"])
+def test_a_control_character_in_a_header_value_is_refused(server: LlmTestServer, control: str) -> None:
+    """RFC 9110 5.5: CTLs are not field text (ESC, DEL: terminal escapes); llhttp refuses them."""
+    data = _request("GET", "/health", f"User-Agent: a{control}[2JFORGED")
+    (status, headers, body), log = _log_after(server, lambda: _exchange(server, data))
+    assert status == 400 and headers["connection"] == "close"
+    assert json.loads(body)["error"]["code"] == "malformed_http_request"
+    assert "FORGED" not in log and '"- - -" 400' in log
+    _assert_clean(log)
 
 
 # --- objects and arrays where a string belongs ----------------------------------------------------------

@@ -20,7 +20,7 @@ from llmts.server.timeouts import Timeouts
 from tests.helpers import USER_HI, raw_request
 
 _FAST = ["--request-head-timeout", "0.5", "--keepalive-timeout", "0.5", "--body-timeout", "0.5"]
-_WORKERS = ["gevent_pywsgi", "gevent"]
+_WORKERS = ["llmts", "gevent_pywsgi", "gevent"]
 
 
 def _connect(server: LlmTestServer, rcvbuf: int | None = None) -> socket.socket:
@@ -192,7 +192,7 @@ def test_stream_nobody_reads_is_dropped_after_the_write_timeout(
 def test_whole_body_nobody_reads_is_dropped_after_the_write_timeout(
     own_server_factory: Callable[..., LlmTestServer], worker: str
 ) -> None:
-    # Non-stream answers are one write; under gevent_pywsgi the handler arms the connection's deadline
+    # Non-stream answers are one write; under the llmts and gevent_pywsgi workers the server arms the deadline
     # only for the part the socket buffer refused (docs/architecture.md, "The server's hot path").
     server = own_server_factory(extra_args=["--write-timeout", "0.5", "--worker-class", worker])
     session = server.create_session()

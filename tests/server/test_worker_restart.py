@@ -254,7 +254,7 @@ def test_plain_gunicorn_with_llmts_worker_reports_the_restart(tmp_path: Path) ->
     """Under gunicorn's own arbiter the worker still knows it is a replacement (its generation); the
     message then cannot name the old worker's end."""
     url = f"http://127.0.0.1:{_free_port()}"
-    command = [sys.executable, "-m", "gunicorn", "-k", "llmts.server.worker.LlmtsPyWSGIWorker", "-w", "1"]
+    command = [sys.executable, "-m", "gunicorn", "-k", "llmts.server.worker.LlmtsWorker", "-w", "1"]
     command += ["--no-control-socket", "-b", url.removeprefix("http://"), "llmts.app:create_app()"]
     log = tmp_path / "gunicorn.log"
     with open(log, "wb") as out:

@@ -13,6 +13,8 @@ import pytest
 
 from llmts import LlmTestServer, SessionClient
 from tests.helpers import CHROMIUM_ARGS, DASHBOARD_CONTROL_KEY, RawResponse, raw_request
+from tests.support.in_process import InProcessServer, InProcessSession
+from tests.support.servers import BackgroundStops
 
 
 @pytest.fixture
@@ -26,9 +28,51 @@ def openai_client(llmts_session: SessionClient) -> Any:
     return llmts_session.openai_client(_strict_response_validation=True, max_retries=0)
 
 
+# --- in process: the app in this worker, no sockets (docs/contributing.md, "Which depth for which test") ---
+
+
+@pytest.fixture(scope="session")
+def llmts_app_server() -> InProcessServer:
+    """This worker's in-process llmts: an ``LlmtsApp`` behind the ``LlmTestServer`` interface."""
+    return InProcessServer()
+
+
 @pytest.fixture
-def own_server_factory() -> Iterator[Callable[..., LlmTestServer]]:
-    """Start dedicated servers (for start-up options) and always stop them."""
+def app_session(llmts_app_server: InProcessServer) -> Iterator[InProcessSession]:
+    """A fresh session of the in-process app (created and deleted through its control API), whose SDK
+    clients call the app through their own httpx with a WSGI transport."""
+    session = llmts_app_server.create_session()
+    yield session
+    session.delete()
+
+
+@pytest.fixture
+def app_openai(app_session: InProcessSession) -> Any:
+    """``openai_client`` for ``app_session``: the official client, strict, calling the app in process."""
+    return app_session.openai_client(_strict_response_validation=True, max_retries=0)
+
+
+@pytest.fixture
+def app_raw(llmts_app_server: InProcessServer) -> Callable[..., RawResponse]:
+    """``raw`` for ``app_session``: ``(provider_base, method, path, body, headers)`` through the app."""
+    return llmts_app_server.raw
+
+
+# --- dedicated gunicorn servers --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def background_stops() -> Iterator[BackgroundStops]:
+    """Servers a test is done with stop on threads of their own; the run waits for them at its end."""
+    stops = BackgroundStops()
+    yield stops
+    stops.join()
+
+
+@pytest.fixture
+def own_server_factory(background_stops: BackgroundStops) -> Iterator[Callable[..., LlmTestServer]]:
+    """Start dedicated servers (for start-up options) and always stop them (in the background: a test
+    that needs its server gone waits for ``server.stop()`` itself)."""
     started: list[LlmTestServer] = []
 
     def start(**kwargs: Any) -> LlmTestServer:
@@ -38,7 +82,7 @@ def own_server_factory() -> Iterator[Callable[..., LlmTestServer]]:
 
     yield start
     for server in started:
-        server.stop()
+        background_stops.stop(server)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -3,14 +3,15 @@
 Conventions for documentation code blocks (so examples read naturally and still run here):
 
 * A block that contains ``def test_`` is a complete pytest test file. It is written to a temporary
-  directory and run with ``pytester.runpytest_subprocess`` against the run's server (``--llmts-url`` from
+  directory and run by an inner pytest in this process against the run's server (``--llmts-url`` from
   the ``llmts_server`` fixture); every test in it must pass.
-* Any other ``python`` block is a script, executed on its own (blocks never share state) as ``__main__``.
-  A script that talks to a server started by ``llmts serve`` reads its URL with
-  ``os.environ.get("LLMTS_URL", "http://127.0.0.1:8080")``. For a block that mentions ``LLMTS_URL``, this
-  test starts a dedicated, unconfigured server and sets ``LLMTS_URL`` to it, so the block may configure
-  (and echo from) the ``default`` session. Blocks may also start their own server with
-  ``with LlmTestServer.start() as server:``.
+* Any other ``python`` block is a script, executed on its own as ``__main__``. A script that talks to a
+  server started by ``llmts serve`` reads its URL with ``os.environ.get("LLMTS_URL",
+  "http://127.0.0.1:8080")``; this test sets ``LLMTS_URL``. Blocks may also start their own server with
+  ``with LlmTestServer.start() as server:``. A block that works only in sessions it creates
+  (``create_session``; no default session, session list, log or process) shares one real server with the
+  other such blocks; any other block gets a dedicated, unconfigured server, so it may configure (and echo
+  from) the ``default`` session.
 * Blocks in other languages (``sh``, ``json``, ``yaml``...) are not executed.
 
 Test ids are ``<file>:<line of the opening fence>``. Scripts are compiled with the Markdown file as their
@@ -24,12 +25,15 @@ import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import llmts.errors
 from llmts import LlmTestServer
 from llmts.schema import LIMITS
+from tests.support.inner_pytest import run_in_process
+from tests.support.servers import BackgroundStops, SpareServers
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -107,6 +111,68 @@ def docs_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return tmp_path
 
 
+# What a block must not touch to share a server with other blocks: anything beyond the sessions it
+# creates (the default session, the session list, the server's process, log and stop).
+_SERVER_WIDE = re.compile(
+    r"\.sessions\(|default_session|\.session\(|log_path|\.pid\b|\.process\b|\.stop\(|\.urls\b|members\(|"
+    r"worker_restarts|process_stats"
+)
+
+
+def _own_sessions_only(block: Block) -> bool:
+    """The block works only in sessions it creates, so it may share a server with other such blocks."""
+    return ".create_session(" in block.source and _SERVER_WIDE.search(block.source) is None
+
+
+class _Servers:
+    """The script blocks' servers. A block that works only in sessions it creates shares one server with
+    the others (``LLMTS_URL``, or what its ``LlmTestServer.start()`` returns: a handle whose ``stop`` leaves
+    the shared server running). Any other block gets a fresh server, started while the previous block ran
+    (``start(access_log=False)`` and ``start()``; other options start one as usual)."""
+
+    def __init__(self, stops: BackgroundStops) -> None:
+        self._stops = stops
+        self._shared: LlmTestServer | None = None
+        self.quiet = SpareServers(stops, access_log=False)
+        self.logging = SpareServers(stops)
+
+    def shared(self) -> LlmTestServer:
+        if self._shared is None:
+            self._shared = _START(LlmTestServer, access_log=False)
+        return LlmTestServer.attach(self._shared.url)
+
+    def starter(self, block: Block) -> classmethod[LlmTestServer, ..., LlmTestServer]:
+        """What ``LlmTestServer.start`` is while ``block`` runs."""
+        shares = _own_sessions_only(block)
+
+        def start(cls: type[LlmTestServer], **options: Any) -> LlmTestServer:
+            if shares and set(options) <= {"access_log"}:
+                return self.shared()
+            if options == self.quiet.options:
+                return self.quiet.take()
+            if not options:
+                return self.logging.take()
+            return _START(cls, **options)
+
+        return classmethod(start)
+
+    def close(self) -> None:
+        self.quiet.close()
+        self.logging.close()
+        if self._shared is not None:
+            self._stops.stop(self._shared)
+
+
+_START = LlmTestServer.start.__func__  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def spare_servers(background_stops: BackgroundStops) -> Iterator[_Servers]:
+    servers = _Servers(background_stops)
+    yield servers
+    servers.close()
+
+
 def _execute(block: Block) -> None:
     # Pad with blank lines so tracebacks show the Markdown file's own line numbers.
     code = compile("\n" * block.line + block.source, str(block.path), "exec")
@@ -125,13 +191,21 @@ def _execute(block: Block) -> None:
 # Docs examples are written for the newest SDK majors: they run in the default suite, not in the tox
 # SDK-major factors (no ``sdk`` marker), since e.g. openai 1.x lacks responses.input_tokens.
 @pytest.mark.parametrize("block", _params(SCRIPTS))
-def test_python_block_runs(block: Block, docs_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_python_block_runs(
+    block: Block, docs_env: Path, monkeypatch: pytest.MonkeyPatch, spare_servers: _Servers
+) -> None:
     if "LLMTS_URL" not in block.source:
+        monkeypatch.setattr(LlmTestServer, "start", spare_servers.starter(block))
         _execute(block)
         return
-    with LlmTestServer.start(access_log=False) as server:
+    shared = _own_sessions_only(block)
+    with spare_servers.shared() if shared else spare_servers.quiet.take() as server:
         monkeypatch.setenv("LLMTS_URL", server.url)
         _execute(block)
+
+
+# What the test-file blocks import (see run_in_process).
+_EXAMPLE_IMPORTS = ("openai", "anthropic", "google.genai", "cohere", "ollama", "boto3")
 
 
 @pytest.mark.parametrize("block", _params(TEST_FILES))
@@ -144,7 +218,7 @@ def test_python_test_file_block_passes(
     if llmts_server.control_key:
         args += ["--llmts-control-key", llmts_server.control_key]
 
-    result = pytester.runpytest_subprocess(*args)
+    result = run_in_process(pytester, *args, preload=_EXAMPLE_IMPORTS)
 
     assert result.ret == 0, f"{block.where}: the example tests failed:\n{result.stdout.str()}"
     outcomes = result.parseoutcomes()

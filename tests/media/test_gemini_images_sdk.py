@@ -19,8 +19,8 @@ MODEL = "gemini-2.5-flash-image"
 IMAGE_ONLY = types.GenerateContentConfig(response_modalities=["IMAGE"])
 
 
-def test_generated_image_is_an_inline_png(llmts_session: SessionClient) -> None:
-    client = llmts_session.gemini_client()
+def test_generated_image_is_an_inline_png(app_session: SessionClient) -> None:
+    client = app_session.gemini_client()
 
     answer = client.models.generate_content(model=MODEL, contents="a red fox", config=IMAGE_ONLY)
 
@@ -31,13 +31,13 @@ def test_generated_image_is_an_inline_png(llmts_session: SessionClient) -> None:
     again = client.models.generate_content(model=MODEL, contents="a red fox", config=IMAGE_ONLY)
     assert again.candidates[0].content.parts[0].inline_data.data == part.inline_data.data
     assert answer.usage_metadata.candidates_token_count == 1024
-    entry = llmts_session.requests()[0]
+    entry = app_session.requests()[0]
     assert (entry["provider"], entry["operation"], entry["model"]) == ("gemini", "images", MODEL)
 
 
-def test_scripted_images_and_the_operation_filter(llmts_session: SessionClient) -> None:
+def test_scripted_images_and_the_operation_filter(app_session: SessionClient) -> None:
     first, second = generated_png(8, 8, b"one"), generated_png(8, 8, b"two")
-    llmts_session.configure(
+    app_session.configure(
         {
             "scenarios": [
                 {"responses": [{"text": "A chat answer."}]},
@@ -59,7 +59,7 @@ def test_scripted_images_and_the_operation_filter(llmts_session: SessionClient) 
             ]
         }
     )
-    client = llmts_session.gemini_client()
+    client = app_session.gemini_client()
     config: Any = {"response_modalities": ["TEXT", "IMAGE"]}
 
     answer = client.models.generate_content(model=MODEL, contents="two foxes", config=config)

@@ -16,9 +16,9 @@ from openai.types import ImagesResponse
 
 from llmts import SessionClient
 from llmts.runtime.media.png import generated_png
-from tests.helpers import raw_request
 from tests.media.media_check import DecodedImage, decode_image
 from tests.media.png_check import decode_png
+from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
 
@@ -72,7 +72,7 @@ def _close(left: list[tuple[int, int, int]], right: list[tuple[int, int, int]], 
 
 
 def _generate_raw(session: SessionClient, **body: Any) -> dict[str, Any]:
-    response = raw_request(session.provider_base, "POST", "/openai/v1/images/generations", body)
+    response = send_raw(session, "POST", "/openai/v1/images/generations", body)
     assert response.status == 200, response.body
     answer: dict[str, Any] = response.json()
     return answer
@@ -80,24 +80,22 @@ def _generate_raw(session: SessionClient, **body: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("fmt", ["png", "webp", "jpeg", "gif", "svg"])
 def test_generated_images_decode_in_every_output_format(
-    llmts_session: SessionClient, openai_client: Any, fmt: str
+    app_session: SessionClient, app_openai: Any, fmt: str
 ) -> None:
     if _sdk_answers(fmt):
-        answer = openai_client.images.generate(
+        answer = app_openai.images.generate(
             model=MODEL, prompt="a red fox", size=f"{WIDTH}x{HEIGHT}", output_format=fmt
         )
         assert (answer.output_format, answer.size) == (fmt, f"{WIDTH}x{HEIGHT}")
         data = _bytes(answer.data[0].b64_json)
     else:  # an SDK older than the format: the same request over HTTP
         body = _generate_raw(
-            llmts_session, model=MODEL, prompt="a red fox", size=f"{WIDTH}x{HEIGHT}", output_format=fmt
+            app_session, model=MODEL, prompt="a red fox", size=f"{WIDTH}x{HEIGHT}", output_format=fmt
         )
         assert body["output_format"] == fmt
         data = _bytes(body["data"][0]["b64_json"])
     png = _bytes(
-        openai_client.images.generate(model=MODEL, prompt="a red fox", size=f"{WIDTH}x{HEIGHT}")
-        .data[0]
-        .b64_json
+        app_openai.images.generate(model=MODEL, prompt="a red fox", size=f"{WIDTH}x{HEIGHT}").data[0].b64_json
     )
 
     image = decode_image(fmt, data)
@@ -108,9 +106,9 @@ def test_generated_images_decode_in_every_output_format(
         assert _close(_cell_colours(image), _png_cell_colours(png), 12 if fmt == "jpeg" else 0)
 
 
-def test_gif_frames_and_their_duration_follow_the_request(llmts_session: SessionClient) -> None:
+def test_gif_frames_and_their_duration_follow_the_request(app_session: SessionClient) -> None:
     body = _generate_raw(
-        llmts_session,
+        app_session,
         model=MODEL,
         prompt="a fox running",
         size="64x48",
@@ -123,8 +121,8 @@ def test_gif_frames_and_their_duration_follow_the_request(llmts_session: Session
     assert image.frame_seconds == pytest.approx([0.0, 0.12, 0.24])
     assert len({bytes(frame) for frame in image.rgb}) == 3  # each frame reveals more of the grid
     # A GIF's frames count towards generated_image_pixels (16 frames of 3840x2160 are 133 Mpx).
-    response = raw_request(
-        llmts_session.provider_base,
+    response = send_raw(
+        app_session,
         "POST",
         "/openai/v1/images/generations",
         {"model": MODEL, "prompt": "x", "size": "3840x2160", "output_format": "gif", "frame_count": 16},
@@ -133,14 +131,14 @@ def test_gif_frames_and_their_duration_follow_the_request(llmts_session: Session
 
 
 @pytest.mark.parametrize("fmt", ["webp", "jpeg"])
-def test_streamed_partial_images_are_in_the_requested_format(openai_client: Any, fmt: str) -> None:
+def test_streamed_partial_images_are_in_the_requested_format(app_openai: Any, fmt: str) -> None:
     events = list(
-        openai_client.images.generate(
+        app_openai.images.generate(
             model=MODEL, prompt="a fox", size="128x64", output_format=fmt, stream=True, partial_images=2
         )
     )
     edits = list(
-        openai_client.images.edit(
+        app_openai.images.edit(
             model=MODEL,
             image=SOURCE,
             prompt="add a hat",
@@ -183,11 +181,9 @@ def test_edits_and_url_answers_in_every_format(
     assert (decode_image(fmt, fetched.content).width, decode_image(fmt, fetched.content).height) == (64, 32)
 
 
-def test_options_gif_and_svg_do_not_take_are_400s(llmts_session: SessionClient) -> None:
+def test_options_gif_and_svg_do_not_take_are_400s(app_session: SessionClient) -> None:
     def refused(path: str = "/openai/v1/images/generations", **body: Any) -> dict[str, Any]:
-        response = raw_request(
-            llmts_session.provider_base, "POST", path, {"model": MODEL, "prompt": "x", **body}
-        )
+        response = send_raw(app_session, "POST", path, {"model": MODEL, "prompt": "x", **body})
         assert response.status == 400, response.body
         error: dict[str, Any] = response.json()["error"]
         return error
@@ -202,9 +198,9 @@ def test_options_gif_and_svg_do_not_take_are_400s(llmts_session: SessionClient) 
     assert refused(output_format="gif", frame_duration_ms=-10)["param"] == "frame_duration_ms"
 
 
-def test_gif_edits_take_no_mask(openai_client: Any) -> None:
+def test_gif_edits_take_no_mask(app_openai: Any) -> None:
     with pytest.raises(openai.BadRequestError) as caught:
-        openai_client.images.edit(
+        app_openai.images.edit(
             model=MODEL, image=SOURCE, mask=SOURCE, prompt="add a hat", extra_body={"output_format": "gif"}
         )
     assert caught.value.param == "mask"

@@ -5,7 +5,6 @@ scripted errors, the operation filter, strict rules, the journal and verificatio
 from __future__ import annotations
 
 import base64
-import time
 from typing import Any
 
 import httpx
@@ -15,6 +14,7 @@ import pytest
 from llmts import SessionClient
 from llmts.runtime.media.png import generated_png
 from tests.media.png_check import decode_png
+from tests.support.journal import completed_entry
 
 pytestmark = pytest.mark.sdk
 
@@ -27,18 +27,8 @@ def _png(b64: str | None) -> Any:
     return decode_png(base64.b64decode(b64))
 
 
-def _entry(session: SessionClient, **filters: Any) -> dict[str, Any]:
-    deadline = time.monotonic() + 5
-    while True:
-        entries = session.requests(**filters)
-        if entries and entries[0]["completed"]:
-            return entries[0]
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-
-
-def test_generated_images_are_pngs_of_the_requested_size(openai_client: Any) -> None:
-    answer = openai_client.images.generate(model=MODEL, prompt="a red fox", size="1024x1536", n=2)
+def test_generated_images_are_pngs_of_the_requested_size(app_openai: Any) -> None:
+    answer = app_openai.images.generate(model=MODEL, prompt="a red fox", size="1024x1536", n=2)
 
     assert [(img.width, img.height) for img in map(lambda d: _png(d.b64_json), answer.data)] == [
         (1024, 1536)
@@ -49,18 +39,18 @@ def test_generated_images_are_pngs_of_the_requested_size(openai_client: Any) -> 
     assert answer.usage.input_tokens_details.text_tokens == answer.usage.input_tokens > 0
 
 
-def test_generated_images_are_deterministic_per_prompt_and_seed(llmts_session: SessionClient) -> None:
-    client = llmts_session.openai_client(_strict_response_validation=True, max_retries=0)
+def test_generated_images_are_deterministic_per_prompt_and_seed(app_session: SessionClient) -> None:
+    client = app_session.openai_client(_strict_response_validation=True, max_retries=0)
 
     def draw(prompt: str) -> str | None:
         return client.images.generate(model=MODEL, prompt=prompt, size="256x256").data[0].b64_json
 
     fox = draw("a red fox")
     assert draw("a red fox") == fox and draw("a blue fox") != fox
-    llmts_session.configure({"determinism": {"seed": "run-1"}})
+    app_session.configure({"determinism": {"seed": "run-1"}})
     seeded = draw("a red fox")
     assert seeded != fox and draw("a red fox") == seeded
-    llmts_session.configure({"determinism": {"seed": "run-2"}})
+    app_session.configure({"determinism": {"seed": "run-2"}})
     assert draw("a red fox") != seeded
 
 
@@ -113,12 +103,10 @@ def test_fixture_images_are_returned_byte_for_byte(llmts_session: SessionClient,
 
 
 def test_streamed_generation_sends_partial_images_then_completed(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
     events = list(
-        openai_client.images.generate(
-            model=MODEL, prompt="a fox", size="512x512", stream=True, partial_images=2
-        )
+        app_openai.images.generate(model=MODEL, prompt="a fox", size="512x512", stream=True, partial_images=2)
     )
 
     assert [e.type for e in events] == [
@@ -133,9 +121,9 @@ def test_streamed_generation_sends_partial_images_then_completed(
     final = events[-1]
     assert (final.size, final.output_format, final.quality) == ("512x512", "png", "auto")
     assert final.usage.output_tokens == 256
-    json_answer = openai_client.images.generate(model=MODEL, prompt="a fox", size="512x512")
+    json_answer = app_openai.images.generate(model=MODEL, prompt="a fox", size="512x512")
     assert json_answer.data[0].b64_json == final.b64_json  # streamed or not, the same image
-    entry = _entry(llmts_session, streaming=True)
+    entry = completed_entry(app_session, streaming=True)
     assert (entry["operation"], entry["terminal_marker_observed"], entry["emitted_content_frames"]) == (
         "images",
         True,
@@ -143,13 +131,13 @@ def test_streamed_generation_sends_partial_images_then_completed(
     )
 
 
-def test_edits_take_multipart_images_and_stream_image_edit_events(openai_client: Any) -> None:
-    edited = openai_client.images.edit(
+def test_edits_take_multipart_images_and_stream_image_edit_events(app_openai: Any) -> None:
+    edited = app_openai.images.edit(
         model=MODEL, image=("fox.png", SOURCE, "image/png"), prompt="add a hat", size="256x256"
     )
     image = _png(edited.data[0].b64_json)
     assert (image.width, image.height) == (256, 256)
-    again = openai_client.images.edit(
+    again = app_openai.images.edit(
         model=MODEL,
         image=[("fox.png", SOURCE, "image/png"), ("hat.png", generated_png(8, 8, b"hat"), "image/png")],
         mask=("mask.png", SOURCE, "image/png"),
@@ -160,7 +148,7 @@ def test_edits_take_multipart_images_and_stream_image_edit_events(openai_client:
     assert len(again.data) == 2 and again.data[0].b64_json != edited.data[0].b64_json  # other uploads
 
     events = list(
-        openai_client.images.edit(
+        app_openai.images.edit(
             model=MODEL,
             image=("fox.png", SOURCE, "image/png"),
             prompt="add a hat",
@@ -172,8 +160,8 @@ def test_edits_take_multipart_images_and_stream_image_edit_events(openai_client:
     assert (_png(events[-1].b64_json).width, events[-1].size) == (1024, "1024x1024")
 
 
-def test_scripted_errors_and_the_operation_filter(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(
+def test_scripted_errors_and_the_operation_filter(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(
         {
             "scenarios": [
                 {"responses": [{"text": "chat answer"}]},
@@ -202,23 +190,23 @@ def test_scripted_errors_and_the_operation_filter(llmts_session: SessionClient, 
     )
 
     with pytest.raises(openai.RateLimitError) as limited:
-        openai_client.images.generate(model=MODEL, prompt="a fox")
+        app_openai.images.generate(model=MODEL, prompt="a fox")
     assert limited.value.response.headers["retry-after"] == "1"
     with pytest.raises(openai.BadRequestError) as blocked:
-        openai_client.images.generate(model=MODEL, prompt="a fox")
+        app_openai.images.generate(model=MODEL, prompt="a fox")
     assert blocked.value.code == "moderation_blocked"
     # The chat scenario's queue was not touched by the image calls.
-    chat = openai_client.chat.completions.create(
+    chat = app_openai.chat.completions.create(
         model="gpt-4.1-mini", messages=[{"role": "user", "content": "Hi"}]
     )
     assert chat.choices[0].message.content == "chat answer"
     with pytest.raises(openai.ConflictError) as exhausted:
-        openai_client.images.generate(model=MODEL, prompt="a fox")
+        app_openai.images.generate(model=MODEL, prompt="a fox")
     assert exhausted.value.code == "llm_test_server_scenario_exhausted"
 
 
-def test_fixture_that_does_not_fit_is_a_409(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(
+def test_fixture_that_does_not_fit_is_a_409(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(
         {
             "scenarios": [
                 {"operation": "images", "responses": [{"images": [{"url": "https://example.com/a.png"}]}]}
@@ -226,26 +214,26 @@ def test_fixture_that_does_not_fit_is_a_409(llmts_session: SessionClient, openai
         }
     )
     with pytest.raises(openai.ConflictError) as wrong_count:
-        openai_client.images.generate(model=MODEL, prompt="a fox", n=2)
+        app_openai.images.generate(model=MODEL, prompt="a fox", n=2)
     assert "1 image(s) but the request asks for 2" in wrong_count.value.message
     with pytest.raises(openai.ConflictError) as by_url:
-        list(openai_client.images.generate(model=MODEL, prompt="a fox", stream=True))
+        list(app_openai.images.generate(model=MODEL, prompt="a fox", stream=True))
     assert "streamed image events carry b64_json" in by_url.value.message
 
 
-def test_strict_rules_and_their_lenient_twin(llmts_session: SessionClient, openai_client: Any) -> None:
+def test_strict_rules_and_their_lenient_twin(app_session: SessionClient, app_openai: Any) -> None:
     with pytest.raises(openai.BadRequestError) as empty:
-        openai_client.images.generate(model=MODEL, prompt="")
+        app_openai.images.generate(model=MODEL, prompt="")
     assert (empty.value.code, empty.value.param) == ("invalid_value", "prompt")
     assert "image_prompt_length" in empty.value.message
     with pytest.raises(openai.BadRequestError) as size:
-        openai_client.images.generate(model=MODEL, prompt="a fox", size="100x100")
+        app_openai.images.generate(model=MODEL, prompt="a fox", size="100x100")
     assert size.value.param == "size" and "image_size_unsupported" in size.value.message
     with pytest.raises(openai.BadRequestError) as mime:
-        openai_client.images.edit(model=MODEL, image=("notes.txt", b"hello", "text/plain"), prompt="x")
+        app_openai.images.edit(model=MODEL, image=("notes.txt", b"hello", "text/plain"), prompt="x")
     assert mime.value.code == "unsupported_file_mimetype"
     with pytest.raises(openai.BadRequestError) as mask:
-        openai_client.images.edit(
+        app_openai.images.edit(
             model=MODEL,
             image=("a.png", SOURCE, "image/png"),
             mask=("m.jpg", b"\xff\xd8", "image/jpeg"),
@@ -253,28 +241,28 @@ def test_strict_rules_and_their_lenient_twin(llmts_session: SessionClient, opena
         )
     assert mask.value.param == "mask"
 
-    llmts_session.configure({"strict_requests": False})
-    odd = openai_client.images.generate(model=MODEL, prompt="", size="100x100")
+    app_session.configure({"strict_requests": False})
+    odd = app_openai.images.generate(model=MODEL, prompt="", size="100x100")
     assert (_png(odd.data[0].b64_json).width, odd.size) == (100, "100x100")
     # What no model draws is refused either way.
     with pytest.raises(openai.BadRequestError) as huge:
-        openai_client.images.generate(model=MODEL, prompt="x", size="5000x5000")
+        app_openai.images.generate(model=MODEL, prompt="x", size="5000x5000")
     assert huge.value.param == "size"
     with pytest.raises(openai.BadRequestError) as many:
-        openai_client.images.generate(model=MODEL, prompt="x", n=11)
+        app_openai.images.generate(model=MODEL, prompt="x", n=11)
     assert many.value.param == "n"
     with pytest.raises(openai.BadRequestError) as pixels:  # 10 x 3840x2160 would block the worker
-        openai_client.images.generate(model=MODEL, prompt="x", n=10, size="3840x2160")
+        app_openai.images.generate(model=MODEL, prompt="x", n=10, size="3840x2160")
     assert "generated_image_pixels" in pixels.value.message
 
 
-def test_journal_and_verification_by_operation(llmts_session: SessionClient, openai_client: Any) -> None:
-    openai_client.images.generate(model=MODEL, prompt="a fox", size="256x256")
-    list(openai_client.images.generate(model=MODEL, prompt="a fox", size="256x256", stream=True))
+def test_journal_and_verification_by_operation(app_session: SessionClient, app_openai: Any) -> None:
+    app_openai.images.generate(model=MODEL, prompt="a fox", size="256x256")
+    list(app_openai.images.generate(model=MODEL, prompt="a fox", size="256x256", stream=True))
 
-    entries = llmts_session.requests(operation="images")
+    entries = app_session.requests(operation="images")
     assert len(entries) == 2 and all(e["model"] == MODEL and e["status"] == 200 for e in entries)
-    verdict = llmts_session.verify(
+    verdict = app_session.verify(
         requests=[
             {"name": "two images", "query": {"operation": "images"}, "minimum_count": 2, "maximum_count": 2},
             {
@@ -294,15 +282,15 @@ def test_journal_and_verification_by_operation(llmts_session: SessionClient, ope
 
 
 def test_streamed_n_images_each_send_their_partials_then_completed(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
     events = list(
-        openai_client.images.generate(
+        app_openai.images.generate(
             model=MODEL, prompt="foxes", size="64x64", n=2, stream=True, partial_images=1
         )
     )
 
     assert [e.type.rsplit(".", 1)[1] for e in events] == ["partial_image", "completed"] * 2
     assert events[1].b64_json != events[3].b64_json
-    entry = _entry(llmts_session, streaming=True)
+    entry = completed_entry(app_session, streaming=True)
     assert (entry["emitted_content_frames"], entry["terminal_marker_observed"]) == (2, True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from llmts import SessionClient
 from llmts.runtime.media.audio import SAMPLE_RATE, speech_pcm
 from tests.media.media_check import decode_audio
+from tests.support.journal import completed_entry
 
 pytestmark = pytest.mark.sdk
 
@@ -32,16 +32,6 @@ COMPRESSED = ["mp3", "opus", "aac", "flac"]
 # How far a decoder's duration may stray from the samples llmts encoded: AAC's headers count the
 # encoder's priming and last-frame padding (1,024 samples each); MP3 and Opus decoders drop theirs.
 _TOLERANCE = {"aac": 0.1}
-
-
-def _entry(session: SessionClient, **filters: Any) -> dict[str, Any]:
-    deadline = time.monotonic() + 5
-    while True:
-        entries = session.requests(**filters)
-        if entries and entries[0]["completed"]:
-            return entries[0]
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
 
 
 def _seconds(text: str) -> float:
@@ -66,27 +56,27 @@ def _check_audio(fmt: str, data: bytes, text: str = SPOKEN) -> None:
 
 
 @pytest.mark.parametrize("fmt", [*COMPRESSED, "wav", "pcm"])
-def test_generated_speech_decodes_in_every_format(openai_client: Any, fmt: str) -> None:
-    answer = _speech(openai_client, fmt)
+def test_generated_speech_decodes_in_every_format(app_openai: Any, fmt: str) -> None:
+    answer = _speech(app_openai, fmt)
 
     assert answer.response.headers["content-type"] == MEDIA_TYPES[fmt]
     _check_audio(fmt, answer.content)
-    assert _speech(openai_client, fmt).content == answer.content  # the same input, the same bytes
+    assert _speech(app_openai, fmt).content == answer.content  # the same input, the same bytes
 
 
-def test_default_speech_is_a_real_mp3(openai_client: Any) -> None:
+def test_default_speech_is_a_real_mp3(app_openai: Any) -> None:
     """The API's default format answers without a fixture (it was a 400 ``unsupported_response_format``)."""
-    answer = _speech(openai_client, None)
+    answer = _speech(app_openai, None)
 
     assert answer.response.headers["content-type"] == "audio/mpeg"
     _check_audio("mp3", answer.content)
 
 
 @pytest.mark.parametrize(("fmt", "filename"), [("mp3", "a.mp3"), ("opus", "a.ogg"), ("flac", "a.flac")])
-def test_tagged_speech_round_trips_through_transcription(openai_client: Any, fmt: str, filename: str) -> None:
-    audio = _speech(openai_client, fmt)
+def test_tagged_speech_round_trips_through_transcription(app_openai: Any, fmt: str, filename: str) -> None:
+    audio = _speech(app_openai, fmt)
 
-    heard = openai_client.audio.transcriptions.create(
+    heard = app_openai.audio.transcriptions.create(
         model="whisper-1", file=(filename, audio.content, MEDIA_TYPES[fmt]), response_format="verbose_json"
     )
     assert heard.text == SPOKEN
@@ -95,10 +85,10 @@ def test_tagged_speech_round_trips_through_transcription(openai_client: Any, fmt
 
 @pytest.mark.parametrize("fmt", COMPRESSED)
 def test_streamed_speech_deltas_join_into_the_same_file(
-    llmts_session: SessionClient, openai_client: Any, fmt: str
+    app_session: SessionClient, app_openai: Any, fmt: str
 ) -> None:
     text = " ".join(f"Sentence {n} of the announcement." for n in range(12))
-    with openai_client.audio.speech.with_streaming_response.create(
+    with app_openai.audio.speech.with_streaming_response.create(
         model=TTS, voice="alloy", input=text, response_format=fmt, stream_format="sse"
     ) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
@@ -108,6 +98,6 @@ def test_streamed_speech_deltas_join_into_the_same_file(
     assert len(deltas) >= 2 and events[-1]["type"] == "speech.audio.done"
     joined = b"".join(base64.b64decode(event["audio"]) for event in deltas)
     _check_audio(fmt, joined, text)
-    assert joined == _speech(openai_client, fmt, text).content
-    entry = _entry(llmts_session, operation="speech", streaming=True)
+    assert joined == _speech(app_openai, fmt, text).content
+    entry = completed_entry(app_session, operation="speech", streaming=True)
     assert (entry["emitted_content_frames"], entry["terminal_marker_observed"]) == (len(deltas), True)

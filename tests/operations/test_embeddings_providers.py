@@ -58,14 +58,14 @@ def test_gemini_embed_content_batches_with_dimension_and_task_type(llmts_session
     assert entry["operation"] == "embeddings" and entry["path"].endswith(":batchEmbedContents")
 
 
-def test_gemini_fixture_and_single_embed_content(llmts_session: SessionClient, raw: Any) -> None:
-    llmts_session.configure(VECTORS)
-    client = llmts_session.gemini_client()  # keep a reference: a collected client closes its connection
+def test_gemini_fixture_and_single_embed_content(app_session: SessionClient, app_raw: Any) -> None:
+    app_session.configure(VECTORS)
+    client = app_session.gemini_client()  # keep a reference: a collected client closes its connection
     answer = client.models.embed_content(model="gemini-embedding-001", contents=["a", "b"])
     assert answer.embeddings is not None and [e.values for e in answer.embeddings] == [[0.6, 0.8], [0.0, 1.0]]
-    llmts_session.configure({"scenarios": [{"responses": [{"text": "x"}]}]})
-    single = raw(
-        llmts_session.provider_base,
+    app_session.configure({"scenarios": [{"responses": [{"text": "x"}]}]})
+    single = app_raw(
+        app_session.provider_base,
         "POST",
         "/gemini/v1beta/models/gemini-embedding-001:embedContent",
         {"content": {"parts": [{"text": "x"}]}, "outputDimensionality": 16},
@@ -83,9 +83,9 @@ def test_gemini_fixture_and_single_embed_content(llmts_session: SessionClient, r
     ],
 )
 def test_gemini_requests_the_api_rejects(
-    llmts_session: SessionClient, config: dict[str, Any], contents: list[str], reason: str
+    app_session: SessionClient, config: dict[str, Any], contents: list[str], reason: str
 ) -> None:
-    client = llmts_session.gemini_client()
+    client = app_session.gemini_client()
     with pytest.raises(google.genai.errors.ClientError) as caught:
         client.models.embed_content(model="gemini-embedding-001", contents=contents, config=config)
     assert caught.value.code == 400 and caught.value.status == "INVALID_ARGUMENT"
@@ -95,8 +95,8 @@ def test_gemini_requests_the_api_rejects(
 # --- Cohere -------------------------------------------------------------------------------------------
 
 
-def test_cohere_embed_answers_every_embedding_type(llmts_session: SessionClient) -> None:
-    answer = llmts_session.cohere_client().embed(
+def test_cohere_embed_answers_every_embedding_type(app_session: SessionClient) -> None:
+    answer = app_session.cohere_client().embed(
         model="embed-v4.0",
         texts=["hello world", "bye"],
         input_type="search_document",
@@ -117,15 +117,15 @@ def test_cohere_embed_answers_every_embedding_type(llmts_session: SessionClient)
     assert answer.texts == ["hello world", "bye"] and answer.response_type == "embeddings_by_type"
     assert answer.meta is not None and answer.meta.billed_units is not None
     assert answer.meta.billed_units.input_tokens == 4
-    default = llmts_session.cohere_client().embed(
+    default = app_session.cohere_client().embed(
         model="embed-english-v3.0", texts=["x"], input_type="search_query"
     )
     assert default.embeddings.float_ is not None and len(default.embeddings.float_[0]) == 1024
 
 
-def test_cohere_embed_images_and_inputs(llmts_session: SessionClient) -> None:
+def test_cohere_embed_images_and_inputs(app_session: SessionClient) -> None:
     image = "data:image/png;base64,iVBORw0KGgo="
-    client = llmts_session.cohere_client()
+    client = app_session.cohere_client()
     by_image = client.embed(model="embed-v4.0", images=[image], input_type="image", embedding_types=["float"])
     mixed = client.embed(
         model="embed-v4.0",
@@ -149,9 +149,9 @@ def test_cohere_embed_images_and_inputs(llmts_session: SessionClient) -> None:
     )
 
 
-def test_cohere_fixture_vectors(llmts_session: SessionClient) -> None:
-    llmts_session.configure(VECTORS)
-    answer = llmts_session.cohere_client().embed(
+def test_cohere_fixture_vectors(app_session: SessionClient) -> None:
+    app_session.configure(VECTORS)
+    answer = app_session.cohere_client().embed(
         model="embed-v4.0", texts=["a", "b"], input_type="search_document", embedding_types=["float", "int8"]
     )
     assert answer.embeddings.float_ == [[0.6, 0.8], [0.0, 1.0]]
@@ -168,18 +168,18 @@ def test_cohere_fixture_vectors(llmts_session: SessionClient) -> None:
     ],
 )
 def test_cohere_requests_the_api_rejects(
-    llmts_session: SessionClient, kwargs: dict[str, Any], rule: str
+    app_session: SessionClient, kwargs: dict[str, Any], rule: str
 ) -> None:
     with pytest.raises(cohere.BadRequestError) as caught:
-        llmts_session.cohere_client().embed(model="embed-v4.0", **kwargs)
+        app_session.cohere_client().embed(model="embed-v4.0", **kwargs)
     assert rule in caught.value.body["message"]
 
 
 # --- Ollama -------------------------------------------------------------------------------------------
 
 
-def test_ollama_embed_and_legacy_embeddings(llmts_session: SessionClient) -> None:
-    client = llmts_session.ollama_client()
+def test_ollama_embed_and_legacy_embeddings(app_session: SessionClient) -> None:
+    client = app_session.ollama_client()
     answer = client.embed(model="nomic-embed-text", input=["hello", "world"])
     assert [len(v) for v in answer.embeddings] == [768, 768] and _unit(list(answer.embeddings[0]))
     assert answer.prompt_eval_count == 4 and answer.model == "nomic-embed-text"
@@ -192,13 +192,14 @@ def test_ollama_embed_and_legacy_embeddings(llmts_session: SessionClient) -> Non
     )
 
 
-def test_cohere_input_type_is_required_and_ollama_model(llmts_session: SessionClient, raw: Any) -> None:
-    base = llmts_session.provider_base
-    missing = raw(base, "POST", "/cohere/v2/embed", {"model": "embed-v4.0", "texts": ["x"]})
+def test_cohere_input_type_is_required_and_ollama_model(app_session: SessionClient, app_raw: Any) -> None:
+    missing = app_raw(
+        app_session.provider_base, "POST", "/cohere/v2/embed", {"model": "embed-v4.0", "texts": ["x"]}
+    )
     assert missing.status == 400 and "embed_input_type_required" in missing.json()["message"]
-    no_model = raw(base, "POST", "/ollama/api/embed", {"input": "x"})
+    no_model = app_raw(app_session.provider_base, "POST", "/ollama/api/embed", {"input": "x"})
     assert (no_model.status, no_model.json()) == (400, {"error": "model is required"})
-    numbers = raw(base, "POST", "/ollama/api/embed", {"model": "m", "input": [1, 2]})
+    numbers = app_raw(app_session.provider_base, "POST", "/ollama/api/embed", {"model": "m", "input": [1, 2]})
     assert (numbers.status, numbers.json()) == (400, {"error": "input[0] must be a string"})
 
 
@@ -273,8 +274,8 @@ def _vectors_of(session: SessionClient) -> list[list[float]]:
     ]
 
 
-def test_generated_vectors_are_deterministic_across_sessions(llmts_server: Any) -> None:
-    sessions = [llmts_server.create_session() for _ in range(3)]
+def test_generated_vectors_are_deterministic_across_sessions(llmts_app_server: Any) -> None:
+    sessions = [llmts_app_server.create_session() for _ in range(3)]
     try:
         for session, seed in zip(sessions, ("run-1", "run-1", "run-2"), strict=True):
             session.configure({"determinism": {"seed": seed}, "scenarios": [{"responses": [{"text": "x"}]}]})
@@ -286,13 +287,13 @@ def test_generated_vectors_are_deterministic_across_sessions(llmts_server: Any) 
             session.delete()
 
 
-def test_ollama_openai_compatible_embeddings(llmts_session: SessionClient) -> None:
-    client = llmts_session.sdk_client("ollama_openai_client", _strict_response_validation=True, max_retries=0)
+def test_ollama_openai_compatible_embeddings(app_session: SessionClient) -> None:
+    client = app_session.sdk_client("ollama_openai_client", _strict_response_validation=True, max_retries=0)
     answer = client.embeddings.create(model="nomic-embed-text", input=["a", "b"], encoding_format="float")
     assert [len(item.embedding) for item in answer.data] == [768, 768]
-    native = llmts_session.ollama_client().embed(model="nomic-embed-text", input="a")
+    native = app_session.ollama_client().embed(model="nomic-embed-text", input="a")
     assert answer.data[0].embedding == list(native.embeddings[0])
-    assert [e["path"] for e in llmts_session.requests(operation="embeddings", order="asc")] == [
+    assert [e["path"] for e in app_session.requests(operation="embeddings", order="asc")] == [
         "/ollama/v1/embeddings",
         "/ollama/api/embed",
     ]

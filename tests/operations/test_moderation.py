@@ -19,8 +19,8 @@ def _client(session: SessionClient) -> Any:
     return session.openai_client(_strict_response_validation=True, max_retries=0)
 
 
-def test_without_a_fixture_nothing_is_flagged(llmts_session: SessionClient) -> None:
-    answer = _client(llmts_session).moderations.create(input=["hello", "world"])
+def test_without_a_fixture_nothing_is_flagged(app_session: SessionClient) -> None:
+    answer = _client(app_session).moderations.create(input=["hello", "world"])
     assert answer.model == "omni-moderation-latest" and answer.id.startswith("modr-")
     assert len(answer.results) == 2
     for result in answer.results:
@@ -28,24 +28,24 @@ def test_without_a_fixture_nothing_is_flagged(llmts_session: SessionClient) -> N
         scores = result.category_scores.model_dump()
         assert len(scores) == 13 and all(0 < score < 0.001 for score in scores.values())
         assert result.category_applied_input_types.violence == ["text"]
-    again = _client(llmts_session).moderations.create(input=["hello", "world"])
+    again = _client(app_session).moderations.create(input=["hello", "world"])
     assert again.results[0].category_scores == answer.results[0].category_scores  # deterministic
 
 
-def test_multi_modal_input_is_one_result_with_image_types(llmts_session: SessionClient) -> None:
-    answer = _client(llmts_session).moderations.create(
+def test_multi_modal_input_is_one_result_with_image_types(app_session: SessionClient) -> None:
+    answer = _client(app_session).moderations.create(
         model="omni-moderation-latest", input=[{"type": "text", "text": "look"}, IMAGE]
     )
     (result,) = answer.results
     applied = result.category_applied_input_types
     assert applied.violence == ["text", "image"] and applied.hate == ["text"]
-    image_only = _client(llmts_session).moderations.create(model="omni-moderation-latest", input=[IMAGE])
+    image_only = _client(app_session).moderations.create(model="omni-moderation-latest", input=[IMAGE])
     assert image_only.results[0].category_applied_input_types.hate == []
     assert image_only.results[0].category_applied_input_types.sexual == ["image"]
 
 
-def test_fixtures_flag_categories_per_input(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_fixtures_flag_categories_per_input(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "scenarios": [
                 {"id": "chat", "responses": [{"text": "ok"}]},
@@ -65,7 +65,7 @@ def test_fixtures_flag_categories_per_input(llmts_session: SessionClient) -> Non
             ]
         }
     )
-    client = _client(llmts_session)
+    client = _client(app_session)
     first = client.moderations.create(input="I will hurt you")
     (result,) = first.results
     assert result.flagged and result.categories.violence and not result.categories.hate
@@ -80,22 +80,22 @@ def test_fixtures_flag_categories_per_input(llmts_session: SessionClient) -> Non
         .message.content
         == "ok"
     )
-    assert [e["scenario"] for e in llmts_session.requests(operation="moderation", success=True)] == [
+    assert [e["scenario"] for e in app_session.requests(operation="moderation", success=True)] == [
         "mod",
         "mod",
     ]
 
 
-def test_a_verdict_list_must_match_the_inputs(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_a_verdict_list_must_match_the_inputs(app_session: SessionClient) -> None:
+    app_session.configure(
         {"scenarios": [{"responses": [{"moderation": [{"flagged": True}, {"flagged": False}]}]}]}
     )
     with pytest.raises(openai.ConflictError, match="2 moderation results but the request has 3"):
-        _client(llmts_session).moderations.create(input=["a", "b", "c"])
+        _client(app_session).moderations.create(input=["a", "b", "c"])
 
 
-def test_errors_and_strict_rules(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_errors_and_strict_rules(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "scenarios": [
                 {
@@ -106,7 +106,7 @@ def test_errors_and_strict_rules(llmts_session: SessionClient) -> None:
             ]
         }
     )
-    client = _client(llmts_session)
+    client = _client(app_session)
     with pytest.raises(openai.InternalServerError) as caught:
         client.moderations.create(input="x")
     assert caught.value.status_code == 503 and caught.value.code == "overloaded"
@@ -117,5 +117,5 @@ def test_errors_and_strict_rules(llmts_session: SessionClient) -> None:
     with pytest.raises(openai.BadRequestError) as malformed:
         client.moderations.create(input=[{"type": "audio"}])  # type: ignore[list-item]
     assert malformed.value.param == "input[0]"
-    statuses = [e["status"] for e in llmts_session.requests(order="asc")]
+    statuses = [e["status"] for e in app_session.requests(order="asc")]
     assert statuses == [503, 400, 400, 400]

@@ -24,16 +24,16 @@ DOCUMENTS = [
 ]
 
 
-def test_generated_ranking_follows_shared_words(llmts_session: SessionClient) -> None:
-    answer = llmts_session.cohere_client().rerank(model="rerank-v3.5", query=QUERY, documents=DOCUMENTS)
+def test_generated_ranking_follows_shared_words(app_session: SessionClient) -> None:
+    answer = app_session.cohere_client().rerank(model="rerank-v3.5", query=QUERY, documents=DOCUMENTS)
     assert [result.index for result in answer.results] == [1, 0, 2, 3]
     scores = [result.relevance_score for result in answer.results]
     assert scores == sorted(scores, reverse=True) and scores[0] > scores[1] > 0 and scores[-1] == 0
     assert answer.meta is not None and answer.meta.billed_units is not None
     assert answer.meta.billed_units.search_units == 1
-    top = llmts_session.cohere_client().rerank(model="rerank-v3.5", query=QUERY, documents=DOCUMENTS, top_n=2)
+    top = app_session.cohere_client().rerank(model="rerank-v3.5", query=QUERY, documents=DOCUMENTS, top_n=2)
     assert [result.index for result in top.results] == [1, 0]
-    (entry, _) = llmts_session.requests()
+    (entry, _) = app_session.requests()
     assert (entry["operation"], entry["model"], entry["provider"]) == ("rerank", "rerank-v3.5", "cohere")
 
 
@@ -44,8 +44,8 @@ def test_v1_client_returns_documents(llmts_session: SessionClient) -> None:
     assert result.index == 1 and result.document is not None and result.document.text == DOCUMENTS[1]
 
 
-def test_fixtures_script_the_ranking(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_fixtures_script_the_ranking(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "scenarios": [
                 {
@@ -62,7 +62,7 @@ def test_fixtures_script_the_ranking(llmts_session: SessionClient) -> None:
             ]
         }
     )
-    client = llmts_session.cohere_client()
+    client = app_session.cohere_client()
     answer = client.rerank(model="rerank-v3.5", query=QUERY, documents=DOCUMENTS, top_n=1)
     assert [(r.index, r.relevance_score) for r in answer.results] == [(3, 0.9)]
     with pytest.raises(cohere.core.ApiError) as caught:  # 409: document 9 does not exist, nothing consumed
@@ -79,10 +79,10 @@ def test_fixtures_script_the_ranking(llmts_session: SessionClient) -> None:
         ({"documents": ["d"] * 1001}, "rerank_too_many_documents"),
     ],
 )
-def test_requests_the_api_rejects(llmts_session: SessionClient, kwargs: dict[str, Any], rule: str) -> None:
+def test_requests_the_api_rejects(app_session: SessionClient, kwargs: dict[str, Any], rule: str) -> None:
     arguments = {"model": "rerank-v3.5", "query": QUERY, "documents": DOCUMENTS, **kwargs}
     with pytest.raises(cohere.BadRequestError) as caught:
-        llmts_session.cohere_client().rerank(**arguments)
+        app_session.cohere_client().rerank(**arguments)
     assert rule in caught.value.body["message"]
 
 

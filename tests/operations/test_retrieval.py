@@ -77,21 +77,29 @@ def _bedrock(session: SessionClient, texts: list[str]) -> list[list[float]]:
     return vectors
 
 
+@pytest.fixture
+def session(request: pytest.FixtureRequest) -> SessionClient:
+    """In process, but Bedrock on the real server: boto3 takes no WSGI transport."""
+    bedrock = request.node.callspec.params["embed"] is _bedrock
+    session: SessionClient = request.getfixturevalue("llmts_session" if bedrock else "app_session")
+    return session
+
+
 @pytest.mark.parametrize(
     "embed", [_openai, _gemini, _cohere, _ollama, _bedrock], ids=lambda f: f.__name__[1:]
 )
 def test_the_document_sharing_the_question_words_ranks_first(
-    llmts_session: SessionClient, embed: Callable[[SessionClient, list[str]], list[list[float]]]
+    session: SessionClient, embed: Callable[[SessionClient, list[str]], list[list[float]]]
 ) -> None:
-    documents = embed(llmts_session, DOCUMENTS)
-    questions = embed(llmts_session, list(QUESTIONS))
+    documents = embed(session, DOCUMENTS)
+    questions = embed(session, list(QUESTIONS))
     for question, expected in zip(questions, QUESTIONS.values(), strict=True):
         ranked = sorted(range(len(DOCUMENTS)), key=lambda i: -_cosine(question, documents[i]))
         assert ranked[0] == expected
 
 
-def test_match_explain_says_an_embeddings_request_is_generated(llmts_session: SessionClient) -> None:
-    llmts_session.configure({"scenarios": [{"id": "chat", "responses": [{"text": "x"}]}]})
+def test_match_explain_says_an_embeddings_request_is_generated(app_session: SessionClient) -> None:
+    app_session.configure({"scenarios": [{"id": "chat", "responses": [{"text": "x"}]}]})
     request: dict[str, Any] = {
         "provider_namespace": "openai",
         "request": {
@@ -100,8 +108,8 @@ def test_match_explain_says_an_embeddings_request_is_generated(llmts_session: Se
             "messages": [{"role": "user", "content": "x"}],
         },
     }
-    _, _, explained = llmts_session.server.request(
-        "POST", "/admin-api/match/explain", request, session_id=llmts_session.id
+    _, _, explained = app_session.server.request(
+        "POST", "/admin-api/match/explain", request, session_id=app_session.id
     )
     assert explained["outcome"] == "generate"
     assert explained["selected_scenario"] is None and explained["matched_candidates"] == []

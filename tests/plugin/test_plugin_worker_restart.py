@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.inner_pytest import run_in_process
+
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/status").exists(), reason="the inner test kills the gunicorn worker"
 )
@@ -49,7 +51,9 @@ def test_a_later_session_works(llmts_session):
     assert answer(llmts_session) == "hi"
 """
     )
-    result = pytester.runpytest_subprocess("-p", "no:xdist", "-p", "no:cacheprovider", "--llmts-servers", "1")
+    result = run_in_process(
+        pytester, "-p", "no:xdist", "-p", "no:cacheprovider", "--llmts-servers", "1", preload=("openai",)
+    )
 
     result.assert_outcomes(passed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED

@@ -1,4 +1,4 @@
-"""The ``llmts_verify`` marker and the ``llmts_expect`` fixture, run for real in a subprocess pytest
+"""The ``llmts_verify`` marker and the ``llmts_expect`` fixture, run for real in an inner pytest
 against this run's server: passing verdicts pass, failing ones fail the test with the server's report."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from llmts import LlmTestServer
+from tests.support.inner_pytest import run_in_process
 
 pytestmark = pytest.mark.sdk
 
@@ -84,7 +85,7 @@ def test_marker_and_fixture_verify_after_the_test(
     if llmts_server.control_key:
         args += ["--llmts-control-key", llmts_server.control_key]
 
-    result = pytester.runpytest_subprocess(*args)
+    result = run_in_process(pytester, *args, preload=("openai",))
 
     outcomes = result.parseoutcomes()
     assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("errors")) == (4, 3, 1), (

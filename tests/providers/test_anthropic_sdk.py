@@ -39,7 +39,13 @@ def _client(session: SessionClient, **kwargs: Any) -> Any:
 
 
 @pytest.fixture
-def client(llmts_session: SessionClient) -> Any:
+def client(app_session: SessionClient) -> Any:
+    return _client(app_session)
+
+
+# The same on the real server, for this module's smoke tests over real HTTP.
+@pytest.fixture
+def live_client(llmts_session: SessionClient) -> Any:
     return _client(llmts_session)
 
 
@@ -59,10 +65,10 @@ def _error_code(error: anthropic.APIStatusError) -> str:
 # --- text ---------------------------------------------------------------------------------------
 
 
-def test_text_answer_with_usage(llmts_session: SessionClient, client: Any) -> None:
+def test_text_answer_with_usage(llmts_session: SessionClient, live_client: Any) -> None:
     llmts_session.configure(_builder().scenario().text("Hello there.").build())
 
-    message = _create(client)
+    message = _create(live_client)
 
     assert message.id.startswith("msg_")
     assert (message.type, message.role, message.model) == ("message", "assistant", MODEL)
@@ -75,8 +81,8 @@ def test_text_answer_with_usage(llmts_session: SessionClient, client: Any) -> No
     assert message.usage.cache_read_input_tokens == 0
 
 
-def test_system_prompt_string_or_blocks_counts_as_input(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(_builder().scenario(terminal_policy="repeat_last_response").text("ok").build())
+def test_system_prompt_string_or_blocks_counts_as_input(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario(terminal_policy="repeat_last_response").text("ok").build())
     system = "Be brief and kind."  # 18 characters: 5 tokens
 
     plain = _create(client).usage.input_tokens
@@ -86,8 +92,8 @@ def test_system_prompt_string_or_blocks_counts_as_input(llmts_session: SessionCl
     assert as_string == as_blocks == plain + 5
 
 
-def test_stream_helper_text_stream_and_final_message(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(_builder().scenario().text("One two three", chunks=["One", " two", " three"]))
+def test_stream_helper_text_stream_and_final_message(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario().text("One two three", chunks=["One", " two", " three"]))
 
     with client.messages.stream(model=MODEL, max_tokens=256, messages=HI) as stream:
         pieces = list(stream.text_stream)
@@ -100,10 +106,10 @@ def test_stream_helper_text_stream_and_final_message(llmts_session: SessionClien
     assert (final.usage.input_tokens, final.usage.output_tokens) == (8, 4)
 
 
-def test_raw_stream_event_order(llmts_session: SessionClient, client: Any) -> None:
+def test_raw_stream_event_order(llmts_session: SessionClient, live_client: Any) -> None:
     llmts_session.configure(_builder().scenario().text("ab", chunks=["a", "b"]).build())
 
-    events = list(_create(client, stream=True))
+    events = list(_create(live_client, stream=True))
 
     assert [e.type for e in events] == [
         "message_start",
@@ -137,8 +143,8 @@ def test_async_client_streams(llmts_session: SessionClient) -> None:
 # --- tools --------------------------------------------------------------------------------------
 
 
-def test_tool_use_json(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(
+def test_tool_use_json(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(
         _builder().scenario().tool_call("get_weather", {"city": "Paris"}, id="toolu_1").build()
     )
 
@@ -154,9 +160,9 @@ def test_tool_use_json(llmts_session: SessionClient, client: Any) -> None:
     )
 
 
-def test_streamed_tool_use_reassembles_in_final_message(llmts_session: SessionClient, client: Any) -> None:
+def test_streamed_tool_use_reassembles_in_final_message(app_session: SessionClient, client: Any) -> None:
     long_args = {"city": "Paris", "units": "metric", "days": 3, "note": "a fairly long argument value"}
-    llmts_session.configure(
+    app_session.configure(
         {
             "models": [MODEL],
             "scenarios": [
@@ -195,8 +201,8 @@ def test_streamed_tool_use_reassembles_in_final_message(llmts_session: SessionCl
     assert final.content[1].input == {"tz": "CET"}
 
 
-def test_tool_result_round_trip(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(
+def test_tool_result_round_trip(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(
         _builder()
         .scenario()
         .tool_call("get_weather", {"city": "Paris"}, id="toolu_9")
@@ -250,22 +256,22 @@ def test_tool_results_are_not_user_turns(client: Any) -> None:
     ],
 )
 def test_tool_choice_constraints_are_enforced(
-    llmts_session: SessionClient, client: Any, tool_choice: Any, fixture: str, tools: list[Any]
+    app_session: SessionClient, client: Any, tool_choice: Any, fixture: str, tools: list[Any]
 ) -> None:
     builder = _builder().scenario()
     if fixture == "tool":
         builder.tool_call("get_weather", {"city": "Paris"})
     else:
         builder.text("plain")
-    llmts_session.configure(builder.build())
+    app_session.configure(builder.build())
 
     with pytest.raises(anthropic.ConflictError) as caught:
         _create(client, tools=tools, tool_choice=tool_choice)
     assert _error_code(caught.value) == "llm_test_server_fixture_mismatch"
 
 
-def test_forced_tool_choice_is_answered(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(_builder().scenario().tool_call("get_time", {"tz": "UTC"}).build())
+def test_forced_tool_choice_is_answered(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario().tool_call("get_time", {"tz": "UTC"}).build())
 
     message = _create(client, tools=[WEATHER, TIME], tool_choice={"type": "tool", "name": "get_time"})
 
@@ -275,8 +281,8 @@ def test_forced_tool_choice_is_answered(llmts_session: SessionClient, client: An
 # --- structured output --------------------------------------------------------------------------
 
 
-def test_json_fixture_is_a_text_block_with_the_json(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(_builder().scenario().json({"answer": 42, "items": ["a"]}).build())
+def test_json_fixture_is_a_text_block_with_the_json(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario().json({"answer": 42, "items": ["a"]}).build())
 
     message = _create(
         client,
@@ -289,22 +295,20 @@ def test_json_fixture_is_a_text_block_with_the_json(llmts_session: SessionClient
     assert message.stop_reason == "end_turn"
 
 
-def test_parse_helper_with_output_format(llmts_session: SessionClient, client: Any) -> None:
+def test_parse_helper_with_output_format(app_session: SessionClient, client: Any) -> None:
     class Answer(pydantic.BaseModel):
         answer: int
         reason: str
 
-    llmts_session.configure(_builder().scenario().json({"answer": 42, "reason": "because"}).build())
+    app_session.configure(_builder().scenario().json({"answer": 42, "reason": "because"}).build())
 
     message = client.messages.parse(model=MODEL, max_tokens=256, messages=HI, output_format=Answer)
 
     assert message.parsed_output == Answer(answer=42, reason="because")
 
 
-def test_text_fixture_for_json_request_is_a_fixture_mismatch(
-    llmts_session: SessionClient, client: Any
-) -> None:
-    llmts_session.configure(_builder().scenario().text("not json").build())
+def test_text_fixture_for_json_request_is_a_fixture_mismatch(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario().text("not json").build())
 
     with pytest.raises(anthropic.ConflictError) as caught:
         _create(client, output_config={"format": {"type": "json_schema", "schema": {"type": "object"}}})
@@ -315,15 +319,15 @@ def test_text_fixture_for_json_request_is_a_fixture_mismatch(
 # --- errors and retries -------------------------------------------------------------------------
 
 
-def test_scripted_429_is_retried_into_next_answer(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_scripted_429_is_retried_into_next_answer(app_session: SessionClient) -> None:
+    app_session.configure(
         _builder()
         .scenario()
         .error(429, "rate_limit_exceeded", "Slow down", retry_after=0.25)
         .text("Later.")
         .build()
     )
-    client = _client(llmts_session, max_retries=2)
+    client = _client(app_session, max_retries=2)
 
     started = time.monotonic()
     raw = client.messages.with_raw_response.create(model=MODEL, max_tokens=64, messages=HI)
@@ -334,8 +338,8 @@ def test_scripted_429_is_retried_into_next_answer(llmts_session: SessionClient) 
     assert elapsed >= 0.25  # the SDK honoured retry-after-ms
 
 
-def test_scripted_429_without_retries(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(
+def test_scripted_429_without_retries(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(
         _builder().scenario().error(429, "rate_limit_exceeded", "Slow down", retry_after=2).build()
     )
 
@@ -352,8 +356,8 @@ def test_scripted_429_without_retries(llmts_session: SessionClient, client: Any)
     assert error.request_id == error.body["request_id"]
 
 
-def test_529_is_overloaded_and_retried(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_529_is_overloaded_and_retried(app_session: SessionClient) -> None:
+    app_session.configure(
         _builder()
         .scenario()
         .error(529, "overloaded", "Overloaded", retry_after=0.05)
@@ -365,15 +369,15 @@ def test_529_is_overloaded_and_retried(llmts_session: SessionClient) -> None:
     # anthropic exports OverloadedError at the top level from 0.109; older 0.x raise the same class.
     overloaded = getattr(anthropic, "OverloadedError", None) or anthropic._exceptions.OverloadedError
     with pytest.raises(overloaded) as caught:
-        _create(_client(llmts_session))
+        _create(_client(app_session))
     assert caught.value.status_code == 529
     assert caught.value.body["error"]["type"] == "overloaded_error"
     # The next attempt gets the second 529, then the answer: retried like the API's overload.
-    assert _create(_client(llmts_session, max_retries=1)).content[0].text == "Back."
+    assert _create(_client(app_session, max_retries=1)).content[0].text == "Back."
 
 
-def test_non_retryable_400_is_bad_request(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_non_retryable_400_is_bad_request(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "models": [MODEL],
             "scenarios": [
@@ -392,7 +396,7 @@ def test_non_retryable_400_is_bad_request(llmts_session: SessionClient) -> None:
             ],
         }
     )
-    client = _client(llmts_session, max_retries=2)
+    client = _client(app_session, max_retries=2)
 
     with pytest.raises(anthropic.BadRequestError) as caught:
         _create(client)
@@ -406,8 +410,8 @@ def test_non_retryable_400_is_bad_request(llmts_session: SessionClient) -> None:
     assert _create(client).content[0].text == "unused"  # no retry consumed it
 
 
-def test_scripted_should_retry_false_stops_sdk_retries(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_scripted_should_retry_false_stops_sdk_retries(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "models": [MODEL],
             "scenarios": [
@@ -428,7 +432,7 @@ def test_scripted_should_retry_false_stops_sdk_retries(llmts_session: SessionCli
             ],
         }
     )
-    client = _client(llmts_session, max_retries=2)
+    client = _client(app_session, max_retries=2)
 
     with pytest.raises(anthropic.InternalServerError) as caught:
         _create(client)
@@ -438,8 +442,8 @@ def test_scripted_should_retry_false_stops_sdk_retries(llmts_session: SessionCli
     assert _create(client).content[0].text == "still here"
 
 
-def test_unknown_model_is_not_found(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(_builder().scenario().text("ok").build())
+def test_unknown_model_is_not_found(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario().text("ok").build())
 
     with pytest.raises(anthropic.NotFoundError) as caught:
         _create(client, model="claude-imaginary")
@@ -450,16 +454,16 @@ def test_unknown_model_is_not_found(llmts_session: SessionClient, client: Any) -
         assert caught.value.error_code == "model_not_found"
 
 
-def test_wrong_credentials_are_authentication_error(llmts_session: SessionClient) -> None:
-    llmts_session.configure(_builder().credentials(anthropic="sk-ant-right").scenario().text("ok").build())
-    wrong = _client(llmts_session, api_key="sk-ant-wrong-key")
+def test_wrong_credentials_are_authentication_error(app_session: SessionClient) -> None:
+    app_session.configure(_builder().credentials(anthropic="sk-ant-right").scenario().text("ok").build())
+    wrong = _client(app_session, api_key="sk-ant-wrong-key")
 
     with pytest.raises(anthropic.AuthenticationError) as caught:
         _create(wrong)
     assert caught.value.body["error"]["type"] == "authentication_error"
     assert "sk-ant-right" not in str(caught.value)
     # The failed attempt consumed nothing; the right key (api_key) works, and so does auth_token (Bearer).
-    assert _create(_client(llmts_session)).content[0].text == "ok"
+    assert _create(_client(app_session)).content[0].text == "ok"
 
 
 def test_auth_token_is_accepted(llmts_session: SessionClient) -> None:
@@ -474,9 +478,9 @@ def test_auth_token_is_accepted(llmts_session: SessionClient) -> None:
     assert _create(client).content[0].text == "ok"
 
 
-def test_exhausted_queue_is_conflict_and_not_retried(llmts_session: SessionClient) -> None:
-    llmts_session.configure(_builder().scenario("only").text("once").build())
-    client = _client(llmts_session, max_retries=2)
+def test_exhausted_queue_is_conflict_and_not_retried(app_session: SessionClient) -> None:
+    app_session.configure(_builder().scenario("only").text("once").build())
+    client = _client(app_session, max_retries=2)
     _create(client)
 
     started = time.monotonic()
@@ -491,8 +495,8 @@ def test_exhausted_queue_is_conflict_and_not_retried(llmts_session: SessionClien
 # --- count_tokens and models --------------------------------------------------------------------
 
 
-def test_count_tokens_matches_usage_and_changes_nothing(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(_builder().scenario().text("first").build())
+def test_count_tokens_matches_usage_and_changes_nothing(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario().text("first").build())
     prompt: dict[str, Any] = {
         "model": MODEL,
         "system": "Be brief.",
@@ -513,8 +517,8 @@ def test_count_tokens_matches_usage_and_changes_nothing(llmts_session: SessionCl
         client.messages.count_tokens(model="claude-imaginary", messages=HI)
 
 
-def test_models_list_pages_and_retrieve(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure({"models": [MODEL, "claude-other-2", "claude-third"]})
+def test_models_list_pages_and_retrieve(app_session: SessionClient, client: Any) -> None:
+    app_session.configure({"models": [MODEL, "claude-other-2", "claude-third"]})
 
     page = client.models.list()
     assert [m.id for m in page.data] == [MODEL, "claude-other-2", "claude-third"]
@@ -535,8 +539,8 @@ def _cached_system() -> list[dict[str, Any]]:
     return [{"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral"}}]
 
 
-def test_prompt_cache_write_then_read(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(_builder().scenario(terminal_policy="repeat_last_response").text("ok").build())
+def test_prompt_cache_write_then_read(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario(terminal_policy="repeat_last_response").text("ok").build())
     prefix = 3 + (len(LONG_SYSTEM) + 3) // 4  # the preamble segment: request overhead + system text
 
     first = _create(client, system=_cached_system()).usage
@@ -556,8 +560,8 @@ def test_prompt_cache_write_then_read(llmts_session: SessionClient, client: Any)
     assert third.input_tokens == 0
 
 
-def test_prompt_cache_counters_in_stream(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(_builder().scenario(terminal_policy="repeat_last_response").text("ok").build())
+def test_prompt_cache_counters_in_stream(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario(terminal_policy="repeat_last_response").text("ok").build())
     _create(client, system=_cached_system())
 
     with client.messages.stream(model=MODEL, max_tokens=64, messages=HI, system=_cached_system()) as stream:
@@ -567,8 +571,8 @@ def test_prompt_cache_counters_in_stream(llmts_session: SessionClient, client: A
     assert final.usage.cache_creation_input_tokens == 0
 
 
-def test_max_tokens_zero_only_warms_the_cache(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(_builder().scenario().text("the only answer").build())
+def test_max_tokens_zero_only_warms_the_cache(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario().text("the only answer").build())
 
     warm = _create(client, max_tokens=0, system=_cached_system())
     again = _create(client, max_tokens=0, system=_cached_system())
@@ -582,8 +586,8 @@ def test_max_tokens_zero_only_warms_the_cache(llmts_session: SessionClient, clie
     assert real.usage.cache_read_input_tokens == warm.usage.cache_creation_input_tokens
 
 
-def test_max_tokens_zero_stream_and_unknown_model(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(_builder().scenario().text("kept").build())
+def test_max_tokens_zero_stream_and_unknown_model(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario().text("kept").build())
 
     with client.messages.stream(model=MODEL, max_tokens=0, messages=HI, system=_cached_system()) as stream:
         final = stream.get_final_message()
@@ -597,9 +601,9 @@ def test_max_tokens_zero_stream_and_unknown_model(llmts_session: SessionClient, 
 
 @pytest.mark.parametrize("placement", ["tool_result", "top_level"])
 def test_prompt_cache_breakpoint_at_the_last_turn(
-    llmts_session: SessionClient, client: Any, placement: str
+    app_session: SessionClient, client: Any, placement: str
 ) -> None:
-    llmts_session.configure(_builder().scenario(terminal_policy="repeat_last_response").text("ok").build())
+    app_session.configure(_builder().scenario(terminal_policy="repeat_last_response").text("ok").build())
     result: dict[str, Any] = {"type": "tool_result", "tool_use_id": "t1", "content": "sunny"}
     extra: dict[str, Any] = {}
     if placement == "tool_result":

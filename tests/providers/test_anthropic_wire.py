@@ -3,13 +3,15 @@ malformed requests, count_tokens and models pagination."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from llmts import ConfigBuilder, SessionClient
 from tests.helpers import RawResponse, raw_request
+from tests.support.envelopes import assert_anthropic_error
+from tests.support.in_process import send_raw
+from tests.support.sse import typed_events
 
 pytestmark = pytest.mark.sdk
 
@@ -22,7 +24,7 @@ KEY = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
 def _post(
     session: SessionClient, body: Any, headers: dict[str, str] | None = None, path: str = MESSAGES
 ) -> RawResponse:
-    return raw_request(session.provider_base, "POST", path, body, {**KEY, **(headers or {})})
+    return send_raw(session, "POST", path, body, {**KEY, **(headers or {})})
 
 
 def _body(**fields: Any) -> dict[str, Any]:
@@ -34,41 +36,17 @@ def _configure(session: SessionClient, builder: ConfigBuilder) -> None:
 
 
 def _sse(response: RawResponse) -> list[tuple[str, dict[str, Any]]]:
-    """Split a stream into (event name, data) pairs, asserting the exact framing of every event."""
-    text = response.body.decode()
-    assert text.endswith("\n\n"), "every SSE event ends with a blank line"
-    events = []
-    for raw_event in text.split("\n\n")[:-1]:
-        lines = raw_event.split("\n")
-        assert len(lines) == 2, raw_event
-        assert lines[0].startswith("event: ") and lines[1].startswith("data: "), raw_event
-        name, data = lines[0][len("event: ") :], json.loads(lines[1][len("data: ") :])
-        assert data["type"] == name  # the event line names the data's type
-        events.append((name, data))
-    return events
-
-
-def _assert_envelope(response: RawResponse, status: int, error_type: str) -> dict[str, Any]:
-    assert response.status == status
-    assert response.headers["content-type"] == "application/json"
-    body = response.json()
-    assert set(body) == {"type", "error", "request_id"}
-    assert body["type"] == "error"
-    assert body["error"]["type"] == error_type
-    assert body["error"]["message"]
-    assert body["error"]["details"] == {"error_code": body["error"]["code"]}
-    assert body["request_id"].startswith("req_")
-    assert response.headers["request-id"] == body["request_id"]
-    return dict(body["error"])
+    """(event name, data) per event, the exact framing of every event asserted."""
+    return typed_events(response.body)
 
 
 # --- streams ------------------------------------------------------------------------------------
 
 
-def test_text_stream_framing_and_sequence(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, ConfigBuilder().models(MODEL).scenario().text("Hi!", chunks=["H", "i!"]))
+def test_text_stream_framing_and_sequence(app_session: SessionClient) -> None:
+    _configure(app_session, ConfigBuilder().models(MODEL).scenario().text("Hi!", chunks=["H", "i!"]))
 
-    response = _post(llmts_session, _body(stream=True))
+    response = _post(app_session, _body(stream=True))
 
     assert response.status == 200
     assert response.headers["content-type"].startswith("text/event-stream")
@@ -108,8 +86,8 @@ def test_text_stream_framing_and_sequence(llmts_session: SessionClient) -> None:
     }
 
 
-def test_tool_use_stream_sends_input_json_pieces(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_tool_use_stream_sends_input_json_pieces(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "models": [MODEL],
             "scenarios": [
@@ -136,7 +114,7 @@ def test_tool_use_stream_sends_input_json_pieces(llmts_session: SessionClient) -
         {"name": "f", "input_schema": {"type": "object"}},
         {"name": "g", "input_schema": {"type": "object"}},
     ]
-    events = _sse(_post(llmts_session, _body(stream=True, tools=tools)))
+    events = _sse(_post(app_session, _body(stream=True, tools=tools)))
 
     blocks = [(d["index"], d["content_block"]) for n, d in events if n == "content_block_start"]
     assert blocks == [
@@ -151,10 +129,10 @@ def test_tool_use_stream_sends_input_json_pieces(llmts_session: SessionClient) -
     assert events[-1][0] == "message_stop"
 
 
-def test_json_response_body(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, ConfigBuilder().models(MODEL).scenario().json({"ok": True}))
+def test_json_response_body(app_session: SessionClient) -> None:
+    _configure(app_session, ConfigBuilder().models(MODEL).scenario().json({"ok": True}))
 
-    response = _post(llmts_session, _body())
+    response = _post(app_session, _body())
 
     assert response.status == 200
     body = response.json()
@@ -177,14 +155,14 @@ def test_json_response_body(llmts_session: SessionClient) -> None:
     ],
 )
 def test_both_auth_headers_and_any_version_are_accepted(
-    llmts_session: SessionClient, headers: dict[str, str]
+    app_session: SessionClient, headers: dict[str, str]
 ) -> None:
     _configure(
-        llmts_session,
+        app_session,
         ConfigBuilder().models(MODEL).credentials(anthropic="sk-ant-right").scenario().text("ok"),
     )
 
-    response = raw_request(llmts_session.provider_base, "POST", MESSAGES, _body(), headers)
+    response = send_raw(app_session, "POST", MESSAGES, _body(), headers)
 
     assert response.status == 200, response.body
     assert response.json()["content"][0]["text"] == "ok"
@@ -199,22 +177,22 @@ def test_both_auth_headers_and_any_version_are_accepted(
         {"Authorization": "Basic x"},
     ],
 )
-def test_missing_or_wrong_credentials_are_401(llmts_session: SessionClient, headers: dict[str, str]) -> None:
+def test_missing_or_wrong_credentials_are_401(app_session: SessionClient, headers: dict[str, str]) -> None:
     _configure(
-        llmts_session,
+        app_session,
         ConfigBuilder().models(MODEL).credentials(anthropic="sk-ant-right").scenario().text("ok"),
     )
 
-    response = raw_request(llmts_session.provider_base, "POST", MESSAGES, _body(), headers)
+    response = send_raw(app_session, "POST", MESSAGES, _body(), headers)
 
-    error = _assert_envelope(response, 401, "authentication_error")
+    error = assert_anthropic_error(response, 401, "authentication_error")
     assert error["code"] == "invalid_api_key"
     assert "sk-ant-right" not in response.body.decode()
 
 
-def test_request_ids_are_unique_and_match_error_bodies(llmts_session: SessionClient) -> None:
+def test_request_ids_are_unique_and_match_error_bodies(app_session: SessionClient) -> None:
     _configure(
-        llmts_session,
+        app_session,
         ConfigBuilder()
         .models(MODEL)
         .scenario()
@@ -223,14 +201,14 @@ def test_request_ids_are_unique_and_match_error_bodies(llmts_session: SessionCli
         .error(500, "boom", "Broken"),
     )
 
-    plain = _post(llmts_session, _body())
-    streamed = _post(llmts_session, _body(stream=True))
-    failed = _post(llmts_session, _body())
+    plain = _post(app_session, _body())
+    streamed = _post(app_session, _body(stream=True))
+    failed = _post(app_session, _body())
 
     ids = [r.headers["request-id"] for r in (plain, streamed, failed)]
     assert all(i.startswith("req_") and len(i) > 12 for i in ids)
     assert len(set(ids)) == 3
-    _assert_envelope(failed, 500, "api_error")
+    assert_anthropic_error(failed, 500, "api_error")
 
 
 # --- errors -------------------------------------------------------------------------------------
@@ -250,18 +228,18 @@ def test_request_ids_are_unique_and_match_error_bodies(llmts_session: SessionCli
         (529, "overloaded_error"),
     ],
 )
-def test_scripted_error_types_by_status(llmts_session: SessionClient, status: int, error_type: str) -> None:
+def test_scripted_error_types_by_status(app_session: SessionClient, status: int, error_type: str) -> None:
     _configure(
-        llmts_session, ConfigBuilder().models(MODEL).scenario().error(status, "scripted_code", "Scripted")
+        app_session, ConfigBuilder().models(MODEL).scenario().error(status, "scripted_code", "Scripted")
     )
 
-    error = _assert_envelope(_post(llmts_session, _body()), status, error_type)
+    error = assert_anthropic_error(_post(app_session, _body()), status, error_type)
 
     assert (error["message"], error["code"]) == ("Scripted", "scripted_code")
 
 
-def test_scripted_error_type_wins_and_retry_headers(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_scripted_error_type_wins_and_retry_headers(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "models": [MODEL],
             "scenarios": [
@@ -283,21 +261,21 @@ def test_scripted_error_type_wins_and_retry_headers(llmts_session: SessionClient
         }
     )
 
-    response = _post(llmts_session, _body())
+    response = _post(app_session, _body())
 
-    _assert_envelope(response, 429, "custom_limit_error")
+    assert_anthropic_error(response, 429, "custom_limit_error")
     assert response.headers["retry-after"] == "2"  # whole seconds, rounded up; the exact wait in -ms
     assert response.headers["retry-after-ms"] == "1500"
     assert response.headers["x-should-retry"] == "true"
 
 
-def test_llmts_diagnostics_say_do_not_retry(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, ConfigBuilder().models(MODEL).scenario("once").text("a"))
-    _post(llmts_session, _body())
+def test_llmts_diagnostics_say_do_not_retry(app_session: SessionClient) -> None:
+    _configure(app_session, ConfigBuilder().models(MODEL).scenario("once").text("a"))
+    _post(app_session, _body())
 
-    response = _post(llmts_session, _body())
+    response = _post(app_session, _body())
 
-    error = _assert_envelope(response, 409, "conflict_error")
+    error = assert_anthropic_error(response, 409, "conflict_error")
     assert error["code"] == "llm_test_server_scenario_exhausted"
     assert response.headers["x-should-retry"] == "false"
     assert "retry-after" not in response.headers
@@ -372,32 +350,32 @@ def test_llmts_diagnostics_say_do_not_retry(llmts_session: SessionClient) -> Non
     ],
 )
 def test_malformed_requests_get_400_in_anthropic_envelope(
-    llmts_session: SessionClient, body: Any, fragment: str
+    app_session: SessionClient, body: Any, fragment: str
 ) -> None:
-    _configure(llmts_session, ConfigBuilder().models(MODEL).scenario().text("never"))
+    _configure(app_session, ConfigBuilder().models(MODEL).scenario().text("never"))
 
-    response = _post(llmts_session, body)
+    response = _post(app_session, body)
 
-    error = _assert_envelope(response, 400, "invalid_request_error")
+    error = assert_anthropic_error(response, 400, "invalid_request_error")
     assert fragment in error["message"]
     # Nothing was consumed by the bad request.
-    assert _post(llmts_session, _body()).json()["content"][0]["text"] == "never"
+    assert _post(app_session, _body()).json()["content"][0]["text"] == "never"
 
 
-def test_unknown_route_and_wrong_method_in_anthropic_envelope(llmts_session: SessionClient) -> None:
-    missing = raw_request(llmts_session.provider_base, "POST", "/anthropic/v1/completionz", {}, KEY)
-    _assert_envelope(missing, 404, "not_found_error")
+def test_unknown_route_and_wrong_method_in_anthropic_envelope(app_session: SessionClient) -> None:
+    missing = send_raw(app_session, "POST", "/anthropic/v1/completionz", {}, KEY)
+    assert_anthropic_error(missing, 404, "not_found_error")
     assert missing.json()["error"]["code"] == "not_found"
 
-    wrong_method = raw_request(llmts_session.provider_base, "GET", MESSAGES, None, KEY)
-    error = _assert_envelope(wrong_method, 405, "invalid_request_error")
+    wrong_method = send_raw(app_session, "GET", MESSAGES, None, KEY)
+    error = assert_anthropic_error(wrong_method, 405, "invalid_request_error")
     assert error["code"] == "method_not_allowed"
 
 
 def test_unknown_session_is_404_in_anthropic_envelope(llmts_server: Any) -> None:
     response = raw_request(llmts_server.url, "POST", "/sessions/ses_nope" + MESSAGES, _body(), KEY)
 
-    error = _assert_envelope(response, 404, "not_found_error")
+    error = assert_anthropic_error(response, 404, "not_found_error")
     assert error["code"] == "llm_test_server_session_not_found"
     assert response.headers["x-should-retry"] == "false"
 
@@ -405,36 +383,36 @@ def test_unknown_session_is_404_in_anthropic_envelope(llmts_server: Any) -> None
 # --- cache warm-up, count_tokens, models --------------------------------------------------------
 
 
-def test_max_tokens_zero_raw_answer(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, ConfigBuilder().models(MODEL).scenario().text("kept"))
+def test_max_tokens_zero_raw_answer(app_session: SessionClient) -> None:
+    _configure(app_session, ConfigBuilder().models(MODEL).scenario().text("kept"))
 
-    warm = _post(llmts_session, _body(max_tokens=0))
-    streamed = _post(llmts_session, _body(max_tokens=0, stream=True))
+    warm = _post(app_session, _body(max_tokens=0))
+    streamed = _post(app_session, _body(max_tokens=0, stream=True))
 
     body = warm.json()
     assert (body["content"], body["stop_reason"]) == ([], "max_tokens")
     assert body["usage"]["output_tokens"] == 0
     assert [name for name, _ in _sse(streamed)] == ["message_start", "ping", "message_delta", "message_stop"]
-    assert _post(llmts_session, _body()).json()["content"][0]["text"] == "kept"
+    assert _post(app_session, _body()).json()["content"][0]["text"] == "kept"
 
 
-def test_count_tokens_raw(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, ConfigBuilder().models(MODEL).scenario().text("x"))
+def test_count_tokens_raw(app_session: SessionClient) -> None:
+    _configure(app_session, ConfigBuilder().models(MODEL).scenario().text("x"))
     path = MESSAGES + "/count_tokens"
 
-    counted = _post(llmts_session, {"model": MODEL, "messages": HI}, path=path)
-    bad = _post(llmts_session, {"model": MODEL}, path=path)
+    counted = _post(app_session, {"model": MODEL, "messages": HI}, path=path)
+    bad = _post(app_session, {"model": MODEL}, path=path)
 
     assert counted.status == 200 and counted.json() == {"input_tokens": 8}
     assert counted.headers["request-id"].startswith("req_")
-    assert "messages: Field required" in _assert_envelope(bad, 400, "invalid_request_error")["message"]
+    assert "messages: Field required" in assert_anthropic_error(bad, 400, "invalid_request_error")["message"]
 
 
-def test_models_pagination_raw(llmts_session: SessionClient) -> None:
-    llmts_session.configure({"models": ["m-a", "m-b", "m-c"]})
+def test_models_pagination_raw(app_session: SessionClient) -> None:
+    app_session.configure({"models": ["m-a", "m-b", "m-c"]})
 
     def page(query: str) -> dict[str, Any]:
-        response = raw_request(llmts_session.provider_base, "GET", "/anthropic/v1/models" + query, None, KEY)
+        response = send_raw(app_session, "GET", "/anthropic/v1/models" + query, None, KEY)
         assert response.status == 200
         return dict(response.json())
 
@@ -458,7 +436,7 @@ def test_models_pagination_raw(llmts_session: SessionClient) -> None:
     assert ([m["id"] for m in before["data"]], before["has_more"]) == (["m-b"], True)
     empty = page("?after_id=m-c")
     assert (empty["data"], empty["has_more"], empty["first_id"], empty["last_id"]) == ([], False, None, None)
-    bad = raw_request(llmts_session.provider_base, "GET", "/anthropic/v1/models?limit=0", None, KEY)
-    _assert_envelope(bad, 400, "invalid_request_error")
-    missing = raw_request(llmts_session.provider_base, "GET", "/anthropic/v1/models/m-z", None, KEY)
-    _assert_envelope(missing, 404, "not_found_error")
+    bad = send_raw(app_session, "GET", "/anthropic/v1/models?limit=0", None, KEY)
+    assert_anthropic_error(bad, 400, "invalid_request_error")
+    missing = send_raw(app_session, "GET", "/anthropic/v1/models/m-z", None, KEY)
+    assert_anthropic_error(missing, 404, "not_found_error")

@@ -10,6 +10,7 @@ import openai
 import pytest
 
 from llmts import SessionClient
+from tests.support.in_process import sdk_transport
 
 pytestmark = pytest.mark.sdk
 
@@ -40,6 +41,7 @@ def _v1(session: SessionClient, **kwargs: Any) -> Any:
         base_url=f"{session.provider_base}/azure-openai/openai/v1",
         _strict_response_validation=True,
         max_retries=0,
+        **sdk_transport(session, "openai"),
         **kwargs,
     )
 
@@ -60,10 +62,10 @@ def test_chat_through_azure_openai_client_maps_deployment_to_model(llmts_session
     assert body["choices"][0]["content_filter_results"]["violence"]["severity"] == "safe"
 
 
-def test_chat_stream_helper_through_azure_openai_client(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "One two", "chunks": ["One", " two"]})
+def test_chat_stream_helper_through_azure_openai_client(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "One two", "chunks": ["One", " two"]})
 
-    with _azure(llmts_session).chat.completions.stream(model="my-deploy", messages=USER_HI) as stream:
+    with _azure(app_session).chat.completions.stream(model="my-deploy", messages=USER_HI) as stream:
         deltas = [e.delta for e in stream if e.type == "content.delta" and e.delta]
         final = stream.get_final_completion()
 
@@ -72,9 +74,9 @@ def test_chat_stream_helper_through_azure_openai_client(llmts_session: SessionCl
     assert final.model == MODEL
 
 
-def test_client_bound_to_a_deployment(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "chat"}, {"text": "responses"})
-    client = _azure(llmts_session, azure_deployment="my-deploy")
+def test_client_bound_to_a_deployment(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "chat"}, {"text": "responses"})
+    client = _azure(app_session, azure_deployment="my-deploy")
 
     chat = client.chat.completions.create(model="ignored-by-azure", messages=USER_HI)
     response = client.responses.create(model="my-deploy", input="Hi")
@@ -83,9 +85,9 @@ def test_client_bound_to_a_deployment(llmts_session: SessionClient) -> None:
     assert response.output_text == "responses" and response.model == MODEL
 
 
-def test_responses_through_azure_openai_client(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "First."}, {"text": "Second.", "chunks": ["Sec", "ond."]})
-    client = _azure(llmts_session)
+def test_responses_through_azure_openai_client(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "First."}, {"text": "Second.", "chunks": ["Sec", "ond."]})
+    client = _azure(app_session)
 
     raw = client.responses.with_raw_response.create(model="my-deploy", input="Hi")
     first = raw.parse()
@@ -103,14 +105,14 @@ def test_responses_through_azure_openai_client(llmts_session: SessionClient) -> 
         client.responses.retrieve(second.id)
 
 
-def test_openai_client_on_the_v1_path(llmts_session: SessionClient) -> None:
+def test_openai_client_on_the_v1_path(app_session: SessionClient) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"text": "by deployment"},
         {"text": "by model id"},
         {"text": "responses", "chunks": ["resp", "onses"]},
     )
-    client = _v1(llmts_session)
+    client = _v1(app_session)
 
     by_deployment = client.chat.completions.with_raw_response.create(model="big", messages=USER_HI)
     by_model = client.chat.completions.create(model=MODEL, messages=USER_HI)
@@ -126,14 +128,15 @@ def test_openai_client_on_the_v1_path(llmts_session: SessionClient) -> None:
     assert [m.id for m in client.models.list()] == [MODEL, "gpt-4o"]
 
 
-def test_azure_client_with_a_v1_base_url_uses_v1_deployment_routes(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "v1 deployments"})
+def test_azure_client_with_a_v1_base_url_uses_v1_deployment_routes(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "v1 deployments"})
     client = openai.AzureOpenAI(
-        base_url=f"{llmts_session.provider_base}/azure-openai/openai/v1",
+        base_url=f"{app_session.provider_base}/azure-openai/openai/v1",
         api_key=KEY,
         api_version="preview",
         _strict_response_validation=True,
         max_retries=0,
+        **sdk_transport(app_session, "openai"),
     )
 
     raw = client.chat.completions.with_raw_response.create(model="my-deploy", messages=USER_HI)
@@ -144,20 +147,20 @@ def test_azure_client_with_a_v1_base_url_uses_v1_deployment_routes(llmts_session
     assert raw.parse().choices[0].message.content == "v1 deployments"
 
 
-def test_models_list_through_azure_openai_client(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "unused"})
+def test_models_list_through_azure_openai_client(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "unused"})
 
-    assert [m.id for m in _azure(llmts_session).models.list()] == [MODEL, "gpt-4o"]
+    assert [m.id for m in _azure(app_session).models.list()] == [MODEL, "gpt-4o"]
 
 
-def test_unknown_deployment_is_404_deployment_not_found(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "unused"})
-    client = _azure(llmts_session)
+def test_unknown_deployment_is_404_deployment_not_found(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "unused"})
+    client = _azure(app_session)
 
     with pytest.raises(openai.NotFoundError) as chat:
         client.chat.completions.create(model="no-such-deploy", messages=USER_HI)
     with pytest.raises(openai.NotFoundError) as responses:
-        _v1(llmts_session).responses.create(model="no-such-deploy", input="Hi")
+        _v1(app_session).responses.create(model="no-such-deploy", input="Hi")
 
     assert chat.value.code == "DeploymentNotFound"
     assert "The API deployment for this resource does not exist" in chat.value.message
@@ -170,32 +173,33 @@ def test_unknown_deployment_is_404_deployment_not_found(llmts_session: SessionCl
     )
 
 
-def test_wrong_key_is_401_and_bearer_tokens_are_accepted(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "with a token"})
+def test_wrong_key_is_401_and_bearer_tokens_are_accepted(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "with a token"})
 
     with pytest.raises(openai.AuthenticationError) as caught:
-        _azure(llmts_session, api_key="wrong-key-456").chat.completions.create(
+        _azure(app_session, api_key="wrong-key-456").chat.completions.create(
             model="my-deploy", messages=USER_HI
         )
     with pytest.raises(openai.AuthenticationError):
-        _v1(llmts_session, api_key="wrong-key-456").responses.create(model="my-deploy", input="Hi")
+        _v1(app_session, api_key="wrong-key-456").responses.create(model="my-deploy", input="Hi")
 
     assert caught.value.status_code == 401
     assert caught.value.code == "401"
     assert KEY not in caught.value.message
     ad_client = openai.AzureOpenAI(
-        azure_endpoint=f"{llmts_session.provider_base}/azure-openai",
+        azure_endpoint=f"{app_session.provider_base}/azure-openai",
         api_version="2024-10-21",
         azure_ad_token=KEY,
         _strict_response_validation=True,
         max_retries=0,
+        **sdk_transport(app_session, "openai"),
     )
     completion = ad_client.chat.completions.create(model="my-deploy", messages=USER_HI)
     assert completion.choices[0].message.content == "with a token"
 
 
-def test_scenarios_can_target_azure_alone(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_scenarios_can_target_azure_alone(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "azure_deployments": {"my-deploy": MODEL},
             "scenarios": [
@@ -204,23 +208,23 @@ def test_scenarios_can_target_azure_alone(llmts_session: SessionClient) -> None:
             ],
         }
     )
-    openai_client = llmts_session.openai_client(_strict_response_validation=True, max_retries=0)
+    app_openai = app_session.openai_client(_strict_response_validation=True, max_retries=0)
 
-    azure_text = _azure(llmts_session).responses.create(model="my-deploy", input="Hi").output_text
-    openai_text = openai_client.responses.create(model=MODEL, input="Hi").output_text
+    azure_text = _azure(app_session).responses.create(model="my-deploy", input="Hi").output_text
+    openai_text = app_openai.responses.create(model=MODEL, input="Hi").output_text
 
     assert (azure_text, openai_text) == ("azure", "openai")
 
 
-def test_azure_and_openai_stored_responses_are_apart(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_azure_and_openai_stored_responses_are_apart(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "azure_deployments": {"my-deploy": MODEL},
             "scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "x"}]}],
         }
     )
-    azure = _azure(llmts_session)
-    plain = llmts_session.openai_client(_strict_response_validation=True, max_retries=0)
+    azure = _azure(app_session)
+    plain = app_session.openai_client(_strict_response_validation=True, max_retries=0)
 
     from_azure = azure.responses.create(model="my-deploy", input="Hi")
 
@@ -229,13 +233,13 @@ def test_azure_and_openai_stored_responses_are_apart(llmts_session: SessionClien
     assert azure.responses.retrieve(from_azure.id).id == from_azure.id
 
 
-def test_scripted_429_is_retried_through_azure(llmts_session: SessionClient) -> None:
+def test_scripted_429_is_retried_through_azure(app_session: SessionClient) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"error": {"status": 429, "code": "429", "message": "Rate limit is exceeded.", "retry_after": 0.2}},
         {"text": "after the retry"},
     )
-    client = llmts_session.azure_openai_client(_strict_response_validation=True, max_retries=2)
+    client = app_session.azure_openai_client(_strict_response_validation=True, max_retries=2)
 
     raw = client.chat.completions.with_raw_response.create(model="my-deploy", messages=USER_HI)
 

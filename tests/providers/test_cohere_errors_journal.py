@@ -20,7 +20,13 @@ pytestmark = pytest.mark.sdk
 
 
 @pytest.fixture
-def client(llmts_session: SessionClient) -> Any:
+def client(app_session: SessionClient) -> Any:
+    return app_session.cohere_client(max_retries=0)
+
+
+# The same on the real server, for this module's smoke tests over real HTTP.
+@pytest.fixture
+def live_client(llmts_session: SessionClient) -> Any:
     return llmts_session.cohere_client(max_retries=0)
 
 
@@ -45,9 +51,9 @@ def client(llmts_session: SessionClient) -> Any:
     ],
 )
 def test_scripted_errors_raise_the_sdk_class(
-    llmts_session: SessionClient, client: Any, status: int, error_class: type[Exception]
+    app_session: SessionClient, client: Any, status: int, error_class: type[Exception]
 ) -> None:
-    llmts_session.configure(_builder().scenario().error(status, "scripted", "Scripted failure").build())
+    app_session.configure(_builder().scenario().error(status, "scripted", "Scripted failure").build())
 
     with pytest.raises(error_class) as caught:
         _chat(client)
@@ -58,8 +64,8 @@ def test_scripted_errors_raise_the_sdk_class(
     assert error.body["id"].startswith("req_")
 
 
-def test_unknown_model_and_bad_request(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(_builder().scenario().text("unused").build())
+def test_unknown_model_and_bad_request(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario().text("unused").build())
 
     with pytest.raises(cohere.NotFoundError) as missing:
         _chat(client, model="command-nope")
@@ -68,12 +74,12 @@ def test_unknown_model_and_bad_request(llmts_session: SessionClient, client: Any
 
     assert missing.value.body["code"] == "model_not_found"
     assert "tool_choice" in bad.value.body["message"]
-    assert len(llmts_session.requests(provider="cohere")) == 2  # journaled, nothing consumed
+    assert len(app_session.requests(provider="cohere")) == 2  # journaled, nothing consumed
     assert _chat(client).message.content[0].text == "unused"
 
 
-def test_bearer_credential(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_bearer_credential(app_session: SessionClient) -> None:
+    app_session.configure(
         _builder()
         .credentials(cohere="co-secret")
         .scenario(terminal_policy="repeat_last_response")
@@ -82,17 +88,17 @@ def test_bearer_credential(llmts_session: SessionClient) -> None:
     )
 
     assert (
-        llmts_session.cohere_client(max_retries=0).chat(model=MODEL, messages=HI).message.content[0].text
+        app_session.cohere_client(max_retries=0).chat(model=MODEL, messages=HI).message.content[0].text
         == "ok"
     )
-    wrong = llmts_session.cohere_client(api_key="wrong", max_retries=0)
+    wrong = app_session.cohere_client(api_key="wrong", max_retries=0)
     with pytest.raises(cohere.UnauthorizedError) as caught:
         wrong.chat(model=MODEL, messages=HI)
     assert caught.value.body["code"] == "invalid_api_key"
 
 
-def test_429_is_retried_after_retry_after(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_429_is_retried_after_retry_after(app_session: SessionClient) -> None:
+    app_session.configure(
         _builder()
         .scenario()
         .error(429, "rate_limited", "Slow down", retry_after=0.4)
@@ -100,19 +106,19 @@ def test_429_is_retried_after_retry_after(llmts_session: SessionClient) -> None:
         .text("Finally.")
         .build()
     )
-    client = llmts_session.cohere_client()  # the SDK's default: two retries
+    client = app_session.cohere_client()  # the SDK's default: two retries
 
     started = time.monotonic()
     reply = _chat(client)
 
     assert reply.message.content[0].text == "Finally."
     assert time.monotonic() - started >= 0.8  # retry-after-ms honoured twice
-    statuses = [entry["status"] for entry in _entries(llmts_session, order="asc")]
+    statuses = [entry["status"] for entry in _entries(app_session, order="asc")]
     assert statuses == [429, 429, 200]
 
 
-def test_429_after_the_retries_raises_too_many_requests(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_429_after_the_retries_raises_too_many_requests(app_session: SessionClient) -> None:
+    app_session.configure(
         _builder()
         .scenario(terminal_policy="repeat_last_response")
         .error(429, "rate_limited", "No", retry_after=0.01)
@@ -120,17 +126,17 @@ def test_429_after_the_retries_raises_too_many_requests(llmts_session: SessionCl
     )
 
     with pytest.raises(cohere.TooManyRequestsError) as caught:
-        _chat(llmts_session.cohere_client(max_retries=2))
+        _chat(app_session.cohere_client(max_retries=2))
 
     assert caught.value.headers["retry-after-ms"] == "10"
-    assert len(_entries(llmts_session)) == 3
+    assert len(_entries(app_session)) == 3
 
 
-def test_llmts_diagnostics_are_retried_without_waiting(llmts_session: SessionClient) -> None:
+def test_llmts_diagnostics_are_retried_without_waiting(app_session: SessionClient) -> None:
     """The SDK retries every 409 and cannot be told not to: llmts asks for a 1 ms wait (cohere 5.x and
     6.x ignore ``retry-after-ms`` and back off about 1 s, then 2 s)."""
-    llmts_session.configure(_builder().scenario().text("only one").build())
-    client = llmts_session.cohere_client()
+    app_session.configure(_builder().scenario().text("only one").build())
+    client = app_session.cohere_client()
     _chat(client)
 
     started = time.monotonic()
@@ -141,14 +147,14 @@ def test_llmts_diagnostics_are_retried_without_waiting(llmts_session: SessionCli
     assert caught.value.body["code"] == "llm_test_server_scenario_exhausted"
     if int(cohere.__version__.split(".")[0]) >= 7:
         assert time.monotonic() - started < 0.5
-    assert len(_entries(llmts_session)) == 4
+    assert len(_entries(app_session)) == 4
 
 
 # --- journal, verification, determinism, conversations ------------------------------------------
 
 
-def test_journal_and_terminal_marker_verification(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(
+def test_journal_and_terminal_marker_verification(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(
         _builder()
         .scenario()
         .text("Streamed.", chunks=["Stream", "ed."])
@@ -159,12 +165,12 @@ def test_journal_and_terminal_marker_verification(llmts_session: SessionClient, 
     _stream(client)
     _chat(client, tools=[WEATHER])
 
-    streamed, plain = _entries(llmts_session, order="asc")
+    streamed, plain = _entries(app_session, order="asc")
     assert (streamed["provider"], streamed["model"], streamed["operation"]) == ("cohere", MODEL, "chat")
     assert streamed["streaming"] is True and streamed["terminal_marker_observed"] is True
     assert streamed["emitted_content_frames"] == 2 and streamed["transport_outcome"] == "completed"
     assert plain["streaming"] is False and plain["success"] is True
-    result = llmts_session.verify(
+    result = app_session.verify(
         requests=[
             {"name": "streamed", "query": {"streaming": True}, "require_streaming_terminal_marker": True},
             {
@@ -179,7 +185,7 @@ def test_journal_and_terminal_marker_verification(llmts_session: SessionClient, 
     assert result.passed, result.failures
 
 
-def test_seeded_ids_are_the_same_in_two_sessions(llmts_server: LlmTestServer) -> None:
+def test_seeded_ids_are_the_same_in_two_sessions(llmts_app_server: LlmTestServer) -> None:
     config = {
         "models": [MODEL],
         "determinism": {"seed": "run-42", "fixed_utc": "2026-01-01T00:00:00Z"},
@@ -194,7 +200,7 @@ def test_seeded_ids_are_the_same_in_two_sessions(llmts_server: LlmTestServer) ->
     }
     seen = []
     for _ in range(2):
-        session = llmts_server.create_session()
+        session = llmts_app_server.create_session()
         try:
             session.configure(config)
             client = session.cohere_client(max_retries=0)
@@ -207,8 +213,8 @@ def test_seeded_ids_are_the_same_in_two_sessions(llmts_server: LlmTestServer) ->
     assert seen[0][1]  # a generated, seeded tool call id
 
 
-def test_for_conversation_sends_the_conversation_header(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_for_conversation_sends_the_conversation_header(app_session: SessionClient) -> None:
+    app_session.configure(
         _builder()
         .conversation("greet")
         .step("hi")
@@ -218,17 +224,17 @@ def test_for_conversation_sends_the_conversation_header(llmts_session: SessionCl
         .config
     )
 
-    first = llmts_session.for_conversation("alice").cohere_client(max_retries=0)
-    second = llmts_session.for_conversation("bob").cohere_client(max_retries=0)
+    first = app_session.for_conversation("alice").cohere_client(max_retries=0)
+    second = app_session.for_conversation("bob").cohere_client(max_retries=0)
 
     assert _chat(first).message.content[0].text == "Hello!"
     assert _chat(second).message.content[0].text == "Hello!"  # another identity, its own state
-    assert {e["conversation"] for e in _entries(llmts_session)} == {"alice", "bob"}
+    assert {e["conversation"] for e in _entries(app_session)} == {"alice", "bob"}
 
 
-def test_one_scenario_serves_every_provider_in_order(llmts_session: SessionClient) -> None:
+def test_one_scenario_serves_every_provider_in_order(app_session: SessionClient) -> None:
     """A scenario without a provider filter is one queue for every surface, Cohere included."""
-    llmts_session.configure(
+    app_session.configure(
         ConfigBuilder()
         .models("gpt-4.1-mini", "claude-test-1", MODEL)
         .scenario()
@@ -238,11 +244,11 @@ def test_one_scenario_serves_every_provider_in_order(llmts_session: SessionClien
         .build()
     )
 
-    first = llmts_session.openai_client(max_retries=0).chat.completions.create(
+    first = app_session.openai_client(max_retries=0).chat.completions.create(
         model="gpt-4.1-mini", messages=HI
     )
-    second = _chat(llmts_session.cohere_client(max_retries=0))
-    third = llmts_session.anthropic_client(max_retries=0).messages.create(
+    second = _chat(app_session.cohere_client(max_retries=0))
+    third = app_session.anthropic_client(max_retries=0).messages.create(
         model="claude-test-1", max_tokens=16, messages=HI
     )
 
@@ -251,11 +257,11 @@ def test_one_scenario_serves_every_provider_in_order(llmts_session: SessionClien
         "two",
         "three",
     )
-    assert [e["provider"] for e in llmts_session.requests(order="asc")] == ["openai", "cohere", "anthropic"]
+    assert [e["provider"] for e in app_session.requests(order="asc")] == ["openai", "cohere", "anthropic"]
 
 
 def test_verify_fails_a_stream_that_ended_before_message_end(
-    llmts_session: SessionClient, client: Any
+    llmts_session: SessionClient, live_client: Any
 ) -> None:
     llmts_session.configure(
         {
@@ -274,7 +280,7 @@ def test_verify_fails_a_stream_that_ended_before_message_end(
         }
     )
 
-    assert [e.type for e in _stream(client)][-1] == "content-delta"
+    assert [e.type for e in _stream(live_client)][-1] == "content-delta"
 
     _entries(llmts_session)
     result = llmts_session.verify(

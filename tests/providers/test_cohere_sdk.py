@@ -24,17 +24,23 @@ pytestmark = pytest.mark.sdk
 
 
 @pytest.fixture
-def client(llmts_session: SessionClient) -> Any:
+def client(app_session: SessionClient) -> Any:
+    return app_session.cohere_client(max_retries=0)
+
+
+# The same on the real server, for this module's smoke tests over real HTTP.
+@pytest.fixture
+def live_client(llmts_session: SessionClient) -> Any:
     return llmts_session.cohere_client(max_retries=0)
 
 
 # --- text ---------------------------------------------------------------------------------------
 
 
-def test_text_answer_with_usage(llmts_session: SessionClient, client: Any) -> None:
+def test_text_answer_with_usage(llmts_session: SessionClient, live_client: Any) -> None:
     llmts_session.configure(_builder().scenario().text("Hello there.").build())
 
-    reply = _chat(client)
+    reply = _chat(live_client)
 
     assert isinstance(reply, cohere.V2ChatResponse)
     assert reply.id and reply.finish_reason == "COMPLETE"
@@ -47,8 +53,8 @@ def test_text_answer_with_usage(llmts_session: SessionClient, client: Any) -> No
     assert reply.usage.cached_tokens == 0
 
 
-def test_system_and_content_blocks_are_read(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(
+def test_system_and_content_blocks_are_read(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(
         _builder()
         .conversation("sys")
         .step("one")
@@ -65,10 +71,10 @@ def test_system_and_content_blocks_are_read(llmts_session: SessionClient, client
     assert _chat(client, messages=messages).message.content[0].text == "Arr."
 
 
-def test_stream_events_in_cohere_order(llmts_session: SessionClient, client: Any) -> None:
+def test_stream_events_in_cohere_order(llmts_session: SessionClient, live_client: Any) -> None:
     llmts_session.configure(_builder().scenario().text("Hello there.", chunks=["Hello", " there."]).build())
 
-    events = _stream(client)
+    events = _stream(live_client)
 
     assert [e.type for e in events] == [
         "message-start",
@@ -104,8 +110,8 @@ def test_async_client_streams(llmts_session: SessionClient) -> None:
 # --- tools --------------------------------------------------------------------------------------
 
 
-def test_tool_call_then_result_round_trip(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(
+def test_tool_call_then_result_round_trip(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(
         _builder()
         .scenario()
         .tool_call("get_weather", {"city": "Paris"}, id="get_weather_1")
@@ -135,7 +141,7 @@ def test_tool_call_then_result_round_trip(llmts_session: SessionClient, client: 
     second = _chat(client, messages=history, tools=[WEATHER])
 
     assert second.message.content[0].text == "It is sunny in Paris."
-    first_entry, second_entry = _entries(llmts_session, order="asc")
+    first_entry, second_entry = _entries(app_session, order="asc")
     assert [(c["id"], c["name"]) for c in first_entry["response_tool_calls"]] == [
         ("get_weather_1", "get_weather")
     ]
@@ -147,8 +153,8 @@ def test_tool_call_then_result_round_trip(llmts_session: SessionClient, client: 
     assert json.loads(result["content"]) == {"weather": "sunny"}
 
 
-def test_streamed_parallel_tool_calls(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(
+def test_streamed_parallel_tool_calls(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(
         _builder()
         .scenario()
         .tool_calls(
@@ -185,11 +191,11 @@ def test_streamed_parallel_tool_calls(llmts_session: SessionClient, client: Any)
     assert events[-1].delta.finish_reason == "TOOL_CALL"
 
 
-def test_tool_choice_required_and_none(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_tool_choice_required_and_none(app_session: SessionClient) -> None:
+    app_session.configure(
         _builder().scenario().text("plain").tool_call("get_weather", {"city": "Oslo"}).build()
     )
-    client = llmts_session.cohere_client(max_retries=0)
+    client = app_session.cohere_client(max_retries=0)
 
     with pytest.raises(cohere.core.ApiError) as caught:  # 409: the SDK models no class for it
         _chat(client, tools=[WEATHER], tool_choice="REQUIRED")
@@ -199,9 +205,9 @@ def test_tool_choice_required_and_none(llmts_session: SessionClient) -> None:
     assert _chat(client, tools=[WEATHER], tool_choice="REQUIRED").finish_reason == "TOOL_CALL"
 
 
-def test_predicate_driven_tool_loop(llmts_session: SessionClient, client: Any) -> None:
+def test_predicate_driven_tool_loop(app_session: SessionClient, client: Any) -> None:
     """A conversation graph drives a whole agent loop: call, result with its arguments, answer."""
-    llmts_session.configure(
+    app_session.configure(
         _builder()
         .conversation("agent")
         .step("call")
@@ -231,15 +237,15 @@ def test_predicate_driven_tool_loop(llmts_session: SessionClient, client: Any) -
             messages.append({"role": "tool", "tool_call_id": call.id, "content": '{"sky": "sunny"}'})
 
     assert reply.message.content[0].text == "Sunny, 21 degrees."
-    [state] = llmts_session.conversations()
+    [state] = app_session.conversations()
     assert (state["executed_steps"], state["state"]) == (["call", "answer"], "completed")
 
 
 # --- structured output --------------------------------------------------------------------------
 
 
-def test_json_object_and_json_schema(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(_builder().scenario().json({"answer": 42}).json({"city": "Paris"}).build())
+def test_json_object_and_json_schema(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario().json({"answer": 42}).json({"city": "Paris"}).build())
 
     plain = _chat(client, response_format={"type": "json_object"})
     schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -250,8 +256,8 @@ def test_json_object_and_json_schema(llmts_session: SessionClient, client: Any) 
     assert typed.finish_reason == "COMPLETE"
 
 
-def test_text_that_is_not_json_does_not_answer_json_mode(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(_builder().scenario().text("not json").build())
+def test_text_that_is_not_json_does_not_answer_json_mode(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario().text("not json").build())
 
     with pytest.raises(cohere.core.ApiError) as caught:
         _chat(client, response_format={"type": "json_object"})
@@ -261,8 +267,8 @@ def test_text_that_is_not_json_does_not_answer_json_mode(llmts_session: SessionC
 # --- models -------------------------------------------------------------------------------------
 
 
-def test_models_list_and_get(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().models(MODEL, "command-r7b").build())
+def test_models_list_and_get(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(ConfigBuilder().models(MODEL, "command-r7b").build())
 
     listed = client.models.list()
     one = client.models.get(MODEL)
@@ -289,8 +295,8 @@ DOCUMENTS = [
 CITED = "Emperor penguins are the tallest species. The tallest mountain is Everest."
 
 
-def test_documents_quoted_by_the_answer_are_cited(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(
+def test_documents_quoted_by_the_answer_are_cited(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(
         _builder()
         .scenario(terminal_policy="repeat_last_response")
         .text(CITED, chunks=[CITED[:42], CITED[42:]])
@@ -332,8 +338,8 @@ def test_documents_quoted_by_the_answer_are_cited(llmts_session: SessionClient, 
     assert _chat(client).message.citations is None  # no documents, no citations
 
 
-def test_implicit_prompt_cache_reports_cached_tokens(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(_builder().scenario(terminal_policy="repeat_last_response").text("ok").build())
+def test_implicit_prompt_cache_reports_cached_tokens(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(_builder().scenario(terminal_policy="repeat_last_response").text("ok").build())
     # Over 1024 estimated tokens (4 characters each): long enough to be cached.
     messages = [{"role": "system", "content": "You answer in one short sentence. " * 140}, *HI]
 
@@ -345,9 +351,9 @@ def test_implicit_prompt_cache_reports_cached_tokens(llmts_session: SessionClien
     assert second.usage.tokens.input_tokens == first.usage.tokens.input_tokens
 
 
-def test_finish_reason_length_and_mixed_answer(llmts_session: SessionClient, client: Any) -> None:
+def test_finish_reason_length_and_mixed_answer(app_session: SessionClient, client: Any) -> None:
     """Realistic answers: ``length`` is ``MAX_TOKENS``; the text of a mixed answer is the tool plan."""
-    llmts_session.configure(
+    app_session.configure(
         _builder()
         .scenario(terminal_policy="repeat_last_response")
         .response({"text": "Cut", "finish_reason": "length"})
@@ -356,7 +362,7 @@ def test_finish_reason_length_and_mixed_answer(llmts_session: SessionClient, cli
     assert _chat(client).finish_reason == "MAX_TOKENS"
     assert _stream(client)[-1].delta.finish_reason == "MAX_TOKENS"
 
-    llmts_session.configure(
+    app_session.configure(
         _builder()
         .scenario()
         .response(

@@ -124,28 +124,28 @@ SURFACES: dict[str, tuple[Callable[[SessionClient, str, bool], str], type[Except
 
 
 @pytest.mark.parametrize("surface", list(SURFACES))
-def test_system_tool_and_pattern_predicates(llmts_session: SessionClient, surface: str) -> None:
+def test_system_tool_and_pattern_predicates(app_session: SessionClient, surface: str) -> None:
     send, conflict = SURFACES[surface]
-    _configure(llmts_session)
+    _configure(app_session)
 
-    assert send(llmts_session, "match", True) == "Sunny"
-    (state,) = llmts_session.conversations("match")
+    assert send(app_session, "match", True) == "Sunny"
+    (state,) = app_session.conversations("match")
     assert state["executed_steps"] == ["answer"]
 
     with pytest.raises(conflict) as caught:
-        send(llmts_session, "miss", False)
+        send(app_session, "miss", False)
     text = str(caught.value)
     assert "conversation_step_mismatch" in text or "does not start" in text
     assert "failed: declares_tool, system_contains, latest_text_matches" in text
-    assert llmts_session.conversations("miss") == []
+    assert app_session.conversations("miss") == []
 
 
-def test_explain_sees_the_system_field_and_declared_tools(llmts_session: SessionClient) -> None:
-    _configure(llmts_session)
+def test_explain_sees_the_system_field_and_declared_tools(app_session: SessionClient) -> None:
+    _configure(app_session)
     messages = [{"role": "user", "text": QUESTION}]
-    bare = llmts_session.explain({"messages": messages}, "anthropic")
+    bare = app_session.explain({"messages": messages}, "anthropic")
     assert bare["candidates"][0]["steps"][0]["failed"] == ["declares_tool", "system_contains"]
-    full = llmts_session.explain(
+    full = app_session.explain(
         {"messages": messages, "system": SYSTEM, "tool_names": ["get_weather"]}, "anthropic"
     )
     assert (full["outcome"], full["selected_step"]) == ("start", "answer")

@@ -152,35 +152,35 @@ def test_reset_configure_or_delete_supersede_a_pending_step(llmts_server: LlmTes
             session.delete()
 
 
-def test_conversation_count_capacity(llmts_session: SessionClient) -> None:
-    llmts_session.configure(slow_graph(delay_ms=0).conversation_capacity(max_conversations=1))
-    first = llmts_session.for_conversation("a").openai_client(max_retries=0)
-    second = llmts_session.for_conversation("b").openai_client(max_retries=0)
+def test_conversation_count_capacity(app_session: SessionClient) -> None:
+    app_session.configure(slow_graph(delay_ms=0).conversation_capacity(max_conversations=1))
+    first = app_session.for_conversation("a").openai_client(max_retries=0)
+    second = app_session.for_conversation("b").openai_client(max_retries=0)
 
     assert ask(first, user("hi")) == "Hello"
     assert error_code(second, user("hi")) == "conversation_capacity_exceeded"
     assert ask(first, *HISTORY) == "Finally"  # existing state keeps working
-    assert [s["conversation_id"] for s in llmts_session.conversations()] == ["a"]
+    assert [s["conversation_id"] for s in app_session.conversations()] == ["a"]
 
-    llmts_session.configure(slow_graph(delay_ms=0).conversation_capacity(max_conversations=0))
+    app_session.configure(slow_graph(delay_ms=0).conversation_capacity(max_conversations=0))
     assert error_code(first, user("hi")) == "conversation_capacity_exceeded"
-    assert llmts_session.conversations() == []
+    assert app_session.conversations() == []
 
 
-def test_conversation_byte_capacity(llmts_session: SessionClient) -> None:
-    llmts_session.configure(slow_graph(delay_ms=0))
-    first = llmts_session.for_conversation("a").openai_client(max_retries=0)
-    second = llmts_session.for_conversation("b").openai_client(max_retries=0)
+def test_conversation_byte_capacity(app_session: SessionClient) -> None:
+    app_session.configure(slow_graph(delay_ms=0))
+    first = app_session.for_conversation("a").openai_client(max_retries=0)
+    second = app_session.for_conversation("b").openai_client(max_retries=0)
     ask(first, user("hi"))
-    one_state = llmts_session.conversations()[0]["retained_bytes"]
+    one_state = app_session.conversations()[0]["retained_bytes"]
     assert one_state > 0
 
     # Room for one such state, not two.
-    llmts_session.configure(slow_graph(delay_ms=0).conversation_capacity(max_bytes=2 * one_state - 1))
+    app_session.configure(slow_graph(delay_ms=0).conversation_capacity(max_bytes=2 * one_state - 1))
     assert ask(first, user("hi")) == "Hello"
     assert error_code(second, user("hi")) == "conversation_capacity_exceeded"
 
-    llmts_session.configure(slow_graph(delay_ms=0).conversation_capacity(max_bytes=0))
+    app_session.configure(slow_graph(delay_ms=0).conversation_capacity(max_bytes=0))
     assert error_code(first, user("hi")) == "conversation_capacity_exceeded"
 
 

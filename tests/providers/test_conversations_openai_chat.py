@@ -59,29 +59,29 @@ def only_state(session: SessionClient, conversation_id: str = "default") -> dict
     [("Approve", "Approved", "approve", ["cancel"]), ("Cancel", "Cancelled", "cancel", ["approve"])],
 )
 def test_approval_example_both_branches(
-    llmts_session: SessionClient, choice: str, answer: str, step: str, unvisited: list[str]
+    app_session: SessionClient, choice: str, answer: str, step: str, unvisited: list[str]
 ) -> None:
-    llmts_session.configure(APPROVAL)
-    conversation = llmts_session.for_conversation("approval-test")
+    app_session.configure(APPROVAL)
+    conversation = app_session.for_conversation("approval-test")
     chat = conversation.openai_client(_strict_response_validation=True, max_retries=0)
 
     first = ask(chat, user("Start"))
     second = ask(chat, user("Start"), assistant(first), user(choice))
 
     assert (first, second) == ("Approve or cancel?", answer)
-    state = only_state(llmts_session, "approval-test")
+    state = only_state(app_session, "approval-test")
     assert state["scenario"] == "approval" and state["provider"] == "openai"
     assert state["executed_steps"] == ["ask", step]
     assert state["state"] == "completed" and state["terminal"] and not state["busy"]
     assert state["last_turn"] == 2 and state["next_steps"] == [] and state["unvisited_steps"] == unvisited
-    journal = llmts_session.requests(order="asc")
+    journal = app_session.requests(order="asc")
     assert [(e["conversation"], e["step"], e["turn"]) for e in journal] == [
         ("approval-test", "ask", 1),
         ("approval-test", step, 2),
     ]
 
 
-def test_ordered_alternatives_pick_the_first_matching_target(llmts_session: SessionClient) -> None:
+def test_ordered_alternatives_pick_the_first_matching_target(app_session: SessionClient) -> None:
     graph = (
         ConfigBuilder()
         .conversation("support")
@@ -97,20 +97,20 @@ def test_ordered_alternatives_pick_the_first_matching_target(llmts_session: Sess
         .text("Noted")
         .complete()
     )
-    llmts_session.configure(graph)
-    refund = llmts_session.for_conversation("a").openai_client(max_retries=0)
-    other = llmts_session.for_conversation("b").openai_client(max_retries=0)
+    app_session.configure(graph)
+    refund = app_session.for_conversation("a").openai_client(max_retries=0)
+    other = app_session.for_conversation("b").openai_client(max_retries=0)
 
     assert ask(refund, user("Hi")) == ask(other, user("Hi")) == "How can I help?"
     # Both targets match "a refund please": the first in then-order wins.
     assert ask(refund, user("Hi"), assistant("How can I help?"), user("a refund please")) == "Refund started"
     assert ask(other, user("Hi"), assistant("How can I help?"), user("just saying hi")) == "Noted"
-    assert only_state(llmts_session, "a")["executed_steps"] == ["greet", "refund"]
-    assert only_state(llmts_session, "b")["executed_steps"] == ["greet", "anything"]
+    assert only_state(app_session, "a")["executed_steps"] == ["greet", "refund"]
+    assert only_state(app_session, "b")["executed_steps"] == ["greet", "anything"]
 
 
-def test_latest_message_predicates_do_not_search_history(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_latest_message_predicates_do_not_search_history(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder()
         .conversation("confirm")
         .step("ask")
@@ -122,7 +122,7 @@ def test_latest_message_predicates_do_not_search_history(llmts_session: SessionC
         .text("Done")
         .complete()
     )
-    chat = llmts_session.openai_client(max_retries=0)
+    chat = app_session.openai_client(max_retries=0)
     history = [user("order: yes, my order"), assistant("Confirm?")]
 
     assert ask(chat, history[0]) == "Confirm?"
@@ -132,12 +132,12 @@ def test_latest_message_predicates_do_not_search_history(llmts_session: SessionC
     assert "latest_user_contains" in error.message and "latest_text_contains" in error.message
     # The latest message is the assistant's: latest_user_* predicates never pass on another role.
     assert conflict(chat, *history, user("no"), assistant("yes")).code == "conversation_step_mismatch"
-    assert only_state(llmts_session)["executed_steps"] == ["ask"]
+    assert only_state(app_session)["executed_steps"] == ["ask"]
     assert ask(chat, *history, user("yes please")) == "Done"
 
 
-def test_logical_turn_counts_assistant_groups_not_attempts(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_logical_turn_counts_assistant_groups_not_attempts(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder()
         .conversation("turns")
         .step("one")
@@ -149,7 +149,7 @@ def test_logical_turn_counts_assistant_groups_not_attempts(llmts_session: Sessio
         .text("third")
         .complete()
     )
-    chat = llmts_session.openai_client(max_retries=0)
+    chat = app_session.openai_client(max_retries=0)
     assert ask(chat, {"role": "system", "content": "be brief"}, user("a")) == "first"
     # System/developer messages do not count; consecutive assistant messages are one group; turn 2 != 3.
     turn_two = [
@@ -162,12 +162,12 @@ def test_logical_turn_counts_assistant_groups_not_attempts(llmts_session: Sessio
     assert conflict(chat, *turn_two).code == "conversation_step_mismatch"
     turn_three = [*turn_two, assistant("second"), {"role": "system", "content": "s"}, user("c")]
     assert ask(chat, *turn_three) == "third"
-    state = only_state(llmts_session)
+    state = only_state(app_session)
     assert (state["last_turn"], state["executions"]) == (3, 2)
 
 
-def test_parallel_tool_calls_and_results_with_argument_matching(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_parallel_tool_calls_and_results_with_argument_matching(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder()
         .conversation("tools")
         .step("call")
@@ -217,20 +217,20 @@ def test_parallel_tool_calls_and_results_with_argument_matching(llmts_session: S
         return ask(client, *history, tools=tools)
 
     assert (
-        results_for(llmts_session.for_conversation("p").openai_client(max_retries=0), "Paris")
+        results_for(app_session.for_conversation("p").openai_client(max_retries=0), "Paris")
         == "Sunny in Paris"
     )
     # Same results, but the history says the model asked for Lyon: the argument predicate fails.
     assert (
-        results_for(llmts_session.for_conversation("l").openai_client(max_retries=0), "Lyon")
+        results_for(app_session.for_conversation("l").openai_client(max_retries=0), "Lyon")
         == "Somewhere else"
     )
-    assert only_state(llmts_session, "p")["executed_steps"] == ["call", "paris"]
-    assert only_state(llmts_session, "l")["executed_steps"] == ["call", "elsewhere"]
+    assert only_state(app_session, "p")["executed_steps"] == ["call", "paris"]
+    assert only_state(app_session, "l")["executed_steps"] == ["call", "elsewhere"]
 
 
-def test_json_path_predicates(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_json_path_predicates(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder()
         .conversation("orders")
         .step("start")
@@ -250,11 +250,11 @@ def test_json_path_predicates(llmts_session: SessionClient) -> None:
     paid = {"order": {"items": [{"sku": "A-1"}], "status/state": "paid", "total": {"amount": 10}}}
     unpaid = {"order": {"items": [{"sku": "A-1"}], "status/state": "open", "total": {"amount": 10.0}}}
 
-    chat = llmts_session.for_conversation("paid").openai_client(max_retries=0)
+    chat = app_session.for_conversation("paid").openai_client(max_retries=0)
     assert ask(chat, user("hi")) == "Send the order"
     assert json.loads(ask(chat, *base, user(json.dumps(paid)))) == {"shipped": True}
 
-    chat = llmts_session.for_conversation("unpaid").openai_client(max_retries=0)
+    chat = app_session.for_conversation("unpaid").openai_client(max_retries=0)
     ask(chat, user("hi"))
     # Malformed JSON and a missing field fail every JSON predicate; nothing advances.
     assert conflict(chat, *base, user("{not json")).code == "conversation_step_mismatch"
@@ -263,9 +263,9 @@ def test_json_path_predicates(llmts_session: SessionClient) -> None:
     assert ask(chat, *base, user(json.dumps(unpaid))) == "Please pay 10"
 
 
-def test_replay_returns_the_same_answer_without_advancing(llmts_session: SessionClient) -> None:
-    llmts_session.configure(APPROVAL)
-    chat = llmts_session.openai_client(_strict_response_validation=True, max_retries=0)
+def test_replay_returns_the_same_answer_without_advancing(app_session: SessionClient) -> None:
+    app_session.configure(APPROVAL)
+    chat = app_session.openai_client(_strict_response_validation=True, max_retries=0)
     first = chat.chat.completions.create(model=MODEL, messages=[user("Start")])
 
     again = chat.chat.completions.create(model=MODEL, messages=[user("Start")])
@@ -277,27 +277,27 @@ def test_replay_returns_the_same_answer_without_advancing(llmts_session: Session
 
     assert again.id == first.id and again.choices[0].message.content == "Approve or cancel?"
     assert streamed == "Approve or cancel?"  # the streaming flag is not part of the fingerprint
-    state = only_state(llmts_session)
+    state = only_state(app_session)
     assert (state["executions"], state["replays"], state["executed_steps"]) == (1, 2, ["ask"])
-    assert [e["replayed"] for e in llmts_session.requests(order="asc")] == [False, True, True]
+    assert [e["replayed"] for e in app_session.requests(order="asc")] == [False, True, True]
     # Changed input at an already answered turn cannot advance it.
     error = conflict(chat, user("Start!"))
     assert error.status_code == 409 and error.code == "conversation_turn_not_advanced"
     assert ask(chat, user("Start"), assistant("Approve or cancel?"), user("Approve")) == "Approved"
 
 
-def test_without_replay_a_repeated_request_does_not_advance(llmts_session: SessionClient) -> None:
+def test_without_replay_a_repeated_request_does_not_advance(app_session: SessionClient) -> None:
     config = json.loads(json.dumps(APPROVAL))
     config["conversations"][0]["replay_successful_requests"] = False
-    llmts_session.configure(config)
-    chat = llmts_session.openai_client(max_retries=0)
+    app_session.configure(config)
+    chat = app_session.openai_client(max_retries=0)
     assert ask(chat, user("Start")) == "Approve or cancel?"
     assert conflict(chat, user("Start")).code == "conversation_turn_not_advanced"
-    assert only_state(llmts_session)["executions"] == 1
+    assert only_state(app_session)["executions"] == 1
 
 
-def test_error_step_then_recovery_at_the_same_turn(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_error_step_then_recovery_at_the_same_turn(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder()
         .conversation("flaky")
         .step("fail")
@@ -309,26 +309,26 @@ def test_error_step_then_recovery_at_the_same_turn(llmts_session: SessionClient)
         .text("Recovered")
         .complete()
     )
-    chat = llmts_session.openai_client(max_retries=0)
+    chat = app_session.openai_client(max_retries=0)
     with pytest.raises(openai.InternalServerError) as caught:
         ask(chat, user("Hi"))
     assert caught.value.status_code == 503 and caught.value.code == "overloaded"
-    state = only_state(llmts_session)
+    state = only_state(app_session)
     assert (state["executed_steps"], state["last_successful_turn"], state["next_steps"]) == (
         ["fail"],
         None,
         ["recover"],
     )
     assert ask(chat, user("Hi")) == "Recovered"
-    assert only_state(llmts_session)["executed_steps"] == ["fail", "recover"]
+    assert only_state(app_session)["executed_steps"] == ["fail", "recover"]
 
 
 @pytest.mark.parametrize("policy", ["reject", "repeat_last_response", "restart"])
-def test_terminal_policies(llmts_session: SessionClient, policy: str) -> None:
+def test_terminal_policies(app_session: SessionClient, policy: str) -> None:
     config = json.loads(json.dumps(APPROVAL))
     config["conversations"][0]["terminal_policy"] = policy
-    llmts_session.configure(config)
-    chat = llmts_session.openai_client(max_retries=0)
+    app_session.configure(config)
+    chat = app_session.openai_client(max_retries=0)
     assert ask(chat, user("Start")) == "Approve or cancel?"
     assert ask(chat, user("Start"), assistant("Approve or cancel?"), user("Approve")) == "Approved"
     # An identical successful replay comes before terminal handling, whatever the policy.
@@ -336,16 +336,16 @@ def test_terminal_policies(llmts_session: SessionClient, policy: str) -> None:
 
     if policy == "reject":
         assert conflict(chat, user("Start")).code == "conversation_completed"
-        assert only_state(llmts_session)["state"] == "completed"
+        assert only_state(app_session)["state"] == "completed"
     elif policy == "repeat_last_response":
         assert ask(chat, user("anything at all")) == "Approved"
         assert ask(chat, user("something else")) == "Approved"
-        assert only_state(llmts_session)["executions"] == 2
+        assert only_state(app_session)["executions"] == 2
     else:
-        assert only_state(llmts_session)["next_steps"] == ["ask"]
+        assert only_state(app_session)["next_steps"] == ["ask"]
         assert conflict(chat, user("not the start")).code == "conversation_step_mismatch"
         assert ask(chat, user("Start")) == "Approve or cancel?"
-        state = only_state(llmts_session)
+        state = only_state(app_session)
         assert (state["run"], state["executed_steps"], state["unvisited_steps"]) == (
             2,
             ["ask"],
@@ -354,8 +354,8 @@ def test_terminal_policies(llmts_session: SessionClient, policy: str) -> None:
         assert ask(chat, user("Start"), assistant("Approve or cancel?"), user("Cancel")) == "Cancelled"
 
 
-def test_cycles_are_bounded_by_max_steps(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_cycles_are_bounded_by_max_steps(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder()
         .conversation("loop", max_steps=3)
         .step("ping")
@@ -365,7 +365,7 @@ def test_cycles_are_bounded_by_max_steps(llmts_session: SessionClient) -> None:
         .text("pong")
         .then("ping")
     )
-    chat = llmts_session.openai_client(max_retries=0)
+    chat = app_session.openai_client(max_retries=0)
     history: list[dict[str, Any]] = []
     answers = []
     for turn in range(3):
@@ -376,12 +376,12 @@ def test_cycles_are_bounded_by_max_steps(llmts_session: SessionClient) -> None:
 
     assert answers == ["ping", "pong", "ping"]
     assert conflict(chat, *history).code == "conversation_exhausted"
-    state = only_state(llmts_session)
+    state = only_state(app_session)
     assert (state["state"], state["executions"], state["terminal"]) == ("exhausted", 3, True)
 
 
-def test_fixture_mismatch_does_not_advance(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_fixture_mismatch_does_not_advance(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder()
         .conversation("weather")
         .step("hello")
@@ -391,7 +391,7 @@ def test_fixture_mismatch_does_not_advance(llmts_session: SessionClient) -> None
         .tool_call("get_weather", {"city": "Paris"})
         .complete()
     )
-    chat = llmts_session.openai_client(max_retries=0)
+    chat = app_session.openai_client(max_retries=0)
     assert ask(chat, user("hi")) == "Hello"
     history = [user("hi"), assistant("Hello"), user("weather?")]
 
@@ -400,18 +400,18 @@ def test_fixture_mismatch_does_not_advance(llmts_session: SessionClient) -> None
     assert conflict(chat, *history, tool_choice="none", tools=[WEATHER_TOOL]).code == (
         "llm_test_server_fixture_mismatch"
     )
-    state = only_state(llmts_session)
+    state = only_state(app_session)
     assert (state["executed_steps"], state["next_steps"], state["busy"]) == (["hello"], ["call"], False)
     reply = chat.chat.completions.create(model=MODEL, messages=history, tools=[WEATHER_TOOL])
     assert reply.choices[0].message.tool_calls[0].function.name == "get_weather"
 
 
-def test_a_start_mismatch_and_a_rejected_first_fixture_leave_no_state(llmts_session: SessionClient) -> None:
-    llmts_session.configure(APPROVAL)
-    chat = llmts_session.openai_client(max_retries=0)
+def test_a_start_mismatch_and_a_rejected_first_fixture_leave_no_state(app_session: SessionClient) -> None:
+    app_session.configure(APPROVAL)
+    chat = app_session.openai_client(max_retries=0)
     error = conflict(chat, user("Hello"))
     assert error.code == "conversation_step_mismatch" and "latest_user_equals" in error.message
     assert conflict(chat, user("Start"), tool_choice="required", tools=[WEATHER_TOOL]).code == (
         "llm_test_server_fixture_mismatch"
     )
-    assert llmts_session.conversations() == []
+    assert app_session.conversations() == []

@@ -38,11 +38,9 @@ def approval(**graph: Any) -> ConfigBuilder:
     )
 
 
-def test_responses_stored_continuation_and_replay(llmts_session: SessionClient) -> None:
-    llmts_session.configure(approval())
-    client = llmts_session.for_conversation("r").openai_client(
-        _strict_response_validation=True, max_retries=0
-    )
+def test_responses_stored_continuation_and_replay(app_session: SessionClient) -> None:
+    app_session.configure(approval())
+    client = app_session.for_conversation("r").openai_client(_strict_response_validation=True, max_retries=0)
 
     first = client.responses.create(model=MODEL, input="Start")
     second = client.responses.create(model=MODEL, input="Approve", previous_response_id=first.id)
@@ -61,19 +59,19 @@ def test_responses_stored_continuation_and_replay(llmts_session: SessionClient) 
 
     assert (first.output_text, second.output_text) == ("Approve or cancel?", "Approved")
     assert inline.id == streamed.id == second.id and inline.output_text == "Approved"
-    state = llmts_session.conversations("r")[0]
+    state = app_session.conversations("r")[0]
     assert (state["executed_steps"], state["replays"], state["state"]) == (["ask", "approve"], 2, "completed")
     with pytest.raises(openai.ConflictError) as caught:
         client.responses.create(model=MODEL, input="Cancel", previous_response_id=first.id)
     assert caught.value.code == "conversation_completed"  # another branch after completion: rejected
 
 
-def test_anthropic_tool_use_and_result_with_arguments(llmts_session: SessionClient) -> None:
+def test_anthropic_tool_use_and_result_with_arguments(app_session: SessionClient) -> None:
     weather = {
         "name": "get_weather",
         "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
     }
-    llmts_session.configure(
+    app_session.configure(
         ConfigBuilder()
         .conversation("agent")
         .step("call")
@@ -86,7 +84,7 @@ def test_anthropic_tool_use_and_result_with_arguments(llmts_session: SessionClie
         .text("Clear skies in Paris")
         .complete()
     )
-    client = llmts_session.for_conversation("agent-1").anthropic_client(max_retries=0)
+    client = app_session.for_conversation("agent-1").anthropic_client(max_retries=0)
     question = [{"role": "user", "content": "What is the weather?"}]
 
     first = client.messages.create(model=MODEL, max_tokens=64, tools=[weather], messages=question)
@@ -128,13 +126,13 @@ def test_anthropic_tool_use_and_result_with_arguments(llmts_session: SessionClie
     assert caught.value.body["error"]["code"] == "conversation_step_mismatch"
     assert "latest_json" in caught.value.message
     assert second.content[0].text == "Clear skies in Paris"
-    state = llmts_session.conversations("agent-1")[0]
+    state = app_session.conversations("agent-1")[0]
     assert (state["provider"], state["executed_steps"]) == ("anthropic", ["call", "answer"])
 
 
-def test_gemini_function_call_and_response(llmts_session: SessionClient) -> None:
+def test_gemini_function_call_and_response(app_session: SessionClient) -> None:
     model = "gemini-2.5-flash"
-    llmts_session.configure(
+    app_session.configure(
         ConfigBuilder()
         .models(model)
         .conversation("g")
@@ -147,7 +145,7 @@ def test_gemini_function_call_and_response(llmts_session: SessionClient) -> None
         .text("18 degrees")
         .complete()
     )
-    gemini = llmts_session.for_conversation("gem").gemini_client()
+    gemini = app_session.for_conversation("gem").gemini_client()
     tools: list[Any] = [
         types.Tool(
             function_declarations=[
@@ -172,7 +170,7 @@ def test_gemini_function_call_and_response(llmts_session: SessionClient) -> None
 
     assert (call.name, call.args) == ("get_weather", {"city": "Paris"})
     assert second.text == "18 degrees"
-    state = llmts_session.conversations("gem")[0]
+    state = app_session.conversations("gem")[0]
     assert (state["provider"], state["executed_steps"], state["last_turn"]) == (
         "gemini",
         ["call", "answer"],
@@ -193,13 +191,13 @@ def _start_and_approve(client: Any) -> list[str]:
 
 
 def test_isolation_across_sessions_and_conversation_ids(
-    llmts_server: LlmTestServer, llmts_session: SessionClient
+    llmts_app_server: LlmTestServer, app_session: SessionClient
 ) -> None:
-    other_session = llmts_server.create_session()
+    other_session = llmts_app_server.create_session()
     try:
-        for session in (llmts_session, other_session):
+        for session in (app_session, other_session):
             session.configure(approval())
-        assert _start_and_approve(llmts_session.for_conversation("c").openai_client(max_retries=0)) == [
+        assert _start_and_approve(app_session.for_conversation("c").openai_client(max_retries=0)) == [
             "Approve or cancel?",
             "Approved",
         ]
@@ -209,18 +207,18 @@ def test_isolation_across_sessions_and_conversation_ids(
             == "Approved"
         )
         assert (
-            _start_and_approve(llmts_session.for_conversation("d").openai_client(max_retries=0))[1]
+            _start_and_approve(app_session.for_conversation("d").openai_client(max_retries=0))[1]
             == "Approved"
         )
-        assert [s["conversation_id"] for s in llmts_session.conversations()] == ["c", "d"]
+        assert [s["conversation_id"] for s in app_session.conversations()] == ["c", "d"]
         assert [s["conversation_id"] for s in other_session.conversations()] == ["c"]
     finally:
         other_session.delete()
 
 
-def test_isolation_across_providers_and_credentials(llmts_session: SessionClient) -> None:
-    llmts_session.configure(approval())
-    conversation = llmts_session.for_conversation("shared")
+def test_isolation_across_providers_and_credentials(app_session: SessionClient) -> None:
+    app_session.configure(approval())
+    conversation = app_session.for_conversation("shared")
     start = [{"role": "user", "content": "Start"}]
 
     assert _start_and_approve(conversation.openai_client(max_retries=0))[1] == "Approved"
@@ -231,7 +229,7 @@ def test_isolation_across_providers_and_credentials(llmts_session: SessionClient
     reply = claude.messages.create(model=MODEL, max_tokens=16, messages=start)
     assert reply.content[0].text == "Approve or cancel?"
 
-    states = llmts_session.conversations("shared")
+    states = app_session.conversations("shared")
     assert [(s["provider"], s["state"]) for s in states] == [
         ("openai", "completed"),
         ("openai", "completed"),

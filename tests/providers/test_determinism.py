@@ -18,7 +18,7 @@ import pytest
 from google.genai import types
 
 from llmts import LlmTestServer, SessionClient
-from tests.helpers import raw_request
+from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
 
@@ -156,10 +156,10 @@ def _run(session: SessionClient, flow: Flow) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("name", list(FLOWS))
 def test_same_seed_gives_identical_ids_and_timestamps_across_runs_and_json_and_streams(
-    llmts_server: LlmTestServer, name: str
+    llmts_app_server: LlmTestServer, name: str
 ) -> None:
     flow = FLOWS[name]
-    first, second, other_seed = (llmts_server.create_session() for _ in range(3))
+    first, second, other_seed = (llmts_app_server.create_session() for _ in range(3))
     try:
         first.configure(_config())
         second.configure(_config())
@@ -202,18 +202,18 @@ RAW_CALLS = {
 
 @pytest.mark.parametrize("name", list(RAW_CALLS))
 def test_raw_bodies_and_date_header_are_byte_identical_across_runs(
-    llmts_server: LlmTestServer, name: str
+    llmts_app_server: LlmTestServer, name: str
 ) -> None:
     path, body = RAW_CALLS[name]
     stream_path = path.replace(":generateContent", ":streamGenerateContent?alt=sse")
     stream_body = body if "gemini" in name else {**body, "stream": True}
-    sessions = [llmts_server.create_session() for _ in range(2)]
+    sessions = [llmts_app_server.create_session() for _ in range(2)]
     try:
         answers = []
         for session in sessions:
             session.configure(_config(responses=RESPONSES[:1]))
-            json_answer = raw_request(session.provider_base, "POST", path, body)
-            stream_answer = raw_request(session.provider_base, "POST", stream_path, stream_body)
+            json_answer = send_raw(session, "POST", path, body)
+            stream_answer = send_raw(session, "POST", stream_path, stream_body)
             assert (json_answer.status, stream_answer.status) == (200, 200)
             answers.append((json_answer, stream_answer))
         (json_a, stream_a), (json_b, stream_b) = answers
@@ -229,8 +229,8 @@ def test_raw_bodies_and_date_header_are_byte_identical_across_runs(
             session.delete()
 
 
-def test_sessions_and_providers_keep_independent_counters(llmts_server: LlmTestServer) -> None:
-    busy, fresh, plain = (llmts_server.create_session() for _ in range(3))
+def test_sessions_and_providers_keep_independent_counters(llmts_app_server: LlmTestServer) -> None:
+    busy, fresh, plain = (llmts_app_server.create_session() for _ in range(3))
     try:
         for session in (busy, fresh, plain):
             session.configure(_config())
@@ -292,9 +292,9 @@ def test_seed_without_fixed_clock_seeds_ids_but_keeps_live_time(llmts_server: Ll
             session.delete()
 
 
-def test_stored_responses_keep_their_metadata(llmts_session: SessionClient) -> None:
-    llmts_session.configure(_config())
-    client = llmts_session.openai_client(_strict_response_validation=True, max_retries=0)
+def test_stored_responses_keep_their_metadata(app_session: SessionClient) -> None:
+    app_session.configure(_config())
+    client = app_session.openai_client(_strict_response_validation=True, max_retries=0)
     created = client.responses.create(model=GPT, input="Hi")
     retrieved = client.responses.retrieve(created.id)
     replayed = list(client.responses.retrieve(created.id, stream=True))
@@ -302,4 +302,4 @@ def test_stored_responses_keep_their_metadata(llmts_session: SessionClient) -> N
     assert retrieved.model_dump() == created.model_dump()
     assert replayed[-1].response.id == created.id and replayed[-1].response.created_at == FIXED_EPOCH
     # Retrieving consumed ordinals (2, 3) but kept the stored identity.
-    assert [e["wire_sequence"] for e in llmts_session.requests(order="asc")] == [1, 2, 3]
+    assert [e["wire_sequence"] for e in app_session.requests(order="asc")] == [1, 2, 3]

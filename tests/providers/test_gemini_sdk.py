@@ -41,14 +41,20 @@ def _builder(**scenario: Any) -> Any:
 
 
 @pytest.fixture
-def gemini(llmts_session: SessionClient) -> Any:
+def gemini(app_session: SessionClient) -> Any:
+    return app_session.gemini_client()
+
+
+# The same on the real server, for this module's smoke tests over real HTTP.
+@pytest.fixture
+def live_gemini(llmts_session: SessionClient) -> Any:
     return llmts_session.gemini_client()
 
 
-def test_text_answer_with_usage(llmts_session: SessionClient, gemini: Any) -> None:
+def test_text_answer_with_usage(llmts_session: SessionClient, live_gemini: Any) -> None:
     llmts_session.configure(_builder().text("Hello there.").build())
 
-    response = gemini.models.generate_content(model=MODEL, contents="Hi")
+    response = live_gemini.models.generate_content(model=MODEL, contents="Hi")
 
     assert response.text == "Hello there."
     candidate = response.candidates[0]
@@ -63,9 +69,9 @@ def test_text_answer_with_usage(llmts_session: SessionClient, gemini: Any) -> No
     assert response.response_id
 
 
-def test_v1beta_api_version(llmts_session: SessionClient) -> None:
-    llmts_session.configure(_builder().text("beta").build())
-    client = llmts_session.gemini_client(api_version="v1beta")
+def test_v1beta_api_version(app_session: SessionClient) -> None:
+    app_session.configure(_builder().text("beta").build())
+    client = app_session.gemini_client(api_version="v1beta")
 
     assert client.models.generate_content(model=MODEL, contents="Hi").text == "beta"
 
@@ -76,11 +82,11 @@ def test_unconfigured_session_echoes_the_latest_user_text(gemini: Any) -> None:
 
 
 def test_stream_sends_configured_chunks_with_finish_and_usage_last(
-    llmts_session: SessionClient, gemini: Any
+    llmts_session: SessionClient, live_gemini: Any
 ) -> None:
     llmts_session.configure(_builder().text("Hello there.", chunks=["Hel", "lo", " there."]).build())
 
-    chunks = list(gemini.models.generate_content_stream(model=MODEL, contents="Hi"))
+    chunks = list(live_gemini.models.generate_content_stream(model=MODEL, contents="Hi"))
 
     # One chunk per configured chunk, then the final chunk: empty text, finish reason and usage.
     assert [c.text for c in chunks] == ["Hel", "lo", " there.", ""]
@@ -90,9 +96,9 @@ def test_stream_sends_configured_chunks_with_finish_and_usage_last(
     assert len({c.response_id for c in chunks}) == 1
 
 
-def test_chat_stream_records_a_valid_turn(llmts_session: SessionClient, gemini: Any) -> None:
+def test_chat_stream_records_a_valid_turn(app_session: SessionClient, gemini: Any) -> None:
     """google-genai chats drop a streamed turn from history if any chunk has a part-less content."""
-    llmts_session.configure(_builder().text("Streamed.", chunks=["Stream", "ed."]).text("Next.").build())
+    app_session.configure(_builder().text("Streamed.", chunks=["Stream", "ed."]).text("Next.").build())
 
     chat = gemini.chats.create(model=MODEL)
     streamed = "".join(chunk.text or "" for chunk in chat.send_message_stream("One"))
@@ -104,8 +110,8 @@ def test_chat_stream_records_a_valid_turn(llmts_session: SessionClient, gemini: 
     assert "".join(part.text or "" for content in history[1:4] for part in content.parts or []) == "Streamed."
 
 
-def test_function_call(llmts_session: SessionClient, gemini: Any) -> None:
-    llmts_session.configure(_builder().tool_call("get_weather", {"city": "Paris"}, id="fc_1").build())
+def test_function_call(app_session: SessionClient, gemini: Any) -> None:
+    app_session.configure(_builder().tool_call("get_weather", {"city": "Paris"}, id="fc_1").build())
 
     response = gemini.models.generate_content(
         model=MODEL, contents="Weather?", config=types.GenerateContentConfig(tools=TOOLS)
@@ -117,12 +123,12 @@ def test_function_call(llmts_session: SessionClient, gemini: Any) -> None:
     assert response.usage_metadata.candidates_token_count > 0
 
 
-def test_parallel_function_calls_streamed_in_one_chunk(llmts_session: SessionClient, gemini: Any) -> None:
+def test_parallel_function_calls_streamed_in_one_chunk(app_session: SessionClient, gemini: Any) -> None:
     calls = (
         {"name": "get_weather", "arguments": {"city": "Paris"}},
         {"name": "get_time", "arguments": {"tz": "CET"}},
     )
-    llmts_session.configure(_builder().tool_calls(*calls).build())
+    app_session.configure(_builder().tool_calls(*calls).build())
 
     chunks = list(
         gemini.models.generate_content_stream(
@@ -139,12 +145,12 @@ def test_parallel_function_calls_streamed_in_one_chunk(llmts_session: SessionCli
     assert all(c.id and c.id.startswith("call_") for c in chunk.function_calls)
 
 
-def test_function_response_round_trip_with_python_tools(llmts_session: SessionClient, gemini: Any) -> None:
+def test_function_response_round_trip_with_python_tools(app_session: SessionClient, gemini: Any) -> None:
     def get_weather(city: str) -> str:
         """Weather for a city."""
         return "sunny"
 
-    llmts_session.configure(
+    app_session.configure(
         _builder().tool_call("get_weather", {"city": "Paris"}).text("It is sunny in Paris.").build()
     )
     config = types.GenerateContentConfig(
@@ -173,7 +179,7 @@ def test_function_response_round_trip_with_python_tools(llmts_session: SessionCl
 
 
 def test_automatic_function_calling_runs_the_tool_and_continues(
-    llmts_session: SessionClient, gemini: Any
+    app_session: SessionClient, gemini: Any
 ) -> None:
     seen: list[str] = []
 
@@ -186,7 +192,7 @@ def test_automatic_function_calling_runs_the_tool_and_continues(
     # then silently skip automatic function calling, so hand them real types.
     get_weather.__annotations__ = {"city": str, "return": str}
 
-    llmts_session.configure(
+    app_session.configure(
         _builder().tool_call("get_weather", {"city": "Oslo"}).text("Sunny in Oslo.").build()
     )
 
@@ -200,8 +206,8 @@ def test_automatic_function_calling_runs_the_tool_and_continues(
     assert history[-1].parts[0].function_response.name == "get_weather"
 
 
-def test_chat_keeps_history(llmts_session: SessionClient, gemini: Any) -> None:
-    llmts_session.configure(_builder().text("First.").text("Second.").build())
+def test_chat_keeps_history(app_session: SessionClient, gemini: Any) -> None:
+    app_session.configure(_builder().text("First.").text("Second.").build())
 
     chat = gemini.chats.create(model=MODEL)
     first = chat.send_message("One")
@@ -211,12 +217,12 @@ def test_chat_keeps_history(llmts_session: SessionClient, gemini: Any) -> None:
     assert second.usage_metadata.prompt_token_count > first.usage_metadata.prompt_token_count
 
 
-def test_json_output_parsed_with_a_pydantic_schema(llmts_session: SessionClient, gemini: Any) -> None:
+def test_json_output_parsed_with_a_pydantic_schema(app_session: SessionClient, gemini: Any) -> None:
     class Answer(pydantic.BaseModel):
         answer: int
         reason: str
 
-    llmts_session.configure(_builder().json({"answer": 42, "reason": "because"}).build())
+    app_session.configure(_builder().json({"answer": 42, "reason": "because"}).build())
 
     response = gemini.models.generate_content(
         model=MODEL,
@@ -228,10 +234,8 @@ def test_json_output_parsed_with_a_pydantic_schema(llmts_session: SessionClient,
     assert json.loads(response.text) == {"answer": 42, "reason": "because"}
 
 
-def test_json_mode_with_a_text_fixture_is_a_fixture_mismatch(
-    llmts_session: SessionClient, gemini: Any
-) -> None:
-    llmts_session.configure(_builder().text("not json").build())
+def test_json_mode_with_a_text_fixture_is_a_fixture_mismatch(app_session: SessionClient, gemini: Any) -> None:
+    app_session.configure(_builder().text("not json").build())
 
     with pytest.raises(errors.ClientError) as caught:
         gemini.models.generate_content(
@@ -257,14 +261,14 @@ def test_json_mode_with_a_text_fixture_is_a_fixture_mismatch(
     ],
 )
 def test_function_calling_config_constrains_the_fixture(
-    llmts_session: SessionClient,
+    app_session: SessionClient,
     gemini: Any,
     mode: str,
     allowed: list[str] | None,
     fixture_tool: str,
     ok: bool,
 ) -> None:
-    llmts_session.configure(_builder().tool_call(fixture_tool, {}).build())
+    app_session.configure(_builder().tool_call(fixture_tool, {}).build())
     config = types.GenerateContentConfig(
         tools=TOOLS,
         tool_config=types.ToolConfig(
@@ -283,8 +287,8 @@ def test_function_calling_config_constrains_the_fixture(
         assert caught.value.code == 409
 
 
-def test_count_tokens_matches_the_prompt_token_count(llmts_session: SessionClient, gemini: Any) -> None:
-    llmts_session.configure(_builder().text("ok").build())
+def test_count_tokens_matches_the_prompt_token_count(app_session: SessionClient, gemini: Any) -> None:
+    app_session.configure(_builder().text("ok").build())
     contents = "Count these words, please."
 
     counted = gemini.models.count_tokens(model=MODEL, contents=contents)
@@ -293,8 +297,8 @@ def test_count_tokens_matches_the_prompt_token_count(llmts_session: SessionClien
     assert counted.total_tokens == answered.usage_metadata.prompt_token_count == 3 + 4 + 7
 
 
-def test_system_instruction_counts_towards_prompt_tokens(llmts_session: SessionClient, gemini: Any) -> None:
-    llmts_session.configure(_builder(terminal_policy="repeat_last_response").text("ok").build())
+def test_system_instruction_counts_towards_prompt_tokens(app_session: SessionClient, gemini: Any) -> None:
+    app_session.configure(_builder(terminal_policy="repeat_last_response").text("ok").build())
 
     plain = gemini.models.generate_content(model=MODEL, contents="Hi")
     instructed = gemini.models.generate_content(
@@ -305,9 +309,9 @@ def test_system_instruction_counts_towards_prompt_tokens(llmts_session: SessionC
 
 
 def test_repeated_long_prompt_reports_implicitly_cached_tokens(
-    llmts_session: SessionClient, gemini: Any
+    app_session: SessionClient, gemini: Any
 ) -> None:
-    llmts_session.configure(_builder(terminal_policy="repeat_last_response").text("ok").build())
+    app_session.configure(_builder(terminal_policy="repeat_last_response").text("ok").build())
     long_context = "The quick brown fox jumps over the lazy dog. " * 110  # ~4.9k chars, > 1024 tokens
 
     first = gemini.models.generate_content(model=MODEL, contents=long_context)
@@ -319,8 +323,8 @@ def test_repeated_long_prompt_reports_implicitly_cached_tokens(
     assert cached <= second.usage_metadata.prompt_token_count
 
 
-def test_models_list_and_get(llmts_session: SessionClient, gemini: Any) -> None:
-    llmts_session.configure(_builder().text("ok").build())
+def test_models_list_and_get(app_session: SessionClient, gemini: Any) -> None:
+    app_session.configure(_builder().text("ok").build())
 
     names = [model.name for model in gemini.models.list()]
     model = gemini.models.get(model=MODEL)
@@ -331,16 +335,16 @@ def test_models_list_and_get(llmts_session: SessionClient, gemini: Any) -> None:
     assert "generateContent" in model.supported_actions
 
 
-def test_models_list_follows_pages(llmts_session: SessionClient, gemini: Any) -> None:
-    llmts_session.configure(ConfigBuilder().models("m1", "m2", "m3").build())
+def test_models_list_follows_pages(app_session: SessionClient, gemini: Any) -> None:
+    app_session.configure(ConfigBuilder().models("m1", "m2", "m3").build())
 
     pager = gemini.models.list(config={"page_size": 2})
 
     assert [model.name for model in pager] == ["models/m1", "models/m2", "models/m3"]
 
 
-def test_unknown_model_is_404_not_found(llmts_session: SessionClient, gemini: Any) -> None:
-    llmts_session.configure(_builder().text("never").build())
+def test_unknown_model_is_404_not_found(app_session: SessionClient, gemini: Any) -> None:
+    app_session.configure(_builder().text("never").build())
 
     with pytest.raises(errors.ClientError) as caught:
         gemini.models.generate_content(model="gemini-unknown", contents="Hi")
@@ -352,8 +356,8 @@ def test_unknown_model_is_404_not_found(llmts_session: SessionClient, gemini: An
     assert "models/gemini-unknown is not found" in str(got.value.message)
 
 
-def test_scripted_429_raises_without_retries(llmts_session: SessionClient, gemini: Any) -> None:
-    llmts_session.configure(
+def test_scripted_429_raises_without_retries(app_session: SessionClient, gemini: Any) -> None:
+    app_session.configure(
         _builder().error(429, "rate_limit_exceeded", "Slow down", retry_after=2).text("never reached").build()
     )
 
@@ -371,11 +375,11 @@ def test_scripted_429_raises_without_retries(llmts_session: SessionClient, gemin
 
 
 @pytest.mark.skipif(not hasattr(types, "HttpRetryOptions"), reason="this google-genai has no retry options")
-def test_scripted_429_is_retried_with_retry_options(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_scripted_429_is_retried_with_retry_options(app_session: SessionClient) -> None:
+    app_session.configure(
         _builder().error(429, "rate_limit_exceeded", "Slow down").text("After retry.").build()
     )
-    client = llmts_session.gemini_client(
+    client = app_session.gemini_client(
         http_options={"retry_options": {"attempts": 3, "initial_delay": 0.05, "max_delay": 0.1, "jitter": 0}}
     )
 
@@ -386,8 +390,8 @@ def test_scripted_429_is_retried_with_retry_options(llmts_session: SessionClient
     assert time.monotonic() - started >= 0.05
 
 
-def test_scripted_server_error_and_custom_status(llmts_session: SessionClient, gemini: Any) -> None:
-    llmts_session.configure(
+def test_scripted_server_error_and_custom_status(app_session: SessionClient, gemini: Any) -> None:
+    app_session.configure(
         {
             "models": [MODEL],
             "scenarios": [
@@ -427,18 +431,18 @@ def test_scripted_server_error_and_custom_status(llmts_session: SessionClient, g
     )
 
 
-def test_scripted_error_on_a_stream(llmts_session: SessionClient, gemini: Any) -> None:
-    llmts_session.configure(_builder().error(500, "boom", "Internal error").build())
+def test_scripted_error_on_a_stream(app_session: SessionClient, gemini: Any) -> None:
+    app_session.configure(_builder().error(500, "boom", "Internal error").build())
 
     with pytest.raises(errors.ServerError) as caught:
         list(gemini.models.generate_content_stream(model=MODEL, contents="Hi"))
     assert (caught.value.code, caught.value.status) == (500, "INTERNAL")
 
 
-def test_wrong_api_key_is_google_401_unauthenticated(llmts_session: SessionClient) -> None:
-    llmts_session.configure(_builder().text("ok").config.credentials(gemini="right-key").build())
-    wrong = llmts_session.gemini_client(api_key="wrong-key-123")
-    right = llmts_session.gemini_client()
+def test_wrong_api_key_is_google_401_unauthenticated(app_session: SessionClient) -> None:
+    app_session.configure(_builder().text("ok").config.credentials(gemini="right-key").build())
+    wrong = app_session.gemini_client(api_key="wrong-key-123")
+    right = app_session.gemini_client()
 
     with pytest.raises(errors.ClientError) as caught:
         wrong.models.generate_content(model=MODEL, contents="Hi")
@@ -452,14 +456,14 @@ def test_wrong_api_key_is_google_401_unauthenticated(llmts_session: SessionClien
     assert right.models.generate_content(model=MODEL, contents="Hi").text == "ok"
 
 
-def test_async_client_text_and_stream(llmts_session: SessionClient, gemini: Any) -> None:
+def test_async_client_text_and_stream(llmts_session: SessionClient, live_gemini: Any) -> None:
     llmts_session.configure(
         _builder().text("Async one.").text("Async two.", chunks=["Async", " two."]).build()
     )
 
     async def run() -> tuple[str, list[str]]:
-        first = await gemini.aio.models.generate_content(model=MODEL, contents="Hi")
-        stream = await gemini.aio.models.generate_content_stream(model=MODEL, contents="Hi")
+        first = await live_gemini.aio.models.generate_content(model=MODEL, contents="Hi")
+        stream = await live_gemini.aio.models.generate_content_stream(model=MODEL, contents="Hi")
         return first.text, [chunk.text async for chunk in stream]
 
     assert asyncio.run(run()) == ("Async one.", ["Async", " two.", ""])

@@ -11,6 +11,9 @@ import pytest
 
 from llmts import ConfigBuilder, SessionClient
 from tests.helpers import RawResponse, raw_request
+from tests.support.envelopes import assert_google_error
+from tests.support.in_process import send_raw
+from tests.support.sse import sse_events
 
 pytestmark = pytest.mark.sdk
 
@@ -20,7 +23,7 @@ HI = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
 
 
 def _post(session: SessionClient, path: str, body: Any, headers: dict[str, str] | None = None) -> RawResponse:
-    return raw_request(session.provider_base, "POST", path, body, KEY if headers is None else headers)
+    return send_raw(session, "POST", path, body, KEY if headers is None else headers)
 
 
 def _generate(method: str = "generateContent", version: str = "v1beta", query: str = "") -> str:
@@ -31,32 +34,16 @@ def _configure(session: SessionClient, builder: Any) -> None:
     session.configure(builder.config.models(MODEL).build())
 
 
-def _assert_google_error(response: RawResponse, code: int, status: str) -> dict[str, Any]:
-    assert response.status == code
-    assert response.headers["content-type"].startswith("application/json")
-    error = response.json()["error"]
-    assert set(error) == {"code", "message", "status", "details"}
-    assert (error["code"], error["status"]) == (code, status)
-    assert error["message"]
-    info = error["details"][0]
-    assert info["@type"] == "type.googleapis.com/google.rpc.ErrorInfo" and info["domain"] == "llmts"
-    return dict(error)
+def test_sse_stream_has_only_data_lines_each_followed_by_a_blank_line(app_session: SessionClient) -> None:
+    _configure(app_session, ConfigBuilder().scenario().text("Hi there!", chunks=["Hi", " there", "!"]))
 
-
-def test_sse_stream_has_only_data_lines_each_followed_by_a_blank_line(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, ConfigBuilder().scenario().text("Hi there!", chunks=["Hi", " there", "!"]))
-
-    response = _post(llmts_session, _generate("streamGenerateContent", query="?alt=sse"), HI)
+    response = _post(app_session, _generate("streamGenerateContent", query="?alt=sse"), HI)
 
     assert response.status == 200
     assert response.headers["content-type"] == "text/event-stream"
-    text = response.body.decode()
-    assert text.endswith("\r\n\r\n")
-    events = text.split("\r\n\r\n")[:-1]
-    assert len(events) == 4
-    for event in events:
-        assert event.startswith("data: ") and "\n" not in event and "\r" not in event
-    chunks = [json.loads(event[len("data: ") :]) for event in events]
+    events = sse_events(response.body, newline="\r\n")
+    assert len(events) == 4 and all(name is None for name, _ in events)
+    chunks = [json.loads(data) for _, data in events]
     assert [c["candidates"][0]["content"] for c in chunks] == [
         {"parts": [{"text": piece}], "role": "model"} for piece in ("Hi", " there", "!", "")
     ]
@@ -82,14 +69,12 @@ def test_stream_without_alt_is_one_json_array(llmts_session: SessionClient) -> N
 
 
 def test_streamed_function_call_is_whole_in_one_chunk_before_the_final_chunk(
-    llmts_session: SessionClient,
+    app_session: SessionClient,
 ) -> None:
-    _configure(
-        llmts_session, ConfigBuilder().scenario().tool_call("f", {"a": "0123456789012345678"}, id="c1")
-    )
+    _configure(app_session, ConfigBuilder().scenario().tool_call("f", {"a": "0123456789012345678"}, id="c1"))
     body = {**HI, "tools": [{"functionDeclarations": [{"name": "f"}]}]}
 
-    response = _post(llmts_session, _generate("streamGenerateContent", query="?alt=sse"), body)
+    response = _post(app_session, _generate("streamGenerateContent", query="?alt=sse"), body)
 
     chunk, final = (json.loads(e[len("data: ") :]) for e in response.body.decode().split("\r\n\r\n")[:-1])
     assert chunk["candidates"][0]["content"]["parts"] == [
@@ -99,20 +84,20 @@ def test_streamed_function_call_is_whole_in_one_chunk_before_the_final_chunk(
     assert final["candidates"][0]["finishReason"] == "STOP" and "usageMetadata" in final
 
 
-def test_non_object_tool_arguments_are_wrapped(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, ConfigBuilder().scenario().tool_call("f", [1, 2]))
+def test_non_object_tool_arguments_are_wrapped(app_session: SessionClient) -> None:
+    _configure(app_session, ConfigBuilder().scenario().tool_call("f", [1, 2]))
     body = {**HI, "tools": [{"functionDeclarations": [{"name": "f"}]}]}
 
-    response = _post(llmts_session, _generate(), body)
+    response = _post(app_session, _generate(), body)
 
     part = response.json()["candidates"][0]["content"]["parts"][0]
     assert part["functionCall"]["args"] == {"value": [1, 2]}
 
 
-def test_json_answer_shape_and_cached_tokens_only_when_positive(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, ConfigBuilder().scenario().text("Hello"))
+def test_json_answer_shape_and_cached_tokens_only_when_positive(app_session: SessionClient) -> None:
+    _configure(app_session, ConfigBuilder().scenario().text("Hello"))
 
-    response = _post(llmts_session, _generate(), HI)
+    response = _post(app_session, _generate(), HI)
 
     payload = response.json()
     assert set(payload) == {"candidates", "usageMetadata", "modelVersion", "responseId"}
@@ -129,12 +114,12 @@ def test_json_answer_shape_and_cached_tokens_only_when_positive(llmts_session: S
 
 
 @pytest.mark.parametrize("auth", ["header", "query"])
-def test_api_key_header_or_query_parameter(llmts_session: SessionClient, auth: str) -> None:
-    _configure(llmts_session, ConfigBuilder().credentials(gemini="secret-key").scenario().text("ok"))
+def test_api_key_header_or_query_parameter(app_session: SessionClient, auth: str) -> None:
+    _configure(app_session, ConfigBuilder().credentials(gemini="secret-key").scenario().text("ok"))
     query = "?key=secret-key" if auth == "query" else ""
     headers = {"x-goog-api-key": "secret-key"} if auth == "header" else {}
 
-    response = _post(llmts_session, _generate(query=query), HI, headers)
+    response = _post(app_session, _generate(query=query), HI, headers)
 
     assert response.status == 200
     assert response.json()["candidates"][0]["content"]["parts"][0]["text"] == "ok"
@@ -144,13 +129,13 @@ def test_api_key_header_or_query_parameter(llmts_session: SessionClient, auth: s
     ("query", "headers"), [("?key=wrong", {}), ("", {"x-goog-api-key": "wrong"}), ("", {})]
 )
 def test_wrong_or_missing_key_is_401_api_key_not_valid(
-    llmts_session: SessionClient, query: str, headers: dict[str, str]
+    app_session: SessionClient, query: str, headers: dict[str, str]
 ) -> None:
-    _configure(llmts_session, ConfigBuilder().credentials(gemini="secret-key").scenario().text("ok"))
+    _configure(app_session, ConfigBuilder().credentials(gemini="secret-key").scenario().text("ok"))
 
-    response = _post(llmts_session, _generate(query=query), HI, headers)
+    response = _post(app_session, _generate(query=query), HI, headers)
 
-    error = _assert_google_error(response, 401, "UNAUTHENTICATED")
+    error = assert_google_error(response, 401, "UNAUTHENTICATED")
     assert error["message"].startswith("API key not valid.")
     assert error["details"][0]["reason"] == "invalid_api_key"
     assert "secret-key" not in response.body.decode()
@@ -198,25 +183,25 @@ def test_wrong_or_missing_key_is_401_api_key_not_valid(
     ],
 )
 def test_malformed_requests_get_400_in_google_envelope(
-    llmts_session: SessionClient, body: Any, field: str | None
+    app_session: SessionClient, body: Any, field: str | None
 ) -> None:
-    _configure(llmts_session, ConfigBuilder().scenario().text("never"))
+    _configure(app_session, ConfigBuilder().scenario().text("never"))
 
-    response = _post(llmts_session, _generate(), body)
+    response = _post(app_session, _generate(), body)
 
-    error = _assert_google_error(response, 400, "INVALID_ARGUMENT")
+    error = assert_google_error(response, 400, "INVALID_ARGUMENT")
     violations = [d for d in error["details"] if d["@type"] == "type.googleapis.com/google.rpc.BadRequest"]
     if field is None:
         assert violations == []
     else:
         assert violations[0]["fieldViolations"][0]["field"] == field
     # Nothing was consumed by the bad requests.
-    good = _post(llmts_session, _generate(), HI)
+    good = _post(app_session, _generate(), HI)
     assert good.json()["candidates"][0]["content"]["parts"][0]["text"] == "never"
 
 
-def test_snake_case_request_fields_are_accepted(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, ConfigBuilder().scenario().tool_call("f", {"x": 1}))
+def test_snake_case_request_fields_are_accepted(app_session: SessionClient) -> None:
+    _configure(app_session, ConfigBuilder().scenario().tool_call("f", {"x": 1}))
     body = {
         "contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
         "system_instruction": {"parts": [{"text": "Be brief."}]},
@@ -224,14 +209,14 @@ def test_snake_case_request_fields_are_accepted(llmts_session: SessionClient) ->
         "tool_config": {"function_calling_config": {"mode": "ANY", "allowed_function_names": ["f"]}},
     }
 
-    response = _post(llmts_session, _generate(), body)
+    response = _post(app_session, _generate(), body)
 
     assert response.status == 200
     assert response.json()["candidates"][0]["content"]["parts"][0]["functionCall"]["name"] == "f"
 
 
-def test_count_tokens_counts_a_wrapped_generate_request(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, ConfigBuilder().scenario().text("never"))
+def test_count_tokens_counts_a_wrapped_generate_request(app_session: SessionClient) -> None:
+    _configure(app_session, ConfigBuilder().scenario().text("never"))
     wrapped = {
         "generateContentRequest": {
             "model": f"models/{MODEL}",
@@ -240,74 +225,70 @@ def test_count_tokens_counts_a_wrapped_generate_request(llmts_session: SessionCl
         }
     }
 
-    plain = _post(llmts_session, _generate("countTokens"), HI)
-    with_system = _post(llmts_session, _generate("countTokens"), wrapped)
-    both = _post(llmts_session, _generate("countTokens"), {**HI, **wrapped})
+    plain = _post(app_session, _generate("countTokens"), HI)
+    with_system = _post(app_session, _generate("countTokens"), wrapped)
+    both = _post(app_session, _generate("countTokens"), {**HI, **wrapped})
 
     assert plain.json()["totalTokens"] == 8
     assert with_system.json()["totalTokens"] == 18
-    _assert_google_error(both, 400, "INVALID_ARGUMENT")
+    assert_google_error(both, 400, "INVALID_ARGUMENT")
     # countTokens never consumes a scripted answer.
     assert (
-        _post(llmts_session, _generate(), HI).json()["candidates"][0]["content"]["parts"][0]["text"]
-        == "never"
+        _post(app_session, _generate(), HI).json()["candidates"][0]["content"]["parts"][0]["text"] == "never"
     )
 
 
-def test_models_pages_omit_next_page_token_on_the_last_page(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().models("m1", "m2", "m3").build())
+def test_models_pages_omit_next_page_token_on_the_last_page(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().models("m1", "m2", "m3").build())
 
-    first = raw_request(llmts_session.provider_base, "GET", "/gemini/v1beta/models?pageSize=2", headers=KEY)
+    first = send_raw(app_session, "GET", "/gemini/v1beta/models?pageSize=2", headers=KEY)
     token = first.json()["nextPageToken"]
-    last = raw_request(
-        llmts_session.provider_base, "GET", f"/gemini/v1/models?pageSize=2&pageToken={token}", headers=KEY
-    )
-    whole = raw_request(llmts_session.provider_base, "GET", "/gemini/v1/models", headers=KEY)
+    last = send_raw(app_session, "GET", f"/gemini/v1/models?pageSize=2&pageToken={token}", headers=KEY)
+    whole = send_raw(app_session, "GET", "/gemini/v1/models", headers=KEY)
 
     assert [m["name"] for m in first.json()["models"]] == ["models/m1", "models/m2"]
     assert last.json() == {"models": [whole.json()["models"][2]]}
     assert "nextPageToken" not in whole.json() and len(whole.json()["models"]) == 3
 
 
-def test_routing_errors_use_the_google_envelope(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, ConfigBuilder().scenario().text("never"))
-    base = llmts_session.provider_base
+def test_routing_errors_use_the_google_envelope(app_session: SessionClient) -> None:
+    _configure(app_session, ConfigBuilder().scenario().text("never"))
 
-    _assert_google_error(
-        raw_request(base, "POST", f"/gemini/v2/models/{MODEL}:generateContent", HI, KEY), 404, "NOT_FOUND"
+    assert_google_error(
+        send_raw(app_session, "POST", f"/gemini/v2/models/{MODEL}:generateContent", HI, KEY), 404, "NOT_FOUND"
     )
     # An unknown method suffix (embedContent is served since embeddings: docs/embeddings.md).
-    _assert_google_error(
-        raw_request(base, "POST", f"/gemini/v1/models/{MODEL}:batchGenerateContent", HI, KEY),
+    assert_google_error(
+        send_raw(app_session, "POST", f"/gemini/v1/models/{MODEL}:batchGenerateContent", HI, KEY),
         404,
         "NOT_FOUND",
     )
-    _assert_google_error(
-        raw_request(base, "GET", f"/gemini/v1/models/{MODEL}:generateContent", headers=KEY),
+    assert_google_error(
+        send_raw(app_session, "GET", f"/gemini/v1/models/{MODEL}:generateContent", headers=KEY),
         405,
         "UNIMPLEMENTED",
     )
-    unknown = raw_request(base, "POST", "/gemini/v1/models/gemini-unknown:generateContent", HI, KEY)
-    assert _assert_google_error(unknown, 404, "NOT_FOUND")["details"][0]["reason"] == "model_not_found"
+    unknown = send_raw(app_session, "POST", "/gemini/v1/models/gemini-unknown:generateContent", HI, KEY)
+    assert assert_google_error(unknown, 404, "NOT_FOUND")["details"][0]["reason"] == "model_not_found"
 
 
 def test_unknown_session_is_a_google_404(llmts_server: Any) -> None:
     response = raw_request(llmts_server.url, "POST", f"/sessions/ses_{'0' * 32}{_generate()}", HI, KEY)
-    error = _assert_google_error(response, 404, "NOT_FOUND")
+    error = assert_google_error(response, 404, "NOT_FOUND")
     assert error["details"][0]["reason"] == "llm_test_server_session_not_found"
 
 
-def test_scripted_error_type_becomes_the_status_and_retry_after_is_sent(llmts_session: SessionClient) -> None:
+def test_scripted_error_type_becomes_the_status_and_retry_after_is_sent(app_session: SessionClient) -> None:
     _configure(
-        llmts_session,
+        app_session,
         ConfigBuilder()
         .scenario()
         .error(429, "quota", "Quota exceeded", retry_after=1.5, type="RESOURCE_EXHAUSTED"),
     )
 
-    response = _post(llmts_session, _generate(), HI)
+    response = _post(app_session, _generate(), HI)
 
-    error = _assert_google_error(response, 429, "RESOURCE_EXHAUSTED")
+    error = assert_google_error(response, 429, "RESOURCE_EXHAUSTED")
     assert error["message"] == "Quota exceeded"
     assert error["details"][0]["reason"] == "quota"
     assert response.headers["retry-after"] == "2"  # whole seconds, rounded up; RetryInfo keeps 1.5s

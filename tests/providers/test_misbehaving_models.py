@@ -14,7 +14,7 @@ import pytest
 from google.genai import types
 
 from llmts import SessionClient
-from tests.helpers import raw_request
+from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
 
@@ -67,7 +67,7 @@ def _gemini_config(**extra: Any) -> types.GenerateContentConfig:
 # --- raw_arguments ------------------------------------------------------------------------------
 
 
-def test_raw_arguments_schema_rules(llmts_session: SessionClient) -> None:
+def test_raw_arguments_schema_rules(app_session: SessionClient) -> None:
     from llmts.schema.fixtures import ToolCallFixture
 
     call = ToolCallFixture(name="f", raw_arguments=TRUNCATED, arguments_chunks=['{"city": ', '"Par'])
@@ -85,10 +85,10 @@ def test_raw_arguments_schema_rules(llmts_session: SessionClient) -> None:
 
 @pytest.mark.parametrize("raw", [TRUNCATED, GARBAGE])
 def test_openai_chat_gives_the_raw_string_json_streamed_and_through_the_stream_helper(
-    llmts_session: SessionClient, raw: str
+    app_session: SessionClient, raw: str
 ) -> None:
-    _configure(llmts_session, raw)
-    client = _openai(llmts_session)
+    _configure(app_session, raw)
+    client = _openai(app_session)
 
     message = (
         client.chat.completions.create(model="gpt-test", messages=HI, tools=[CHAT_TOOL]).choices[0].message
@@ -111,10 +111,10 @@ def test_openai_chat_gives_the_raw_string_json_streamed_and_through_the_stream_h
 
 @pytest.mark.parametrize("raw", [TRUNCATED, GARBAGE])
 def test_openai_responses_gives_the_raw_string_json_and_through_the_stream_helper(
-    llmts_session: SessionClient, raw: str
+    app_session: SessionClient, raw: str
 ) -> None:
-    _configure(llmts_session, raw)
-    client = _openai(llmts_session)
+    _configure(app_session, raw)
+    client = _openai(app_session)
 
     response = client.responses.create(model="gpt-test", input="Hi", tools=[RESPONSES_TOOL])
     assert response.output[0].arguments == raw
@@ -126,19 +126,19 @@ def test_openai_responses_gives_the_raw_string_json_and_through_the_stream_helpe
     assert final.output[0].arguments == raw
 
 
-def test_azure_chat_gives_the_raw_string(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, GARBAGE)
-    llmts_session.configure({**llmts_session.configuration(), "azure_deployments": {"gpt-test": "gpt-test"}})
-    client = llmts_session.azure_openai_client(_strict_response_validation=True, max_retries=0)
+def test_azure_chat_gives_the_raw_string(app_session: SessionClient) -> None:
+    _configure(app_session, GARBAGE)
+    app_session.configure({**app_session.configuration(), "azure_deployments": {"gpt-test": "gpt-test"}})
+    client = app_session.azure_openai_client(_strict_response_validation=True, max_retries=0)
     message = (
         client.chat.completions.create(model="gpt-test", messages=HI, tools=[CHAT_TOOL]).choices[0].message
     )
     assert message.tool_calls[0].function.arguments == GARBAGE
 
 
-def test_anthropic_stream_carries_the_raw_text_as_partial_json(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, TRUNCATED, ['{"city": ', '"Par'])
-    client = llmts_session.anthropic_client(_strict_response_validation=True, max_retries=0)
+def test_anthropic_stream_carries_the_raw_text_as_partial_json(app_session: SessionClient) -> None:
+    _configure(app_session, TRUNCATED, ['{"city": ', '"Par'])
+    client = app_session.anthropic_client(_strict_response_validation=True, max_retries=0)
 
     events = client.messages.create(
         model="claude-test-1", max_tokens=64, messages=HI, tools=[ANTHROPIC_TOOL], stream=True
@@ -147,10 +147,10 @@ def test_anthropic_stream_carries_the_raw_text_as_partial_json(llmts_session: Se
     assert pieces == ["", '{"city": ', '"Par']
 
 
-def test_anthropic_stream_helper_parses_partially_or_raises(llmts_session: SessionClient) -> None:
+def test_anthropic_stream_helper_parses_partially_or_raises(app_session: SessionClient) -> None:
     """``messages.stream()`` parses the accumulated text in partial mode: a truncated object becomes what
     parsed so far (``{}`` here, the cut-off string dropped); text that is not JSON raises ``ValueError``."""
-    client = llmts_session.anthropic_client(_strict_response_validation=True, max_retries=0)
+    client = app_session.anthropic_client(_strict_response_validation=True, max_retries=0)
     kwargs: dict[str, Any] = {
         "model": "claude-test-1",
         "max_tokens": 64,
@@ -158,11 +158,11 @@ def test_anthropic_stream_helper_parses_partially_or_raises(llmts_session: Sessi
         "tools": [ANTHROPIC_TOOL],
     }
 
-    _configure(llmts_session, TRUNCATED)
+    _configure(app_session, TRUNCATED)
     with client.messages.stream(**kwargs) as stream:
         assert stream.get_final_message().content[0].input == {}
 
-    _configure(llmts_session, GARBAGE)
+    _configure(app_session, GARBAGE)
     # anthropic 0.77 (the floor tox's floor-anthropic installs) lets jiter's own ValueError through; newer
     # releases wrap it in their own message.
     with (
@@ -172,10 +172,10 @@ def test_anthropic_stream_helper_parses_partially_or_raises(llmts_session: Sessi
         stream.get_final_message()
 
 
-def test_anthropic_json_body_carries_non_json_text_as_a_string_input(llmts_session: SessionClient) -> None:
+def test_anthropic_json_body_carries_non_json_text_as_a_string_input(app_session: SessionClient) -> None:
     """A JSON body cannot carry invalid JSON: llmts sends the text as a JSON string in ``input``. The SDK
     without strict validation hands it over as ``str``; with strict validation it refuses the body."""
-    _configure(llmts_session, GARBAGE)
+    _configure(app_session, GARBAGE)
     kwargs: dict[str, Any] = {
         "model": "claude-test-1",
         "max_tokens": 64,
@@ -183,20 +183,20 @@ def test_anthropic_json_body_carries_non_json_text_as_a_string_input(llmts_sessi
         "tools": [ANTHROPIC_TOOL],
     }
 
-    lax = llmts_session.anthropic_client(max_retries=0)
+    lax = app_session.anthropic_client(max_retries=0)
     assert lax.messages.create(**kwargs).content[0].input == GARBAGE
 
-    strict = llmts_session.anthropic_client(_strict_response_validation=True, max_retries=0)
+    strict = app_session.anthropic_client(_strict_response_validation=True, max_retries=0)
     with pytest.raises(anthropic.APIResponseValidationError):
         strict.messages.create(**kwargs)
 
 
 @pytest.mark.parametrize("raw", [TRUNCATED, GARBAGE])
-def test_gemini_wraps_text_that_is_not_an_object(llmts_session: SessionClient, raw: str) -> None:
+def test_gemini_wraps_text_that_is_not_an_object(app_session: SessionClient, raw: str) -> None:
     """Gemini's ``args`` is a protobuf Struct (always an object): the raw text arrives as ``{"value": raw}``,
     JSON and streamed."""
-    _configure(llmts_session, raw)
-    client = llmts_session.gemini_client()
+    _configure(app_session, raw)
+    client = app_session.gemini_client()
 
     answer = client.models.generate_content(model="gemini-test", contents="Hi", config=_gemini_config())
     assert answer.function_calls[0].args == {"value": raw}
@@ -210,13 +210,12 @@ def test_gemini_wraps_text_that_is_not_an_object(llmts_session: SessionClient, r
     assert streamed == [{"value": raw}]
 
 
-def test_raw_frames_carry_the_text_verbatim(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, TRUNCATED, ['{"city": ', '"Par'])
-    base = llmts_session.provider_base
-    auth = {"Authorization": "Bearer " + llmts_session.credential("openai")}
+def test_raw_frames_carry_the_text_verbatim(app_session: SessionClient) -> None:
+    _configure(app_session, TRUNCATED, ['{"city": ', '"Par'])
+    auth = {"Authorization": "Bearer " + app_session.credential("openai")}
 
-    chat = raw_request(
-        base,
+    chat = send_raw(
+        app_session,
         "POST",
         "/openai/v1/chat/completions",
         {"model": "gpt-test", "messages": HI, "tools": [CHAT_TOOL], "stream": True},
@@ -231,8 +230,8 @@ def test_raw_frames_carry_the_text_verbatim(llmts_session: SessionClient) -> Non
     ]
     assert chat_deltas[1:] == ['{"city": ', '"Par']
 
-    messages = raw_request(
-        base,
+    messages = send_raw(
+        app_session,
         "POST",
         "/anthropic/v1/messages",
         {
@@ -242,7 +241,7 @@ def test_raw_frames_carry_the_text_verbatim(llmts_session: SessionClient) -> Non
             "tools": [ANTHROPIC_TOOL],
             "stream": True,
         },
-        {"x-api-key": llmts_session.credential("anthropic")},
+        {"x-api-key": app_session.credential("anthropic")},
     )
     assert b'"partial_json":"{\\"city\\": "' in messages.body
     assert b'"partial_json":"\\"Par"' in messages.body
@@ -265,15 +264,15 @@ def _lenient(session: SessionClient, response: dict[str, Any], lenient: bool) ->
 UNDECLARED = {"tool_calls": [{"id": "call_1", "name": "delete_everything", "arguments": {}}]}
 
 
-def test_openai_chat_lenient_fixture_breaks_the_requests_rules(llmts_session: SessionClient) -> None:
-    client = _openai(llmts_session)
+def test_openai_chat_lenient_fixture_breaks_the_requests_rules(app_session: SessionClient) -> None:
+    client = _openai(app_session)
 
-    _lenient(llmts_session, UNDECLARED, False)
+    _lenient(app_session, UNDECLARED, False)
     with pytest.raises(openai.ConflictError) as error:
         client.chat.completions.create(model="gpt-test", messages=HI, tools=[CHAT_TOOL])
     assert error.value.code == "llm_test_server_fixture_mismatch"
 
-    _lenient(llmts_session, UNDECLARED, True)
+    _lenient(app_session, UNDECLARED, True)
     message = (
         client.chat.completions.create(model="gpt-test", messages=HI, tools=[CHAT_TOOL]).choices[0].message
     )
@@ -287,24 +286,24 @@ def test_openai_chat_lenient_fixture_breaks_the_requests_rules(llmts_session: Se
         client.chat.completions.create(model="gpt-test", messages=HI).choices[0].finish_reason == "tool_calls"
     )
 
-    _lenient(llmts_session, {"text": "not json"}, True)
+    _lenient(app_session, {"text": "not json"}, True)
     answer = client.chat.completions.create(
         model="gpt-test", messages=HI, response_format={"type": "json_object"}, stream=True
     )
     assert "".join(c.choices[0].delta.content or "" for c in answer if c.choices) == "not json"
 
 
-def test_openai_responses_lenient_tool_call_with_tool_choice_none(llmts_session: SessionClient) -> None:
-    _lenient(llmts_session, UNDECLARED, True)
-    client = _openai(llmts_session)
+def test_openai_responses_lenient_tool_call_with_tool_choice_none(app_session: SessionClient) -> None:
+    _lenient(app_session, UNDECLARED, True)
+    client = _openai(app_session)
     response = client.responses.create(
         model="gpt-test", input="Hi", tools=[RESPONSES_TOOL], tool_choice="none"
     )
     assert response.output[0].name == "delete_everything"
 
 
-def test_anthropic_lenient_undeclared_tool(llmts_session: SessionClient) -> None:
-    client = llmts_session.anthropic_client(_strict_response_validation=True, max_retries=0)
+def test_anthropic_lenient_undeclared_tool(app_session: SessionClient) -> None:
+    client = app_session.anthropic_client(_strict_response_validation=True, max_retries=0)
     kwargs: dict[str, Any] = {
         "model": "claude-test-1",
         "max_tokens": 64,
@@ -312,27 +311,27 @@ def test_anthropic_lenient_undeclared_tool(llmts_session: SessionClient) -> None
         "tools": [ANTHROPIC_TOOL],
     }
 
-    _lenient(llmts_session, UNDECLARED, False)
+    _lenient(app_session, UNDECLARED, False)
     with pytest.raises(anthropic.APIStatusError) as error:
         client.messages.create(**kwargs)
     assert error.value.status_code == 409
 
-    _lenient(llmts_session, UNDECLARED, True)
+    _lenient(app_session, UNDECLARED, True)
     with client.messages.stream(**kwargs) as stream:
         assert stream.get_final_message().content[0].name == "delete_everything"
 
 
-def test_gemini_lenient_undeclared_tool(llmts_session: SessionClient) -> None:
-    _lenient(llmts_session, UNDECLARED, True)
-    client = llmts_session.gemini_client()
+def test_gemini_lenient_undeclared_tool(app_session: SessionClient) -> None:
+    _lenient(app_session, UNDECLARED, True)
+    client = app_session.gemini_client()
     answer = client.models.generate_content(model="gemini-test", contents="Hi", config=_gemini_config())
     assert answer.function_calls[0].name == "delete_everything"
 
 
-def test_conversation_step_lenient_and_raw_arguments(llmts_session: SessionClient) -> None:
+def test_conversation_step_lenient_and_raw_arguments(app_session: SessionClient) -> None:
     """Conversation graphs answer with the same fixtures: a lenient step calls an undeclared tool with
     raw arguments, and the strict contract still checks the loop that follows."""
-    llmts_session.configure(
+    app_session.configure(
         {
             "models": MODELS,
             "conversations": [
@@ -356,7 +355,7 @@ def test_conversation_step_lenient_and_raw_arguments(llmts_session: SessionClien
             ],
         }
     )
-    client = _openai(llmts_session)
+    client = _openai(app_session)
     first = (
         client.chat.completions.create(model="gpt-test", messages=HI, tools=[CHAT_TOOL]).choices[0].message
     )

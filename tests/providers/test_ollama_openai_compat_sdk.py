@@ -4,8 +4,8 @@ validation: chat JSON and SSE, tool calls, errors, models, stream faults and the
 
 from __future__ import annotations
 
+import functools
 import json
-import time
 from typing import Any
 
 import openai
@@ -13,6 +13,9 @@ import pytest
 
 from llmts import SessionClient
 from tests.helpers import WEATHER_TOOL
+from tests.support.configure import script
+from tests.support.in_process import sdk_transport
+from tests.support.journal import completed_entry
 
 pytestmark = pytest.mark.sdk
 
@@ -29,8 +32,7 @@ def _client(session: SessionClient, **kwargs: Any) -> openai.OpenAI:
     return client
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
-    session.configure({"models": [MODEL], "scenarios": [{"responses": list(responses)}]})
+_configure = functools.partial(script, models=[MODEL])
 
 
 def test_chat_text_and_stream(llmts_session: SessionClient) -> None:
@@ -49,13 +51,13 @@ def test_chat_text_and_stream(llmts_session: SessionClient) -> None:
     assert entries[1]["terminal_marker_observed"] is True
 
 
-def test_tool_round_trip(llmts_session: SessionClient) -> None:
+def test_tool_round_trip(app_session: SessionClient) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"tool_calls": [{"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}]},
         {"text": "Sunny."},
     )
-    client = _client(llmts_session)
+    client = _client(app_session)
 
     first = client.chat.completions.create(model=MODEL, messages=HI, tools=[WEATHER_TOOL])  # type: ignore[list-item]
     call = (first.choices[0].message.tool_calls or [])[0]
@@ -64,14 +66,12 @@ def test_tool_round_trip(llmts_session: SessionClient) -> None:
     second = client.chat.completions.create(model=MODEL, messages=messages, tools=[WEATHER_TOOL])  # type: ignore[list-item]
 
     assert second.choices[0].message.content == "Sunny."
-    assert llmts_session.requests()[0]["tool_results"]
+    assert app_session.requests()[0]["tool_results"]
 
 
-def test_errors_raise_the_openai_sdk_classes(llmts_session: SessionClient) -> None:
-    _configure(
-        llmts_session, {"error": {"status": 429, "code": "rate_limit_exceeded", "message": "Slow down"}}
-    )
-    client = _client(llmts_session)
+def test_errors_raise_the_openai_sdk_classes(app_session: SessionClient) -> None:
+    _configure(app_session, {"error": {"status": 429, "code": "rate_limit_exceeded", "message": "Slow down"}})
+    client = _client(app_session)
 
     with pytest.raises(openai.RateLimitError) as limited:
         client.chat.completions.create(model=MODEL, messages=HI)
@@ -81,27 +81,32 @@ def test_errors_raise_the_openai_sdk_classes(llmts_session: SessionClient) -> No
     assert limited.value.code == "rate_limit_exceeded"
 
 
-def test_the_ollama_credential_guards_the_compatible_api(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_the_ollama_credential_guards_the_compatible_api(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "models": [MODEL],
             "provider_credentials": {"ollama": "o-key"},
             "scenarios": [{"responses": [{"text": "ok"}]}],
         }
     )
-    wrong = openai.OpenAI(base_url=llmts_session.provider_base + "/ollama/v1", api_key="nope", max_retries=0)
+    wrong = openai.OpenAI(
+        base_url=app_session.provider_base + "/ollama/v1",
+        api_key="nope",
+        max_retries=0,
+        **sdk_transport(app_session, "openai"),
+    )
 
     with pytest.raises(openai.AuthenticationError):
         wrong.chat.completions.create(model=MODEL, messages=HI)
     assert (
-        _client(llmts_session).chat.completions.create(model=MODEL, messages=HI).choices[0].message.content
+        _client(app_session).chat.completions.create(model=MODEL, messages=HI).choices[0].message.content
         == "ok"
     )
 
 
-def test_models_list_and_retrieve(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "x"})
-    client = _client(llmts_session)
+def test_models_list_and_retrieve(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "x"})
+    client = _client(app_session)
 
     assert [m.id for m in client.models.list()] == [MODEL]
     assert client.models.retrieve(MODEL).id == MODEL
@@ -121,11 +126,8 @@ def test_in_stream_faults_apply_to_the_compatible_stream(llmts_session: SessionC
     chunks = list(_client(llmts_session).chat.completions.create(model=MODEL, messages=HI, stream=True))
 
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "One "
-    deadline = time.monotonic() + 5
-    while not (entries := llmts_session.requests(completed=True)):
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    assert entries[0]["transport_outcome"] == "early_end" and not entries[0]["terminal_marker_observed"]
+    entry = completed_entry(llmts_session)
+    assert entry["transport_outcome"] == "early_end" and not entry["terminal_marker_observed"]
 
 
 def test_reasoning_is_shown_as_ollama_shows_it(llmts_session: SessionClient) -> None:

@@ -9,6 +9,7 @@ and ignore extra keys, so the assertions below check the values themselves.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from typing import Any
@@ -19,7 +20,9 @@ import pydantic
 import pytest
 
 from llmts import SessionClient
-from tests.helpers import raw_request
+from tests.support.configure import script
+from tests.support.in_process import send_raw
+from tests.support.journal import completed_entry
 
 pytestmark = pytest.mark.sdk
 
@@ -36,19 +39,12 @@ WEATHER = {
 FIXED = {"seed": "run-1", "fixed_utc": "2026-01-01T00:00:00Z"}
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any], **extra: Any) -> None:
-    session.configure({"models": [MODEL], "scenarios": [{"responses": list(responses)}], **extra})
+_configure = functools.partial(script, models=[MODEL])
 
 
 def _entry(session: SessionClient, **filters: Any) -> dict[str, Any]:
     """The newest completed journal entry matching ``filters`` (a stream's entry completes after delivery)."""
-    deadline = time.monotonic() + 5
-    while True:
-        entries = session.requests(provider="ollama", **filters)
-        if entries and entries[0]["completed"]:
-            return dict(entries[0])
-        assert time.monotonic() < deadline, f"no completed entry: {entries}"
-        time.sleep(0.01)
+    return completed_entry(session, provider="ollama", **filters)
 
 
 # --- text -------------------------------------------------------------------------------------------
@@ -85,28 +81,28 @@ def test_chat_stream_yields_chunks_then_the_done_line(llmts_session: SessionClie
     assert entry["emitted_content_frames"] == 2 and entry["transport_outcome"] == "completed"
 
 
-def test_generate_json_and_stream(llmts_session: SessionClient) -> None:
+def test_generate_json_and_stream(app_session: SessionClient) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"text": "Blue.", "chunks": ["Bl", "ue."]},
         {"text": "Blue.", "chunks": ["Bl", "ue."]},
     )
-    client = llmts_session.ollama_client()
+    client = app_session.ollama_client()
 
     whole = client.generate(model=MODEL, prompt="Sky colour?", system="Be brief.")
     parts = list(client.generate(model=MODEL, prompt="Sky colour?", stream=True))
 
     assert whole.response == "Blue." and whole.done and whole.done_reason == "stop" and whole.context
     assert [p.response for p in parts] == ["Bl", "ue.", ""] and parts[-1].done is True
-    entry = _entry(llmts_session, operation="generate", streaming=False)
+    entry = _entry(app_session, operation="generate", streaming=False)
     assert entry["path"] == "/ollama/api/generate"
 
 
 def test_a_request_without_a_prompt_loads_the_model_and_consumes_nothing(
-    llmts_session: SessionClient,
+    app_session: SessionClient,
 ) -> None:
-    _configure(llmts_session, {"text": "Only answer."})
-    client = llmts_session.ollama_client()
+    _configure(app_session, {"text": "Only answer."})
+    client = app_session.ollama_client()
 
     loaded = client.generate(model=MODEL)
     chat_loaded = client.chat(model=MODEL, messages=[])
@@ -119,8 +115,8 @@ def test_a_request_without_a_prompt_loads_the_model_and_consumes_nothing(
 # --- tools, format, think ------------------------------------------------------------------------------
 
 
-def test_tool_round_trip_through_a_conversation_graph(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_tool_round_trip_through_a_conversation_graph(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "models": [MODEL],
             "conversations": [
@@ -152,7 +148,7 @@ def test_tool_round_trip_through_a_conversation_graph(llmts_session: SessionClie
             ],
         }
     )
-    client = llmts_session.for_conversation("c1").ollama_client()
+    client = app_session.for_conversation("c1").ollama_client()
     messages: list[Any] = [{"role": "user", "content": "What is the weather in Paris?"}]
 
     first = client.chat(model=MODEL, messages=messages, tools=[WEATHER])
@@ -165,17 +161,17 @@ def test_tool_round_trip_through_a_conversation_graph(llmts_session: SessionClie
     second = client.chat(model=MODEL, messages=messages, tools=[WEATHER])
 
     assert second.message.content == "Sunny in Paris."
-    states = llmts_session.for_conversation("c1").conversations()
+    states = app_session.for_conversation("c1").conversations()
     assert (states[0]["state"], states[0]["executed_steps"]) == ("completed", ["ask", "answer"])
-    entry = _entry(llmts_session)
+    entry = _entry(app_session)
     assert entry["step"] == "answer" and entry["tool_results"]
 
 
-def test_streamed_tool_calls_come_whole_in_one_line(llmts_session: SessionClient) -> None:
+def test_streamed_tool_calls_come_whole_in_one_line(app_session: SessionClient) -> None:
     _configure(
-        llmts_session, {"tool_calls": [{"id": "c", "name": "get_weather", "arguments": {"city": "Oslo"}}]}
+        app_session, {"tool_calls": [{"id": "c", "name": "get_weather", "arguments": {"city": "Oslo"}}]}
     )
-    parts = list(llmts_session.ollama_client().chat(model=MODEL, messages=HI, tools=[WEATHER], stream=True))
+    parts = list(app_session.ollama_client().chat(model=MODEL, messages=HI, tools=[WEATHER], stream=True))
 
     assert len(parts) == 2 and parts[-1].done is True
     calls = parts[0].message.tool_calls or []
@@ -188,9 +184,9 @@ def test_streamed_tool_calls_come_whole_in_one_line(llmts_session: SessionClient
     "fmt",
     ["json", {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}],
 )
-def test_format_json_and_schema_answer_json(llmts_session: SessionClient, fmt: Any) -> None:
-    _configure(llmts_session, {"json": {"answer": 42}})
-    response = llmts_session.ollama_client().chat(model=MODEL, messages=HI, format=fmt)
+def test_format_json_and_schema_answer_json(app_session: SessionClient, fmt: Any) -> None:
+    _configure(app_session, {"json": {"answer": 42}})
+    response = app_session.ollama_client().chat(model=MODEL, messages=HI, format=fmt)
 
     assert json.loads(response.message.content or "") == {"answer": 42}
 
@@ -200,14 +196,14 @@ _THINK = "think" in ollama._types.ChatRequest.model_fields
 
 
 @pytest.mark.skipif(not _THINK, reason="this ollama client has no think parameter")
-def test_think_is_accepted_and_a_bad_think_value_is_refused(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "Thought about it."})
-    client = llmts_session.ollama_client()
+def test_think_is_accepted_and_a_bad_think_value_is_refused(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "Thought about it."})
+    client = app_session.ollama_client()
 
     assert client.chat(model=MODEL, messages=HI, think=True).message.content == "Thought about it."
     # ollama 0.5 refuses a bad ``think`` itself (pydantic); later clients send it: the server refuses it.
     body = {"model": MODEL, "messages": HI, "think": "extreme", "stream": False}
-    answer = raw_request(llmts_session.provider_base, "POST", "/ollama/api/chat", body)
+    answer = send_raw(app_session, "POST", "/ollama/api/chat", body)
     assert answer.status == 400 and "think" in answer.json()["error"]
     try:
         client.chat(model=MODEL, messages=HI, think="extreme")  # type: ignore[arg-type]
@@ -219,9 +215,9 @@ def test_think_is_accepted_and_a_bad_think_value_is_refused(llmts_session: Sessi
         raise AssertionError("a bad think value was answered")
 
 
-def test_a_tool_result_without_tool_name_answers_the_oldest_open_call(llmts_session: SessionClient) -> None:
+def test_a_tool_result_without_tool_name_answers_the_oldest_open_call(app_session: SessionClient) -> None:
     """ollama clients before 0.5 drop ``tool_name`` from tool messages; the result still pairs up."""
-    llmts_session.configure(
+    app_session.configure(
         {
             "models": [MODEL],
             "conversations": [
@@ -247,7 +243,7 @@ def test_a_tool_result_without_tool_name_answers_the_oldest_open_call(llmts_sess
         {"role": "tool", "content": "9C"},
     ]
 
-    answer = llmts_session.ollama_client().chat(model=MODEL, messages=messages, tools=[WEATHER])
+    answer = app_session.ollama_client().chat(model=MODEL, messages=messages, tools=[WEATHER])
 
     assert answer.message.content == "Paired."
 
@@ -255,9 +251,9 @@ def test_a_tool_result_without_tool_name_answers_the_oldest_open_call(llmts_sess
 # --- model routes ----------------------------------------------------------------------------------------
 
 
-def test_list_show_ps_and_version(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "x"})
-    client = llmts_session.ollama_client()
+def test_list_show_ps_and_version(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "x"})
+    client = app_session.ollama_client()
 
     assert [m.model for m in client.list().models] == [MODEL]
     shown = client.show(MODEL)
@@ -275,14 +271,14 @@ def test_list_show_ps_and_version(llmts_session: SessionClient) -> None:
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 429, 500, 503])
 def test_scripted_errors_raise_response_error_with_the_status(
-    llmts_session: SessionClient, status: int
+    app_session: SessionClient, status: int
 ) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"error": {"status": status, "code": "scripted", "message": f"scripted {status}"}},
         {"error": {"status": status, "code": "scripted", "message": f"scripted {status}"}},
     )
-    client = llmts_session.ollama_client()
+    client = app_session.ollama_client()
 
     for stream in (False, True):
         with pytest.raises(ollama.ResponseError) as caught:
@@ -303,9 +299,9 @@ def test_unknown_model_and_wrong_credential(llmts_session: SessionClient) -> Non
     assert llmts_session.ollama_client().chat(model=MODEL, messages=HI).message.content == "x"
 
 
-def test_invalid_requests_are_refused_and_consume_nothing(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "kept"})
-    client = llmts_session.ollama_client()
+def test_invalid_requests_are_refused_and_consume_nothing(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "kept"})
+    client = app_session.ollama_client()
 
     with pytest.raises(ollama.ResponseError) as caught:
         client.chat(model=MODEL, messages=[{"role": "robot", "content": "x"}])
@@ -454,10 +450,10 @@ def test_generate_streams_carry_in_stream_plans(llmts_session: SessionClient) ->
 # --- determinism --------------------------------------------------------------------------------------------
 
 
-def test_two_sessions_with_one_seed_answer_the_same(llmts_server: Any) -> None:
+def test_two_sessions_with_one_seed_answer_the_same(llmts_app_server: Any) -> None:
     answers = []
     for _ in range(2):
-        session = llmts_server.create_session()
+        session = llmts_app_server.create_session()
         try:
             _configure(
                 session, {"text": "Same.", "chunks": ["Sa", "me."]}, {"text": "Same."}, determinism=FIXED
@@ -484,10 +480,10 @@ def test_async_client_streams_too(llmts_session: SessionClient) -> None:
 
 
 @pytest.mark.skipif(not _THINK, reason="this ollama client has no thinking field (0.5 added it)")
-def test_reasoning_is_the_thinking_field_json_and_streamed(llmts_session: SessionClient) -> None:
+def test_reasoning_is_the_thinking_field_json_and_streamed(app_session: SessionClient) -> None:
     answer = {"text": "42.", "chunks": ["4", "2."], "reasoning": {"text": "Six times seven."}}
-    _configure(llmts_session, answer, answer, answer)
-    client = llmts_session.ollama_client()
+    _configure(app_session, answer, answer, answer)
+    client = app_session.ollama_client()
 
     whole = client.chat(model=MODEL, messages=HI)
     parts = list(client.chat(model=MODEL, messages=HI, stream=True))
@@ -503,18 +499,18 @@ def test_reasoning_is_the_thinking_field_json_and_streamed(llmts_session: Sessio
     assert (generated.thinking, generated.response) == ("Six times seven.", "42.")
 
 
-def test_length_finish_reason_is_done_reason_length(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "Cut", "finish_reason": "length"})
-    assert llmts_session.ollama_client().chat(model=MODEL, messages=HI).done_reason == "length"
+def test_length_finish_reason_is_done_reason_length(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "Cut", "finish_reason": "length"})
+    assert app_session.ollama_client().chat(model=MODEL, messages=HI).done_reason == "length"
 
 
-def test_a_mixed_answer_streams_its_text_before_the_calls(llmts_session: SessionClient) -> None:
+def test_a_mixed_answer_streams_its_text_before_the_calls(app_session: SessionClient) -> None:
     mixed = {
         "text": "Let me check.",
         "tool_calls": [{"id": "c", "name": "get_weather", "arguments": {"city": "Oslo"}}],
     }
-    _configure(llmts_session, mixed, mixed)
-    client = llmts_session.ollama_client()
+    _configure(app_session, mixed, mixed)
+    client = app_session.ollama_client()
 
     whole = client.chat(model=MODEL, messages=HI, tools=[WEATHER])
     parts = list(client.chat(model=MODEL, messages=HI, tools=[WEATHER], stream=True))
@@ -524,8 +520,8 @@ def test_a_mixed_answer_streams_its_text_before_the_calls(llmts_session: Session
     assert parts[1].message.tool_calls and parts[1].message.tool_calls[0].function.name == "get_weather"
 
 
-def test_a_refusal_is_the_content(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"refusal": "I can't help with that."})
-    answer = llmts_session.ollama_client().chat(model=MODEL, messages=HI)
+def test_a_refusal_is_the_content(app_session: SessionClient) -> None:
+    _configure(app_session, {"refusal": "I can't help with that."})
+    answer = app_session.ollama_client().chat(model=MODEL, messages=HI)
 
     assert (answer.message.content, answer.done_reason) == ("I can't help with that.", "stop")

@@ -11,7 +11,7 @@ import pytest
 
 from llmts import SessionClient
 from llmts.providers.ollama.render import MALFORMED_LINE
-from tests.helpers import raw_request
+from tests.support.in_process import send_raw
 
 MODEL = "llama3.2:3b"
 HI = [{"role": "user", "content": "Hi"}]
@@ -29,11 +29,9 @@ def _lines(body: bytes) -> list[bytes]:
     return body[:-1].split(b"\n")
 
 
-def test_chat_streams_by_default_one_json_object_per_line(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "Hello there.", "chunks": ["Hello", " there."]})
-    reply = raw_request(
-        llmts_session.provider_base, "POST", "/ollama/api/chat", {"model": MODEL, "messages": HI}
-    )
+def test_chat_streams_by_default_one_json_object_per_line(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "Hello there.", "chunks": ["Hello", " there."]})
+    reply = send_raw(app_session, "POST", "/ollama/api/chat", {"model": MODEL, "messages": HI})
 
     assert reply.status == 200 and reply.headers["content-type"] == "application/x-ndjson"
     lines = _lines(reply.body)
@@ -54,10 +52,10 @@ def test_chat_streams_by_default_one_json_object_per_line(llmts_session: Session
     assert "eval_count" not in objects[0]
 
 
-def test_stream_false_answers_one_json_object(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "Hi!"})
-    reply = raw_request(
-        llmts_session.provider_base,
+def test_stream_false_answers_one_json_object(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "Hi!"})
+    reply = send_raw(
+        app_session,
         "POST",
         "/ollama/api/generate",
         {"model": MODEL, "prompt": "Hi", "stream": False},
@@ -69,13 +67,13 @@ def test_stream_false_answers_one_json_object(llmts_session: SessionClient) -> N
     assert reply.headers["x-request-id"]
 
 
-def test_tool_calls_carry_arguments_as_an_object(llmts_session: SessionClient) -> None:
+def test_tool_calls_carry_arguments_as_an_object(app_session: SessionClient) -> None:
     _configure(
-        llmts_session, {"tool_calls": [{"id": "c1", "name": "get_weather", "arguments": {"city": "Rome"}}]}
+        app_session, {"tool_calls": [{"id": "c1", "name": "get_weather", "arguments": {"city": "Rome"}}]}
     )
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
-    reply = raw_request(
-        llmts_session.provider_base,
+    reply = send_raw(
+        app_session,
         "POST",
         "/ollama/api/chat",
         {"model": MODEL, "messages": HI, "tools": tools, "stream": False},
@@ -95,9 +93,7 @@ def test_malformed_frame_is_one_broken_line_between_whole_lines(llmts_session: S
             "stream_delivery": {"mode": "malformed_frame", "after_content_frames": 1},
         },
     )
-    reply = raw_request(
-        llmts_session.provider_base, "POST", "/ollama/api/chat", {"model": MODEL, "messages": HI}
-    )
+    reply = send_raw(llmts_session, "POST", "/ollama/api/chat", {"model": MODEL, "messages": HI})
 
     lines = _lines(reply.body)
     assert lines[1] + b"\n" == MALFORMED_LINE
@@ -116,26 +112,25 @@ def test_truncate_bytes_cuts_the_next_line(llmts_session: SessionClient) -> None
             "stream_delivery": {"mode": "truncate_bytes", "after_content_frames": 1, "cut_bytes": 15},
         },
     )
-    reply = raw_request(
-        llmts_session.provider_base, "POST", "/ollama/api/chat", {"model": MODEL, "messages": HI}
-    )
+    reply = send_raw(llmts_session, "POST", "/ollama/api/chat", {"model": MODEL, "messages": HI})
 
     first, cut = reply.body.split(b"\n")
     assert json.loads(first)["message"]["content"] == "One " and len(cut) == 15
 
 
-def test_native_errors_are_a_bare_error_string(llmts_session: SessionClient) -> None:
+def test_native_errors_are_a_bare_error_string(app_session: SessionClient) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"error": {"status": 429, "code": "rate_limit_exceeded", "message": "Slow down", "retry_after": 2}},
     )
-    base = llmts_session.provider_base
 
-    scripted = raw_request(base, "POST", "/ollama/api/chat", {"model": MODEL, "messages": HI})
-    missing = raw_request(base, "POST", "/ollama/api/chat", {"messages": HI})
-    not_json = raw_request(base, "POST", "/ollama/api/generate", b"{nope")
-    no_route = raw_request(base, "GET", "/ollama/api/nothing")
-    bad_format = raw_request(base, "POST", "/ollama/api/chat", {"model": MODEL, "messages": HI, "format": 3})
+    scripted = send_raw(app_session, "POST", "/ollama/api/chat", {"model": MODEL, "messages": HI})
+    missing = send_raw(app_session, "POST", "/ollama/api/chat", {"messages": HI})
+    not_json = send_raw(app_session, "POST", "/ollama/api/generate", b"{nope")
+    no_route = send_raw(app_session, "GET", "/ollama/api/nothing")
+    bad_format = send_raw(
+        app_session, "POST", "/ollama/api/chat", {"model": MODEL, "messages": HI, "format": 3}
+    )
 
     assert (scripted.status, scripted.json(), scripted.headers["retry-after"]) == (
         429,
@@ -148,28 +143,28 @@ def test_native_errors_are_a_bare_error_string(llmts_session: SessionClient) -> 
         assert isinstance(reply.json()["error"], str)
 
 
-def test_openai_compatible_errors_use_the_openai_envelope(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "x"})
-    base = llmts_session.provider_base
+def test_openai_compatible_errors_use_the_openai_envelope(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "x"})
 
-    wrong_model = raw_request(base, "POST", "/ollama/v1/chat/completions", {"model": "nope", "messages": HI})
-    no_route = raw_request(base, "GET", "/ollama/v1/nothing")
+    wrong_model = send_raw(
+        app_session, "POST", "/ollama/v1/chat/completions", {"model": "nope", "messages": HI}
+    )
+    no_route = send_raw(app_session, "GET", "/ollama/v1/nothing")
 
     for reply, status in ((wrong_model, 404), (no_route, 404)):
         assert reply.status == status
         assert set(reply.json()["error"]) == {"message", "type", "param", "code"}
 
 
-def test_version_tags_ps_and_show(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "x"})
-    base = llmts_session.provider_base
+def test_version_tags_ps_and_show(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "x"})
 
-    version = raw_request(base, "GET", "/ollama/api/version").json()
-    tags = raw_request(base, "GET", "/ollama/api/tags").json()
-    running = raw_request(base, "GET", "/ollama/api/ps").json()
-    shown = raw_request(base, "POST", "/ollama/api/show", {"model": MODEL})
-    old_client = raw_request(base, "POST", "/ollama/api/show", {"name": MODEL})
-    missing = raw_request(base, "POST", "/ollama/api/show", {"model": "nope"})
+    version = send_raw(app_session, "GET", "/ollama/api/version").json()
+    tags = send_raw(app_session, "GET", "/ollama/api/tags").json()
+    running = send_raw(app_session, "GET", "/ollama/api/ps").json()
+    shown = send_raw(app_session, "POST", "/ollama/api/show", {"model": MODEL})
+    old_client = send_raw(app_session, "POST", "/ollama/api/show", {"name": MODEL})
+    missing = send_raw(app_session, "POST", "/ollama/api/show", {"model": "nope"})
 
     assert isinstance(version["version"], str)
     assert [m["name"] for m in tags["models"]] == [MODEL] and tags["models"][0]["digest"]
@@ -178,46 +173,46 @@ def test_version_tags_ps_and_show(llmts_session: SessionClient) -> None:
     assert (missing.status, missing.json()) == (404, {"error": "model 'nope' not found"})
 
 
-def test_session_header_selects_the_session(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "By header."})
-    server_base = llmts_session.provider_base.split("/sessions/")[0]
-    reply = raw_request(
-        server_base,
+def test_session_header_selects_the_session(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "By header."})
+    reply = send_raw(
+        app_session.server,
         "POST",
         "/ollama/api/chat",
         {"model": MODEL, "messages": HI, "stream": False},
-        headers={"X-Llm-Test-Server-Session": llmts_session.id},
+        headers={"X-Llm-Test-Server-Session": app_session.id},
     )
 
     assert reply.json()["message"]["content"] == "By header."
 
 
-def test_an_unconfigured_session_echoes_the_latest_user_text(llmts_session: SessionClient) -> None:
-    base = llmts_session.provider_base
-    chat = raw_request(
-        base, "POST", "/ollama/api/chat", {"model": "any-model", "messages": HI, "stream": False}
+def test_an_unconfigured_session_echoes_the_latest_user_text(app_session: SessionClient) -> None:
+    chat = send_raw(
+        app_session, "POST", "/ollama/api/chat", {"model": "any-model", "messages": HI, "stream": False}
     )
-    generate = raw_request(
-        base, "POST", "/ollama/api/generate", {"model": "any-model", "prompt": "Echo me", "stream": False}
+    generate = send_raw(
+        app_session,
+        "POST",
+        "/ollama/api/generate",
+        {"model": "any-model", "prompt": "Echo me", "stream": False},
     )
 
     assert chat.json()["message"]["content"] == "Hi" and generate.json()["response"] == "Echo me"
 
 
-def test_a_text_answer_to_a_json_format_request_is_a_fixture_mismatch(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "not json"})
-    base = llmts_session.provider_base
+def test_a_text_answer_to_a_json_format_request_is_a_fixture_mismatch(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "not json"})
     body = {"model": MODEL, "messages": HI, "format": "json", "stream": False}
 
-    mismatch = raw_request(base, "POST", "/ollama/api/chat", body)
-    plain = raw_request(base, "POST", "/ollama/api/chat", {**body, "format": ""})
+    mismatch = send_raw(app_session, "POST", "/ollama/api/chat", body)
+    plain = send_raw(app_session, "POST", "/ollama/api/chat", {**body, "format": ""})
 
     assert mismatch.status == 409 and "json" in mismatch.json()["error"].lower()
     assert plain.json()["message"]["content"] == "not json"  # the mismatch consumed nothing
 
 
-def test_generate_system_is_the_system_prompt_predicates_see(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_generate_system_is_the_system_prompt_predicates_see(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "models": [MODEL],
             "conversations": [
@@ -236,8 +231,8 @@ def test_generate_system_is_the_system_prompt_predicates_see(llmts_session: Sess
             ],
         }
     )
-    reply = raw_request(
-        llmts_session.provider_base,
+    reply = send_raw(
+        app_session,
         "POST",
         "/ollama/api/generate",
         {"model": MODEL, "prompt": "Hi", "system": "You are a pirate.", "stream": False},

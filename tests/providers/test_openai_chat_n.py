@@ -10,7 +10,8 @@ import openai
 import pytest
 
 from llmts import ConfigBuilder, SessionClient
-from tests.helpers import USER_HI, WEATHER_TOOL, raw_request
+from tests.helpers import USER_HI, WEATHER_TOOL
+from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
 
@@ -30,11 +31,11 @@ def _three_answers(session: SessionClient) -> None:
 
 
 def test_n_answers_k_choices_in_order_and_consumes_k_responses(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
-    _three_answers(llmts_session)
+    _three_answers(app_session)
 
-    completion = openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=3)
+    completion = app_openai.chat.completions.create(model=MODEL, messages=USER_HI, n=3)
 
     assert [c.index for c in completion.choices] == [0, 1, 2]
     assert [c.message.content for c in completion.choices] == ["Red.", "Green.", "Blue."]
@@ -42,17 +43,17 @@ def test_n_answers_k_choices_in_order_and_consumes_k_responses(
     # Prompt counted once, completions summed: ceil(4/4) + ceil(6/4) + ceil(5/4).
     assert completion.usage.prompt_tokens == 8
     assert completion.usage.completion_tokens == 1 + 2 + 2
-    follow_up = openai_client.chat.completions.create(model=MODEL, messages=USER_HI)
+    follow_up = app_openai.chat.completions.create(model=MODEL, messages=USER_HI)
     assert [c.message.content for c in follow_up.choices] == ["Fourth."]
 
 
 def test_streamed_choices_interleave_and_the_sdk_reassembles_each(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
-    _three_answers(llmts_session)
+    _three_answers(app_session)
 
     chunks = list(
-        openai_client.chat.completions.create(
+        app_openai.chat.completions.create(
             model=MODEL, messages=USER_HI, n=2, stream=True, stream_options={"include_usage": True}
         )
     )
@@ -72,20 +73,20 @@ def test_streamed_choices_interleave_and_the_sdk_reassembles_each(
     assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == 1 + 2
 
 
-def test_stream_helper_accumulates_every_choice(llmts_session: SessionClient, openai_client: Any) -> None:
-    _three_answers(llmts_session)
+def test_stream_helper_accumulates_every_choice(app_session: SessionClient, app_openai: Any) -> None:
+    _three_answers(app_session)
 
-    with openai_client.chat.completions.stream(model=MODEL, messages=USER_HI, n=3) as stream:
+    with app_openai.chat.completions.stream(model=MODEL, messages=USER_HI, n=3) as stream:
         final = stream.get_final_completion()
 
     assert [c.message.content for c in final.choices] == ["Red.", "Green.", "Blue."]
 
 
-def test_raw_stream_frames_one_choice_each_in_round_robin(llmts_session: SessionClient) -> None:
-    _three_answers(llmts_session)
+def test_raw_stream_frames_one_choice_each_in_round_robin(app_session: SessionClient) -> None:
+    _three_answers(app_session)
     body = {"model": MODEL, "messages": USER_HI, "n": 2, "stream": True}
 
-    response = raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", body)
+    response = send_raw(app_session, "POST", "/openai/v1/chat/completions", body)
 
     events = response.body.decode().split("\n\n")[:-1]
     assert events[-1] == "data: [DONE]"
@@ -103,8 +104,8 @@ def test_raw_stream_frames_one_choice_each_in_round_robin(llmts_session: Session
     ]
 
 
-def test_tool_call_and_text_choices_mix(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(
+def test_tool_call_and_text_choices_mix(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(
         ConfigBuilder()
         .scenario()
         .tool_call("get_weather", {"city": "Paris"}, id="call_a")
@@ -112,60 +113,56 @@ def test_tool_call_and_text_choices_mix(llmts_session: SessionClient, openai_cli
         .build()
     )
 
-    completion = openai_client.chat.completions.create(
-        model=MODEL, messages=USER_HI, tools=[WEATHER_TOOL], n=2
-    )
+    completion = app_openai.chat.completions.create(model=MODEL, messages=USER_HI, tools=[WEATHER_TOOL], n=2)
 
     first, second = completion.choices
     assert first.finish_reason == "tool_calls" and first.message.tool_calls[0].id == "call_a"
     assert second.finish_reason == "stop" and second.message.content == "No tool needed."
 
 
-def test_unconfigured_session_echoes_into_every_choice(openai_client: Any) -> None:
-    completion = openai_client.chat.completions.create(model="any-model", messages=USER_HI, n=2)
+def test_unconfigured_session_echoes_into_every_choice(app_openai: Any) -> None:
+    completion = app_openai.chat.completions.create(model="any-model", messages=USER_HI, n=2)
 
     assert [c.message.content for c in completion.choices] == ["Hi", "Hi"]
 
 
-def test_a_conversation_step_answers_all_choices(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().conversation("c").step("hello").text("Hello.").complete())
+def test_a_conversation_step_answers_all_choices(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().conversation("c").step("hello").text("Hello.").complete())
 
-    completion = openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=3)
+    completion = app_openai.chat.completions.create(model=MODEL, messages=USER_HI, n=3)
 
     assert [c.message.content for c in completion.choices] == ["Hello."] * 3
 
 
-def test_a_first_scripted_error_answers_alone(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(
+def test_a_first_scripted_error_answers_alone(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(
         ConfigBuilder().scenario().error(429, "rate_limit_exceeded", "Slow down").text("A").text("B").build()
     )
 
     with pytest.raises(openai.RateLimitError):
-        openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=2)
-    completion = openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=2)
+        app_openai.chat.completions.create(model=MODEL, messages=USER_HI, n=2)
+    completion = app_openai.chat.completions.create(model=MODEL, messages=USER_HI, n=2)
     assert [c.message.content for c in completion.choices] == ["A", "B"]
 
 
 def test_an_error_among_later_choices_or_too_few_left_is_a_409_that_consumes_nothing(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
-    llmts_session.configure(
+    app_session.configure(
         ConfigBuilder().scenario().text("A").error(500, "server_error", "Boom").text("B").build()
     )
 
     with pytest.raises(openai.ConflictError) as caught:
-        openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=2)
+        app_openai.chat.completions.create(model=MODEL, messages=USER_HI, n=2)
     assert caught.value.code == "llm_test_server_fixture_mismatch"
-    single = openai_client.chat.completions.create(model=MODEL, messages=USER_HI)
+    single = app_openai.chat.completions.create(model=MODEL, messages=USER_HI)
     assert single.choices[0].message.content == "A"
     with pytest.raises(openai.InternalServerError):
-        openai_client.chat.completions.create(model=MODEL, messages=USER_HI)
+        app_openai.chat.completions.create(model=MODEL, messages=USER_HI)
     with pytest.raises(openai.ConflictError) as exhausted:
-        openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=2)
+        app_openai.chat.completions.create(model=MODEL, messages=USER_HI, n=2)
     assert exhausted.value.code == "llm_test_server_scenario_exhausted"
-    assert (
-        openai_client.chat.completions.create(model=MODEL, messages=USER_HI).choices[0].message.content == "B"
-    )
+    assert app_openai.chat.completions.create(model=MODEL, messages=USER_HI).choices[0].message.content == "B"
 
 
 @pytest.mark.parametrize(
@@ -179,11 +176,11 @@ def test_an_error_among_later_choices_or_too_few_left_is_a_409_that_consumes_not
         (1.5, "invalid_type"),
     ],
 )
-def test_n_outside_1_to_8_is_a_400(llmts_session: SessionClient, n: Any, code: str) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("A").build())
+def test_n_outside_1_to_8_is_a_400(app_session: SessionClient, n: Any, code: str) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("A").build())
     body = {"model": MODEL, "messages": USER_HI, "n": n}
 
-    response = raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", body)
+    response = send_raw(app_session, "POST", "/openai/v1/chat/completions", body)
 
     assert response.status == 400
     error = response.json()["error"]
@@ -192,17 +189,17 @@ def test_n_outside_1_to_8_is_a_400(llmts_session: SessionClient, n: Any, code: s
         assert error["message"] == (
             "Invalid 'n': integer below minimum value. Expected a value >= 1, but got 0 instead."
         )
-    assert len(llmts_session.requests()) == 1
-    retry = raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", {**body, "n": 1})
+    assert len(app_session.requests()) == 1
+    retry = send_raw(app_session, "POST", "/openai/v1/chat/completions", {**body, "n": 1})
     assert retry.json()["choices"][0]["message"]["content"] == "A", "the 400 consumed nothing"
 
 
 def test_explanation_agrees_with_admission_for_several_choices(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
     """``match/explain`` judges the same next ``n`` responses admission takes (docs/architecture.md,
     "Selection"): answered, a later error (mismatch), too few left (exhausted), and the cursor after each."""
-    llmts_session.configure(
+    app_session.configure(
         ConfigBuilder()
         .scenario("s")
         .text("A")
@@ -215,7 +212,7 @@ def test_explanation_agrees_with_admission_for_several_choices(
     hi = [{"role": "user", "text": "Hi"}]
 
     def explain(n: int) -> dict[str, Any]:
-        explained = llmts_session.explain({"model": MODEL, "messages": hi, "n": n})
+        explained = app_session.explain({"model": MODEL, "messages": hi, "n": n})
         (candidate,) = explained["candidates"]
         return {
             "outcome": explained["outcome"],
@@ -226,7 +223,7 @@ def test_explanation_agrees_with_admission_for_several_choices(
 
     def send(n: int) -> tuple[str | None, str | None, list[str | None]]:
         try:
-            completion = openai_client.chat.completions.create(model=MODEL, messages=USER_HI, n=n)
+            completion = app_openai.chat.completions.create(model=MODEL, messages=USER_HI, n=n)
         except openai.APIStatusError as exc:
             body = exc.body if isinstance(exc.body, dict) else {}
             return body.get("code"), body.get("message"), []
@@ -241,7 +238,7 @@ def test_explanation_agrees_with_admission_for_several_choices(
     assert explain(1) == {"outcome": "scenario", "code": None, "message": None, "next": 2}
     assert send(1) == (None, None, ["C"])
     with pytest.raises(openai.InternalServerError):
-        openai_client.chat.completions.create(model=MODEL, messages=USER_HI)
+        app_openai.chat.completions.create(model=MODEL, messages=USER_HI)
     # One response left, two asked for: exhausted, and nothing was consumed.
     explained = explain(2)
     assert (explained["outcome"], explained["code"]) == ("rejected", "llm_test_server_scenario_exhausted")

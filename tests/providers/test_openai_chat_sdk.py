@@ -56,23 +56,19 @@ def test_stream_sends_configured_chunks_and_usage_chunk_last(
     assert all(c.usage is None for c in chunks[:-1])
 
 
-def test_stream_without_include_usage_has_no_usage_chunk(
-    llmts_session: SessionClient, openai_client: Any
-) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("ab", chunks=["a", "b"]))
+def test_stream_without_include_usage_has_no_usage_chunk(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("ab", chunks=["a", "b"]))
 
-    chunks = list(openai_client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI, stream=True))
+    chunks = list(app_openai.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI, stream=True))
 
     assert all(c.choices for c in chunks)
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == "ab"
 
 
-def test_stream_helper_accumulates_text(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(
-        ConfigBuilder().scenario().text("One two three", chunks=["One", " two", " three"])
-    )
+def test_stream_helper_accumulates_text(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("One two three", chunks=["One", " two", " three"]))
 
-    with openai_client.chat.completions.stream(model="gpt-4.1-mini", messages=USER_HI) as stream:
+    with app_openai.chat.completions.stream(model="gpt-4.1-mini", messages=USER_HI) as stream:
         deltas = [e.delta for e in stream if e.type == "content.delta" and e.delta]
         final = stream.get_final_completion()
 
@@ -80,12 +76,12 @@ def test_stream_helper_accumulates_text(llmts_session: SessionClient, openai_cli
     assert final.choices[0].message.content == "One two three"
 
 
-def test_tool_call_json(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(
+def test_tool_call_json(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(
         ConfigBuilder().scenario().tool_call("get_weather", {"city": "Paris"}, id="call_1").build()
     )
 
-    completion = openai_client.chat.completions.create(
+    completion = app_openai.chat.completions.create(
         model="gpt-4.1-mini", messages=USER_HI, tools=[WEATHER_TOOL]
     )
 
@@ -100,20 +96,20 @@ def test_tool_call_json(llmts_session: SessionClient, openai_client: Any) -> Non
 
 
 def test_parallel_tool_calls_json_and_generated_ids_are_stable(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
     calls = (
         {"name": "get_weather", "arguments": {"city": "Paris"}},
         {"name": "get_time", "arguments": {"tz": "CET"}},
     )
-    llmts_session.configure(
+    app_session.configure(
         ConfigBuilder().scenario("tools", terminal_policy="repeat_last_response").tool_calls(*calls).build()
     )
 
-    first = openai_client.chat.completions.create(
+    first = app_openai.chat.completions.create(
         model="gpt-4.1-mini", messages=USER_HI, tools=[WEATHER_TOOL, TIME_TOOL]
     )
-    second = openai_client.chat.completions.create(
+    second = app_openai.chat.completions.create(
         model="gpt-4.1-mini", messages=USER_HI, tools=[WEATHER_TOOL, TIME_TOOL]
     )
 
@@ -124,9 +120,9 @@ def test_parallel_tool_calls_json_and_generated_ids_are_stable(
     assert ids == [c.id for c in second.choices[0].message.tool_calls]  # derived from the script, not random
 
 
-def test_streamed_parallel_tool_calls_reassemble(llmts_session: SessionClient, openai_client: Any) -> None:
+def test_streamed_parallel_tool_calls_reassemble(app_session: SessionClient, app_openai: Any) -> None:
     long_args = {"city": "Paris", "units": "metric", "days": 3, "note": "a fairly long argument value"}
-    llmts_session.configure(
+    app_session.configure(
         {
             "scenarios": [
                 {
@@ -143,7 +139,7 @@ def test_streamed_parallel_tool_calls_reassemble(llmts_session: SessionClient, o
         }
     )
 
-    with openai_client.chat.completions.stream(
+    with app_openai.chat.completions.stream(
         model="gpt-4.1-mini", messages=USER_HI, tools=[WEATHER_TOOL, TIME_TOOL]
     ) as stream:
         events = list(stream)
@@ -159,9 +155,9 @@ def test_streamed_parallel_tool_calls_reassemble(llmts_session: SessionClient, o
 
 
 def test_streamed_tool_call_uses_configured_argument_chunks(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
-    llmts_session.configure(
+    app_session.configure(
         {
             "scenarios": [
                 {
@@ -182,7 +178,7 @@ def test_streamed_tool_call_uses_configured_argument_chunks(
     )
 
     chunks = list(
-        openai_client.chat.completions.create(
+        app_openai.chat.completions.create(
             model="gpt-4.1-mini", messages=USER_HI, tools=[WEATHER_TOOL], stream=True
         )
     )
@@ -195,35 +191,35 @@ def test_streamed_tool_call_uses_configured_argument_chunks(
     assert pieces == ["", '{"ci', 'ty":"Pa', 'ris"}']
 
 
-def test_json_object_mode(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().json({"answer": 42, "items": ["a"]}).build())
+def test_json_object_mode(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().json({"answer": 42, "items": ["a"]}).build())
 
-    completion = openai_client.chat.completions.create(
+    completion = app_openai.chat.completions.create(
         model="gpt-4.1-mini", messages=USER_HI, response_format={"type": "json_object"}
     )
 
     assert json.loads(completion.choices[0].message.content) == {"answer": 42, "items": ["a"]}
 
 
-def test_json_schema_parse_helper(llmts_session: SessionClient, openai_client: Any) -> None:
+def test_json_schema_parse_helper(app_session: SessionClient, app_openai: Any) -> None:
     class Answer(pydantic.BaseModel):
         answer: int
         reason: str
 
-    llmts_session.configure(ConfigBuilder().scenario().json({"answer": 42, "reason": "because"}).build())
+    app_session.configure(ConfigBuilder().scenario().json({"answer": 42, "reason": "because"}).build())
 
-    completion = openai_client.chat.completions.parse(
+    completion = app_openai.chat.completions.parse(
         model="gpt-4.1-mini", messages=USER_HI, response_format=Answer
     )
 
     assert completion.choices[0].message.parsed == Answer(answer=42, reason="because")
 
 
-def test_json_mode_streamed(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().json({"ok": True}).build())
+def test_json_mode_streamed(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().json({"ok": True}).build())
 
     chunks = list(
-        openai_client.chat.completions.create(
+        app_openai.chat.completions.create(
             model="gpt-4.1-mini", messages=USER_HI, response_format={"type": "json_object"}, stream=True
         )
     )
@@ -232,17 +228,17 @@ def test_json_mode_streamed(llmts_session: SessionClient, openai_client: Any) ->
 
 
 def test_text_fixture_for_json_mode_request_is_a_fixture_mismatch(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("not json").text("second").build())
+    app_session.configure(ConfigBuilder().scenario().text("not json").text("second").build())
 
     with pytest.raises(openai.ConflictError) as caught:
-        openai_client.chat.completions.create(
+        app_openai.chat.completions.create(
             model="gpt-4.1-mini", messages=USER_HI, response_format={"type": "json_object"}
         )
     assert caught.value.code == "llm_test_server_fixture_mismatch"
     # A rejected fixture is not consumed: a plain request still gets it.
-    completion = openai_client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
+    completion = app_openai.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
     assert completion.choices[0].message.content == "not json"
 
 
@@ -256,26 +252,26 @@ def test_text_fixture_for_json_mode_request_is_a_fixture_mismatch(
     ],
 )
 def test_tool_choice_constraints_are_enforced(
-    llmts_session: SessionClient, openai_client: Any, tool_choice: Any, fixture: str, tools: list[Any]
+    app_session: SessionClient, app_openai: Any, tool_choice: Any, fixture: str, tools: list[Any]
 ) -> None:
     builder = ConfigBuilder().scenario()
     if fixture == "tool":
         builder.tool_call("get_weather", {"city": "Paris"})
     else:
         builder.text("plain")
-    llmts_session.configure(builder.build())
+    app_session.configure(builder.build())
 
     with pytest.raises(openai.ConflictError) as caught:
-        openai_client.chat.completions.create(
+        app_openai.chat.completions.create(
             model="gpt-4.1-mini", messages=USER_HI, tools=tools, tool_choice=tool_choice
         )
     assert caught.value.code == "llm_test_server_fixture_mismatch"
 
 
-def test_forced_tool_choice_is_answered(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().tool_call("get_time", {"tz": "UTC"}).build())
+def test_forced_tool_choice_is_answered(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().tool_call("get_time", {"tz": "UTC"}).build())
 
-    completion = openai_client.chat.completions.create(
+    completion = app_openai.chat.completions.create(
         model="gpt-4.1-mini",
         messages=USER_HI,
         tools=[WEATHER_TOOL, TIME_TOOL],
@@ -285,8 +281,8 @@ def test_forced_tool_choice_is_answered(llmts_session: SessionClient, openai_cli
     assert completion.choices[0].message.tool_calls[0].function.name == "get_time"
 
 
-def test_tool_result_round_trip(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(
+def test_tool_result_round_trip(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(
         ConfigBuilder()
         .scenario()
         .tool_call("get_weather", {"city": "Paris"}, id="call_9")
@@ -294,32 +290,28 @@ def test_tool_result_round_trip(llmts_session: SessionClient, openai_client: Any
         .build()
     )
 
-    first = openai_client.chat.completions.create(
-        model="gpt-4.1-mini", messages=USER_HI, tools=[WEATHER_TOOL]
-    )
+    first = app_openai.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI, tools=[WEATHER_TOOL])
     call = first.choices[0].message.tool_calls[0]
     history = [
         *USER_HI,
         first.choices[0].message.model_dump(exclude_none=True),
         {"role": "tool", "tool_call_id": call.id, "content": '{"sky": "clear"}'},
     ]
-    second = openai_client.chat.completions.create(
-        model="gpt-4.1-mini", messages=history, tools=[WEATHER_TOOL]
-    )
+    second = app_openai.chat.completions.create(model="gpt-4.1-mini", messages=history, tools=[WEATHER_TOOL])
 
     assert second.choices[0].message.content == "It is sunny in Paris."
     assert second.usage.prompt_tokens > first.usage.prompt_tokens
 
 
-def test_scripted_429_is_retried_into_next_answer(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_scripted_429_is_retried_into_next_answer(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder()
         .scenario()
         .error(429, "rate_limit_exceeded", "Slow down", retry_after=0.25)
         .text("After the retry.")
         .build()
     )
-    client = llmts_session.openai_client(_strict_response_validation=True, max_retries=2)
+    client = app_session.openai_client(_strict_response_validation=True, max_retries=2)
 
     started = time.monotonic()
     raw = client.chat.completions.with_raw_response.create(model="gpt-4.1-mini", messages=USER_HI)
@@ -330,15 +322,13 @@ def test_scripted_429_is_retried_into_next_answer(llmts_session: SessionClient) 
     assert elapsed >= 0.25  # the SDK honoured retry-after-ms
 
 
-def test_scripted_429_headers_and_error_without_retries(
-    llmts_session: SessionClient, openai_client: Any
-) -> None:
-    llmts_session.configure(
+def test_scripted_429_headers_and_error_without_retries(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(
         ConfigBuilder().scenario().error(429, "rate_limit_exceeded", "Slow down", retry_after=2).build()
     )
 
     with pytest.raises(openai.RateLimitError) as caught:
-        openai_client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
+        app_openai.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
 
     error = caught.value
     assert error.status_code == 429
@@ -349,8 +339,8 @@ def test_scripted_429_headers_and_error_without_retries(
     assert error.request_id and error.request_id.startswith("req_")
 
 
-def test_scripted_400_with_its_code_and_type(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(
+def test_scripted_400_with_its_code_and_type(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(
         {
             "scenarios": [
                 {
@@ -370,26 +360,26 @@ def test_scripted_400_with_its_code_and_type(llmts_session: SessionClient, opena
     )
 
     with pytest.raises(openai.BadRequestError) as caught:
-        openai_client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
+        app_openai.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
 
     assert caught.value.code == "context_length_exceeded"
     assert caught.value.type == "invalid_request_error"
     assert caught.value.body["message"] == "Too long"
 
 
-def test_scripted_500_is_an_internal_server_error(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().error(503, "overloaded", "Busy").build())
+def test_scripted_500_is_an_internal_server_error(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().error(503, "overloaded", "Busy").build())
 
     with pytest.raises(openai.InternalServerError) as caught:
-        openai_client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
+        app_openai.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
     assert caught.value.status_code == 503
     assert caught.value.type == "server_error"
 
 
-def test_wrong_credentials_get_401(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().credentials(openai="sk-right").scenario().text("ok").build())
-    wrong = llmts_session.openai_client(api_key="sk-wrong-key-123", max_retries=0)
-    right = llmts_session.openai_client(_strict_response_validation=True, max_retries=0)
+def test_wrong_credentials_get_401(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().credentials(openai="sk-right").scenario().text("ok").build())
+    wrong = app_session.openai_client(api_key="sk-wrong-key-123", max_retries=0)
+    right = app_session.openai_client(_strict_response_validation=True, max_retries=0)
 
     with pytest.raises(openai.AuthenticationError) as caught:
         wrong.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
@@ -402,18 +392,18 @@ def test_wrong_credentials_get_401(llmts_session: SessionClient) -> None:
     )
 
 
-def test_unknown_model_is_404(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().models("gpt-4.1-mini").scenario().text("ok").build())
+def test_unknown_model_is_404(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().models("gpt-4.1-mini").scenario().text("ok").build())
 
     with pytest.raises(openai.NotFoundError) as caught:
-        openai_client.chat.completions.create(model="gpt-9-imaginary", messages=USER_HI)
+        app_openai.chat.completions.create(model="gpt-9-imaginary", messages=USER_HI)
     assert caught.value.code == "model_not_found"
     assert caught.value.param == "model"
 
 
-def test_exhausted_queue_is_409_and_not_retried(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().scenario("only").text("once").build())
-    client = llmts_session.openai_client(_strict_response_validation=True, max_retries=2)
+def test_exhausted_queue_is_409_and_not_retried(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().scenario("only").text("once").build())
+    client = app_session.openai_client(_strict_response_validation=True, max_retries=2)
     client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
 
     started = time.monotonic()
@@ -425,8 +415,8 @@ def test_exhausted_queue_is_409_and_not_retried(llmts_session: SessionClient) ->
     assert time.monotonic() - started < 0.4  # x-should-retry: false, no backoff
 
 
-def test_terminal_policies(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(
+def test_terminal_policies(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(
         {
             "models": ["repeat-model", "restart-model"],
             "scenarios": [
@@ -445,16 +435,14 @@ def test_terminal_policies(llmts_session: SessionClient, openai_client: Any) -> 
     )
 
     def ask(model: str) -> str:
-        return openai_client.chat.completions.create(model=model, messages=USER_HI).choices[0].message.content
+        return app_openai.chat.completions.create(model=model, messages=USER_HI).choices[0].message.content
 
     assert [ask("repeat-model") for _ in range(4)] == ["r1", "r2", "r2", "r2"]
     assert [ask("restart-model") for _ in range(5)] == ["s1", "s2", "s1", "s2", "s1"]
 
 
-def test_scenarios_selected_by_model_in_declared_order(
-    llmts_session: SessionClient, openai_client: Any
-) -> None:
-    llmts_session.configure(
+def test_scenarios_selected_by_model_in_declared_order(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(
         {
             "models": ["gpt-4.1-mini", "gpt-4.1"],
             "scenarios": [
@@ -465,34 +453,34 @@ def test_scenarios_selected_by_model_in_declared_order(
     )
 
     def ask(model: str) -> str:
-        return openai_client.chat.completions.create(model=model, messages=USER_HI).choices[0].message.content
+        return app_openai.chat.completions.create(model=model, messages=USER_HI).choices[0].message.content
 
     assert ask("gpt-4.1-mini") == "any-1"
     assert ask("gpt-4.1") == "big"
     assert ask("gpt-4.1-mini") == "any-2"
 
 
-def test_usage_override(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(
+def test_usage_override(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(
         ConfigBuilder().scenario().text("x", usage={"input_tokens": 1000, "cached_tokens": 600}).build()
     )
 
-    usage = openai_client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI).usage
+    usage = app_openai.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI).usage
 
     assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (1000, 1, 1001)
     assert usage.prompt_tokens_details.cached_tokens == 600
 
 
-def test_models_list_and_retrieve(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure({"models": ["gpt-4.1-mini", "ft:gpt-4.1:acme/custom"]})
+def test_models_list_and_retrieve(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure({"models": ["gpt-4.1-mini", "ft:gpt-4.1:acme/custom"]})
 
-    assert [m.id for m in openai_client.models.list()] == ["gpt-4.1-mini", "ft:gpt-4.1:acme/custom"]
-    assert openai_client.models.retrieve("ft:gpt-4.1:acme/custom").id == "ft:gpt-4.1:acme/custom"
+    assert [m.id for m in app_openai.models.list()] == ["gpt-4.1-mini", "ft:gpt-4.1:acme/custom"]
+    assert app_openai.models.retrieve("ft:gpt-4.1:acme/custom").id == "ft:gpt-4.1:acme/custom"
     with pytest.raises(openai.NotFoundError):
-        openai_client.models.retrieve("gpt-3")
+        app_openai.models.retrieve("gpt-3")
 
 
-def test_unconfigured_session_echoes_latest_user_text(openai_client: Any) -> None:
+def test_unconfigured_session_echoes_latest_user_text(app_openai: Any) -> None:
     messages = [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "first"},
@@ -500,16 +488,16 @@ def test_unconfigured_session_echoes_latest_user_text(openai_client: Any) -> Non
         {"role": "user", "content": [{"type": "text", "text": "echo "}, {"type": "text", "text": "this"}]},
     ]
 
-    completion = openai_client.chat.completions.create(model="any-model", messages=messages)
+    completion = app_openai.chat.completions.create(model="any-model", messages=messages)
 
     assert completion.choices[0].message.content == "echo this"
 
 
-def test_configured_session_never_echoes(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure({})
+def test_configured_session_never_echoes(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure({})
 
     with pytest.raises(openai.ConflictError) as caught:
-        openai_client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
+        app_openai.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
     assert caught.value.code == "llm_test_server_no_matching_scenario"
 
 

@@ -1,4 +1,7 @@
-"""OpenAI Chat Completions on the wire (raw HTTP): exact SSE frames, malformed requests, routing errors."""
+"""OpenAI Chat Completions on the wire (raw HTTP): exact SSE frames, malformed requests, routing errors.
+
+In process (the wire format is the subject); the keep-alive and chunked-body tests use raw sockets to the
+real server."""
 
 from __future__ import annotations
 
@@ -11,6 +14,9 @@ import pytest
 
 from llmts import ConfigBuilder, SessionClient
 from tests.helpers import raw_request
+from tests.support.envelopes import assert_openai_error
+from tests.support.in_process import send_raw
+from tests.support.sse import sse_events
 
 pytestmark = pytest.mark.sdk
 
@@ -18,25 +24,21 @@ CHAT = "/openai/v1/chat/completions"
 
 
 def _chat(session: SessionClient, body: Any, headers: dict[str, str] | None = None) -> Any:
-    return raw_request(
-        session.provider_base, "POST", CHAT, body, {"Authorization": "Bearer k", **(headers or {})}
-    )
+    return send_raw(session, "POST", CHAT, body, {"Authorization": "Bearer k", **(headers or {})})
 
 
 def _sse_events(body: bytes) -> list[str]:
-    text = body.decode()
-    assert text.endswith("\n\n"), "every SSE event ends with a blank line"
-    events = text.split("\n\n")[:-1]
-    for event in events:
-        assert event.startswith("data: ") and "\n" not in event
-    return [event[len("data: ") :] for event in events]
+    """The data of each event: Chat Completions streams have no ``event:`` lines."""
+    events = sse_events(body)
+    assert all(name is None for name, _ in events)
+    return [data for _, data in events]
 
 
-def test_stream_frames_end_with_done_and_the_body_closes(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("Hi!", chunks=["H", "i!"]).build())
+def test_stream_frames_end_with_done_and_the_body_closes(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("Hi!", chunks=["H", "i!"]).build())
 
     response = _chat(
-        llmts_session,
+        app_session,
         {
             "model": "gpt-4.1-mini",
             "messages": [{"role": "user", "content": "x"}],
@@ -62,13 +64,13 @@ def test_stream_frames_end_with_done_and_the_body_closes(llmts_session: SessionC
     assert all(c["usage"] is None for c in chunks[:-1])
 
 
-def test_streamed_tool_call_ids_and_names_only_in_first_delta(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_streamed_tool_call_ids_and_names_only_in_first_delta(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder().scenario().tool_call("f", {"a": "0123456789012345678"}, id="c1").build()
     )
 
     response = _chat(
-        llmts_session,
+        app_session,
         {
             "model": "gpt-4.1-mini",
             "messages": [{"role": "user", "content": "x"}],
@@ -153,30 +155,24 @@ def test_stream_over_keep_alive_connection_finishes_each_body(llmts_session: Ses
     ],
 )
 def test_malformed_requests_get_400_in_openai_envelope(
-    llmts_session: SessionClient, body: Any, param: str | None
+    app_session: SessionClient, body: Any, param: str | None
 ) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("never").build())
+    app_session.configure(ConfigBuilder().scenario().text("never").build())
 
-    response = _chat(llmts_session, body)
+    response = _chat(app_session, body)
 
-    assert response.status == 400
-    error = response.json()["error"]
-    assert set(error) == {"message", "type", "param", "code"}
-    assert error["type"] == "invalid_request_error"
+    error = assert_openai_error(response, 400, "invalid_request_error")
     assert error["param"] == param
-    assert error["message"]
     # Nothing was consumed by the bad requests.
-    good = _chat(llmts_session, {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "x"}]})
+    good = _chat(app_session, {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "x"}]})
     assert good.json()["choices"][0]["message"]["content"] == "never"
 
 
-def test_unknown_provider_route_and_wrong_method(llmts_session: SessionClient) -> None:
-    missing = raw_request(llmts_session.provider_base, "POST", "/openai/v1/embeddingz", {})
-    assert missing.status == 404
-    assert missing.json()["error"]["code"] == "not_found"
-    assert set(missing.json()["error"]) == {"message", "type", "param", "code"}
+def test_unknown_provider_route_and_wrong_method(app_session: SessionClient) -> None:
+    missing = send_raw(app_session, "POST", "/openai/v1/embeddingz", {})
+    assert assert_openai_error(missing, 404)["code"] == "not_found"
 
-    wrong_method = raw_request(llmts_session.provider_base, "GET", CHAT)
+    wrong_method = send_raw(app_session, "GET", CHAT)
     assert wrong_method.status == 405
     assert wrong_method.json()["error"]["code"] == "method_not_allowed"
 
@@ -188,10 +184,10 @@ def test_route_outside_every_provider_is_json_404(llmts_server: Any) -> None:
     assert response.headers["content-type"] == "application/json"
 
 
-def test_trailing_slash_is_accepted(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("slash").build())
-    response = raw_request(
-        llmts_session.provider_base,
+def test_trailing_slash_is_accepted(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("slash").build())
+    response = send_raw(
+        app_session,
         "POST",
         CHAT + "/",
         {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "x"}]},

@@ -40,8 +40,8 @@ SEED_FILE_TOOL = {
 
 
 @pytest.fixture
-def client(llmts_session: SessionClient) -> Any:
-    sdk = llmts_session.openai_client(_strict_response_validation=True, max_retries=0)
+def client(app_session: SessionClient) -> Any:
+    sdk = app_session.openai_client(_strict_response_validation=True, max_retries=0)
     if not hasattr(sdk, "responses"):
         pytest.skip(f"openai {openai.__version__} has no Responses API")
     return sdk
@@ -54,8 +54,8 @@ def _dump(items: list[Any]) -> list[dict[str, Any]]:
 # --- the reference examples ------------------------------------------------------------------------
 
 
-def test_file_search_reference_example(llmts_session: SessionClient, client: Any) -> None:
-    configure(llmts_session, FILE_ITEMS)
+def test_file_search_reference_example(app_session: SessionClient, client: Any) -> None:
+    configure(app_session, FILE_ITEMS)
 
     response = client.responses.create(
         model=FILE_MODEL,
@@ -91,8 +91,8 @@ def test_file_search_reference_example(llmts_session: SessionClient, client: Any
     assert response.usage.output_tokens == 5 + 4  # "Paris fixture facts" + "Paris fixture."
 
 
-def test_code_interpreter_reference_example(llmts_session: SessionClient, client: Any) -> None:
-    configure(llmts_session, CODE_ITEMS)
+def test_code_interpreter_reference_example(app_session: SessionClient, client: Any) -> None:
+    configure(app_session, CODE_ITEMS)
 
     response = client.responses.create(
         model=CODE_MODEL,
@@ -125,9 +125,9 @@ def test_code_interpreter_reference_example(llmts_session: SessionClient, client
 
 
 def test_code_interpreter_explicit_container_and_named_choice(
-    llmts_session: SessionClient, client: Any
+    app_session: SessionClient, client: Any
 ) -> None:
-    configure(llmts_session, CODE_ITEMS)
+    configure(app_session, CODE_ITEMS)
 
     response = client.responses.create(
         model=CODE_MODEL,
@@ -144,9 +144,9 @@ def test_code_interpreter_explicit_container_and_named_choice(
 
 
 def test_file_search_stream_helper_final_response_equals_json(
-    llmts_session: SessionClient, client: Any
+    app_session: SessionClient, client: Any
 ) -> None:
-    configure(llmts_session, FILE_ITEMS, policy="repeat_last_response")
+    configure(app_session, FILE_ITEMS, policy="repeat_last_response")
     request = {
         "model": FILE_MODEL,
         "input": "Use the file fixture",
@@ -189,8 +189,8 @@ def test_file_search_stream_helper_final_response_equals_json(
     assert client.responses.retrieve(final.id).output[0].model_dump() == plain.output[0].model_dump()
 
 
-def test_code_interpreter_stream_events(llmts_session: SessionClient, client: Any) -> None:
-    configure(llmts_session, CODE_ITEMS)
+def test_code_interpreter_stream_events(app_session: SessionClient, client: Any) -> None:
+    configure(app_session, CODE_ITEMS)
 
     stream = client.responses.create(
         model=CODE_MODEL,
@@ -224,15 +224,15 @@ def test_code_interpreter_stream_events(llmts_session: SessionClient, client: An
     assert "response.output_text.annotation.added" in kinds
     assert kinds[-1] == "response.completed"
     assert events[-1].response.output[0].outputs[1].url == "https://example.com/fixture.png"
-    (entry,) = llmts_session.requests()
+    (entry,) = app_session.requests()
     assert entry["terminal_marker_observed"] is True and entry["transport_outcome"] == "completed"
 
 
 def test_null_code_streams_no_code_events_and_empty_outputs_stay_empty(
-    llmts_session: SessionClient, client: Any
+    app_session: SessionClient, client: Any
 ) -> None:
     group = items(CODE_ITEMS, code=None, code_chunks=None, outputs=[])
-    configure(llmts_session, group, group, group)
+    configure(app_session, group, group, group)
     request = {"model": CODE_MODEL, "input": "x", "tools": [CODE_TOOL]}
 
     with client.responses.stream(**request, include=["code_interpreter_call.outputs"]) as stream:
@@ -252,9 +252,9 @@ def test_null_code_streams_no_code_events_and_empty_outputs_stay_empty(
 
 
 def test_include_off_omits_results_and_outputs_but_keeps_citations(
-    llmts_session: SessionClient, client: Any
+    app_session: SessionClient, client: Any
 ) -> None:
-    configure(llmts_session, FILE_ITEMS, CODE_ITEMS, FILE_ITEMS)
+    configure(app_session, FILE_ITEMS, CODE_ITEMS, FILE_ITEMS)
 
     search = client.responses.with_raw_response.create(model=FILE_MODEL, input="x", tools=[FILE_TOOL])
     code = client.responses.create(model=CODE_MODEL, input="x", tools=[CODE_TOOL])
@@ -270,12 +270,12 @@ def test_include_off_omits_results_and_outputs_but_keeps_citations(
     assert included.output[0].results[0].file_id == "file_source"
 
 
-def test_results_keep_their_optional_fields_absent(llmts_session: SessionClient, client: Any) -> None:
+def test_results_keep_their_optional_fields_absent(app_session: SessionClient, client: Any) -> None:
     group = items(FILE_ITEMS, results=[{"file_id": "file_source"}, {"file_id": "file_b", "score": 1}])
     group[1]["citations"] = [
         {"kind": "file", "file_id": "file_source", "filename": "any-name.txt", "index": 0}
     ]
-    configure(llmts_session, group)
+    configure(app_session, group)
 
     raw = client.responses.with_raw_response.create(
         model=FILE_MODEL, input="x", tools=[FILE_TOOL], include=["file_search_call.results"]
@@ -286,7 +286,7 @@ def test_results_keep_their_optional_fields_absent(llmts_session: SessionClient,
     assert raw.parse().output[1].content[0].annotations[0].filename == "any-name.txt"
 
 
-def test_citations_of_each_kind_keep_their_order(llmts_session: SessionClient, client: Any) -> None:
+def test_citations_of_each_kind_keep_their_order(app_session: SessionClient, client: Any) -> None:
     file_group = items(FILE_ITEMS)
     file_group[1] = {
         "kind": "message",
@@ -297,7 +297,7 @@ def test_citations_of_each_kind_keep_their_order(llmts_session: SessionClient, c
             {"kind": "file", "file_id": "file_source", "filename": "source.txt", "index": 0},
         ],
     }
-    configure(llmts_session, file_group, CODE_ITEMS, WEB_ITEMS)
+    configure(app_session, file_group, CODE_ITEMS, WEB_ITEMS)
 
     file_answer = client.responses.create(model=FILE_MODEL, input="x", tools=[FILE_TOOL])
     code_answer = client.responses.create(model=CODE_MODEL, input="x", tools=[CODE_TOOL])
@@ -328,7 +328,7 @@ def test_citations_of_each_kind_keep_their_order(llmts_session: SessionClient, c
     )
 
 
-def test_stream_announces_each_citation_in_order(llmts_session: SessionClient, client: Any) -> None:
+def test_stream_announces_each_citation_in_order(app_session: SessionClient, client: Any) -> None:
     group = items(FILE_ITEMS)
     group[1] = {
         "kind": "message",
@@ -339,7 +339,7 @@ def test_stream_announces_each_citation_in_order(llmts_session: SessionClient, c
             {"kind": "file", "file_id": "file_source", "filename": "source.txt", "index": 0},
         ],
     }
-    configure(llmts_session, group)
+    configure(app_session, group)
 
     with client.responses.stream(model=FILE_MODEL, input="x", tools=[FILE_TOOL]) as stream:
         events = [event for event in stream if event.type.startswith("response.output_text")]
@@ -360,8 +360,8 @@ def test_stream_announces_each_citation_in_order(llmts_session: SessionClient, c
 # --- web search regression ------------------------------------------------------------------------------
 
 
-def test_web_search_json_and_sources_include(llmts_session: SessionClient, client: Any) -> None:
-    configure(llmts_session, WEB_ITEMS, policy="repeat_last_response")
+def test_web_search_json_and_sources_include(app_session: SessionClient, client: Any) -> None:
+    configure(app_session, WEB_ITEMS, policy="repeat_last_response")
 
     plain = client.responses.create(model=WEB_MODEL, input="Weather in Paris?", tools=[WEB_TOOL])
     sourced = client.responses.create(
@@ -393,7 +393,7 @@ def _sdk_spells_find_in_page() -> bool:
     return "find_in_page" in typing.get_args(web.ActionFind.model_fields["type"].annotation)
 
 
-def test_web_search_actions_and_stream(llmts_session: SessionClient, client: Any) -> None:
+def test_web_search_actions_and_stream(app_session: SessionClient, client: Any) -> None:
     if not _sdk_spells_find_in_page():
         pytest.skip(f"openai {openai.__version__} spells the find_in_page action 'find'")
     open_page = [{"kind": "web_search", "action": "open_page", "url": "https://example.com/page"}]
@@ -406,7 +406,7 @@ def test_web_search_actions_and_stream(llmts_session: SessionClient, client: Any
         },
         {"kind": "message", "content": "No rain."},
     ]
-    configure(llmts_session, open_page, find)
+    configure(app_session, open_page, find)
 
     opened = client.responses.create(model=WEB_MODEL, input="x", tools=[WEB_TOOL])
     with client.responses.stream(model=WEB_MODEL, input="x", tools=[WEB_TOOL]) as stream:
@@ -432,9 +432,9 @@ def test_web_search_actions_and_stream(llmts_session: SessionClient, client: Any
 
 
 def test_web_search_allowed_domains_mismatch_consumes_nothing(
-    llmts_session: SessionClient, client: Any
+    app_session: SessionClient, client: Any
 ) -> None:
-    configure(llmts_session, WEB_ITEMS)
+    configure(app_session, WEB_ITEMS)
     narrow = {"type": "web_search", "filters": {"allowed_domains": ["weather.example.com"]}}
     wide = {"type": "web_search", "filters": {"allowed_domains": ["example.com", "example.org"]}}
 
@@ -453,11 +453,9 @@ def test_web_search_allowed_domains_mismatch_consumes_nothing(
 # --- tool choice and model pairing ------------------------------------------------------------------------
 
 
-def test_tool_choice_is_checked_against_the_ordered_fixture(
-    llmts_session: SessionClient, client: Any
-) -> None:
+def test_tool_choice_is_checked_against_the_ordered_fixture(app_session: SessionClient, client: Any) -> None:
     message_only = [{"kind": "message", "content": "No search needed."}]
-    configure(llmts_session, FILE_ITEMS, message_only)
+    configure(app_session, FILE_ITEMS, message_only)
 
     with pytest.raises(openai.ConflictError) as none_choice:
         client.responses.create(model=FILE_MODEL, input="x", tools=[FILE_TOOL], tool_choice="none")
@@ -486,9 +484,9 @@ def test_tool_choice_is_checked_against_the_ordered_fixture(
 
 
 def test_named_native_choice_rejects_text_and_function_fixtures(
-    llmts_session: SessionClient, client: Any
+    app_session: SessionClient, client: Any
 ) -> None:
-    llmts_session.configure(
+    app_session.configure(
         {
             "models": MODELS,
             "scenarios": [{"responses": [{"tool_calls": [{"name": "lookup"}]}, {"text": "plain"}]}],
@@ -517,9 +515,9 @@ def test_named_native_choice_rejects_text_and_function_fixtures(
     ids=["web-gpt-5.4", "file-gpt-4.1", "code-gpt-4o", "all-three", "o3", "nano-file-code", "unknown-model"],
 )
 def test_every_model_the_real_api_serves_takes_native_tools(
-    llmts_session: SessionClient, client: Any, model: str, tools: list[Any]
+    app_session: SessionClient, client: Any, model: str, tools: list[Any]
 ) -> None:
-    llmts_session.configure({"scenarios": [{"responses": [{"text": "Answered without a tool."}]}]})
+    app_session.configure({"scenarios": [{"responses": [{"text": "Answered without a tool."}]}]})
 
     answer = client.responses.create(model=model, input="x", tools=tools)
 
@@ -543,7 +541,7 @@ def test_every_model_the_real_api_serves_takes_native_tools(
     ids=["web-on-nano", "web-on-nano-snapshot", "web-at-minimal-effort", "undeclared-choice"],
 )
 def test_documented_refusals_are_400_and_consume_nothing(
-    llmts_session: SessionClient,
+    app_session: SessionClient,
     client: Any,
     model: str,
     tools: list[Any],
@@ -551,7 +549,7 @@ def test_documented_refusals_are_400_and_consume_nothing(
     param: str,
     words: str,
 ) -> None:
-    configure(llmts_session, FILE_ITEMS, models=None)
+    configure(app_session, FILE_ITEMS, models=None)
 
     with pytest.raises(openai.BadRequestError) as caught:
         client.responses.create(model=model, input="x", tools=tools, **extra)
@@ -562,9 +560,9 @@ def test_documented_refusals_are_400_and_consume_nothing(
     )
 
 
-def test_refusals_are_strict_rules(llmts_session: SessionClient, client: Any) -> None:
+def test_refusals_are_strict_rules(app_session: SessionClient, client: Any) -> None:
     """``strict_requests: false`` accepts what the real API refuses, like every strict rule."""
-    llmts_session.configure({"strict_requests": False, "scenarios": [{"responses": [{"text": "Lenient."}]}]})
+    app_session.configure({"strict_requests": False, "scenarios": [{"responses": [{"text": "Lenient."}]}]})
 
     answer = client.responses.create(model="gpt-4.1-nano", input="x", tools=[WEB_TOOL])
 
@@ -594,9 +592,9 @@ def test_refusals_are_strict_rules(llmts_session: SessionClient, client: Any) ->
     ids=["foreign-store", "no-stores", "threshold", "filter", "missing-attribute"],
 )
 def test_file_search_mismatch_consumes_nothing(
-    llmts_session: SessionClient, client: Any, tool: dict[str, Any], param: str, words: str
+    app_session: SessionClient, client: Any, tool: dict[str, Any], param: str, words: str
 ) -> None:
-    configure(llmts_session, FILE_ITEMS)
+    configure(app_session, FILE_ITEMS)
 
     with pytest.raises(openai.ConflictError) as caught:
         client.responses.create(model=FILE_MODEL, input="x", tools=[tool])
@@ -612,9 +610,9 @@ def test_file_search_mismatch_consumes_nothing(
     assert answer.output[0].id == "fs_fixture"
 
 
-def test_max_num_results_must_already_fit(llmts_session: SessionClient, client: Any) -> None:
+def test_max_num_results_must_already_fit(app_session: SessionClient, client: Any) -> None:
     two = items(FILE_ITEMS, results=[{"file_id": "file_source"}, {"file_id": "file_two"}])
-    configure(llmts_session, two)
+    configure(app_session, two)
 
     with pytest.raises(openai.ConflictError) as caught:
         client.responses.create(model=FILE_MODEL, input="x", tools=[{**FILE_TOOL, "max_num_results": 1}])
@@ -634,9 +632,9 @@ def test_max_num_results_must_already_fit(llmts_session: SessionClient, client: 
     ids=["foreign-container", "no-files", "extra-file"],
 )
 def test_code_interpreter_mismatch_consumes_nothing(
-    llmts_session: SessionClient, client: Any, container: Any, param: str
+    app_session: SessionClient, client: Any, container: Any, param: str
 ) -> None:
-    configure(llmts_session, CODE_ITEMS)
+    configure(app_session, CODE_ITEMS)
 
     with pytest.raises(openai.ConflictError) as caught:
         client.responses.create(
@@ -658,9 +656,9 @@ def test_code_interpreter_mismatch_consumes_nothing(
 
 
 def test_undeclared_family_and_other_surfaces_consume_nothing(
-    llmts_session: SessionClient, client: Any
+    app_session: SessionClient, client: Any
 ) -> None:
-    configure(llmts_session, FILE_ITEMS)
+    configure(app_session, FILE_ITEMS)
 
     with pytest.raises(openai.ConflictError) as undeclared:
         client.responses.create(model=FILE_MODEL, input="x")
@@ -673,8 +671,8 @@ def test_undeclared_family_and_other_surfaces_consume_nothing(
     assert answer.output[0].id == "fs_fixture"
 
 
-def test_chat_completions_reject_native_declarations(llmts_session: SessionClient, client: Any) -> None:
-    configure(llmts_session, FILE_ITEMS)
+def test_chat_completions_reject_native_declarations(app_session: SessionClient, client: Any) -> None:
+    configure(app_session, FILE_ITEMS)
 
     with pytest.raises(openai.BadRequestError) as caught:
         client.chat.completions.create(
@@ -690,9 +688,9 @@ def test_chat_completions_reject_native_declarations(llmts_session: SessionClien
 
 
 def test_stored_continuation_with_previous_response_id_and_replay(
-    llmts_session: SessionClient, client: Any
+    app_session: SessionClient, client: Any
 ) -> None:
-    llmts_session.configure(
+    app_session.configure(
         {
             "models": MODELS,
             "scenarios": [{"responses": [{"items": FILE_ITEMS}, {"text": "Follow-up."}]}],
@@ -723,14 +721,14 @@ def test_stored_continuation_with_previous_response_id_and_replay(
         "response.file_search_call.completed",
     ]
     assert replay[-1].response.output[0].results[0].file_id == "file_source"
-    second_request = llmts_session.requests(order="asc")[1]
+    second_request = app_session.requests(order="asc")[1]
     assert second_request["model"] == WEB_MODEL and second_request["success"] is True
 
 
 def test_explicit_prior_native_items_continue_the_conversation(
-    llmts_session: SessionClient, client: Any
+    app_session: SessionClient, client: Any
 ) -> None:
-    llmts_session.configure(
+    app_session.configure(
         {
             "models": MODELS,
             "scenarios": [{"responses": [{"items": CODE_ITEMS}, {"text": "Plotted."}]}],
@@ -769,9 +767,9 @@ def _azure_config(session: SessionClient, *groups: list[dict[str, Any]]) -> None
     )
 
 
-def test_azure_openai_client_serves_native_items_through_deployments(llmts_session: SessionClient) -> None:
-    _azure_config(llmts_session, FILE_ITEMS, CODE_ITEMS, WEB_ITEMS)
-    azure = llmts_session.azure_openai_client(_strict_response_validation=True, max_retries=0)
+def test_azure_openai_client_serves_native_items_through_deployments(app_session: SessionClient) -> None:
+    _azure_config(app_session, FILE_ITEMS, CODE_ITEMS, WEB_ITEMS)
+    azure = app_session.azure_openai_client(_strict_response_validation=True, max_retries=0)
 
     search = azure.responses.create(
         model="files", input="x", tools=[SEED_FILE_TOOL], include=["file_search_call.results"]
@@ -785,7 +783,7 @@ def test_azure_openai_client_serves_native_items_through_deployments(llmts_sessi
     assert search.model == FILE_MODEL and search.output[0].results[0].file_id == "file_source"
     assert code.output[0].container_id == "cntr_fixture" and code.output[0].outputs[0].logs == "42\n"
     assert web.output[0].type == "web_search_call"
-    assert {entry["provider"] for entry in llmts_session.requests()} == {"azure-openai"}
+    assert {entry["provider"] for entry in app_session.requests()} == {"azure-openai"}
 
 
 def test_azure_v1_base_url_and_deployment_pairing(llmts_session: SessionClient) -> None:
@@ -807,8 +805,8 @@ def test_azure_v1_base_url_and_deployment_pairing(llmts_session: SessionClient) 
     assert retrieved.output[0].id == "fs_fixture"
 
 
-def test_conversation_step_with_items_is_not_consumed_by_a_mismatch(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_conversation_step_with_items_is_not_consumed_by_a_mismatch(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "models": MODELS,
             "conversations": [
@@ -827,7 +825,7 @@ def test_conversation_step_with_items_is_not_consumed_by_a_mismatch(llmts_sessio
             ],
         }
     )
-    conversation = llmts_session.for_conversation("c1")
+    conversation = app_session.for_conversation("c1")
     client = conversation.openai_client(_strict_response_validation=True, max_retries=0)
 
     with pytest.raises(openai.ConflictError) as caught:

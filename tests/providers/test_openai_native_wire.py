@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from llmts import SessionClient
-from tests.helpers import RawResponse, raw_request
+from tests.helpers import RawResponse
 from tests.providers.native_fixtures import (
     CODE_ITEMS,
     CODE_MODEL,
@@ -24,6 +24,7 @@ from tests.providers.native_fixtures import (
     configure,
     items,
 )
+from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
 
@@ -32,7 +33,7 @@ AUTH = {"Authorization": "Bearer k"}
 
 
 def _post(session: SessionClient, body: Any, path: str = RESPONSES) -> RawResponse:
-    return raw_request(session.provider_base, "POST", path, body, AUTH)
+    return send_raw(session, "POST", path, body, AUTH)
 
 
 def _events(body: bytes) -> list[dict[str, Any]]:
@@ -67,7 +68,7 @@ def _configure_attributes(session: SessionClient) -> None:
     headers = {"X-Llm-Test-Server-Session": session.id}
     if session.server.control_key:
         headers["Authorization"] = f"Bearer {session.server.control_key}"
-    response = raw_request(session.server.url, "POST", "/admin-api/configure", config, headers)
+    response = send_raw(session.server, "POST", "/admin-api/configure", config, headers)
     assert response.status == 200, response.body
 
 
@@ -168,10 +169,10 @@ FILTER_CASES = [
 
 
 @pytest.mark.parametrize(("filter_text", "matches"), FILTER_CASES, ids=[c[0] for c in FILTER_CASES])
-def test_filter_operator(llmts_session: SessionClient, filter_text: str, matches: bool) -> None:
-    _configure_attributes(llmts_session)
+def test_filter_operator(app_session: SessionClient, filter_text: str, matches: bool) -> None:
+    _configure_attributes(app_session)
 
-    response = _search(llmts_session, filter_text)
+    response = _search(app_session, filter_text)
 
     if matches:
         assert response.status == 200, response.body
@@ -182,14 +183,14 @@ def test_filter_operator(llmts_session: SessionClient, filter_text: str, matches
         assert (error["code"], error["param"]) == ("llm_test_server_fixture_mismatch", "tools[0].filters")
 
 
-def test_configured_attributes_round_trip_as_json_numbers(llmts_session: SessionClient) -> None:
-    _configure_attributes(llmts_session)
+def test_configured_attributes_round_trip_as_json_numbers(app_session: SessionClient) -> None:
+    _configure_attributes(app_session)
 
-    attributes = llmts_session.configuration()["scenarios"][0]["responses"][0]["items"][0]["results"][0][
+    attributes = app_session.configuration()["scenarios"][0]["responses"][0]["items"][0]["results"][0][
         "attributes"
     ]
     response = _post(
-        llmts_session,
+        app_session,
         {"model": FILE_MODEL, "input": "x", "tools": [FILE_TOOL], "include": ["file_search_call.results"]},
     )
 
@@ -228,12 +229,10 @@ VALID_TOOLS = [
 
 
 @pytest.mark.parametrize("tool", VALID_TOOLS, ids=[str(i) for i in range(len(VALID_TOOLS))])
-def test_valid_file_search_declarations_are_served(
-    llmts_session: SessionClient, tool: dict[str, Any]
-) -> None:
-    configure(llmts_session, FILE_ITEMS)
+def test_valid_file_search_declarations_are_served(app_session: SessionClient, tool: dict[str, Any]) -> None:
+    configure(app_session, FILE_ITEMS)
 
-    response = _post(llmts_session, {"model": FILE_MODEL, "input": "x", "tools": [tool]})
+    response = _post(app_session, {"model": FILE_MODEL, "input": "x", "tools": [tool]})
 
     assert response.status == 200, response.body
     assert response.json()["tools"] == [tool]
@@ -466,9 +465,9 @@ INVALID = [
     ("tools", "extra", "param", "code"), INVALID, ids=[f"{i}-{case[2]}" for i, case in enumerate(INVALID)]
 )
 def test_invalid_declarations_are_400_naming_the_field(
-    llmts_session: SessionClient, tools: list[Any], extra: dict[str, Any], param: str, code: str
+    app_session: SessionClient, tools: list[Any], extra: dict[str, Any], param: str, code: str
 ) -> None:
-    configure(llmts_session, FILE_ITEMS)
+    configure(app_session, FILE_ITEMS)
     model = (
         CODE_MODEL
         if tools[0]["type"] == "code_interpreter"
@@ -477,33 +476,33 @@ def test_invalid_declarations_are_400_naming_the_field(
         else FILE_MODEL
     )
 
-    response = _post(llmts_session, {"model": model, "input": "x", "tools": tools, **extra})
+    response = _post(app_session, {"model": model, "input": "x", "tools": tools, **extra})
 
     assert response.status == 400, response.body
     error = response.json()["error"]
     assert (error["param"], error["code"], error["type"]) == (param, code, "invalid_request_error")
-    entry = llmts_session.requests()[0]
+    entry = app_session.requests()[0]
     assert entry["status"] == 400 and entry["error_code"] == code
 
 
-def test_filter_node_limit_counts_the_whole_tree(llmts_session: SessionClient) -> None:
-    configure(llmts_session, FILE_ITEMS, policy="repeat_last_response")
+def test_filter_node_limit_counts_the_whole_tree(app_session: SessionClient) -> None:
+    configure(app_session, FILE_ITEMS, policy="repeat_last_response")
     # 1 root + 127 leaves = 128 nodes: served; one more leaf anywhere: 400
     fits = {"type": "or", "filters": [{"type": "or", "filters": [_LEAF] * 63}, *[_LEAF] * 63]}
     too_many = {"type": "or", "filters": [{"type": "or", "filters": [_LEAF] * 64}, *[_LEAF] * 63]}
 
-    ok = _post(llmts_session, {"model": FILE_MODEL, "input": "x", "tools": [_file_tool(filters=fits)]})
-    bad = _post(llmts_session, {"model": FILE_MODEL, "input": "x", "tools": [_file_tool(filters=too_many)]})
+    ok = _post(app_session, {"model": FILE_MODEL, "input": "x", "tools": [_file_tool(filters=fits)]})
+    bad = _post(app_session, {"model": FILE_MODEL, "input": "x", "tools": [_file_tool(filters=too_many)]})
 
     assert ok.status == 200, ok.body
     assert bad.status == 400 and "128 nodes" in bad.json()["error"]["message"]
 
 
-def test_prior_native_items_need_ids(llmts_session: SessionClient) -> None:
-    configure(llmts_session, FILE_ITEMS)
+def test_prior_native_items_need_ids(app_session: SessionClient) -> None:
+    configure(app_session, FILE_ITEMS)
 
     response = _post(
-        llmts_session,
+        app_session,
         {
             "model": WEB_MODEL,
             "input": [
@@ -520,11 +519,11 @@ def test_prior_native_items_need_ids(llmts_session: SessionClient) -> None:
 # --- wire shapes and streams -----------------------------------------------------------------------------
 
 
-def test_code_interpreter_json_shape(llmts_session: SessionClient) -> None:
-    configure(llmts_session, CODE_ITEMS)
+def test_code_interpreter_json_shape(app_session: SessionClient) -> None:
+    configure(app_session, CODE_ITEMS)
 
     response = _post(
-        llmts_session,
+        app_session,
         {
             "model": CODE_MODEL,
             "input": "x",
@@ -557,8 +556,8 @@ def test_code_interpreter_json_shape(llmts_session: SessionClient) -> None:
     ]
 
 
-def test_code_interpreter_sse_sequence_and_final_json(llmts_session: SessionClient) -> None:
-    configure(llmts_session, CODE_ITEMS, CODE_ITEMS)
+def test_code_interpreter_sse_sequence_and_final_json(app_session: SessionClient) -> None:
+    configure(app_session, CODE_ITEMS, CODE_ITEMS)
     request = {
         "model": CODE_MODEL,
         "input": "x",
@@ -566,8 +565,8 @@ def test_code_interpreter_sse_sequence_and_final_json(llmts_session: SessionClie
         "include": ["code_interpreter_call.outputs"],
     }
 
-    streamed = _post(llmts_session, {**request, "stream": True})
-    plain = _post(llmts_session, request)
+    streamed = _post(app_session, {**request, "stream": True})
+    plain = _post(app_session, request)
 
     events = _events(streamed.body)
     assert [(e["type"], e.get("item_id"), e.get("output_index")) for e in events[2:10]] == [
@@ -593,22 +592,18 @@ def test_code_interpreter_sse_sequence_and_final_json(llmts_session: SessionClie
     completed = events[-1]["response"]
     expected = plain.json()
     assert completed["output"] == expected["output"] and completed["usage"] == expected["usage"]
-    stored = raw_request(llmts_session.provider_base, "GET", f"{RESPONSES}/{completed['id']}", None, AUTH)
+    stored = send_raw(app_session, "GET", f"{RESPONSES}/{completed['id']}", None, AUTH)
     last_frame = streamed.body.split(b"\n\n")[-2]
     assert last_frame.endswith(b',"response":' + stored.body + b"}")  # byte-identical final JSON
 
 
-def test_replay_stream_starting_after(llmts_session: SessionClient) -> None:
-    configure(llmts_session, WEB_ITEMS)
-    created = _post(
-        llmts_session, {"model": WEB_MODEL, "input": "x", "tools": [{"type": "web_search"}]}
-    ).json()
+def test_replay_stream_starting_after(app_session: SessionClient) -> None:
+    configure(app_session, WEB_ITEMS)
+    created = _post(app_session, {"model": WEB_MODEL, "input": "x", "tools": [{"type": "web_search"}]}).json()
 
-    full = raw_request(
-        llmts_session.provider_base, "GET", f"{RESPONSES}/{created['id']}?stream=true", None, AUTH
-    )
-    tail = raw_request(
-        llmts_session.provider_base,
+    full = send_raw(app_session, "GET", f"{RESPONSES}/{created['id']}?stream=true", None, AUTH)
+    tail = send_raw(
+        app_session,
         "GET",
         f"{RESPONSES}/{created['id']}?stream=true&starting_after=5",
         None,
@@ -627,27 +622,27 @@ def test_replay_stream_starting_after(llmts_session: SessionClient) -> None:
     )
 
 
-def test_items_fixture_does_not_answer_other_providers(llmts_session: SessionClient) -> None:
-    configure(llmts_session, FILE_ITEMS)
+def test_items_fixture_does_not_answer_other_providers(app_session: SessionClient) -> None:
+    configure(app_session, FILE_ITEMS)
 
-    anthropic = raw_request(
-        llmts_session.provider_base,
+    anthropic = send_raw(
+        app_session,
         "POST",
         "/anthropic/v1/messages",
         {"model": FILE_MODEL, "max_tokens": 10, "messages": [{"role": "user", "content": "x"}]},
         {"x-api-key": "k"},
     )
-    served = _post(llmts_session, {"model": FILE_MODEL, "input": "x", "tools": [FILE_TOOL]})
+    served = _post(app_session, {"model": FILE_MODEL, "input": "x", "tools": [FILE_TOOL]})
 
     assert anthropic.status == 409
     assert "llm_test_server_fixture_mismatch" in anthropic.body.decode()
     assert served.status == 200
 
 
-def test_journal_and_export_carry_declarations_results_and_citations(llmts_session: SessionClient) -> None:
-    configure(llmts_session, FILE_ITEMS)
+def test_journal_and_export_carry_declarations_results_and_citations(app_session: SessionClient) -> None:
+    configure(app_session, FILE_ITEMS)
     _post(
-        llmts_session,
+        app_session,
         {
             "model": FILE_MODEL,
             "input": "x",
@@ -657,8 +652,8 @@ def test_journal_and_export_carry_declarations_results_and_citations(llmts_sessi
         },
     )
 
-    (entry,) = llmts_session.requests()
-    exported = llmts_session.export()
+    (entry,) = app_session.requests()
+    exported = app_session.export()
 
     assert entry["success"] is True and entry["terminal_marker_observed"] is True
     assert entry.get("response_tool_calls", []) == []  # native calls are not function calls
@@ -670,15 +665,15 @@ def test_journal_and_export_carry_declarations_results_and_citations(llmts_sessi
     assert exported["requests"][0]["response_preview"] == response_preview
 
 
-def test_declarations_are_part_of_the_prompt_identity(llmts_session: SessionClient) -> None:
-    configure(llmts_session, FILE_ITEMS, FILE_ITEMS)
+def test_declarations_are_part_of_the_prompt_identity(app_session: SessionClient) -> None:
+    configure(app_session, FILE_ITEMS, FILE_ITEMS)
     narrow = [{**FILE_TOOL, "filters": {"type": "eq", "key": "category", "value": "fixture"}}]
     wide = [
         {**FILE_TOOL, "ranking_options": {"ranker": "default-2024-11-15"}, "filters": narrow[0]["filters"]}
     ]
 
     usages = [
-        _post(llmts_session, {"model": FILE_MODEL, "input": "x", "tools": tools}).json()["usage"][
+        _post(app_session, {"model": FILE_MODEL, "input": "x", "tools": tools}).json()["usage"][
             "input_tokens"
         ]
         for tools in (narrow, wide)

@@ -14,7 +14,8 @@ import pydantic
 import pytest
 
 from llmts import ConfigBuilder, SessionClient
-from tests.helpers import raw_request
+from tests.support.in_process import send_raw
+from tests.support.journal import completed_entry
 
 pytestmark = pytest.mark.sdk
 
@@ -79,12 +80,10 @@ def test_text_response_object(llmts_session: SessionClient, openai_client: Any) 
     assert usage.output_tokens_details.reasoning_tokens == 0
 
 
-def test_instructions_and_message_items_count_as_input(
-    llmts_session: SessionClient, openai_client: Any
-) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("ok").build())
+def test_instructions_and_message_items_count_as_input(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("ok").build())
 
-    response = openai_client.responses.create(
+    response = app_openai.responses.create(
         model=MODEL,
         instructions="Be brief.",
         input=[
@@ -99,10 +98,10 @@ def test_instructions_and_message_items_count_as_input(
     assert response.usage.input_tokens == expected
 
 
-def test_stream_helper_text(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("Hello there.", chunks=["Hel", "lo", " there."]))
+def test_stream_helper_text(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("Hello there.", chunks=["Hel", "lo", " there."]))
 
-    with openai_client.responses.stream(model=MODEL, input="Hi") as stream:
+    with app_openai.responses.stream(model=MODEL, input="Hi") as stream:
         events = list(stream)
         final = stream.get_final_response()
 
@@ -124,7 +123,7 @@ def test_stream_helper_text(llmts_session: SessionClient, openai_client: Any) ->
     assert final.output_text == "Hello there."
     assert final.id == events[0].response.id
     assert final.usage.output_tokens == 3
-    stored = openai_client.responses.retrieve(final.id)
+    stored = app_openai.responses.retrieve(final.id)
     assert stored.output_text == "Hello there." and stored.usage == final.usage
 
 
@@ -160,12 +159,10 @@ def test_create_stream_true_event_order_ids_and_sequence(
     assert completed.model_dump() == openai_client.responses.retrieve(completed.id).model_dump()
 
 
-def test_function_call_json(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(
-        ConfigBuilder().scenario().tool_call("get_weather", {"city": "Paris"}, id="call_1")
-    )
+def test_function_call_json(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().tool_call("get_weather", {"city": "Paris"}, id="call_1"))
 
-    response = openai_client.responses.create(model=MODEL, input="Weather?", tools=[WEATHER])
+    response = app_openai.responses.create(model=MODEL, input="Weather?", tools=[WEATHER])
 
     (call,) = response.output
     assert call.type == "function_call"
@@ -177,11 +174,9 @@ def test_function_call_json(llmts_session: SessionClient, openai_client: Any) ->
     assert response.usage.output_tokens == _tokens("get_weather") + _tokens('{"city":"Paris"}')
 
 
-def test_parallel_function_calls_streamed_with_helper(
-    llmts_session: SessionClient, openai_client: Any
-) -> None:
+def test_parallel_function_calls_streamed_with_helper(app_session: SessionClient, app_openai: Any) -> None:
     long_args = {"city": "Paris", "note": "a fairly long argument value to split"}
-    llmts_session.configure(
+    app_session.configure(
         ConfigBuilder()
         .scenario()
         .tool_calls(
@@ -191,7 +186,7 @@ def test_parallel_function_calls_streamed_with_helper(
         .build()
     )
 
-    with openai_client.responses.stream(model=MODEL, input="Hi", tools=[WEATHER, TIME]) as stream:
+    with app_openai.responses.stream(model=MODEL, input="Hi", tools=[WEATHER, TIME]) as stream:
         events = list(stream)
         final = stream.get_final_response()
 
@@ -211,8 +206,8 @@ def test_parallel_function_calls_streamed_with_helper(
     assert calls[0].parsed_arguments == long_args
 
 
-def test_function_call_output_round_trip(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(
+def test_function_call_output_round_trip(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(
         ConfigBuilder()
         .scenario()
         .tool_call("get_weather", {"city": "Paris"}, id="call_9")
@@ -222,15 +217,15 @@ def test_function_call_output_round_trip(llmts_session: SessionClient, openai_cl
     )
     user = [{"role": "user", "content": "Weather in Paris?"}]
 
-    first = openai_client.responses.create(model=MODEL, input=user, tools=[WEATHER])
+    first = app_openai.responses.create(model=MODEL, input=user, tools=[WEATHER])
     call = first.output[0]
     result = {"type": "function_call_output", "call_id": call.call_id, "output": '{"sky": "clear"}'}
     # Stateless: the whole history goes back, the function_call item as the SDK returned it.
-    second = openai_client.responses.create(
+    second = app_openai.responses.create(
         model=MODEL, input=[*user, call.model_dump(exclude_none=True), result], tools=[WEATHER], store=False
     )
     # Stateful: only the result, the rest restored from the stored first response.
-    third = openai_client.responses.create(
+    third = app_openai.responses.create(
         model=MODEL, previous_response_id=first.id, input=[result], tools=[WEATHER]
     )
 
@@ -242,27 +237,27 @@ def test_function_call_output_round_trip(llmts_session: SessionClient, openai_cl
     assert third.usage.input_tokens - first.usage.input_tokens == call_turn + _msg('{"sky": "clear"}')
 
 
-def test_parse_with_pydantic_text_format(llmts_session: SessionClient, openai_client: Any) -> None:
+def test_parse_with_pydantic_text_format(app_session: SessionClient, app_openai: Any) -> None:
     class Answer(pydantic.BaseModel):
         answer: int
         reason: str
 
-    llmts_session.configure(ConfigBuilder().scenario().json({"answer": 42, "reason": "because"}).build())
+    app_session.configure(ConfigBuilder().scenario().json({"answer": 42, "reason": "because"}).build())
 
-    response = openai_client.responses.parse(model=MODEL, input="Why?", text_format=Answer)
+    response = app_openai.responses.parse(model=MODEL, input="Why?", text_format=Answer)
 
     assert response.output_parsed == Answer(answer=42, reason="because")
     assert response.text.format.type == "json_schema"
     assert response.text.format.name == "Answer"
 
 
-def test_stream_helper_with_text_format(llmts_session: SessionClient, openai_client: Any) -> None:
+def test_stream_helper_with_text_format(app_session: SessionClient, app_openai: Any) -> None:
     class Answer(pydantic.BaseModel):
         answer: int
 
-    llmts_session.configure(ConfigBuilder().scenario().json({"answer": 7}).build())
+    app_session.configure(ConfigBuilder().scenario().json({"answer": 7}).build())
 
-    with openai_client.responses.stream(model=MODEL, input="n?", text_format=Answer) as stream:
+    with app_openai.responses.stream(model=MODEL, input="n?", text_format=Answer) as stream:
         done = [e for e in stream if e.type == "response.output_text.done"]
         final = stream.get_final_response()
 
@@ -271,12 +266,12 @@ def test_stream_helper_with_text_format(llmts_session: SessionClient, openai_cli
 
 
 def test_text_fixture_for_json_schema_request_is_a_fixture_mismatch(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("not json").build())
+    app_session.configure(ConfigBuilder().scenario().text("not json").build())
 
     with pytest.raises(openai.ConflictError) as caught:
-        openai_client.responses.create(model=MODEL, input="x", text={"format": {"type": "json_object"}})
+        app_openai.responses.create(model=MODEL, input="x", text={"format": {"type": "json_object"}})
     assert caught.value.code == "llm_test_server_fixture_mismatch"
 
 
@@ -289,24 +284,24 @@ def test_text_fixture_for_json_schema_request_is_a_fixture_mismatch(
     ],
 )
 def test_tool_choice_is_enforced(
-    llmts_session: SessionClient, openai_client: Any, tool_choice: Any, fixture: str
+    app_session: SessionClient, app_openai: Any, tool_choice: Any, fixture: str
 ) -> None:
     builder = ConfigBuilder().scenario()
     if fixture == "tool":
         builder.tool_call("get_weather", {"city": "Paris"})
     else:
         builder.text("plain")
-    llmts_session.configure(builder.build())
+    app_session.configure(builder.build())
 
     with pytest.raises(openai.ConflictError) as caught:
-        openai_client.responses.create(model=MODEL, input="x", tools=[WEATHER, TIME], tool_choice=tool_choice)
+        app_openai.responses.create(model=MODEL, input="x", tools=[WEATHER, TIME], tool_choice=tool_choice)
     assert caught.value.code == "llm_test_server_fixture_mismatch"
 
 
-def test_forced_function_is_answered_and_echoed(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().tool_call("get_time", {}).build())
+def test_forced_function_is_answered_and_echoed(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().tool_call("get_time", {}).build())
 
-    response = openai_client.responses.create(
+    response = app_openai.responses.create(
         model=MODEL, input="x", tools=[WEATHER, TIME], tool_choice={"type": "function", "name": "get_time"}
     )
 
@@ -315,20 +310,18 @@ def test_forced_function_is_answered_and_echoed(llmts_session: SessionClient, op
 
 
 def test_function_tools_are_echoed_as_the_real_api_echoes_them(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
     """A function tool sent without ``strict`` (or ``description``) comes back with ``strict: true`` (the
     Responses API's default) and ``description: null``, in the answer, its stream and a stored retrieve."""
-    llmts_session.configure(
-        ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok").build()
-    )
+    app_session.configure(ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok").build())
     lax = {**TIME, "strict": False}
 
-    created = openai_client.responses.create(model=MODEL, input="x", tools=[TIME, WEATHER, lax])
-    with openai_client.responses.stream(model=MODEL, input="x", tools=[TIME]) as stream:
+    created = app_openai.responses.create(model=MODEL, input="x", tools=[TIME, WEATHER, lax])
+    with app_openai.responses.stream(model=MODEL, input="x", tools=[TIME]) as stream:
         streamed = stream.get_final_response()
-    raw = raw_request(
-        llmts_session.provider_base,
+    raw = send_raw(
+        app_session,
         "POST",
         "/openai/v1/responses",
         {"model": MODEL, "input": "x", "tools": [TIME]},
@@ -342,15 +335,15 @@ def test_function_tools_are_echoed_as_the_real_api_echoes_them(
     assert echoed[1]["description"] == "Weather for a city"
     assert streamed.tools[0].strict is True
     assert raw.json()["tools"] == [{**TIME, "description": None, "strict": True}]
-    assert openai_client.responses.retrieve(created.id).tools[0].strict is True
+    assert app_openai.responses.retrieve(created.id).tools[0].strict is True
 
 
-def test_previous_response_id_over_three_turns(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("One.").text("Two.").text("Three.").build())
+def test_previous_response_id_over_three_turns(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("One.").text("Two.").text("Three.").build())
 
-    first = openai_client.responses.create(model=MODEL, input="first", instructions="Be brief.")
-    second = openai_client.responses.create(model=MODEL, input="second", previous_response_id=first.id)
-    with openai_client.responses.stream(model=MODEL, input="third", previous_response_id=second.id) as stream:
+    first = app_openai.responses.create(model=MODEL, input="first", instructions="Be brief.")
+    second = app_openai.responses.create(model=MODEL, input="second", previous_response_id=first.id)
+    with app_openai.responses.stream(model=MODEL, input="third", previous_response_id=second.id) as stream:
         third = stream.get_final_response()
 
     assert [r.output_text for r in (first, second, third)] == ["One.", "Two.", "Three."]
@@ -359,59 +352,57 @@ def test_previous_response_id_over_three_turns(llmts_session: SessionClient, ope
     assert second.usage.input_tokens == 3 + _msg("first") + _msg("One.") + _msg("second")
     assert third.usage.input_tokens == second.usage.input_tokens + _msg("Two.") + _msg("third")
     assert second.previous_response_id == first.id
-    retrieved = openai_client.responses.retrieve(second.id)
+    retrieved = app_openai.responses.retrieve(second.id)
     assert retrieved.previous_response_id == first.id
     assert retrieved.model_dump() == second.model_dump()
 
 
-def test_retrieve_delete_and_404s(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("kept").text("after").build())
-    created = openai_client.responses.create(model=MODEL, input="Hi")
+def test_retrieve_delete_and_404s(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("kept").text("after").build())
+    created = app_openai.responses.create(model=MODEL, input="Hi")
 
-    assert openai_client.responses.retrieve(created.id).model_dump() == created.model_dump()
-    deleted = openai_client.responses.with_raw_response.delete(created.id)
+    assert app_openai.responses.retrieve(created.id).model_dump() == created.model_dump()
+    deleted = app_openai.responses.with_raw_response.delete(created.id)
     assert deleted.http_response.json() == {"id": created.id, "object": "response", "deleted": True}
 
     with pytest.raises(openai.NotFoundError):
-        openai_client.responses.retrieve(created.id)
+        app_openai.responses.retrieve(created.id)
     with pytest.raises(openai.NotFoundError):
-        openai_client.responses.delete(created.id)
+        app_openai.responses.delete(created.id)
     with pytest.raises(openai.NotFoundError) as caught:
-        openai_client.responses.create(model=MODEL, input="again", previous_response_id=created.id)
+        app_openai.responses.create(model=MODEL, input="again", previous_response_id=created.id)
     assert caught.value.code == "previous_response_not_found"
     assert caught.value.param == "previous_response_id"
     # The rejected continuation consumed nothing.
-    assert openai_client.responses.create(model=MODEL, input="x").output_text == "after"
+    assert app_openai.responses.create(model=MODEL, input="x").output_text == "after"
 
 
-def test_store_false_is_not_retrievable(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(
-        ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("x").build()
-    )
+def test_store_false_is_not_retrievable(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("x").build())
 
-    response = openai_client.responses.create(model=MODEL, input="Hi", store=False)
+    response = app_openai.responses.create(model=MODEL, input="Hi", store=False)
 
     assert response.store is False
     with pytest.raises(openai.NotFoundError):
-        openai_client.responses.retrieve(response.id)
+        app_openai.responses.retrieve(response.id)
     with pytest.raises(openai.NotFoundError) as caught:
-        openai_client.responses.create(model=MODEL, input="x", previous_response_id=response.id)
+        app_openai.responses.create(model=MODEL, input="x", previous_response_id=response.id)
     assert caught.value.code == "previous_response_not_found"
 
 
-def test_reset_forgets_stored_responses(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("x").build())
-    response = openai_client.responses.create(model=MODEL, input="Hi")
+def test_reset_forgets_stored_responses(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("x").build())
+    response = app_openai.responses.create(model=MODEL, input="Hi")
 
-    llmts_session.reset()
+    app_session.reset()
 
     with pytest.raises(openai.NotFoundError):
-        openai_client.responses.retrieve(response.id)
+        app_openai.responses.retrieve(response.id)
 
 
-def test_input_items_list(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("ok").build())
-    response = openai_client.responses.create(
+def test_input_items_list(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("ok").build())
+    response = app_openai.responses.create(
         model=MODEL,
         input=[
             {"role": "user", "content": "Weather?"},
@@ -421,8 +412,8 @@ def test_input_items_list(llmts_session: SessionClient, openai_client: Any) -> N
         tools=[WEATHER],
     )
 
-    items = list(openai_client.responses.input_items.list(response.id, order="asc"))
-    newest_first = list(openai_client.responses.input_items.list(response.id))
+    items = list(app_openai.responses.input_items.list(response.id, order="asc"))
+    newest_first = list(app_openai.responses.input_items.list(response.id))
 
     assert [item.type for item in items] == ["message", "function_call", "function_call_output"]
     assert items[0].content[0].text == "Weather?"
@@ -432,36 +423,36 @@ def test_input_items_list(llmts_session: SessionClient, openai_client: Any) -> N
     assert len({i.id for i in items}) == 3
 
 
-def test_retrieve_as_stream(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("Hello there.", chunks=["Hello", " there."]))
-    created = openai_client.responses.create(model=MODEL, input="Hi")
+def test_retrieve_as_stream(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("Hello there.", chunks=["Hello", " there."]))
+    created = app_openai.responses.create(model=MODEL, input="Hi")
 
-    events = list(openai_client.responses.retrieve(created.id, stream=True))
+    events = list(app_openai.responses.retrieve(created.id, stream=True))
 
     assert events[0].type == "response.created" and events[-1].type == "response.completed"
     assert events[-1].response.model_dump() == created.model_dump()
     assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == "Hello there."
 
 
-def test_input_tokens_count_consumes_nothing(llmts_session: SessionClient, openai_client: Any) -> None:
-    _needs(openai_client, "responses", "input_tokens")
-    llmts_session.configure(ConfigBuilder().scenario().text("x").build())
+def test_input_tokens_count_consumes_nothing(app_session: SessionClient, app_openai: Any) -> None:
+    _needs(app_openai, "responses", "input_tokens")
+    app_session.configure(ConfigBuilder().scenario().text("x").build())
 
-    counted = openai_client.responses.input_tokens.count(model=MODEL, input="Hi")
+    counted = app_openai.responses.input_tokens.count(model=MODEL, input="Hi")
 
     assert counted.input_tokens == 3 + _msg("Hi")
-    assert openai_client.responses.create(model=MODEL, input="Hi").output_text == "x"
+    assert app_openai.responses.create(model=MODEL, input="Hi").output_text == "x"
 
 
-def test_scripted_429_is_retried_into_next_answer(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_scripted_429_is_retried_into_next_answer(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder()
         .scenario()
         .error(429, "rate_limit_exceeded", "Slow down", retry_after=0.25)
         .text("After the retry.")
         .build()
     )
-    client = llmts_session.openai_client(_strict_response_validation=True, max_retries=2)
+    client = app_session.openai_client(_strict_response_validation=True, max_retries=2)
 
     started = time.monotonic()
     raw = client.responses.with_raw_response.create(model=MODEL, input="Hi")
@@ -472,26 +463,26 @@ def test_scripted_429_is_retried_into_next_answer(llmts_session: SessionClient) 
 
 
 def test_scripted_429_on_a_stream_request_raises_before_streaming(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().error(429, "rate_limit_exceeded", "Slow down").build())
+    app_session.configure(ConfigBuilder().scenario().error(429, "rate_limit_exceeded", "Slow down").build())
 
     with (
         pytest.raises(openai.RateLimitError) as caught,
-        openai_client.responses.stream(model=MODEL, input="Hi"),
+        app_openai.responses.stream(model=MODEL, input="Hi"),
     ):
         pass
     assert caught.value.code == "rate_limit_exceeded"
 
 
-def test_non_retryable_errors_are_typed(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_non_retryable_errors_are_typed(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder()
         .scenario("only")
         .error(400, "context_length_exceeded", "Too long", type="invalid_request_error")
         .build()
     )
-    client = llmts_session.openai_client(_strict_response_validation=True, max_retries=2)
+    client = app_session.openai_client(_strict_response_validation=True, max_retries=2)
 
     with pytest.raises(openai.BadRequestError) as bad:
         client.responses.create(model=MODEL, input="Hi")
@@ -504,19 +495,19 @@ def test_non_retryable_errors_are_typed(llmts_session: SessionClient) -> None:
     assert time.monotonic() - started < 0.4  # x-should-retry: false
 
 
-def test_unknown_model_is_404(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().models(MODEL).scenario().text("ok").build())
+def test_unknown_model_is_404(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().models(MODEL).scenario().text("ok").build())
 
     with pytest.raises(openai.NotFoundError) as caught:
-        openai_client.responses.create(model="gpt-9-imaginary", input="Hi")
+        app_openai.responses.create(model="gpt-9-imaginary", input="Hi")
     assert caught.value.code == "model_not_found"
     assert caught.value.param == "model"
 
 
-def test_wrong_credentials_get_401(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().credentials(openai="sk-right").scenario().text("ok").build())
-    wrong = llmts_session.openai_client(api_key="sk-wrong-key-123", max_retries=0)
-    right = llmts_session.openai_client(_strict_response_validation=True, max_retries=0)
+def test_wrong_credentials_get_401(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().credentials(openai="sk-right").scenario().text("ok").build())
+    wrong = app_session.openai_client(api_key="sk-wrong-key-123", max_retries=0)
+    right = app_session.openai_client(_strict_response_validation=True, max_retries=0)
 
     with pytest.raises(openai.AuthenticationError) as caught:
         wrong.responses.create(model=MODEL, input="Hi")
@@ -527,16 +518,14 @@ def test_wrong_credentials_get_401(llmts_session: SessionClient) -> None:
 
 
 def test_prompt_cache_cached_tokens_rise_on_repeated_long_prompt(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
-    llmts_session.configure(
-        ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok").build()
-    )
+    app_session.configure(ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok").build())
     instructions = "You are a careful assistant. " * 160  # ~4.6k characters, over 1024 estimated tokens
 
-    first = openai_client.responses.create(model=MODEL, instructions=instructions, input="Question one")
-    second = openai_client.responses.create(model=MODEL, instructions=instructions, input="Question one")
-    third = openai_client.responses.create(model=MODEL, instructions=instructions, input="Question two")
+    first = app_openai.responses.create(model=MODEL, instructions=instructions, input="Question one")
+    second = app_openai.responses.create(model=MODEL, instructions=instructions, input="Question one")
+    third = app_openai.responses.create(model=MODEL, instructions=instructions, input="Question two")
 
     assert first.usage.input_tokens > 1024
     assert first.usage.input_tokens_details.cached_tokens == 0
@@ -561,8 +550,8 @@ def test_async_stream_helper(llmts_session: SessionClient) -> None:
     assert asyncio.run(run()) == (["async", " hello"], "async hello")
 
 
-def test_unconfigured_session_echoes_latest_user_text(openai_client: Any) -> None:
-    response = openai_client.responses.create(
+def test_unconfigured_session_echoes_latest_user_text(app_openai: Any) -> None:
+    response = app_openai.responses.create(
         model="any-model",
         input=[
             {"role": "user", "content": "first"},
@@ -574,13 +563,7 @@ def test_unconfigured_session_echoes_latest_user_text(openai_client: Any) -> Non
 
 
 def _journal_entry(session: SessionClient) -> dict[str, Any]:
-    deadline = time.monotonic() + 5
-    while True:
-        entries = session.requests(operation="responses", streaming=True)
-        if entries and entries[0]["completed"]:
-            return entries[0]
-        assert time.monotonic() < deadline, f"no completed entry: {entries}"
-        time.sleep(0.01)
+    return completed_entry(session, operation="responses", streaming=True)
 
 
 def test_early_clean_end_stops_before_completed_but_the_response_is_stored(

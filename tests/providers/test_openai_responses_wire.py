@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from llmts import ConfigBuilder, SessionClient
-from tests.helpers import RawResponse, raw_request
+from tests.helpers import RawResponse
+from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
 
@@ -20,11 +21,11 @@ AUTH = {"Authorization": "Bearer k"}
 def _post(
     session: SessionClient, body: Any, path: str = RESPONSES, headers: dict[str, str] | None = None
 ) -> RawResponse:
-    return raw_request(session.provider_base, "POST", path, body, headers if headers is not None else AUTH)
+    return send_raw(session, "POST", path, body, headers if headers is not None else AUTH)
 
 
 def _get(session: SessionClient, path: str, method: str = "GET") -> RawResponse:
-    return raw_request(session.provider_base, method, path, None, AUTH)
+    return send_raw(session, method, path, None, AUTH)
 
 
 def _events(body: bytes) -> list[tuple[str, dict[str, Any]]]:
@@ -42,10 +43,10 @@ def _events(body: bytes) -> list[tuple[str, dict[str, Any]]]:
     return events
 
 
-def test_text_stream_frames(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("Hi there", chunks=["Hi", " there"]).build())
+def test_text_stream_frames(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("Hi there", chunks=["Hi", " there"]).build())
 
-    response = _post(llmts_session, {"model": "gpt-4.1-mini", "input": "x", "stream": True})
+    response = _post(app_session, {"model": "gpt-4.1-mini", "input": "x", "stream": True})
 
     assert response.status == 200
     assert response.headers["content-type"].startswith("text/event-stream")
@@ -108,11 +109,11 @@ def test_text_stream_frames(llmts_session: SessionClient) -> None:
     completed = data[9]["response"]
     assert completed["id"] == response_id and completed["status"] == "completed"
     # The stream's final response is exactly what a retrieval returns.
-    assert _get(llmts_session, f"{RESPONSES}/{response_id}").json() == completed
+    assert _get(app_session, f"{RESPONSES}/{response_id}").json() == completed
 
 
-def test_function_call_stream_frames(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_function_call_stream_frames(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "scenarios": [
                 {
@@ -134,7 +135,7 @@ def test_function_call_stream_frames(llmts_session: SessionClient) -> None:
     )
 
     response = _post(
-        llmts_session,
+        app_session,
         {"model": "gpt-4.1-mini", "input": "x", "stream": True, "tools": [{"type": "function", "name": "f"}]},
     )
 
@@ -169,24 +170,24 @@ def test_function_call_stream_frames(llmts_session: SessionClient) -> None:
     assert data[8]["response"]["output"] == [data[7]["item"]]
 
 
-def test_json_answer_is_the_stored_answer(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("kept").build())
+def test_json_answer_is_the_stored_answer(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("kept").build())
 
-    created = _post(llmts_session, {"model": "gpt-4.1-mini", "input": "x", "metadata": {"k": "v"}})
+    created = _post(app_session, {"model": "gpt-4.1-mini", "input": "x", "metadata": {"k": "v"}})
 
     assert created.status == 200 and created.headers["content-type"] == "application/json"
     body = created.json()
     assert body["metadata"] == {"k": "v"} and body["store"] is True
     assert body["usage"]["input_tokens_details"] == {"cached_tokens": 0, "cache_write_tokens": 0}
-    retrieved = _get(llmts_session, f"{RESPONSES}/{body['id']}")
+    retrieved = _get(app_session, f"{RESPONSES}/{body['id']}")
     assert retrieved.status == 200 and retrieved.body == created.body
 
 
-def test_retrieve_as_stream_starting_after(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("abc").build())
-    response_id = _post(llmts_session, {"model": "gpt-4.1-mini", "input": "x"}).json()["id"]
+def test_retrieve_as_stream_starting_after(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("abc").build())
+    response_id = _post(app_session, {"model": "gpt-4.1-mini", "input": "x"}).json()["id"]
 
-    replay = _get(llmts_session, f"{RESPONSES}/{response_id}?stream=true&starting_after=2")
+    replay = _get(app_session, f"{RESPONSES}/{response_id}?stream=true&starting_after=2")
 
     events = _events(replay.body)
     assert events[0][0] == "response.content_part.added"
@@ -194,16 +195,16 @@ def test_retrieve_as_stream_starting_after(llmts_session: SessionClient) -> None
     assert events[-1][1]["response"]["id"] == response_id
 
 
-def test_stored_response_endpoints_and_404_envelopes(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok"))
-    response_id = _post(llmts_session, {"model": "gpt-4.1-mini", "input": "x"}).json()["id"]
+def test_stored_response_endpoints_and_404_envelopes(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok"))
+    response_id = _post(app_session, {"model": "gpt-4.1-mini", "input": "x"}).json()["id"]
 
-    items = _get(llmts_session, f"{RESPONSES}/{response_id}/input_items?limit=1")
-    deleted = _get(llmts_session, f"{RESPONSES}/{response_id}", "DELETE")
-    missing = _get(llmts_session, f"{RESPONSES}/{response_id}")
-    missing_delete = _get(llmts_session, f"{RESPONSES}/{response_id}", "DELETE")
+    items = _get(app_session, f"{RESPONSES}/{response_id}/input_items?limit=1")
+    deleted = _get(app_session, f"{RESPONSES}/{response_id}", "DELETE")
+    missing = _get(app_session, f"{RESPONSES}/{response_id}")
+    missing_delete = _get(app_session, f"{RESPONSES}/{response_id}", "DELETE")
     continued = _post(
-        llmts_session, {"model": "gpt-4.1-mini", "input": "y", "previous_response_id": response_id}
+        app_session, {"model": "gpt-4.1-mini", "input": "y", "previous_response_id": response_id}
     )
 
     page = items.json()
@@ -225,16 +226,16 @@ def test_stored_response_endpoints_and_404_envelopes(llmts_session: SessionClien
     }
 
 
-def test_input_items_pagination(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("ok").build())
+def test_input_items_pagination(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("ok").build())
     inputs = [{"role": "user", "content": f"m{i}"} for i in range(3)]
-    response_id = _post(llmts_session, {"model": "gpt-4.1-mini", "input": inputs}).json()["id"]
+    response_id = _post(app_session, {"model": "gpt-4.1-mini", "input": inputs}).json()["id"]
 
-    first = _get(llmts_session, f"{RESPONSES}/{response_id}/input_items?order=asc&limit=2").json()
+    first = _get(app_session, f"{RESPONSES}/{response_id}/input_items?order=asc&limit=2").json()
     rest = _get(
-        llmts_session, f"{RESPONSES}/{response_id}/input_items?order=asc&limit=2&after={first['last_id']}"
+        app_session, f"{RESPONSES}/{response_id}/input_items?order=asc&limit=2&after={first['last_id']}"
     ).json()
-    bad = _get(llmts_session, f"{RESPONSES}/{response_id}/input_items?limit=0")
+    bad = _get(app_session, f"{RESPONSES}/{response_id}/input_items?limit=0")
 
     assert [i["content"][0]["text"] for i in first["data"]] == ["m0", "m1"] and first["has_more"] is True
     assert [i["content"][0]["text"] for i in rest["data"]] == ["m2"] and rest["has_more"] is False
@@ -279,18 +280,18 @@ def test_input_items_pagination(llmts_session: SessionClient) -> None:
     ],
 )
 def test_malformed_requests_get_400_in_openai_envelope(
-    llmts_session: SessionClient, body: Any, param: str | None
+    app_session: SessionClient, body: Any, param: str | None
 ) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("never").build())
+    app_session.configure(ConfigBuilder().scenario().text("never").build())
 
-    response = _post(llmts_session, body)
+    response = _post(app_session, body)
 
     assert response.status == 400
     error = response.json()["error"]
     assert set(error) == {"message", "type", "param", "code"}
     assert error["type"] == "invalid_request_error"
     assert error["param"] == param
-    good = _post(llmts_session, {"model": "gpt-4.1-mini", "input": "x"})
+    good = _post(app_session, {"model": "gpt-4.1-mini", "input": "x"})
     assert good.json()["output"][0]["content"][0]["text"] == "never"
 
 
@@ -310,14 +311,14 @@ def _azure_config(session: SessionClient) -> None:
 CHAT_BODY = {"messages": [{"role": "user", "content": "x"}]}
 
 
-def test_azure_deployment_route_with_api_key_and_any_api_version(llmts_session: SessionClient) -> None:
-    _azure_config(llmts_session)
+def test_azure_deployment_route_with_api_key_and_any_api_version(app_session: SessionClient) -> None:
+    _azure_config(app_session)
     path = "/azure-openai/openai/deployments/dep/chat/completions"
 
     with_version = _post(
-        llmts_session, CHAT_BODY, f"{path}?api-version=2099-01-01-preview", {"api-key": "az-key"}
+        app_session, CHAT_BODY, f"{path}?api-version=2099-01-01-preview", {"api-key": "az-key"}
     )
-    without_version = _post(llmts_session, CHAT_BODY, path, {"api-key": "az-key"})
+    without_version = _post(app_session, CHAT_BODY, path, {"api-key": "az-key"})
 
     for response in (with_version, without_version):
         assert response.status == 200
@@ -328,11 +329,11 @@ def test_azure_deployment_route_with_api_key_and_any_api_version(llmts_session: 
     assert with_version.headers["apim-request-id"] == with_version.headers["x-request-id"]
 
 
-def test_azure_stream_has_no_filter_only_chunk(llmts_session: SessionClient) -> None:
-    _azure_config(llmts_session)
+def test_azure_stream_has_no_filter_only_chunk(app_session: SessionClient) -> None:
+    _azure_config(app_session)
 
     response = _post(
-        llmts_session,
+        app_session,
         {**CHAT_BODY, "stream": True},
         "/azure-openai/openai/v1/deployments/dep/chat/completions?api-version=preview",
         {"api-key": "az-key"},
@@ -343,26 +344,26 @@ def test_azure_stream_has_no_filter_only_chunk(llmts_session: SessionClient) -> 
     assert all(json.loads(f[len("data: ") :])["object"] == "chat.completion.chunk" for f in frames[:-1])
 
 
-def test_azure_errors_in_azure_words(llmts_session: SessionClient) -> None:
-    _azure_config(llmts_session)
+def test_azure_errors_in_azure_words(app_session: SessionClient) -> None:
+    _azure_config(app_session)
 
     unknown = _post(
-        llmts_session,
+        app_session,
         CHAT_BODY,
         "/azure-openai/openai/deployments/nope/chat/completions",
         {"api-key": "az-key"},
     )
     wrong_key = _post(
-        llmts_session, CHAT_BODY, "/azure-openai/openai/deployments/dep/chat/completions", {"api-key": "bad"}
+        app_session, CHAT_BODY, "/azure-openai/openai/deployments/dep/chat/completions", {"api-key": "bad"}
     )
-    no_key = _post(llmts_session, {"model": "dep", "input": "x"}, "/azure-openai/openai/v1/responses", {})
+    no_key = _post(app_session, {"model": "dep", "input": "x"}, "/azure-openai/openai/v1/responses", {})
     bearer = _post(
-        llmts_session,
+        app_session,
         {"model": "dep", "input": "x"},
         "/azure-openai/openai/v1/responses",
         {"Authorization": "Bearer az-key"},
     )
-    missing_route = _post(llmts_session, {}, "/azure-openai/openai/v1/embeddingz", {"api-key": "az-key"})
+    missing_route = _post(app_session, {}, "/azure-openai/openai/v1/embeddingz", {"api-key": "az-key"})
 
     assert unknown.status == 404
     error = unknown.json()["error"]
@@ -375,16 +376,16 @@ def test_azure_errors_in_azure_words(llmts_session: SessionClient) -> None:
     assert missing_route.status == 404 and missing_route.json()["error"]["code"] == "not_found"
 
 
-def test_azure_responses_under_deployment_routes(llmts_session: SessionClient) -> None:
-    _azure_config(llmts_session)
+def test_azure_responses_under_deployment_routes(app_session: SessionClient) -> None:
+    _azure_config(app_session)
     headers = {"api-key": "az-key"}
 
     created = _post(
-        llmts_session, {"input": "x"}, "/azure-openai/openai/deployments/dep/responses?api-version=v", headers
+        app_session, {"input": "x"}, "/azure-openai/openai/deployments/dep/responses?api-version=v", headers
     )
     response_id = created.json()["id"]
-    fetched = raw_request(
-        llmts_session.provider_base,
+    fetched = send_raw(
+        app_session,
         "GET",
         f"/azure-openai/openai/responses/{response_id}?api-version=v",
         None,

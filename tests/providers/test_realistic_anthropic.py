@@ -24,8 +24,8 @@ THINKING = {"text": "The user wants weather.", "signature": "sig-123", "tokens":
 
 
 @pytest.fixture
-def client(llmts_session: SessionClient) -> Any:
-    return llmts_session.anthropic_client(_strict_response_validation=True, max_retries=0)
+def client(app_session: SessionClient) -> Any:
+    return app_session.anthropic_client(_strict_response_validation=True, max_retries=0)
 
 
 def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
@@ -39,8 +39,8 @@ def _create(client: Any, **kwargs: Any) -> Any:
     return client.messages.create(**kwargs)
 
 
-def test_thinking_text_and_tool_use(llmts_session: SessionClient, client: Any) -> None:
-    _configure(llmts_session, {"reasoning": THINKING, "text": "Let me check.", "tool_calls": [CALL]})
+def test_thinking_text_and_tool_use(app_session: SessionClient, client: Any) -> None:
+    _configure(app_session, {"reasoning": THINKING, "text": "Let me check.", "tool_calls": [CALL]})
 
     message = _create(client, tools=[WEATHER], thinking={"type": "enabled", "budget_tokens": 1024})
 
@@ -50,13 +50,13 @@ def test_thinking_text_and_tool_use(llmts_session: SessionClient, client: Any) -
     assert message.content[1].text == "Let me check."
     assert (message.content[2].id, message.content[2].input) == ("toolu_1", {"city": "Paris"})
     assert message.stop_reason == "tool_use"
-    (entry,) = llmts_session.requests()
+    (entry,) = app_session.requests()
     assert entry["reasoning_settings"] == {"type": "enabled", "budget_tokens": 1024}
 
 
-def test_thinking_streamed_with_get_final_message(llmts_session: SessionClient, client: Any) -> None:
+def test_thinking_streamed_with_get_final_message(app_session: SessionClient, client: Any) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {
             "reasoning": THINKING,
             "text": "Let me check.",
@@ -86,8 +86,8 @@ def test_thinking_streamed_with_get_final_message(llmts_session: SessionClient, 
     assert final.stop_reason == "tool_use"
 
 
-def test_thinking_block_passed_back_in_tool_loop(llmts_session: SessionClient, client: Any) -> None:
-    _configure(llmts_session, {"reasoning": THINKING, "tool_calls": [CALL]}, {"text": "Sunny."})
+def test_thinking_block_passed_back_in_tool_loop(app_session: SessionClient, client: Any) -> None:
+    _configure(app_session, {"reasoning": THINKING, "tool_calls": [CALL]}, {"text": "Sunny."})
 
     first = _create(client, tools=[WEATHER], thinking={"type": "enabled", "budget_tokens": 1024})
     messages = [
@@ -103,9 +103,9 @@ def test_thinking_block_passed_back_in_tool_loop(llmts_session: SessionClient, c
     assert second.content[0].text == "Sunny."
 
 
-def test_redacted_thinking(llmts_session: SessionClient, client: Any) -> None:
+def test_redacted_thinking(app_session: SessionClient, client: Any) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"reasoning": {"redacted": True, "signature": "opaque=="}, "text": "Hi."},
         {"text": "x"},
     )
@@ -113,7 +113,7 @@ def test_redacted_thinking(llmts_session: SessionClient, client: Any) -> None:
     message = _create(client)
     assert (message.content[0].type, message.content[0].data) == ("redacted_thinking", "opaque==")
 
-    _configure(llmts_session, {"reasoning": {"redacted": True, "signature": "opaque=="}, "text": "Hi."})
+    _configure(app_session, {"reasoning": {"redacted": True, "signature": "opaque=="}, "text": "Hi."})
     with client.messages.stream(model=MODEL, max_tokens=64, messages=HI) as stream:
         final = stream.get_final_message()
     assert final.content[0].type == "redacted_thinking" and final.content[0].data == "opaque=="
@@ -123,9 +123,9 @@ def test_redacted_thinking(llmts_session: SessionClient, client: Any) -> None:
 @pytest.mark.parametrize(
     ("reason", "stop"), [("length", "max_tokens"), ("refusal", "refusal"), ("content_filter", "refusal")]
 )
-def test_stop_reasons(llmts_session: SessionClient, client: Any, reason: str, stop: str) -> None:
+def test_stop_reasons(app_session: SessionClient, client: Any, reason: str, stop: str) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"text": "Partial", "finish_reason": reason},
         {"text": "Partial", "finish_reason": reason},
     )
@@ -136,8 +136,8 @@ def test_stop_reasons(llmts_session: SessionClient, client: Any, reason: str, st
     assert (final.stop_reason, final.content[0].text) == (stop, "Partial")
 
 
-def test_refusal(llmts_session: SessionClient, client: Any) -> None:
-    _configure(llmts_session, {"refusal": "I can't help with that."})
+def test_refusal(app_session: SessionClient, client: Any) -> None:
+    _configure(app_session, {"refusal": "I can't help with that."})
 
     message = _create(client)
 
@@ -145,8 +145,8 @@ def test_refusal(llmts_session: SessionClient, client: Any) -> None:
     assert [block.text for block in message.content] == ["I can't help with that."]
 
 
-def test_reasoning_tokens_count_as_output(llmts_session: SessionClient, client: Any) -> None:
-    _configure(llmts_session, {"reasoning": THINKING, "text": "Hi."})
+def test_reasoning_tokens_count_as_output(app_session: SessionClient, client: Any) -> None:
+    _configure(app_session, {"reasoning": THINKING, "text": "Hi."})
 
     message = _create(client)
 

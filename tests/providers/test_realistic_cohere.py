@@ -13,11 +13,11 @@ import pytest
 from cohere.errors import TooManyRequestsError
 
 from llmts import SessionClient
-from tests.helpers import raw_request
 from tests.providers.cohere_helpers import HI, MODEL, WEATHER
 from tests.providers.cohere_helpers import chat as _chat
 from tests.providers.cohere_helpers import entries as _entries
 from tests.providers.cohere_helpers import stream as _stream
+from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
 
@@ -26,7 +26,13 @@ CALL = {"id": "call_w", "name": "get_weather", "arguments": {"city": "Paris"}}
 
 
 @pytest.fixture
-def client(llmts_session: SessionClient) -> Any:
+def client(app_session: SessionClient) -> Any:
+    return app_session.cohere_client(max_retries=0)
+
+
+# The same on the real server, for this module's smoke tests over real HTTP.
+@pytest.fixture
+def live_client(llmts_session: SessionClient) -> Any:
     return llmts_session.cohere_client(max_retries=0)
 
 
@@ -34,8 +40,8 @@ def _configure(session: SessionClient, *responses: dict[str, Any], **fields: Any
     session.configure({"models": [MODEL], "scenarios": [{"responses": list(responses)}], **fields})
 
 
-def test_reasoning_is_a_thinking_block_before_the_text(llmts_session: SessionClient, client: Any) -> None:
-    _configure(llmts_session, {"reasoning": {"text": THOUGHT, "tokens": 20}, "text": "Hello!"})
+def test_reasoning_is_a_thinking_block_before_the_text(app_session: SessionClient, client: Any) -> None:
+    _configure(app_session, {"reasoning": {"text": THOUGHT, "tokens": 20}, "text": "Hello!"})
 
     reply = _chat(client, thinking={"type": "enabled", "token_budget": 500})
 
@@ -44,13 +50,13 @@ def test_reasoning_is_a_thinking_block_before_the_text(llmts_session: SessionCli
     assert (text.type, text.text) == ("text", "Hello!")
     assert reply.finish_reason == "COMPLETE"
     assert reply.usage.tokens.output_tokens >= 20  # the reasoning tokens count as output
-    (entry,) = _entries(llmts_session)
+    (entry,) = _entries(app_session)
     assert entry["reasoning_settings"] == {"type": "enabled", "token_budget": 500}
 
 
-def test_reasoning_with_tool_calls_and_a_plan(llmts_session: SessionClient, client: Any) -> None:
+def test_reasoning_with_tool_calls_and_a_plan(app_session: SessionClient, client: Any) -> None:
     _configure(
-        llmts_session, {"reasoning": {"summary": ["Look it up."]}, "text": "Checking.", "tool_calls": [CALL]}
+        app_session, {"reasoning": {"summary": ["Look it up."]}, "text": "Checking.", "tool_calls": [CALL]}
     )
 
     reply = _chat(client, tools=[WEATHER])
@@ -61,9 +67,9 @@ def test_reasoning_with_tool_calls_and_a_plan(llmts_session: SessionClient, clie
     assert reply.finish_reason == "TOOL_CALL"
 
 
-def test_reasoning_streams_as_its_own_content_block(llmts_session: SessionClient, client: Any) -> None:
+def test_reasoning_streams_as_its_own_content_block(app_session: SessionClient, client: Any) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"reasoning": {"text": THOUGHT}, "text": "Hello there!", "chunks": ["Hello ", "there!"]},
     )
 
@@ -87,16 +93,16 @@ def test_reasoning_streams_as_its_own_content_block(llmts_session: SessionClient
     assert "".join(e.delta.message.content.text for e in events[5:7]) == "Hello there!"
 
 
-def test_raw_block_order_and_redacted_reasoning_sends_no_block(llmts_session: SessionClient) -> None:
+def test_raw_block_order_and_redacted_reasoning_sends_no_block(app_session: SessionClient) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"reasoning": {"text": THOUGHT}, "text": "Hi."},
         {"reasoning": {"text": "hidden", "redacted": True}, "text": "Hi."},
         {"reasoning": {"text": "hidden", "redacted": True}, "text": "Hi."},
     )
     auth = {"Authorization": "Bearer co-key"}
     body = {"model": MODEL, "messages": HI, "stream": True}
-    raw = raw_request(llmts_session.provider_base, "POST", "/cohere/v2/chat", body, auth).body.decode()
+    raw = send_raw(app_session, "POST", "/cohere/v2/chat", body, auth).body.decode()
     frames = [json.loads(event.split("\ndata: ", 1)[1]) for event in raw.split("\n\n")[:-1]]
     assert frames[1] == {
         "type": "content-start",
@@ -110,16 +116,14 @@ def test_raw_block_order_and_redacted_reasoning_sends_no_block(llmts_session: Se
     }
     assert [f["type"] for f in frames[3:5]] == ["content-end", "content-start"] and frames[4]["index"] == 1
 
-    whole = raw_request(
-        llmts_session.provider_base, "POST", "/cohere/v2/chat", {**body, "stream": False}, auth
-    )
+    whole = send_raw(app_session, "POST", "/cohere/v2/chat", {**body, "stream": False}, auth)
     assert whole.json()["message"]["content"] == [{"type": "text", "text": "Hi."}]
-    streamed = raw_request(llmts_session.provider_base, "POST", "/cohere/v2/chat", body, auth).body
+    streamed = send_raw(app_session, "POST", "/cohere/v2/chat", body, auth).body
     assert b"thinking" not in streamed
 
 
-def test_thinking_blocks_passed_back_are_not_text(llmts_session: SessionClient, client: Any) -> None:
-    llmts_session.configure(
+def test_thinking_blocks_passed_back_are_not_text(app_session: SessionClient, client: Any) -> None:
+    app_session.configure(
         {
             "models": [MODEL],
             "conversations": [
@@ -145,14 +149,14 @@ def test_thinking_blocks_passed_back_are_not_text(llmts_session: SessionClient, 
         {"role": "user", "content": "Again"},
     ]
     assert _chat(client, messages=history).message.content[0].text == "Matched."
-    (entry,) = _entries(llmts_session)
+    (entry,) = _entries(app_session)
     assert (entry["status"], entry["step"]) == (200, "only")
 
 
 @pytest.mark.parametrize(("reason", "expected"), [("length", "MAX_TOKENS"), ("content_filter", "COMPLETE")])
-def test_finish_reasons(llmts_session: SessionClient, client: Any, reason: str, expected: str) -> None:
+def test_finish_reasons(app_session: SessionClient, client: Any, reason: str, expected: str) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"text": "Partial", "finish_reason": reason},
         {"text": "Partial", "finish_reason": reason},
     )
@@ -160,7 +164,7 @@ def test_finish_reasons(llmts_session: SessionClient, client: Any, reason: str, 
     assert _stream(client)[-1].delta.finish_reason == expected
 
 
-def test_streams_are_paced(llmts_session: SessionClient, client: Any) -> None:
+def test_streams_are_paced(llmts_session: SessionClient, live_client: Any) -> None:
     pacing = {"ttft_ms": 150, "tokens_per_second": 200}
     _configure(
         llmts_session,
@@ -172,8 +176,8 @@ def test_streams_are_paced(llmts_session: SessionClient, client: Any) -> None:
         {"tool_calls": [CALL]},
         pacing=pacing,
     )
-    assert _stream(client)[-1].type == "message-end"
-    assert _stream(client, tools=[WEATHER])[-1].type == "message-end"
+    assert _stream(live_client)[-1].type == "message-end"
+    assert _stream(live_client, tools=[WEATHER])[-1].type == "message-end"
     for entry in _entries(llmts_session):
         tokens = entry["usage"]["output_tokens"]
         assert entry["pacing_planned_ms"] == pytest.approx(150 + tokens * 5, abs=1)

@@ -46,9 +46,9 @@ GRAPH = {
 }
 
 
-def test_anthropic_tool_loop_with_thinking_through_a_graph(llmts_session: SessionClient) -> None:
-    llmts_session.configure(GRAPH)
-    client = llmts_session.for_conversation("a").anthropic_client(
+def test_anthropic_tool_loop_with_thinking_through_a_graph(app_session: SessionClient) -> None:
+    app_session.configure(GRAPH)
+    client = app_session.for_conversation("a").anthropic_client(
         _strict_response_validation=True, max_retries=0
     )
     tools: Any = [{"name": "get_weather", "input_schema": {"type": "object"}}]
@@ -65,14 +65,12 @@ def test_anthropic_tool_loop_with_thinking_through_a_graph(llmts_session: Sessio
     second = client.messages.create(model=CLAUDE, max_tokens=1024, messages=messages, tools=tools)
 
     assert second.stop_reason == "max_tokens"
-    assert [entry["step"] for entry in reversed(llmts_session.requests())] == ["ask", "answer"]
+    assert [entry["step"] for entry in reversed(app_session.requests())] == ["ask", "answer"]
 
 
-def test_responses_stream_through_a_graph(llmts_session: SessionClient) -> None:
-    llmts_session.configure(GRAPH)
-    client = llmts_session.for_conversation("r").openai_client(
-        _strict_response_validation=True, max_retries=0
-    )
+def test_responses_stream_through_a_graph(app_session: SessionClient) -> None:
+    app_session.configure(GRAPH)
+    client = app_session.for_conversation("r").openai_client(_strict_response_validation=True, max_retries=0)
     tools: Any = [
         {"type": "function", "name": "get_weather", "parameters": {"type": "object"}, "strict": False}
     ]

@@ -32,16 +32,16 @@ THINKING_CONFIG = types.ThinkingConfig(thinking_budget=512, include_thoughts=Tru
 
 
 @pytest.fixture
-def gemini(llmts_session: SessionClient) -> Any:
-    return llmts_session.gemini_client()
+def gemini(app_session: SessionClient) -> Any:
+    return app_session.gemini_client()
 
 
 def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
     session.configure({"models": [MODEL], "scenarios": [{"model": MODEL, "responses": list(responses)}]})
 
 
-def test_thought_text_and_call(llmts_session: SessionClient, gemini: Any) -> None:
-    _configure(llmts_session, {"reasoning": THOUGHT, "text": "Checking.", "tool_calls": [CALL]})
+def test_thought_text_and_call(app_session: SessionClient, gemini: Any) -> None:
+    _configure(app_session, {"reasoning": THOUGHT, "text": "Checking.", "tool_calls": [CALL]})
 
     response = gemini.models.generate_content(
         model=MODEL,
@@ -59,14 +59,14 @@ def test_thought_text_and_call(llmts_session: SessionClient, gemini: Any) -> Non
     assert parts[2].function_call.args == {"city": "Paris"}
     assert response.usage_metadata.thoughts_token_count == 30
     assert response.candidates[0].finish_reason == types.FinishReason.STOP
-    (entry,) = llmts_session.requests()
+    (entry,) = app_session.requests()
     # Journaled as sent (google-genai sends the config's snake_case names).
     assert entry["reasoning_settings"] == {"thinking_budget": 512, "include_thoughts": True}
 
 
-def test_thought_streamed_first(llmts_session: SessionClient, gemini: Any) -> None:
+def test_thought_streamed_first(app_session: SessionClient, gemini: Any) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"reasoning": THOUGHT, "text": "Checking.", "chunks": ["Check", "ing."], "tool_calls": [CALL]},
     )
 
@@ -85,9 +85,9 @@ def test_thought_streamed_first(llmts_session: SessionClient, gemini: Any) -> No
 
 
 def test_non_base64_signature_is_encoded_and_redacted_goes_on_the_answer(
-    llmts_session: SessionClient, gemini: Any
+    app_session: SessionClient, gemini: Any
 ) -> None:
-    _configure(llmts_session, {"reasoning": {"redacted": True, "signature": "plain sig"}, "text": "Hi."})
+    _configure(app_session, {"reasoning": {"redacted": True, "signature": "plain sig"}, "text": "Hi."})
 
     response = gemini.models.generate_content(model=MODEL, contents="Hi")
 
@@ -103,9 +103,9 @@ def test_non_base64_signature_is_encoded_and_redacted_goes_on_the_answer(
         ("refusal", types.FinishReason.SAFETY),
     ],
 )
-def test_finish_reasons(llmts_session: SessionClient, gemini: Any, reason: str, expected: Any) -> None:
+def test_finish_reasons(app_session: SessionClient, gemini: Any, reason: str, expected: Any) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"text": "Partial", "finish_reason": reason},
         {"text": "Partial", "finish_reason": reason},
     )
@@ -124,8 +124,8 @@ def test_finish_reasons(llmts_session: SessionClient, gemini: Any, reason: str, 
         assert candidate.safety_ratings is None
 
 
-def test_refusal_is_safety_with_its_text(llmts_session: SessionClient, gemini: Any) -> None:
-    _configure(llmts_session, {"refusal": "I can't help with that."})
+def test_refusal_is_safety_with_its_text(app_session: SessionClient, gemini: Any) -> None:
+    _configure(app_session, {"refusal": "I can't help with that."})
 
     response = gemini.models.generate_content(model=MODEL, contents="Hi")
 
@@ -133,8 +133,8 @@ def test_refusal_is_safety_with_its_text(llmts_session: SessionClient, gemini: A
     assert response.text == "I can't help with that."
 
 
-def test_chat_keeps_thought_parts(llmts_session: SessionClient, gemini: Any) -> None:
-    _configure(llmts_session, {"reasoning": THOUGHT, "text": "One."}, {"text": "Two."})
+def test_chat_keeps_thought_parts(app_session: SessionClient, gemini: Any) -> None:
+    _configure(app_session, {"reasoning": THOUGHT, "text": "One."}, {"text": "Two."})
 
     chat = gemini.chats.create(model=MODEL)
     first = chat.send_message("Hi")

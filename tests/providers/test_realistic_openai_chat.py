@@ -33,10 +33,10 @@ def _create(client: Any, **kwargs: Any) -> Any:
     return client.chat.completions.create(**kwargs)
 
 
-def test_mixed_text_and_tool_calls(llmts_session: SessionClient, openai_client: Any) -> None:
-    _configure(llmts_session, {"text": "Let me check.", "tool_calls": [CALL]})
+def test_mixed_text_and_tool_calls(app_session: SessionClient, app_openai: Any) -> None:
+    _configure(app_session, {"text": "Let me check.", "tool_calls": [CALL]})
 
-    completion = _create(openai_client, tools=[WEATHER_TOOL])
+    completion = _create(app_openai, tools=[WEATHER_TOOL])
 
     choice = completion.choices[0]
     assert choice.finish_reason == "tool_calls"
@@ -46,12 +46,10 @@ def test_mixed_text_and_tool_calls(llmts_session: SessionClient, openai_client: 
     ]
 
 
-def test_mixed_answer_streamed_accumulates(llmts_session: SessionClient, openai_client: Any) -> None:
-    _configure(
-        llmts_session, {"text": "Let me check.", "chunks": ["Let me ", "check."], "tool_calls": [CALL]}
-    )
+def test_mixed_answer_streamed_accumulates(app_session: SessionClient, app_openai: Any) -> None:
+    _configure(app_session, {"text": "Let me check.", "chunks": ["Let me ", "check."], "tool_calls": [CALL]})
 
-    with openai_client.chat.completions.stream(model=MODEL, messages=USER_HI, tools=[WEATHER_TOOL]) as stream:
+    with app_openai.chat.completions.stream(model=MODEL, messages=USER_HI, tools=[WEATHER_TOOL]) as stream:
         kinds = [event.type for event in stream]
         final = stream.get_final_completion()
 
@@ -63,91 +61,89 @@ def test_mixed_answer_streamed_accumulates(llmts_session: SessionClient, openai_
     assert final.choices[0].finish_reason == "tool_calls"
 
 
-def test_reasoning_tokens_in_usage(llmts_session: SessionClient, openai_client: Any) -> None:
-    _configure(llmts_session, {"text": "42.", "reasoning": {"summary": ["Think."], "tokens": 120}})
+def test_reasoning_tokens_in_usage(app_session: SessionClient, app_openai: Any) -> None:
+    _configure(app_session, {"text": "42.", "reasoning": {"summary": ["Think."], "tokens": 120}})
 
-    completion = _create(openai_client, reasoning_effort="high")
+    completion = _create(app_openai, reasoning_effort="high")
 
     usage = completion.usage
     assert usage.completion_tokens_details.reasoning_tokens == 120
     assert usage.completion_tokens == 1 + 120  # the answer's estimate plus the reasoning
     assert completion.choices[0].message.content == "42."
-    (entry,) = llmts_session.requests()
+    (entry,) = app_session.requests()
     assert entry["reasoning_settings"] == {"effort": "high"}
 
 
-def test_reasoning_tokens_in_streamed_usage(llmts_session: SessionClient, openai_client: Any) -> None:
-    _configure(llmts_session, {"text": "42.", "reasoning": {"text": "Hmm.", "tokens": 7}})
+def test_reasoning_tokens_in_streamed_usage(app_session: SessionClient, app_openai: Any) -> None:
+    _configure(app_session, {"text": "42.", "reasoning": {"text": "Hmm.", "tokens": 7}})
 
-    chunks = list(_create(openai_client, stream=True, stream_options={"include_usage": True}))
+    chunks = list(_create(app_openai, stream=True, stream_options={"include_usage": True}))
 
     assert chunks[-1].usage.completion_tokens_details.reasoning_tokens == 7
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "42."
 
 
 @pytest.mark.parametrize("reason", ["length", "content_filter"])
-def test_finish_reason(llmts_session: SessionClient, openai_client: Any, reason: str) -> None:
-    _configure(llmts_session, {"text": "Partial", "finish_reason": reason})
+def test_finish_reason(app_session: SessionClient, app_openai: Any, reason: str) -> None:
+    _configure(app_session, {"text": "Partial", "finish_reason": reason})
 
-    completion = _create(openai_client)
+    completion = _create(app_openai)
 
     assert completion.choices[0].finish_reason == reason
     assert completion.choices[0].message.content == "Partial"
 
 
 @pytest.mark.parametrize("reason", ["length", "content_filter"])
-def test_finish_reason_streamed(llmts_session: SessionClient, openai_client: Any, reason: str) -> None:
-    _configure(llmts_session, {"text": "Partial", "finish_reason": reason})
+def test_finish_reason_streamed(app_session: SessionClient, app_openai: Any, reason: str) -> None:
+    _configure(app_session, {"text": "Partial", "finish_reason": reason})
 
-    chunks = list(_create(openai_client, stream=True))
+    chunks = list(_create(app_openai, stream=True))
 
     assert [c.choices[0].finish_reason for c in chunks][-1] == reason
 
 
-def test_parse_raises_on_length_and_content_filter(llmts_session: SessionClient, openai_client: Any) -> None:
+def test_parse_raises_on_length_and_content_filter(app_session: SessionClient, app_openai: Any) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"text": '{"answer": 4', "finish_reason": "length"},
         {"json": {"answer": 4}, "finish_reason": "content_filter"},
     )
 
     with pytest.raises(openai.LengthFinishReasonError):
-        openai_client.chat.completions.parse(model=MODEL, messages=USER_HI, response_format=Answer)
+        app_openai.chat.completions.parse(model=MODEL, messages=USER_HI, response_format=Answer)
     with pytest.raises(openai.ContentFilterFinishReasonError):
-        openai_client.chat.completions.parse(model=MODEL, messages=USER_HI, response_format=Answer)
+        app_openai.chat.completions.parse(model=MODEL, messages=USER_HI, response_format=Answer)
 
 
-def test_refusal(llmts_session: SessionClient, openai_client: Any) -> None:
-    _configure(llmts_session, {"refusal": "I can't help with that."})
+def test_refusal(app_session: SessionClient, app_openai: Any) -> None:
+    _configure(app_session, {"refusal": "I can't help with that."})
 
-    completion = _create(openai_client)
+    completion = _create(app_openai)
 
     message = completion.choices[0].message
     assert (message.content, message.refusal) == (None, "I can't help with that.")
     assert completion.choices[0].finish_reason == "stop"
 
 
-def test_refusal_with_parse_and_stream(llmts_session: SessionClient, openai_client: Any) -> None:
-    _configure(llmts_session, {"refusal": "No."}, {"refusal": "Not that."})
+def test_refusal_with_parse_and_stream(app_session: SessionClient, app_openai: Any) -> None:
+    _configure(app_session, {"refusal": "No."}, {"refusal": "Not that."})
 
-    parsed = openai_client.chat.completions.parse(model=MODEL, messages=USER_HI, response_format=Answer)
+    parsed = app_openai.chat.completions.parse(model=MODEL, messages=USER_HI, response_format=Answer)
     assert (parsed.choices[0].message.parsed, parsed.choices[0].message.refusal) == (None, "No.")
 
-    with openai_client.chat.completions.stream(
-        model=MODEL, messages=USER_HI, response_format=Answer
-    ) as stream:
+    with app_openai.chat.completions.stream(model=MODEL, messages=USER_HI, response_format=Answer) as stream:
         kinds = [event.type for event in stream]
         final = stream.get_final_completion()
     assert "refusal.done" in kinds
     assert final.choices[0].message.refusal == "Not that."
 
 
-def test_azure_renders_the_same(llmts_session: SessionClient) -> None:
+def test_azure_renders_the_same(app_session: SessionClient) -> None:
     scenario = {
         "responses": [{"text": "Checking.", "tool_calls": [CALL], "reasoning": {"text": "x", "tokens": 3}}]
     }
-    llmts_session.configure({"azure_deployments": {"dep": MODEL}, "scenarios": [scenario]})
-    client = llmts_session.azure_openai_client(_strict_response_validation=True, max_retries=0)
+    app_session.configure({"azure_deployments": {"dep": MODEL}, "scenarios": [scenario]})
+    client = app_session.azure_openai_client(_strict_response_validation=True, max_retries=0)
 
     completion = client.chat.completions.create(model="dep", messages=USER_HI, tools=[WEATHER_TOOL])
 
@@ -156,10 +152,10 @@ def test_azure_renders_the_same(llmts_session: SessionClient) -> None:
     assert completion.usage.completion_tokens_details.reasoning_tokens == 3
 
 
-def test_azure_content_filter_names_the_filtered_category(llmts_session: SessionClient) -> None:
+def test_azure_content_filter_names_the_filtered_category(app_session: SessionClient) -> None:
     scenario = {"responses": [{"text": "Part", "finish_reason": "content_filter"}]}
-    llmts_session.configure({"azure_deployments": {"dep": MODEL}, "scenarios": [scenario]})
-    client = llmts_session.azure_openai_client(_strict_response_validation=True, max_retries=0)
+    app_session.configure({"azure_deployments": {"dep": MODEL}, "scenarios": [scenario]})
+    client = app_session.azure_openai_client(_strict_response_validation=True, max_retries=0)
 
     completion = client.chat.completions.create(model="dep", messages=USER_HI)
 

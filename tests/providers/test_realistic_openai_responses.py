@@ -33,10 +33,10 @@ def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
     session.configure({"models": [MODEL], "scenarios": [{"model": MODEL, "responses": list(responses)}]})
 
 
-def test_reasoning_then_text_then_call(llmts_session: SessionClient, openai_client: Any) -> None:
-    _configure(llmts_session, {"reasoning": REASONING, "text": "Checking.", "tool_calls": [CALL]})
+def test_reasoning_then_text_then_call(app_session: SessionClient, app_openai: Any) -> None:
+    _configure(app_session, {"reasoning": REASONING, "text": "Checking.", "tool_calls": [CALL]})
 
-    response = openai_client.responses.create(
+    response = app_openai.responses.create(
         model=MODEL, input="Weather?", tools=[TOOL], reasoning={"effort": "low", "summary": "auto"}
     )
 
@@ -48,20 +48,20 @@ def test_reasoning_then_text_then_call(llmts_session: SessionClient, openai_clie
     assert response.output[2].arguments == '{"city":"Paris"}'
     assert response.usage.output_tokens_details.reasoning_tokens == 64
     assert response.status == "completed"
-    (entry,) = llmts_session.requests()
+    (entry,) = app_session.requests()
     assert entry["reasoning_settings"] == {"effort": "low", "summary": "auto"}
 
 
-def test_encrypted_content_when_included(llmts_session: SessionClient, openai_client: Any) -> None:
-    _configure(llmts_session, {"reasoning": REASONING, "text": "Done."}, {"text": "Again."})
+def test_encrypted_content_when_included(app_session: SessionClient, app_openai: Any) -> None:
+    _configure(app_session, {"reasoning": REASONING, "text": "Done."}, {"text": "Again."})
 
-    response = openai_client.responses.create(
+    response = app_openai.responses.create(
         model=MODEL, input="Hi", include=["reasoning.encrypted_content"], store=False
     )
 
     assert response.output[0].encrypted_content == "enc_abc"
     # The reasoning item goes back as input (stateless tool loops do this) and is accepted.
-    again = openai_client.responses.create(
+    again = app_openai.responses.create(
         model=MODEL,
         input=[
             *[item.model_dump(exclude_none=True) for item in response.output],
@@ -72,10 +72,10 @@ def test_encrypted_content_when_included(llmts_session: SessionClient, openai_cl
     assert again.output_text == "Again."
 
 
-def test_raw_reasoning_text_as_content(llmts_session: SessionClient, openai_client: Any) -> None:
-    _configure(llmts_session, {"reasoning": {"text": "Let me think."}, "text": "Done."})
+def test_raw_reasoning_text_as_content(app_session: SessionClient, app_openai: Any) -> None:
+    _configure(app_session, {"reasoning": {"text": "Let me think."}, "text": "Done."})
 
-    response = openai_client.responses.create(model=MODEL, input="Hi")
+    response = app_openai.responses.create(model=MODEL, input="Hi")
 
     reasoning = response.output[0]
     assert reasoning.summary == []
@@ -83,14 +83,14 @@ def test_raw_reasoning_text_as_content(llmts_session: SessionClient, openai_clie
 
 
 def test_stream_helper_accumulates_reasoning_mixed_answer(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"reasoning": REASONING, "text": "Checking.", "chunks": ["Check", "ing."], "tool_calls": [CALL]},
     )
 
-    with openai_client.responses.stream(
+    with app_openai.responses.stream(
         model=MODEL, input="Weather?", tools=[TOOL], include=["reasoning.encrypted_content"]
     ) as stream:
         events = [event.type for event in stream]
@@ -108,10 +108,10 @@ def test_stream_helper_accumulates_reasoning_mixed_answer(
 @pytest.mark.parametrize(
     ("reason", "detail"), [("length", "max_output_tokens"), ("content_filter", "content_filter")]
 )
-def test_incomplete(llmts_session: SessionClient, openai_client: Any, reason: str, detail: str) -> None:
-    _configure(llmts_session, {"text": "Partial", "finish_reason": reason})
+def test_incomplete(app_session: SessionClient, app_openai: Any, reason: str, detail: str) -> None:
+    _configure(app_session, {"text": "Partial", "finish_reason": reason})
 
-    response = openai_client.responses.create(model=MODEL, input="Hi")
+    response = app_openai.responses.create(model=MODEL, input="Hi")
 
     assert response.status == "incomplete"
     assert response.incomplete_details.reason == detail
@@ -119,20 +119,20 @@ def test_incomplete(llmts_session: SessionClient, openai_client: Any, reason: st
     assert response.output[0].status == "incomplete"
 
 
-def test_incomplete_streamed(llmts_session: SessionClient, openai_client: Any) -> None:
-    _configure(llmts_session, {"text": "Partial", "chunks": ["Par", "tial"], "finish_reason": "length"})
+def test_incomplete_streamed(app_session: SessionClient, app_openai: Any) -> None:
+    _configure(app_session, {"text": "Partial", "chunks": ["Par", "tial"], "finish_reason": "length"})
 
-    events = list(openai_client.responses.create(model=MODEL, input="Hi", stream=True))
+    events = list(app_openai.responses.create(model=MODEL, input="Hi", stream=True))
 
     assert events[-1].type == "response.incomplete"
     assert events[-1].response.incomplete_details.reason == "max_output_tokens"
     assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == "Partial"
 
 
-def test_refusal_part(llmts_session: SessionClient, openai_client: Any) -> None:
-    _configure(llmts_session, {"refusal": "I can't help with that."})
+def test_refusal_part(app_session: SessionClient, app_openai: Any) -> None:
+    _configure(app_session, {"refusal": "I can't help with that."})
 
-    response = openai_client.responses.create(model=MODEL, input="Hi")
+    response = app_openai.responses.create(model=MODEL, input="Hi")
 
     (part,) = response.output[0].content
     assert (part.type, part.refusal) == ("refusal", "I can't help with that.")
@@ -140,36 +140,36 @@ def test_refusal_part(llmts_session: SessionClient, openai_client: Any) -> None:
     assert response.output_text == ""
 
 
-def test_refusal_streamed_and_parsed(llmts_session: SessionClient, openai_client: Any) -> None:
-    _configure(llmts_session, {"refusal": "No."}, {"refusal": "Not that."})
+def test_refusal_streamed_and_parsed(app_session: SessionClient, app_openai: Any) -> None:
+    _configure(app_session, {"refusal": "No."}, {"refusal": "Not that."})
 
-    with openai_client.responses.stream(model=MODEL, input="Hi", text_format=Answer) as stream:
+    with app_openai.responses.stream(model=MODEL, input="Hi", text_format=Answer) as stream:
         events = [event.type for event in stream]
         final = stream.get_final_response()
     assert events.count("response.refusal.delta") == 1 and "response.refusal.done" in events
     assert final.output[0].content[0].refusal == "No."
 
-    parsed = openai_client.responses.parse(model=MODEL, input="Hi", text_format=Answer)
+    parsed = app_openai.responses.parse(model=MODEL, input="Hi", text_format=Answer)
     assert parsed.output_parsed is None
     assert parsed.output[0].content[0].refusal == "Not that."
 
 
-def test_stored_response_replays_reasoning(llmts_session: SessionClient, openai_client: Any) -> None:
-    _configure(llmts_session, {"reasoning": REASONING, "refusal": "No."})
+def test_stored_response_replays_reasoning(app_session: SessionClient, app_openai: Any) -> None:
+    _configure(app_session, {"reasoning": REASONING, "refusal": "No."})
 
-    created = openai_client.responses.create(model=MODEL, input="Hi")
-    replayed = list(openai_client.responses.retrieve(created.id, stream=True))
+    created = app_openai.responses.create(model=MODEL, input="Hi")
+    replayed = list(app_openai.responses.retrieve(created.id, stream=True))
 
     assert replayed[-1].response.output[0].type == "reasoning"
     assert [e.delta for e in replayed if e.type == "response.refusal.delta"] == ["No."]
 
 
 def test_redacted_reasoning_has_no_summary_but_its_encrypted_content(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
-    _configure(llmts_session, {"reasoning": {"redacted": True, "signature": "opaque"}, "json": {"answer": 1}})
+    _configure(app_session, {"reasoning": {"redacted": True, "signature": "opaque"}, "json": {"answer": 1}})
 
-    response = openai_client.responses.parse(
+    response = app_openai.responses.parse(
         model=MODEL, input="Hi", text_format=Answer, include=["reasoning.encrypted_content"]
     )
 

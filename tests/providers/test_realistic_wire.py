@@ -8,7 +8,8 @@ import json
 from typing import Any
 
 from llmts import SessionClient
-from tests.helpers import USER_HI, WEATHER_TOOL, raw_request
+from tests.helpers import USER_HI, WEATHER_TOOL
+from tests.support.in_process import send_raw
 
 MODEL = "any-model"
 CALL = {"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}
@@ -39,11 +40,11 @@ def _sse_events(body: bytes) -> list[tuple[str | None, dict[str, Any]]]:
     return events
 
 
-def test_chat_stream_text_deltas_then_tool_call_deltas(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, MIXED)
+def test_chat_stream_text_deltas_then_tool_call_deltas(app_session: SessionClient) -> None:
+    _configure(app_session, MIXED)
 
     body = {"model": MODEL, "messages": USER_HI, "tools": [WEATHER_TOOL], "stream": True}
-    response = raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", body)
+    response = send_raw(app_session, "POST", "/openai/v1/chat/completions", body)
 
     deltas = [data["choices"][0]["delta"] for _, data in _sse_events(response.body)]
     assert deltas[0] == {"role": "assistant", "content": "", "refusal": None}
@@ -53,11 +54,11 @@ def test_chat_stream_text_deltas_then_tool_call_deltas(llmts_session: SessionCli
     assert response.body.endswith(b"data: [DONE]\n\n")
 
 
-def test_chat_refusal_deltas(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"refusal": "No."})
+def test_chat_refusal_deltas(app_session: SessionClient) -> None:
+    _configure(app_session, {"refusal": "No."})
 
     body = {"model": MODEL, "messages": USER_HI, "stream": True}
-    response = raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", body)
+    response = send_raw(app_session, "POST", "/openai/v1/chat/completions", body)
 
     choices = [data["choices"][0] for _, data in _sse_events(response.body)]
     assert [c["delta"] for c in choices] == [
@@ -68,8 +69,8 @@ def test_chat_refusal_deltas(llmts_session: SessionClient) -> None:
     assert choices[-1]["finish_reason"] == "stop"
 
 
-def test_responses_stream_event_order(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, MIXED)
+def test_responses_stream_event_order(app_session: SessionClient) -> None:
+    _configure(app_session, MIXED)
 
     body = {
         "model": MODEL,
@@ -78,7 +79,7 @@ def test_responses_stream_event_order(llmts_session: SessionClient) -> None:
         "include": ["reasoning.encrypted_content"],
         "tools": [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}],
     }
-    response = raw_request(llmts_session.provider_base, "POST", "/openai/v1/responses", body)
+    response = send_raw(app_session, "POST", "/openai/v1/responses", body)
 
     events = _sse_events(response.body)
     assert [name for name, _ in events] == [
@@ -113,11 +114,11 @@ def test_responses_stream_event_order(llmts_session: SessionClient) -> None:
     assert done["content"] == [{"type": "reasoning_text", "text": "Think."}]
 
 
-def test_responses_incomplete_terminal_event(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "Cut", "finish_reason": "length"})
+def test_responses_incomplete_terminal_event(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "Cut", "finish_reason": "length"})
 
     body = {"model": MODEL, "input": "Hi", "stream": True}
-    response = raw_request(llmts_session.provider_base, "POST", "/openai/v1/responses", body)
+    response = send_raw(app_session, "POST", "/openai/v1/responses", body)
 
     name, data = _sse_events(response.body)[-1]
     assert name == "response.incomplete"
@@ -128,8 +129,8 @@ def test_responses_incomplete_terminal_event(llmts_session: SessionClient) -> No
     assert data["response"]["completed_at"] is None
 
 
-def test_anthropic_block_events(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, MIXED)
+def test_anthropic_block_events(app_session: SessionClient) -> None:
+    _configure(app_session, MIXED)
 
     body = {
         "model": MODEL,
@@ -138,9 +139,7 @@ def test_anthropic_block_events(llmts_session: SessionClient) -> None:
         "stream": True,
         "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}],
     }
-    response = raw_request(
-        llmts_session.provider_base, "POST", "/anthropic/v1/messages", body, {"x-api-key": "k"}
-    )
+    response = send_raw(app_session, "POST", "/anthropic/v1/messages", body, {"x-api-key": "k"})
 
     steps = []
     for name, data in _sse_events(response.body):
@@ -177,28 +176,26 @@ def test_anthropic_block_events(llmts_session: SessionClient) -> None:
     ]
 
 
-def test_anthropic_refusal_stop_reason_raw(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"refusal": "No."})
+def test_anthropic_refusal_stop_reason_raw(app_session: SessionClient) -> None:
+    _configure(app_session, {"refusal": "No."})
 
     body = {"model": MODEL, "max_tokens": 64, "messages": USER_HI}
-    response = raw_request(
-        llmts_session.provider_base, "POST", "/anthropic/v1/messages", body, {"x-api-key": "k"}
-    )
+    response = send_raw(app_session, "POST", "/anthropic/v1/messages", body, {"x-api-key": "k"})
 
     payload = response.json()
     assert payload["stop_reason"] == "refusal"
     assert payload["content"] == [{"type": "text", "text": "No."}]
 
 
-def test_gemini_stream_parts_order(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, MIXED)
+def test_gemini_stream_parts_order(app_session: SessionClient) -> None:
+    _configure(app_session, MIXED)
 
     body = {
         "contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
         "tools": [{"functionDeclarations": [{"name": "get_weather"}]}],
     }
     path = f"/gemini/v1beta/models/{MODEL}:streamGenerateContent?alt=sse"
-    response = raw_request(llmts_session.provider_base, "POST", path, body, {"x-goog-api-key": "k"})
+    response = send_raw(app_session, "POST", path, body, {"x-goog-api-key": "k"})
 
     chunks = [data for _, data in _sse_events(response.body)]
     parts = [chunk["candidates"][0]["content"]["parts"] for chunk in chunks]
@@ -213,12 +210,12 @@ def test_gemini_stream_parts_order(llmts_session: SessionClient) -> None:
     assert chunks[-1]["usageMetadata"]["thoughtsTokenCount"] == 5
 
 
-def test_gemini_safety_ratings_raw(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "Part", "finish_reason": "content_filter"})
+def test_gemini_safety_ratings_raw(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "Part", "finish_reason": "content_filter"})
 
     body = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
     path = f"/gemini/v1beta/models/{MODEL}:generateContent"
-    response = raw_request(llmts_session.provider_base, "POST", path, body, {"x-goog-api-key": "k"})
+    response = send_raw(app_session, "POST", path, body, {"x-goog-api-key": "k"})
 
     candidate = response.json()["candidates"][0]
     assert candidate["finishReason"] == "SAFETY"
@@ -229,15 +226,15 @@ def test_gemini_safety_ratings_raw(llmts_session: SessionClient) -> None:
     } in candidate["safetyRatings"]
 
 
-def test_gemini_json_array_stream_with_a_redacted_thought(llmts_session: SessionClient) -> None:
+def test_gemini_json_array_stream_with_a_redacted_thought(app_session: SessionClient) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {"reasoning": {"redacted": True, "signature": "c2ln"}, "text": "ab", "chunks": ["a", "b"]},
     )
 
     body = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
     path = f"/gemini/v1/models/{MODEL}:streamGenerateContent"
-    response = raw_request(llmts_session.provider_base, "POST", path, body, {"x-goog-api-key": "k"})
+    response = send_raw(app_session, "POST", path, body, {"x-goog-api-key": "k"})
 
     parts = [chunk["candidates"][0]["content"]["parts"] for chunk in response.json()]
     assert parts == [[{"text": "a", "thoughtSignature": "c2ln"}], [{"text": "b"}], [{"text": ""}]]

@@ -56,10 +56,10 @@ def _claude(client: Any, messages: list[dict[str, Any]]) -> Any:
 
 
 def test_anthropic_blocks_issued_by_llmts_pass_back_and_changed_ones_are_refused(
-    llmts_session: SessionClient,
+    app_session: SessionClient,
 ) -> None:
-    _configure(llmts_session, {"reasoning": {"text": THOUGHT}, "tool_calls": [CALL]})  # llmts signs it
-    client = llmts_session.anthropic_client(_strict_response_validation=True, max_retries=0)
+    _configure(app_session, {"reasoning": {"text": THOUGHT}, "tool_calls": [CALL]})  # llmts signs it
+    client = app_session.anthropic_client(_strict_response_validation=True, max_retries=0)
     with client.messages.stream(
         model=CLAUDE, max_tokens=2048, thinking=THINKING, tools=TOOLS, messages=_loop("x")[:1]
     ) as stream:
@@ -73,21 +73,21 @@ def test_anthropic_blocks_issued_by_llmts_pass_back_and_changed_ones_are_refused
     with pytest.raises(anthropic.BadRequestError) as error:
         _claude(client, _loop(changed))
     assert "messages.1.content.0: Invalid `signature` in `thinking` block" in error.value.message
-    entry = llmts_session.requests(order="asc")[-1]
+    entry = app_session.requests(order="asc")[-1]
     assert (entry["status"], entry["error_code"]) == (400, "thinking_block_modified")
     assert _claude(client, _loop(first.content)).content[0].text == "Sunny."  # nothing was consumed
 
     # Another seed signs differently: the same block is now somebody else's.
-    _configure(llmts_session, {"text": "unused"}, seed="another")
+    _configure(app_session, {"text": "unused"}, seed="another")
     with pytest.raises(anthropic.BadRequestError):
         _claude(client, _loop(first.content))
 
 
 def test_anthropic_redacted_thinking_passes_back_and_forged_data_is_refused(
-    llmts_session: SessionClient,
+    app_session: SessionClient,
 ) -> None:
-    _configure(llmts_session, {"reasoning": {"text": "secret", "redacted": True}, "tool_calls": [CALL]})
-    client = llmts_session.anthropic_client(_strict_response_validation=True, max_retries=0)
+    _configure(app_session, {"reasoning": {"text": "secret", "redacted": True}, "tool_calls": [CALL]})
+    client = app_session.anthropic_client(_strict_response_validation=True, max_retries=0)
     first = _claude(client, _loop("x")[:1])
     assert first.content[0].type == "redacted_thinking"
 
@@ -155,11 +155,11 @@ def test_bedrock_converse_reasoning_content_passes_back_unchanged(llmts_session:
 
 
 def test_gemini_thought_signature_passes_back_unchanged_and_a_corrupted_one_is_refused(
-    llmts_session: SessionClient,
+    app_session: SessionClient,
 ) -> None:
     call = {"name": "get_weather", "arguments": {"city": "Paris"}}
-    _configure(llmts_session, {"reasoning": {"text": THOUGHT}, "tool_calls": [call]})
-    client = llmts_session.gemini_client()
+    _configure(app_session, {"reasoning": {"text": THOUGHT}, "tool_calls": [call]})
+    client = app_session.gemini_client()
     config = types.GenerateContentConfig(
         thinking_config=types.ThinkingConfig(include_thoughts=True),
         tools=[types.Tool(function_declarations=[types.FunctionDeclaration(name="get_weather")])],
@@ -187,10 +187,10 @@ def test_gemini_thought_signature_passes_back_unchanged_and_a_corrupted_one_is_r
 
 
 def test_responses_encrypted_content_passes_back_and_a_changed_one_is_refused(
-    llmts_session: SessionClient,
+    app_session: SessionClient,
 ) -> None:
     call = {"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}
-    llmts_session.configure(
+    app_session.configure(
         {
             "determinism": {"seed": "passback"},
             "scenarios": [
@@ -201,7 +201,7 @@ def test_responses_encrypted_content_passes_back_and_a_changed_one_is_refused(
             ],
         }
     )
-    client = llmts_session.openai_client(_strict_response_validation=True, max_retries=0)
+    client = app_session.openai_client(_strict_response_validation=True, max_retries=0)
     tool = {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
     settings: Any = {
         "model": "o3",

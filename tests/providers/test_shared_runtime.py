@@ -74,8 +74,8 @@ def test_one_queue_consumed_in_order_across_providers(llmts_session: SessionClie
     ]
 
 
-def test_provider_filtered_scenarios_route_each_provider(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_provider_filtered_scenarios_route_each_provider(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "models": ["m"],
             "scenarios": [
@@ -86,16 +86,16 @@ def test_provider_filtered_scenarios_route_each_provider(llmts_session: SessionC
         }
     )
 
-    gemini_client = llmts_session.gemini_client()
+    gemini_client = app_session.gemini_client()
     gemini = gemini_client.models.generate_content(model="m", contents="Hi").text
     anthropic = (
-        llmts_session.anthropic_client(max_retries=0)
+        app_session.anthropic_client(max_retries=0)
         .messages.create(model="m", max_tokens=8, messages=[{"role": "user", "content": "Hi"}])
         .content[0]
         .text
     )
     openai_text = (
-        llmts_session.openai_client(max_retries=0)
+        app_session.openai_client(max_retries=0)
         .chat.completions.create(model="m", messages=[{"role": "user", "content": "Hi"}])
         .choices[0]
         .message.content
@@ -108,11 +108,11 @@ def test_provider_filtered_scenarios_route_each_provider(llmts_session: SessionC
     )
 
 
-def test_openai_chat_prompt_cache_counts_a_repeated_prefix(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_openai_chat_prompt_cache_counts_a_repeated_prefix(app_session: SessionClient) -> None:
+    app_session.configure(
         {"scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "ok"}]}]}
     )
-    client = llmts_session.openai_client(_strict_response_validation=True, max_retries=0)
+    client = app_session.openai_client(_strict_response_validation=True, max_retries=0)
     messages: list[Any] = [{"role": "system", "content": LONG_PROMPT}, {"role": "user", "content": "first"}]
 
     first = client.chat.completions.create(model="gpt-4.1-mini", messages=messages).usage
@@ -125,13 +125,13 @@ def test_openai_chat_prompt_cache_counts_a_repeated_prefix(llmts_session: Sessio
     assert cached >= 1024 and cached % 128 == 0  # the shared system prefix, in 128-token blocks
     assert cached <= second.prompt_tokens
 
-    llmts_session.reset()  # the cache is session state
+    app_session.reset()  # the cache is session state
     third = client.chat.completions.create(model="gpt-4.1-mini", messages=messages).usage
     assert third.prompt_tokens_details.cached_tokens == 0
 
 
-def test_prompt_caches_are_per_session(llmts_server: Any) -> None:
-    first, second = llmts_server.create_session(), llmts_server.create_session()
+def test_prompt_caches_are_per_session(llmts_app_server: Any) -> None:
+    first, second = llmts_app_server.create_session(), llmts_app_server.create_session()
     try:
         messages = [{"role": "system", "content": LONG_PROMPT}, {"role": "user", "content": "q"}]
         for session in (first, second):

@@ -21,7 +21,7 @@ from google.genai import errors as genai_errors
 from google.genai import types
 
 from llmts import SessionClient
-from tests.helpers import raw_request
+from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
 
@@ -700,43 +700,53 @@ def _rejection(case: Case, session: SessionClient) -> tuple[str, str, str | None
     return str(gemini_error.value.status), details[0]["reason"], None, str(gemini_error.value.message)
 
 
+@pytest.fixture
+def session(request: pytest.FixtureRequest) -> SessionClient:
+    """In process, but Bedrock's cases on the real server: boto3 takes no WSGI transport."""
+    case = request.node.callspec.params["case"]
+    session: SessionClient = request.getfixturevalue(
+        "llmts_session" if case.sdk == "bedrock" else "app_session"
+    )
+    return session
+
+
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 @pytest.mark.parametrize("strict", [None, True], ids=["default", "explicit"])
 def test_strict_rule_answers_the_providers_400_and_consumes_nothing(
-    llmts_session: SessionClient, case: Case, strict: bool | None
+    session: SessionClient, case: Case, strict: bool | None
 ) -> None:
-    llmts_session.configure(_config(strict))
+    session.configure(_config(strict))
 
-    error_type, code, param, message = _rejection(case, llmts_session)
+    error_type, code, param, message = _rejection(case, session)
 
     assert (error_type, code) == (case.error_type, case.code or case.rule)
     assert case.param is None or param == case.param
     assert f"llmts strict rule {case.rule}" in message
-    entry = llmts_session.requests()[-1]
+    entry = session.requests()[-1]
     assert (entry["status"], entry["error_code"], entry["scenario"]) == (400, case.code or case.rule, None)
     # Nothing was consumed: the scenario still answers with its first response.
-    assert _chat()(llmts_session) == "first"
+    assert _chat()(session) == "first"
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_strict_requests_false_accepts_the_request(llmts_session: SessionClient, case: Case) -> None:
-    llmts_session.configure(_config(False))
+def test_strict_requests_false_accepts_the_request(session: SessionClient, case: Case) -> None:
+    session.configure(_config(False))
 
-    assert case.send(llmts_session) == "first"
-    assert llmts_session.requests()[-1]["status"] == 200
+    assert case.send(session) == "first"
+    assert session.requests()[-1]["status"] == 200
 
 
-def test_unconfigured_session_is_strict(llmts_session: SessionClient) -> None:
+def test_unconfigured_session_is_strict(app_session: SessionClient) -> None:
     with pytest.raises(openai.BadRequestError) as error:
-        _chat(messages=[*HI, {"role": "tool", "tool_call_id": "call_x", "content": "sunny"}])(llmts_session)
+        _chat(messages=[*HI, {"role": "tool", "tool_call_id": "call_x", "content": "sunny"}])(app_session)
     assert error.value.code == "tool_result_without_call"
 
 
-def test_strict_requests_round_trips_through_the_configuration(llmts_session: SessionClient) -> None:
-    llmts_session.configure(_config(False))
-    assert llmts_session.configuration()["strict_requests"] is False
-    llmts_session.configure(_config(True))
-    assert "strict_requests" not in llmts_session.configuration()  # the default is not echoed
+def test_strict_requests_round_trips_through_the_configuration(app_session: SessionClient) -> None:
+    app_session.configure(_config(False))
+    assert app_session.configuration()["strict_requests"] is False
+    app_session.configure(_config(True))
+    assert "strict_requests" not in app_session.configuration()  # the default is not echoed
 
 
 def test_valid_tool_loops_pass_every_rule(llmts_session: SessionClient) -> None:
@@ -786,16 +796,15 @@ def test_valid_tool_loops_pass_every_rule(llmts_session: SessionClient) -> None:
     assert [send(llmts_session) for send in (chat, responses, messages, gemini)] == ["ok"] * 4
 
 
-def test_envelopes_on_the_wire(llmts_session: SessionClient) -> None:
+def test_envelopes_on_the_wire(app_session: SessionClient) -> None:
     """Raw HTTP: each provider's 400 envelope, its request-id header and ``x-should-retry: false``."""
-    llmts_session.configure(_config(None))
-    base = llmts_session.provider_base
-    chat = raw_request(
-        base,
+    app_session.configure(_config(None))
+    chat = send_raw(
+        app_session,
         "POST",
         "/openai/v1/chat/completions",
         {"model": "o3-mini", "messages": HI, "temperature": 0.5},
-        {"Authorization": "Bearer " + llmts_session.credential("openai")},
+        {"Authorization": "Bearer " + app_session.credential("openai")},
     )
     assert (chat.status, chat.headers["x-should-retry"]) == (400, "false")
     error = chat.json()["error"]
@@ -808,8 +817,8 @@ def test_envelopes_on_the_wire(llmts_session: SessionClient) -> None:
         "Unsupported value: 'temperature' does not support 0.5 with this model."
     )
 
-    messages = raw_request(
-        base,
+    messages = send_raw(
+        app_session,
         "POST",
         "/anthropic/v1/messages",
         {
@@ -817,33 +826,33 @@ def test_envelopes_on_the_wire(llmts_session: SessionClient) -> None:
             "max_tokens": 64,
             "messages": [{"role": "assistant", "content": "x"}, *HI],
         },
-        {"x-api-key": llmts_session.credential("anthropic")},
+        {"x-api-key": app_session.credential("anthropic")},
     )
     body = messages.json()
     assert (messages.status, body["type"], body["error"]["type"]) == (400, "error", "invalid_request_error")
     assert body["error"]["message"].startswith('messages: first message must use the "user" role')
     assert body["request_id"] == messages.headers["request-id"]
 
-    gemini = raw_request(
-        base,
+    gemini = send_raw(
+        app_session,
         "POST",
         "/gemini/v1beta/models/gemini-test:generateContent",
         {"contents": [{"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]}]},
-        {"x-goog-api-key": llmts_session.credential("gemini")},
+        {"x-goog-api-key": app_session.credential("gemini")},
     )
     error = gemini.json()["error"]
     assert (gemini.status, error["code"], error["status"]) == (400, 400, "INVALID_ARGUMENT")
     assert error["details"][0]["reason"] == "function_response_without_call"
-    assert [entry["status"] for entry in llmts_session.requests()[-3:]] == [400, 400, 400]
+    assert [entry["status"] for entry in app_session.requests()[-3:]] == [400, 400, 400]
 
 
 @pytest.mark.parametrize(
     "dummy", [b"skip_thought_signature_validator", b"context_engineering_is_the_way_to_go"]
 )
-def test_gemini_documented_dummy_thought_signature_passes(llmts_session: SessionClient, dummy: bytes) -> None:
+def test_gemini_documented_dummy_thought_signature_passes(app_session: SessionClient, dummy: bytes) -> None:
     """The thought signatures guide's dummy values pass the real API, so they pass here (pydantic-ai's
     GoogleModel sends the first on every function call it passes back without a signature)."""
-    llmts_session.configure(_config(None))
+    app_session.configure(_config(None))
     signed = _fn_call("get_weather")
     signed.thought_signature = dummy
     contents = [
@@ -851,9 +860,9 @@ def test_gemini_documented_dummy_thought_signature_passes(llmts_session: Session
         types.Content(role="model", parts=[signed]),
         types.Content(role="user", parts=[_fn_response("get_weather")]),
     ]
-    assert _gemini(contents)(llmts_session) == "first"
+    assert _gemini(contents)(app_session) == "first"
     forged = _fn_call("get_weather")
     forged.thought_signature = dummy + b"!"
     with pytest.raises(genai_errors.ClientError) as error:
-        _gemini([contents[0], types.Content(role="model", parts=[forged]), contents[2]])(llmts_session)
+        _gemini([contents[0], types.Content(role="model", parts=[forged]), contents[2]])(app_session)
     assert error.value.code == 400

@@ -11,6 +11,7 @@ import pytest
 
 from llmts import LlmTestServer
 from llmts.pytest_recording import fixture_file_name
+from tests.support.inner_pytest import run_in_process
 
 pytestmark = pytest.mark.sdk
 
@@ -48,7 +49,7 @@ def _run(pytester: pytest.Pytester, server: LlmTestServer, *extra: str) -> pytes
     args = ["-p", "no:cacheprovider", "-p", "no:xdist", "--llmts-url", server.url, "-rA", *extra]
     if server.control_key:
         args += ["--llmts-control-key", server.control_key]
-    return pytester.runpytest_subprocess(*args)
+    return run_in_process(pytester, *args, preload=("openai",))
 
 
 def test_once_records_then_replays_with_the_upstream_gone(

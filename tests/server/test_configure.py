@@ -8,6 +8,7 @@ import pytest
 
 from llmts import ConfigBuilder, ServerError, SessionClient
 from tests.helpers import USER_HI, raw_request
+from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
 
@@ -102,17 +103,17 @@ def _ask(client: Any) -> str:
     ],
 )
 def test_invalid_configuration_is_rejected_atomically(
-    llmts_session: SessionClient, config: dict[str, Any], path: str
+    app_session: SessionClient, config: dict[str, Any], path: str
 ) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("kept").build())
-    before = llmts_session.configuration()
+    app_session.configure(ConfigBuilder().scenario().text("kept").build())
+    before = app_session.configuration()
 
-    response = raw_request(
-        llmts_session.server.url,
+    response = send_raw(
+        app_session.server,
         "POST",
         "/admin-api/configure",
         config,
-        {"X-Llm-Test-Server-Session": llmts_session.id},
+        {"X-Llm-Test-Server-Session": app_session.id},
     )
 
     assert response.status == 400
@@ -121,30 +122,30 @@ def test_invalid_configuration_is_rejected_atomically(
     assert error["message"]
     assert error["details"] and all(set(d) == {"path", "message"} for d in error["details"])
     assert path in [d["path"] for d in error["details"]]
-    assert llmts_session.configuration() == before
-    assert _ask(llmts_session.openai_client(max_retries=0)) == "kept"
+    assert app_session.configuration() == before
+    assert _ask(app_session.openai_client(max_retries=0)) == "kept"
 
 
-def test_malformed_configuration_json(llmts_session: SessionClient) -> None:
-    response = raw_request(
-        llmts_session.server.url,
+def test_malformed_configuration_json(app_session: SessionClient) -> None:
+    response = send_raw(
+        app_session.server,
         "POST",
         "/admin-api/configure",
         b"{oops",
-        {"X-Llm-Test-Server-Session": llmts_session.id},
+        {"X-Llm-Test-Server-Session": app_session.id},
     )
     assert response.status == 400
     assert response.json()["error"]["code"] == "invalid_configuration"
 
 
-def test_client_raises_server_error_with_details(llmts_session: SessionClient) -> None:
+def test_client_raises_server_error_with_details(app_session: SessionClient) -> None:
     with pytest.raises(ServerError) as caught:
-        llmts_session.configure({"scenarios": [{"responses": [{}]}]})
+        app_session.configure({"scenarios": [{"responses": [{}]}]})
     assert caught.value.status == 400
     assert caught.value.details[0]["path"] == "scenarios[0].responses[0]"
 
 
-def test_configuration_round_trips(llmts_session: SessionClient) -> None:
+def test_configuration_round_trips(app_session: SessionClient) -> None:
     config = {
         "models": ["gpt-4.1-mini", "gpt-4.1"],
         "provider_credentials": {"openai": "sk-test"},
@@ -172,45 +173,45 @@ def test_configuration_round_trips(llmts_session: SessionClient) -> None:
         ],
     }
 
-    effective = llmts_session.configure(config)
+    effective = app_session.configure(config)
 
     assert effective == config
-    assert llmts_session.configuration() == config
+    assert app_session.configuration() == config
 
 
-def test_unconfigured_configuration_is_empty_and_flagged(llmts_session: SessionClient) -> None:
-    response = raw_request(
-        llmts_session.server.url,
+def test_unconfigured_configuration_is_empty_and_flagged(app_session: SessionClient) -> None:
+    response = send_raw(
+        app_session.server,
         "GET",
         "/admin-api/configuration",
-        headers={"X-Llm-Test-Server-Session": llmts_session.id},
+        headers={"X-Llm-Test-Server-Session": app_session.id},
     )
     assert response.json() == {}
     assert response.headers["x-llm-test-server-configured"] == "false"
 
 
-def test_reset_restarts_queues_and_keeps_configuration(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("one").text("two").build())
-    client = llmts_session.openai_client(max_retries=0)
+def test_reset_restarts_queues_and_keeps_configuration(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("one").text("two").build())
+    client = app_session.openai_client(max_retries=0)
     assert _ask(client) == "one"
 
-    llmts_session.reset()
+    app_session.reset()
 
     assert _ask(client) == "one"
     assert _ask(client) == "two"
 
 
-def test_reconfigure_replaces_everything(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("old-1").text("old-2").build())
-    client = llmts_session.openai_client(max_retries=0)
+def test_reconfigure_replaces_everything(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("old-1").text("old-2").build())
+    client = app_session.openai_client(max_retries=0)
     assert _ask(client) == "old-1"
 
-    llmts_session.configure(ConfigBuilder().scenario().text("new").build())
+    app_session.configure(ConfigBuilder().scenario().text("new").build())
 
     assert _ask(client) == "new"
 
 
-def test_configure_accepts_models_builder_and_dict(llmts_session: SessionClient) -> None:
+def test_configure_accepts_models_builder_and_dict(app_session: SessionClient) -> None:
     from llmts.schema import ResponseFixture, Scenario, SessionConfig
 
     typed = SessionConfig(scenarios=[Scenario(responses=[ResponseFixture(text="typed")])])
@@ -220,8 +221,8 @@ def test_configure_accepts_models_builder_and_dict(llmts_session: SessionClient)
         (builder, "built"),
         ({"scenarios": [{"responses": [{"text": "dict"}]}]}, "dict"),
     ):
-        llmts_session.configure(config)
-        assert _ask(llmts_session.openai_client(max_retries=0)) == expected
+        app_session.configure(config)
+        assert _ask(app_session.openai_client(max_retries=0)) == expected
 
 
 def test_request_body_limit_gives_413_in_provider_envelope(own_server_factory: Any) -> None:

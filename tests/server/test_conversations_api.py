@@ -13,7 +13,7 @@ import openai
 import pytest
 
 from llmts import ConfigBuilder, ServerError, SessionClient
-from tests.helpers import raw_request
+from tests.support.in_process import send_raw
 
 MODEL = "gpt-4.1-mini"
 START = [{"role": "user", "content": "Start"}]
@@ -52,11 +52,11 @@ def snapshot(session: SessionClient) -> tuple[Any, Any]:
 
 
 @pytest.mark.sdk
-def test_explain_predicts_selection_and_changes_nothing(llmts_session: SessionClient) -> None:
-    configure(llmts_session)
-    chat = llmts_session.openai_client(max_retries=0)
+def test_explain_predicts_selection_and_changes_nothing(app_session: SessionClient) -> None:
+    configure(app_session)
+    chat = app_session.openai_client(max_retries=0)
 
-    fresh = llmts_session.explain({"model": MODEL, "messages": START})
+    fresh = app_session.explain({"model": MODEL, "messages": START})
     assert (fresh["outcome"], fresh["selected_scenario"], fresh["selected_step"]) == (
         "start",
         "approval",
@@ -66,22 +66,22 @@ def test_explain_predicts_selection_and_changes_nothing(llmts_session: SessionCl
         "fallback"
     ]
     assert fresh["logical_turn"] == 1 and fresh["conversation_id"] == "default"
-    other = llmts_session.explain({"messages": [{"role": "user", "content": "Hello"}]})
+    other = app_session.explain({"messages": [{"role": "user", "content": "Hello"}]})
     graph, scenario = other["candidates"]
     assert (other["outcome"], other["selected_scenario"]) == ("scenario", "fallback")
     assert (graph["claims"], graph["steps"][0]["failed"]) == (False, ["latest_user_equals"])
     assert (scenario["selected"], scenario["next_response_index"]) == (True, 0)
-    assert snapshot(llmts_session) == ([], [])  # nothing ran, nothing was recorded
+    assert snapshot(app_session) == ([], [])  # nothing ran, nothing was recorded
 
     assert (
         chat.chat.completions.create(model=MODEL, messages=START).choices[0].message.content
         == "Approve or cancel?"
     )
-    before = snapshot(llmts_session)
-    branch = llmts_session.explain({"messages": APPROVE})
-    replay = llmts_session.explain({"messages": START})
-    stale = llmts_session.explain({"messages": [{"role": "user", "content": "Start again"}]})
-    assert snapshot(llmts_session) == before
+    before = snapshot(app_session)
+    branch = app_session.explain({"messages": APPROVE})
+    replay = app_session.explain({"messages": START})
+    stale = app_session.explain({"messages": [{"role": "user", "content": "Start again"}]})
+    assert snapshot(app_session) == before
 
     assert (branch["outcome"], branch["selected_step"], branch["logical_turn"]) == ("execute", "approve", 2)
     steps = branch["candidates"][0]["steps"]
@@ -97,24 +97,24 @@ def test_explain_predicts_selection_and_changes_nothing(llmts_session: SessionCl
     assert (
         chat.chat.completions.create(model=MODEL, messages=APPROVE).choices[0].message.content == "Approved"
     )
-    done = llmts_session.explain({"messages": [{"role": "user", "content": "more"}]})
+    done = app_session.explain({"messages": [{"role": "user", "content": "more"}]})
     assert (done["outcome"], done["error_code"]) == ("rejected", "conversation_completed")
 
 
 @pytest.mark.sdk
-def test_status_reads_back_each_identity(llmts_session: SessionClient) -> None:
-    configure(llmts_session, fallback=False)
-    one = llmts_session.for_conversation("one").openai_client(max_retries=0)
-    two = llmts_session.for_conversation("two").openai_client(max_retries=0)
+def test_status_reads_back_each_identity(app_session: SessionClient) -> None:
+    configure(app_session, fallback=False)
+    one = app_session.for_conversation("one").openai_client(max_retries=0)
+    two = app_session.for_conversation("two").openai_client(max_retries=0)
     one.chat.completions.create(model=MODEL, messages=START)
     one.chat.completions.create(model=MODEL, messages=APPROVE)
     two.chat.completions.create(model=MODEL, messages=START)
     with pytest.raises(openai.ConflictError):
         two.chat.completions.create(model=MODEL, messages=[*APPROVE, {"role": "assistant", "content": "x"}])
 
-    listing = llmts_session.conversations()
+    listing = app_session.conversations()
     assert [s["conversation_id"] for s in listing] == ["one", "two"]
-    assert llmts_session.for_conversation("two").conversations() == [listing[1]]
+    assert app_session.for_conversation("two").conversations() == [listing[1]]
     first, second = listing
     assert first == {
         **first,
@@ -143,24 +143,24 @@ def test_status_reads_back_each_identity(llmts_session: SessionClient) -> None:
         1,
     )
     # Reading status and explanations changed nothing.
-    assert llmts_session.conversations() == listing
+    assert app_session.conversations() == listing
 
 
-def test_explain_uses_the_conversation_header_and_credential(llmts_session: SessionClient) -> None:
-    configure(llmts_session, fallback=False)
-    conversation = llmts_session.for_conversation("mine")
+def test_explain_uses_the_conversation_header_and_credential(app_session: SessionClient) -> None:
+    configure(app_session, fallback=False)
+    conversation = app_session.for_conversation("mine")
     chat = conversation.openai_client(max_retries=0)
     chat.chat.completions.create(model=MODEL, messages=START)
 
     assert conversation.explain({"messages": APPROVE})["outcome"] == "execute"
-    assert llmts_session.explain({"messages": APPROVE})["error_code"] == "conversation_step_mismatch"
+    assert app_session.explain({"messages": APPROVE})["error_code"] == "conversation_step_mismatch"
     other_key = conversation.explain({"messages": APPROVE}, credential="sk-someone-else")
     assert other_key["error_code"] == "conversation_step_mismatch"
     assert conversation.explain({"messages": APPROVE}, "anthropic")["candidates"][0]["state"] is None
 
 
-def test_explain_rejects_bad_bodies(llmts_session: SessionClient) -> None:
-    configure(llmts_session)
+def test_explain_rejects_bad_bodies(app_session: SessionClient) -> None:
+    configure(app_session)
     for body, path in [
         ({}, "request"),
         ({"request": {"messages": []}}, "request.messages"),
@@ -168,14 +168,12 @@ def test_explain_rejects_bad_bodies(llmts_session: SessionClient) -> None:
         ({"provider_namespace": "acme", "request": {"messages": START}}, "provider_namespace"),
     ]:
         with pytest.raises(ServerError) as caught:
-            llmts_session.server.request(
-                "POST", "/admin-api/match/explain", body, session_id=llmts_session.id
-            )
+            app_session.server.request("POST", "/admin-api/match/explain", body, session_id=app_session.id)
         assert caught.value.status == 400 and caught.value.details[0]["path"] == path
 
 
-def test_explain_reports_model_and_fixture_problems(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_explain_reports_model_and_fixture_problems(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder()
         .models("gpt-4.1-mini")
         .conversation("t")
@@ -183,11 +181,11 @@ def test_explain_reports_model_and_fixture_problems(llmts_session: SessionClient
         .tool_call("get_weather", {"city": "Paris"})
         .complete()
     )
-    unknown = llmts_session.explain({"model": "gpt-9", "messages": START})
+    unknown = app_session.explain({"model": "gpt-9", "messages": START})
     assert (unknown["outcome"], unknown["error_code"]) == ("rejected", "model_not_found")
-    no_tools = llmts_session.explain({"messages": START})
+    no_tools = app_session.explain({"messages": START})
     assert (no_tools["outcome"], no_tools["error_code"]) == ("rejected", "llm_test_server_fixture_mismatch")
-    with_tools = llmts_session.explain({"messages": START, "tool_names": ["get_weather"]})
+    with_tools = app_session.explain({"messages": START, "tool_names": ["get_weather"]})
     assert (with_tools["outcome"], with_tools["selected_step"]) == ("start", "call")
 
 
@@ -197,24 +195,24 @@ def test_explain_reports_model_and_fixture_problems(llmts_session: SessionClient
     ids=["empty", "too-long", "comma"],
 )
 def test_invalid_conversation_header_is_a_400_in_the_provider_envelope(
-    llmts_session: SessionClient, value: str
+    app_session: SessionClient, value: str
 ) -> None:
-    configure(llmts_session)
+    configure(app_session)
     headers = {"X-Llm-Test-Server-Conversation": value}
     with pytest.raises(openai.BadRequestError) as caught:
-        llmts_session.openai_client(max_retries=0, default_headers=headers).chat.completions.create(
+        app_session.openai_client(max_retries=0, default_headers=headers).chat.completions.create(
             model=MODEL, messages=START
         )
     assert caught.value.code == "invalid_conversation_id"
     with pytest.raises(anthropic.BadRequestError) as claude:
-        llmts_session.anthropic_client(max_retries=0, default_headers=headers).messages.create(
+        app_session.anthropic_client(max_retries=0, default_headers=headers).messages.create(
             model=MODEL, max_tokens=8, messages=START
         )
     assert claude.value.body["error"]["code"] == "invalid_conversation_id"
     with pytest.raises(ServerError) as control:
-        llmts_session.conversations(value)
+        app_session.conversations(value)
     assert (control.value.status, control.value.code) == (400, "invalid_conversation_id")
-    assert llmts_session.conversations() == []
+    assert app_session.conversations() == []
 
 
 def test_a_repeated_conversation_header_is_rejected(llmts_session: SessionClient) -> None:
@@ -239,25 +237,23 @@ def test_a_repeated_conversation_header_is_rejected(llmts_session: SessionClient
     finally:
         conn.close()
     assert (status, error["code"]) == (400, "invalid_conversation_id")
-    blank = raw_request(
-        llmts_session.provider_base, "POST", path, body, {"X-Llm-Test-Server-Conversation": " \t "}
-    )
+    blank = send_raw(llmts_session, "POST", path, body, {"X-Llm-Test-Server-Conversation": " \t "})
     assert (blank.status, blank.json()["error"]["code"]) == (400, "invalid_conversation_id")
-    ok = raw_request(llmts_session.provider_base, "POST", path, body, {"X-Llm-Test-Server-Conversation": "a"})
+    ok = send_raw(llmts_session, "POST", path, body, {"X-Llm-Test-Server-Conversation": "a"})
     assert ok.status == 200 and ok.json()["choices"][0]["message"]["content"] == "Approve or cancel?"
 
 
 @pytest.mark.sdk
-def test_the_journal_records_the_conversation_id(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("queued"))
-    llmts_session.for_conversation("x").openai_client(max_retries=0).chat.completions.create(
+def test_the_journal_records_the_conversation_id(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("queued"))
+    app_session.for_conversation("x").openai_client(max_retries=0).chat.completions.create(
         model=MODEL, messages=START
     )
-    llmts_session.openai_client(max_retries=0).chat.completions.create(model=MODEL, messages=START)
+    app_session.openai_client(max_retries=0).chat.completions.create(model=MODEL, messages=START)
 
-    assert [(e["conversation"], e["step"]) for e in llmts_session.requests(order="asc")] == [
+    assert [(e["conversation"], e["step"]) for e in app_session.requests(order="asc")] == [
         ("x", None),
         (None, None),
     ]
-    assert len(llmts_session.requests(conversation="x")) == 1
-    assert llmts_session.conversations() == []  # scenarios keep no conversation state
+    assert len(app_session.requests(conversation="x")) == 1
+    assert app_session.conversations() == []  # scenarios keep no conversation state

@@ -247,22 +247,22 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ("config", "path", "message"), [pytest.param(c, p, m, id=i) for i, c, p, m in INVALID]
 )
 def test_invalid_graphs_are_rejected_atomically(
-    llmts_session: SessionClient, config: dict[str, Any], path: str, message: str
+    app_session: SessionClient, config: dict[str, Any], path: str, message: str
 ) -> None:
-    llmts_session.configure(VALID)
-    before = llmts_session.configuration()
+    app_session.configure(VALID)
+    before = app_session.configuration()
 
     with pytest.raises(ServerError) as caught:
-        llmts_session.configure(config)
+        app_session.configure(config)
 
     error = caught.value
     assert error.status == 400 and error.code == "invalid_configuration"
     assert [d["path"] for d in error.details][:1] == [path], error.details
     assert message in error.details[0]["message"], error.details
-    assert llmts_session.configuration() == before
+    assert app_session.configuration() == before
 
 
-def test_valid_graph_round_trips_through_configuration(llmts_session: SessionClient) -> None:
+def test_valid_graph_round_trips_through_configuration(app_session: SessionClient) -> None:
     config = {
         "conversations": [
             {
@@ -298,10 +298,10 @@ def test_valid_graph_round_trips_through_configuration(llmts_session: SessionCli
         ],
         "conversation_capacity": {"max_conversations": 0, "max_bytes": 0},
     }
-    effective = llmts_session.configure(config)
+    effective = app_session.configure(config)
     assert effective["conversations"] == config["conversations"]
     assert effective["conversation_capacity"] == config["conversation_capacity"]
-    assert llmts_session.configuration() == effective
+    assert app_session.configuration() == effective
 
 
 def test_builder_serializes_to_the_configuration_json() -> None:
@@ -397,9 +397,9 @@ def test_conversation_limits_are_published() -> None:
     }
 
 
-def test_configure_without_conversations_keeps_the_json_unchanged(llmts_session: SessionClient) -> None:
+def test_configure_without_conversations_keeps_the_json_unchanged(app_session: SessionClient) -> None:
     config = {"models": ["gpt-4.1-mini"], "scenarios": [{"id": "s", "responses": [{"text": "x"}]}]}
-    effective = llmts_session.configure(copy.deepcopy(config))
+    effective = app_session.configure(copy.deepcopy(config))
     assert "conversations" not in effective and "conversation_capacity" not in effective
 
 

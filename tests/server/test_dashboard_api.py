@@ -30,6 +30,7 @@ from llmts.server.control_auth import (
     client_address,
 )
 from tests.helpers import DASHBOARD_CONTROL_KEY, RawResponse, raw_request
+from tests.support.in_process import send_raw
 
 DASHBOARD = {"X-Llm-Test-Server-Dashboard": "1"}
 CHAT = "/openai/v1/chat/completions"
@@ -37,9 +38,7 @@ CHAT = "/openai/v1/chat/completions"
 
 def _chat(session: SessionClient, text: str = "hi", headers: dict[str, str] | None = None) -> RawResponse:
     body = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": text}]}
-    return raw_request(
-        session.provider_base, "POST", CHAT, body, {"Authorization": "Bearer k", **(headers or {})}
-    )
+    return send_raw(session, "POST", CHAT, body, {"Authorization": "Bearer k", **(headers or {})})
 
 
 def _login(server: LlmTestServer) -> str:
@@ -115,8 +114,8 @@ def test_unknown_dashboard_paths_get_the_control_error_envelope(
     assert set(answer.json()["error"]) == {"code", "message", "details"}
 
 
-def test_the_dashboard_is_not_served_under_a_session_prefix(llmts_session: SessionClient) -> None:
-    answer = raw_request(llmts_session.provider_base, "GET", "/dashboard")
+def test_the_dashboard_is_not_served_under_a_session_prefix(app_session: SessionClient) -> None:
+    answer = send_raw(app_session, "GET", "/dashboard")
     assert answer.status == 404
 
 
@@ -192,7 +191,7 @@ def test_the_cookie_is_no_provider_credential(dashboard_server: LlmTestServer) -
             {"provider_credentials": {"openai": "sk-real"}, "scenarios": [{"responses": [{"text": "x"}]}]}
         )
         body = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}]}
-        answer = raw_request(session.provider_base, "POST", CHAT, body, {"Cookie": cookie, **DASHBOARD})
+        answer = send_raw(session, "POST", CHAT, body, {"Cookie": cookie, **DASHBOARD})
         assert answer.status == 401
         assert answer.json()["error"]["type"] == "invalid_request_error"  # OpenAI's own envelope
     finally:
@@ -408,9 +407,9 @@ def _token_of(answer: RawResponse) -> str:
 
 
 def test_session_listing_carries_created_time_declarations_and_journal_counters(
-    llmts_session: SessionClient,
+    app_session: SessionClient,
 ) -> None:
-    llmts_session.configure(
+    app_session.configure(
         {
             "journal": {"max_entries": 2},
             "scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "x"}]}],
@@ -429,21 +428,21 @@ def test_session_listing_carries_created_time_declarations_and_journal_counters(
         }
     )
     for _ in range(3):
-        assert _chat(llmts_session).status == 200
-    (info,) = [s for s in llmts_session.server.sessions() if s["id"] == llmts_session.id]
+        assert _chat(app_session).status == 200
+    (info,) = [s for s in app_session.server.sessions() if s["id"] == app_session.id]
     assert info["configured"] is True
     assert info["created_at"].endswith("Z")
     assert (info["scenario_count"], info["conversation_count"]) == (1, 1)
     assert (info["request_count"], info["journal_entries"], info["evicted_count"]) == (3, 2, 1)
     assert info["journal_bytes"] > 0
-    llmts_session.reset()
-    (info,) = [s for s in llmts_session.server.sessions() if s["id"] == llmts_session.id]
+    app_session.reset()
+    (info,) = [s for s in app_session.server.sessions() if s["id"] == app_session.id]
     assert (info["request_count"], info["journal_entries"], info["journal_bytes"]) == (0, 0, 0)
 
 
-def test_queues_report_how_far_each_scenario_advanced(llmts_session: SessionClient) -> None:
-    assert llmts_session.queues() == []  # unconfigured: no queue
-    llmts_session.configure(
+def test_queues_report_how_far_each_scenario_advanced(app_session: SessionClient) -> None:
+    assert app_session.queues() == []  # unconfigured: no queue
+    app_session.configure(
         {
             "scenarios": [
                 {"id": "once", "model": "m1", "responses": [{"text": "1"}, {"text": "2"}]},
@@ -462,14 +461,14 @@ def test_queues_report_how_far_each_scenario_advanced(llmts_session: SessionClie
             ]
         }
     )
-    client = llmts_session.openai_client(max_retries=0)
+    client = app_session.openai_client(max_retries=0)
 
     def ask(model: str) -> None:
         client.chat.completions.create(model=model, messages=[{"role": "user", "content": "hi"}])
 
     for model in ("m1", "m1", "m2", "m2", "m3", "m3", "m3"):
         ask(model)
-    once, stub, loop = llmts_session.queues()
+    once, stub, loop = app_session.queues()
     assert once == {
         "index": 0,
         "scenario": "once",
@@ -481,10 +480,10 @@ def test_queues_report_how_far_each_scenario_advanced(llmts_session: SessionClie
     }
     assert (stub["consumed"], stub["next_response_index"], stub["exhausted"]) == (1, 0, False)
     assert (loop["consumed"], loop["next_response_index"], loop["exhausted"]) == (1, 1, False)
-    before = llmts_session.queues()
-    assert llmts_session.queues() == before  # reading consumes nothing
-    llmts_session.reset()
-    assert [q["consumed"] for q in llmts_session.queues()] == [0, 0, 0]
+    before = app_session.queues()
+    assert app_session.queues() == before  # reading consumes nothing
+    app_session.reset()
+    assert [q["consumed"] for q in app_session.queues()] == [0, 0, 0]
 
 
 def test_queues_need_the_control_key(dashboard_server: LlmTestServer) -> None:
@@ -493,47 +492,47 @@ def test_queues_need_the_control_key(dashboard_server: LlmTestServer) -> None:
     assert raw_request(dashboard_server.url, "GET", "/admin-api/queues", headers=bearer).json() == []
 
 
-def test_the_after_cursor_returns_only_newer_entries(llmts_session: SessionClient) -> None:
+def test_the_after_cursor_returns_only_newer_entries(app_session: SessionClient) -> None:
     for text in ("one", "two", "three", "four"):
-        assert _chat(llmts_session, text).status == 200
-    newer = llmts_session.requests(after=2, order="asc")
+        assert _chat(app_session, text).status == 200
+    newer = app_session.requests(after=2, order="asc")
     assert [entry["sequence"] for entry in newer] == [3, 4]
-    assert llmts_session.requests(after=4) == []
-    assert [e["sequence"] for e in llmts_session.requests(after=0, order="asc")] == [1, 2, 3, 4]
-    answer = raw_request(
-        llmts_session.server.url,
+    assert app_session.requests(after=4) == []
+    assert [e["sequence"] for e in app_session.requests(after=0, order="asc")] == [1, 2, 3, 4]
+    answer = send_raw(
+        app_session.server,
         "GET",
         "/admin-api/requests?after=3",
-        headers={"X-Llm-Test-Server-Session": llmts_session.id},
+        headers={"X-Llm-Test-Server-Session": app_session.id},
     )
     # The counters still describe the whole journal.
     assert (answer.headers["x-total-count"], answer.headers["x-total-observed"]) == ("1", "4")
-    exported = llmts_session.export("json", after=3)
+    exported = app_session.export("json", after=3)
     assert exported["evidence"]["first_retained_sequence"] == 1
     assert exported["evidence"]["last_retained_sequence"] == 4
     assert exported["query"]["after"] == 3
 
 
 @pytest.mark.parametrize("query", ["after=-1", "after=x", "after=", "after=1&after=2"])
-def test_a_bad_cursor_is_a_400(llmts_session: SessionClient, query: str) -> None:
-    answer = raw_request(
-        llmts_session.server.url,
+def test_a_bad_cursor_is_a_400(app_session: SessionClient, query: str) -> None:
+    answer = send_raw(
+        app_session.server,
         "GET",
         f"/admin-api/requests?{query}",
-        headers={"X-Llm-Test-Server-Session": llmts_session.id},
+        headers={"X-Llm-Test-Server-Session": app_session.id},
     )
     assert answer.status == 400
     assert answer.json()["error"]["code"] == "invalid_query"
     assert answer.json()["error"]["details"][0]["path"] == "after"
 
 
-def test_requests_filter_by_retry_group(llmts_session: SessionClient) -> None:
+def test_requests_filter_by_retry_group(app_session: SessionClient) -> None:
     group = {"X-Llm-Test-Server-Retry-Group": "g1"}
-    assert _chat(llmts_session, "a", group).status == 200
-    assert _chat(llmts_session, "b").status == 200
-    assert _chat(llmts_session, "c", group).status == 200
-    assert [e["sequence"] for e in llmts_session.requests(retry_group="g1", order="asc")] == [1, 3]
-    assert llmts_session.requests(retry_group="other") == []
+    assert _chat(app_session, "a", group).status == 200
+    assert _chat(app_session, "b").status == 200
+    assert _chat(app_session, "c", group).status == 200
+    assert [e["sequence"] for e in app_session.requests(retry_group="g1", order="asc")] == [1, 3]
+    assert app_session.requests(retry_group="other") == []
 
 
 # --- in memory: the cookie check --------------------------------------------------------------------

@@ -12,7 +12,8 @@ import pytest
 from google.genai import types
 
 from llmts import SessionClient
-from tests.helpers import USER_HI, WEATHER_TOOL, raw_request
+from tests.helpers import USER_HI, WEATHER_TOOL
+from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
 
@@ -23,12 +24,12 @@ def _client(session: SessionClient) -> Any:
     return session.openai_client(max_retries=0)
 
 
-def test_previews_hold_the_request_body_and_the_response(llmts_session: SessionClient) -> None:
-    llmts_session.configure({"scenarios": [{"responses": [{"text": "Hello there."}]}]})
+def test_previews_hold_the_request_body_and_the_response(app_session: SessionClient) -> None:
+    app_session.configure({"scenarios": [{"responses": [{"text": "Hello there."}]}]})
     body = {"model": MODEL, "messages": USER_HI}
-    response = raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", body)
+    response = send_raw(app_session, "POST", "/openai/v1/chat/completions", body)
 
-    (entry,) = llmts_session.requests()
+    (entry,) = app_session.requests()
     assert json.loads(entry["request_preview"]) == body
     assert entry["request_bytes"] == len(json.dumps(body))
     assert entry["response_preview"] == response.body.decode()
@@ -40,22 +41,22 @@ def test_previews_hold_the_request_body_and_the_response(llmts_session: SessionC
     )
 
 
-def test_stream_preview_is_the_frames_concatenated(llmts_session: SessionClient) -> None:
-    llmts_session.configure({"scenarios": [{"responses": [{"text": "Hi you", "chunks": ["Hi", " you"]}]}]})
-    response = raw_request(
-        llmts_session.provider_base,
+def test_stream_preview_is_the_frames_concatenated(app_session: SessionClient) -> None:
+    app_session.configure({"scenarios": [{"responses": [{"text": "Hi you", "chunks": ["Hi", " you"]}]}]})
+    response = send_raw(
+        app_session,
         "POST",
         "/openai/v1/chat/completions",
         {"model": MODEL, "messages": USER_HI, "stream": True},
     )
-    (entry,) = llmts_session.requests()
+    (entry,) = app_session.requests()
     assert entry["response_preview"] == response.body.decode()
     assert entry["response_preview"].endswith("data: [DONE]\n\n")
     assert entry["streaming"] and entry["terminal_marker_observed"]
 
 
-def test_tool_calls_from_the_response_and_the_history_and_tool_results(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_tool_calls_from_the_response_and_the_history_and_tool_results(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "scenarios": [
                 {
@@ -71,7 +72,7 @@ def test_tool_calls_from_the_response_and_the_history_and_tool_results(llmts_ses
             ]
         }
     )
-    client = _client(llmts_session)
+    client = _client(app_session)
     first = client.chat.completions.create(model=MODEL, messages=USER_HI, tools=[WEATHER_TOOL])
     history = [
         *USER_HI,
@@ -80,7 +81,7 @@ def test_tool_calls_from_the_response_and_the_history_and_tool_results(llmts_ses
     ]
     client.chat.completions.create(model=MODEL, messages=history, tools=[WEATHER_TOOL])
 
-    calling, answering = llmts_session.requests(order="asc")
+    calling, answering = app_session.requests(order="asc")
     call = {"id": "call_w", "name": "get_weather", "arguments": '{"city":"Paris"}', "truncated": False}
     assert calling["response_tool_calls"] == [call]
     assert calling["request_tool_calls"] == calling["tool_results"] == []
@@ -96,14 +97,14 @@ def test_tool_calls_from_the_response_and_the_history_and_tool_results(llmts_ses
     ]
 
 
-def test_tool_results_of_anthropic_and_gemini_resolve_their_call_names(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_tool_results_of_anthropic_and_gemini_resolve_their_call_names(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "models": ["claude-test-1", "gemini-2.5-flash"],
             "scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "ok"}]}],
         }
     )
-    llmts_session.anthropic_client(max_retries=0).messages.create(
+    app_session.anthropic_client(max_retries=0).messages.create(
         model="claude-test-1",
         max_tokens=16,
         messages=[
@@ -120,7 +121,7 @@ def test_tool_results_of_anthropic_and_gemini_resolve_their_call_names(llmts_ses
             },
         ],
     )
-    gemini = llmts_session.gemini_client()
+    gemini = app_session.gemini_client()
     gemini.models.generate_content(
         model="gemini-2.5-flash",
         contents=[
@@ -143,7 +144,7 @@ def test_tool_results_of_anthropic_and_gemini_resolve_their_call_names(llmts_ses
             ),
         ],
     )
-    claude, gem = llmts_session.requests(order="asc")
+    claude, gem = app_session.requests(order="asc")
     assert claude["request_tool_calls"] == [
         {"id": "toolu_1", "name": "get_weather", "arguments": '{"city":"Oslo"}', "truncated": False}
     ]
@@ -156,8 +157,8 @@ def test_tool_results_of_anthropic_and_gemini_resolve_their_call_names(llmts_ses
     ]
 
 
-def test_small_previews_truncate_and_truncation_is_sticky_until_reset(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_small_previews_truncate_and_truncation_is_sticky_until_reset(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "journal": {"preview_bytes": 40},
             "scenarios": [
@@ -170,12 +171,10 @@ def test_small_previews_truncate_and_truncation_is_sticky_until_reset(llmts_sess
             ],
         }
     )
-    client = _client(llmts_session)
+    client = _client(app_session)
     client.chat.completions.create(model=MODEL, messages=USER_HI, tools=[WEATHER_TOOL])
 
-    _, headers, (entry,) = llmts_session.server.request(
-        "GET", "/admin-api/requests", session_id=llmts_session.id
-    )
+    _, headers, (entry,) = app_session.server.request("GET", "/admin-api/requests", session_id=app_session.id)
     assert headers["X-Retention-Truncated"] == "true"
     assert entry["truncated"] and entry["request_truncated"] and entry["response_truncated"]
     assert len(entry["request_preview"]) == 40 and entry["request_bytes"] > 40
@@ -184,39 +183,39 @@ def test_small_previews_truncate_and_truncation_is_sticky_until_reset(llmts_sess
     assert call["truncated"] and len(call["arguments"]) == 40
 
     # Sticky: later entries that fit do not clear it (even once the cut entry is evicted); reset does.
-    llmts_session.configure(
+    app_session.configure(
         {"journal": {"preview_bytes": 200, "max_entries": 1}, "scenarios": [{"responses": [{"text": "ok"}]}]}
     )
-    assert llmts_session.export()["evidence"]["retention_truncated"] is False
-    raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", b"{" + b" " * 300 + b"}")
-    raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", b"{}")
-    (kept,) = llmts_session.requests()
+    assert app_session.export()["evidence"]["retention_truncated"] is False
+    send_raw(app_session, "POST", "/openai/v1/chat/completions", b"{" + b" " * 300 + b"}")
+    send_raw(app_session, "POST", "/openai/v1/chat/completions", b"{}")
+    (kept,) = app_session.requests()
     assert not kept["truncated"]
-    assert llmts_session.export()["evidence"]["retention_truncated"] is True
-    llmts_session.reset()
-    assert llmts_session.export()["evidence"]["retention_truncated"] is False
+    assert app_session.export()["evidence"]["retention_truncated"] is True
+    app_session.reset()
+    assert app_session.export()["evidence"]["retention_truncated"] is False
 
 
-def test_eviction_by_entries_and_by_bytes_is_counted(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_eviction_by_entries_and_by_bytes_is_counted(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "journal": {"max_entries": 3},
             "scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "x"}]}],
         }
     )
-    client = _client(llmts_session)
+    client = _client(app_session)
     for _ in range(5):
         client.chat.completions.create(model=MODEL, messages=USER_HI)
-    _, headers, entries = llmts_session.server.request(
-        "GET", "/admin-api/requests?order=asc", session_id=llmts_session.id
+    _, headers, entries = app_session.server.request(
+        "GET", "/admin-api/requests?order=asc", session_id=app_session.id
     )
     assert [e["sequence"] for e in entries] == [3, 4, 5]
     assert (headers["X-Total-Observed"], headers["X-Evicted-Count"]) == ("5", "2")
-    evidence = llmts_session.export()["evidence"]
+    evidence = app_session.export()["evidence"]
     assert (evidence["first_retained_sequence"], evidence["last_retained_sequence"]) == (3, 5)
 
     # Bytes: each entry retains its previews; 4 KiB holds only a couple of these.
-    llmts_session.configure(
+    app_session.configure(
         {
             "journal": {"max_bytes": 4096},
             "scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "y" * 1000}]}],
@@ -224,14 +223,14 @@ def test_eviction_by_entries_and_by_bytes_is_counted(llmts_session: SessionClien
     )
     for _ in range(4):
         client.chat.completions.create(model=MODEL, messages=USER_HI)
-    evidence = llmts_session.export()["evidence"]
+    evidence = app_session.export()["evidence"]
     assert evidence["total_observed"] == 4 and evidence["evicted_count"] >= 2
     assert evidence["retained_byte_count"] <= 4096
     assert evidence["last_retained_sequence"] == 4
 
 
-def test_rejected_failed_and_unmatched_attempts_are_recorded(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_rejected_failed_and_unmatched_attempts_are_recorded(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "provider_credentials": {"anthropic": "sk-ant"},
             "models": [MODEL, "claude-test-1"],
@@ -243,23 +242,23 @@ def test_rejected_failed_and_unmatched_attempts_are_recorded(llmts_session: Sess
             ],
         }
     )
-    client = _client(llmts_session)
+    client = _client(app_session)
     with pytest.raises(openai.InternalServerError):
         client.chat.completions.create(model=MODEL, messages=USER_HI)  # scripted error
     with pytest.raises(openai.ConflictError):
         client.chat.completions.create(model=MODEL, messages=USER_HI)  # exhausted
     with pytest.raises(anthropic.AuthenticationError):
-        llmts_session.anthropic_client(api_key="wrong", max_retries=0).messages.create(
+        app_session.anthropic_client(api_key="wrong", max_retries=0).messages.create(
             model="claude-test-1", max_tokens=8, messages=USER_HI
         )
     with pytest.raises(anthropic.ConflictError):
-        llmts_session.anthropic_client(api_key="sk-ant", max_retries=0).messages.create(
+        app_session.anthropic_client(api_key="sk-ant", max_retries=0).messages.create(
             model="claude-test-1", max_tokens=8, messages=USER_HI
         )  # no scenario serves anthropic
-    bad = raw_request(llmts_session.provider_base, "POST", "/openai/v1/chat/completions", b"{not json")
+    bad = send_raw(app_session, "POST", "/openai/v1/chat/completions", b"{not json")
     assert bad.status == 400
 
-    entries = llmts_session.requests(order="asc")
+    entries = app_session.requests(order="asc")
     assert [(e["status"], e["error_code"], e["success"]) for e in entries] == [
         (503, "overloaded", False),
         (409, "llm_test_server_scenario_exhausted", False),

@@ -16,6 +16,7 @@ import pytest
 from llmts import LlmTestServer, ServerError, SessionClient
 from llmts.schema.journal import JournalQuery
 from tests.helpers import USER_HI, raw_request
+from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
 
@@ -46,21 +47,21 @@ CONFIG = {
 
 
 @pytest.fixture
-def populated(llmts_session: SessionClient) -> dict[int, dict[str, Any]]:
+def populated(app_session: SessionClient) -> dict[int, dict[str, Any]]:
     """Six attempts: 200, 429, streamed 200, 200 (gpt-4o), anthropic 200, 409 exhausted; by sequence."""
-    llmts_session.configure(CONFIG)
-    client = llmts_session.openai_client(max_retries=0)
+    app_session.configure(CONFIG)
+    client = app_session.openai_client(max_retries=0)
     client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
     with pytest.raises(openai.RateLimitError):
         client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
     list(client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI, stream=True))
     client.chat.completions.create(model="gpt-4o", messages=USER_HI)
-    llmts_session.anthropic_client(max_retries=0).messages.create(
+    app_session.anthropic_client(max_retries=0).messages.create(
         model="claude-test-1", max_tokens=16, messages=USER_HI
     )
     with pytest.raises(openai.ConflictError):
         client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
-    return {entry["sequence"]: entry for entry in llmts_session.requests()}
+    return {entry["sequence"]: entry for entry in app_session.requests()}
 
 
 def _sequences(session: SessionClient, **filters: Any) -> list[int]:
@@ -111,35 +112,35 @@ def test_entries_describe_each_attempt(populated: dict[int, dict[str, Any]]) -> 
     ],
 )
 def test_filters_order_and_pages(
-    llmts_session: SessionClient,
+    app_session: SessionClient,
     populated: dict[int, dict[str, Any]],
     filters: dict[str, Any],
     expected: list[int],
 ) -> None:
-    assert _sequences(llmts_session, **filters) == expected
+    assert _sequences(app_session, **filters) == expected
 
 
 def test_request_id_and_time_range_filters(
-    llmts_session: SessionClient, populated: dict[int, dict[str, Any]]
+    app_session: SessionClient, populated: dict[int, dict[str, Any]]
 ) -> None:
     third = populated[3]
-    assert _sequences(llmts_session, request_id=third["request_id"]) == [3]
-    assert _sequences(llmts_session, request_id=third["request_id"][:-1]) == []
+    assert _sequences(app_session, request_id=third["request_id"]) == [3]
+    assert _sequences(app_session, request_id=third["request_id"][:-1]) == []
     start = third["started_at"]
-    assert _sequences(llmts_session, from_=start) == [6, 5, 4, 3]
-    assert _sequences(llmts_session, to=start) == [3, 2, 1]
-    assert _sequences(llmts_session, **{"from_": start, "to": start}) == [3]  # both bounds inclusive
+    assert _sequences(app_session, from_=start) == [6, 5, 4, 3]
+    assert _sequences(app_session, to=start) == [3, 2, 1]
+    assert _sequences(app_session, **{"from_": start, "to": start}) == [3]  # both bounds inclusive
     # Offsets other than Z are accepted and compared as instants.
-    assert _sequences(llmts_session, to=start.replace("Z", "+00:00")) == [3, 2, 1]
-    assert _sequences(llmts_session, to="2000-01-01T00:00:00Z") == []
+    assert _sequences(app_session, to=start.replace("Z", "+00:00")) == [3, 2, 1]
+    assert _sequences(app_session, to="2000-01-01T00:00:00Z") == []
 
 
 def test_typed_query_model_gives_the_same_answer(
-    llmts_session: SessionClient, populated: dict[int, dict[str, Any]]
+    app_session: SessionClient, populated: dict[int, dict[str, Any]]
 ) -> None:
     query = JournalQuery(provider="openai", success=True, order="asc", limit=2)
-    assert [e["sequence"] for e in llmts_session.requests(query)] == [1, 3]
-    assert llmts_session.export("json", query)["query"] == {
+    assert [e["sequence"] for e in app_session.requests(query)] == [1, 3]
+    assert app_session.export("json", query)["query"] == {
         "provider": "openai",
         "success": True,
         "order": "asc",
@@ -149,17 +150,17 @@ def test_typed_query_model_gives_the_same_answer(
 
 
 def test_headers_describe_the_filter_and_the_whole_journal(
-    llmts_session: SessionClient, populated: dict[int, dict[str, Any]]
+    app_session: SessionClient, populated: dict[int, dict[str, Any]]
 ) -> None:
-    status, headers, entries = llmts_session.server.request(
-        "GET", "/admin-api/requests?provider=openai&limit=2", session_id=llmts_session.id
+    status, headers, entries = app_session.server.request(
+        "GET", "/admin-api/requests?provider=openai&limit=2", session_id=app_session.id
     )
     assert status == 200 and len(entries) == 2
     assert headers["X-Total-Count"] == "5"  # matched before paging
     assert headers["X-Total-Observed"] == "6"
     assert headers["X-Evicted-Count"] == "0"
     assert headers["X-Retention-Truncated"] == "false"
-    exported = llmts_session.export()
+    exported = app_session.export()
     assert int(headers["X-Retained-Byte-Count"]) == exported["evidence"]["retained_byte_count"] > 6 * 768
 
 
@@ -174,11 +175,11 @@ def test_headers_describe_the_filter_and_the_whole_journal(
     ],
 )
 def test_exports_equal_the_query(
-    llmts_session: SessionClient, populated: dict[int, dict[str, Any]], filters: dict[str, Any]
+    app_session: SessionClient, populated: dict[int, dict[str, Any]], filters: dict[str, Any]
 ) -> None:
-    entries = llmts_session.requests(**filters)
-    exported = llmts_session.export("json", **filters)
-    lines = llmts_session.export("ndjson", **filters)
+    entries = app_session.requests(**filters)
+    exported = app_session.export("json", **filters)
+    lines = app_session.export("ndjson", **filters)
 
     assert exported["schema_version"] == 1
     assert exported["requests"] == entries
@@ -198,14 +199,12 @@ def test_exports_equal_the_query(
     assert requests == [{"type": "request", **entry} for entry in entries]
 
 
-def test_ndjson_is_served_as_lines(
-    llmts_session: SessionClient, populated: dict[int, dict[str, Any]]
-) -> None:
-    response = raw_request(
-        llmts_session.server.url,
+def test_ndjson_is_served_as_lines(app_session: SessionClient, populated: dict[int, dict[str, Any]]) -> None:
+    response = send_raw(
+        app_session.server,
         "GET",
         "/admin-api/requests/export?format=ndjson&limit=2",
-        headers={"X-Llm-Test-Server-Session": llmts_session.id},
+        headers={"X-Llm-Test-Server-Session": app_session.id},
     )
     assert response.status == 200
     assert response.headers["content-type"] == "application/x-ndjson"
@@ -240,16 +239,16 @@ def test_ndjson_is_served_as_lines(
     ],
 )
 def test_malformed_queries_are_400_naming_the_parameter(
-    llmts_session: SessionClient, query: str, path: str
+    app_session: SessionClient, query: str, path: str
 ) -> None:
     for route in ("/admin-api/requests", "/admin-api/requests/export"):
         if route.endswith("export") and query.startswith("format="):
             continue
-        response = raw_request(
-            llmts_session.server.url,
+        response = send_raw(
+            app_session.server,
             "GET",
             f"{route}?{query}",
-            headers={"X-Llm-Test-Server-Session": llmts_session.id},
+            headers={"X-Llm-Test-Server-Session": app_session.id},
         )
         assert response.status == 400, (route, query)
         error = response.json()["error"]
@@ -258,31 +257,33 @@ def test_malformed_queries_are_400_naming_the_parameter(
 
 
 @pytest.mark.parametrize("fmt", ["xml", "NDJSON", ""])
-def test_export_rejects_unknown_formats(llmts_session: SessionClient, fmt: str) -> None:
+def test_export_rejects_unknown_formats(app_session: SessionClient, fmt: str) -> None:
     with pytest.raises(ServerError) as caught:
-        llmts_session.server.request(
-            "GET", "/admin-api/requests/export?" + urlencode({"format": fmt}), session_id=llmts_session.id
+        app_session.server.request(
+            "GET", "/admin-api/requests/export?" + urlencode({"format": fmt}), session_id=app_session.id
         )
     assert (caught.value.status, caught.value.code) == (400, "invalid_query")
     assert caught.value.details[0]["path"] == "format"
 
 
-def test_other_sessions_requests_are_invisible(llmts_server: LlmTestServer) -> None:
-    mine, theirs = llmts_server.create_session(), llmts_server.create_session()
+def test_other_sessions_requests_are_invisible(llmts_app_server: LlmTestServer) -> None:
+    mine, theirs = llmts_app_server.create_session(), llmts_app_server.create_session()
     try:
         mine.openai_client(max_retries=0).chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
         (entry,) = mine.requests()
         assert theirs.requests() == [] and theirs.export()["evidence"]["total_observed"] == 0
         assert theirs.requests(request_id=entry["request_id"]) == []
-        assert all(e["request_id"] != entry["request_id"] for e in llmts_server.default_session.requests())
+        assert all(
+            e["request_id"] != entry["request_id"] for e in llmts_app_server.default_session.requests()
+        )
     finally:
         mine.delete()
         theirs.delete()
 
 
-def test_unknown_session_is_404(llmts_server: LlmTestServer) -> None:
+def test_unknown_session_is_404(llmts_app_server: LlmTestServer) -> None:
     with pytest.raises(ServerError) as caught:
-        llmts_server.request("GET", "/admin-api/requests", session_id="ses_" + "0" * 32)
+        llmts_app_server.request("GET", "/admin-api/requests", session_id="ses_" + "0" * 32)
     assert (caught.value.status, caught.value.code) == (404, "llm_test_server_session_not_found")
 
 
@@ -310,27 +311,27 @@ def test_control_key_guards_query_export_and_verify(own_server_factory: Any) -> 
 DEFAULT_KEY = "llmts-test-key"  # the provider key SDK clients send: never a control credential
 
 
-def test_reset_and_configure_clear_the_journal_and_its_counters(llmts_session: SessionClient) -> None:
-    llmts_session.configure({"journal": {"max_entries": 1}, "scenarios": [{"responses": [{"text": "x"}]}]})
-    client = llmts_session.openai_client(max_retries=0)
+def test_reset_and_configure_clear_the_journal_and_its_counters(app_session: SessionClient) -> None:
+    app_session.configure({"journal": {"max_entries": 1}, "scenarios": [{"responses": [{"text": "x"}]}]})
+    client = app_session.openai_client(max_retries=0)
     client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
     with pytest.raises(openai.ConflictError):
         client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
-    evidence = llmts_session.export()["evidence"]
+    evidence = app_session.export()["evidence"]
     assert (evidence["total_observed"], evidence["evicted_count"]) == (2, 1)
 
-    llmts_session.reset()
-    evidence = llmts_session.export()["evidence"]
+    app_session.reset()
+    evidence = app_session.export()["evidence"]
     assert (evidence["total_observed"], evidence["evicted_count"], evidence["retained_byte_count"]) == (
         0,
         0,
         0,
     )
     client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
-    assert [e["sequence"] for e in llmts_session.requests()] == [1]
+    assert [e["sequence"] for e in app_session.requests()] == [1]
 
-    llmts_session.configure({"scenarios": [{"responses": [{"text": "y"}]}]})
-    assert llmts_session.requests() == []
+    app_session.configure({"scenarios": [{"responses": [{"text": "y"}]}]})
+    assert app_session.requests() == []
 
 
 def test_in_progress_attempt_has_no_outcome_yet(llmts_session: SessionClient) -> None:
@@ -354,30 +355,30 @@ def test_in_progress_attempt_has_no_outcome_yet(llmts_session: SessionClient) ->
     assert (entry["completed"], entry["success"], entry["status"]) == (True, True, 200)
 
 
-def test_querying_changes_nothing(llmts_session: SessionClient) -> None:
-    llmts_session.configure({"scenarios": [{"responses": [{"text": "one"}, {"text": "two"}]}]})
-    client = llmts_session.openai_client(max_retries=0)
+def test_querying_changes_nothing(app_session: SessionClient) -> None:
+    app_session.configure({"scenarios": [{"responses": [{"text": "one"}, {"text": "two"}]}]})
+    client = app_session.openai_client(max_retries=0)
     assert (
         client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI).choices[0].message.content
         == "one"
     )
-    before = llmts_session.export()
+    before = app_session.export()
     for _ in range(3):
-        llmts_session.requests()
-        llmts_session.export("ndjson")
-    assert llmts_session.export() == before
+        app_session.requests()
+        app_session.export("ndjson")
+    assert app_session.export() == before
     assert (
         client.chat.completions.create(model="gpt-4.1-mini", messages=USER_HI).choices[0].message.content
         == "two"
     )
 
 
-def test_anthropic_errors_are_recorded_with_their_codes(llmts_session: SessionClient) -> None:
-    llmts_session.configure({"models": ["claude-test-1"], "scenarios": [{"responses": [{"text": "x"}]}]})
-    client = llmts_session.anthropic_client(max_retries=0)
+def test_anthropic_errors_are_recorded_with_their_codes(app_session: SessionClient) -> None:
+    app_session.configure({"models": ["claude-test-1"], "scenarios": [{"responses": [{"text": "x"}]}]})
+    client = app_session.anthropic_client(max_retries=0)
     with pytest.raises(anthropic.NotFoundError):
         client.messages.create(model="claude-other", max_tokens=8, messages=USER_HI)
-    (entry,) = llmts_session.requests(status=404)
+    (entry,) = app_session.requests(status=404)
     assert (entry["provider"], entry["error_code"], entry["success"]) == (
         "anthropic",
         "model_not_found",

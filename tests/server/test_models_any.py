@@ -16,37 +16,35 @@ pytestmark = pytest.mark.sdk
 
 
 def test_a_configured_session_without_models_serves_every_provider_any_model(
-    llmts_session: SessionClient, openai_client: Any
+    app_session: SessionClient, app_openai: Any
 ) -> None:
-    llmts_session.configure(ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok"))
-    claude = llmts_session.anthropic_client(max_retries=0, _strict_response_validation=True)
-    gemini = llmts_session.gemini_client()
+    app_session.configure(ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok"))
+    claude = app_session.anthropic_client(max_retries=0, _strict_response_validation=True)
+    gemini = app_session.gemini_client()
 
-    assert openai_client.chat.completions.create(model="o9-anything", messages=USER_HI).model == "o9-anything"
+    assert app_openai.chat.completions.create(model="o9-anything", messages=USER_HI).model == "o9-anything"
     assert claude.messages.create(model="claude-x", max_tokens=8, messages=USER_HI).content[0].text == "ok"
     assert gemini.models.generate_content(model="gemini-future", contents="Hi").text == "ok"
-    assert openai_client.models.retrieve("whatever-model").id == "whatever-model"
-    assert "models" not in llmts_session.configuration()
+    assert app_openai.models.retrieve("whatever-model").id == "whatever-model"
+    assert "models" not in app_session.configuration()
 
 
-def test_listing_models_still_restricts(llmts_session: SessionClient, openai_client: Any) -> None:
-    llmts_session.configure(ConfigBuilder().models("gpt-4.1-mini").scenario().text("ok"))
-    claude = llmts_session.anthropic_client(max_retries=0)
+def test_listing_models_still_restricts(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().models("gpt-4.1-mini").scenario().text("ok"))
+    claude = app_session.anthropic_client(max_retries=0)
 
     with pytest.raises(openai.NotFoundError) as caught:
-        openai_client.chat.completions.create(model="gpt-4o", messages=USER_HI)
+        app_openai.chat.completions.create(model="gpt-4o", messages=USER_HI)
     assert caught.value.code == "model_not_found"
     with pytest.raises(anthropic.NotFoundError):
         claude.messages.create(model="claude-x", max_tokens=8, messages=USER_HI)
-    assert [m.id for m in openai_client.models.list()] == ["gpt-4.1-mini"]
+    assert [m.id for m in app_openai.models.list()] == ["gpt-4.1-mini"]
     assert [m.id for m in claude.models.list()] == ["gpt-4.1-mini"]
-    assert llmts_session.requests(order="asc")[0]["status"] == 404
+    assert app_session.requests(order="asc")[0]["status"] == 404
 
 
-def test_listings_show_the_named_models_without_models(
-    llmts_session: SessionClient, openai_client: Any
-) -> None:
-    llmts_session.configure(
+def test_listings_show_the_named_models_without_models(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(
         {
             "scenarios": [
                 {"model": "gpt-4o", "responses": [{"text": "a"}]},
@@ -57,17 +55,15 @@ def test_listings_show_the_named_models_without_models(
         }
     )
 
-    assert [m.id for m in openai_client.models.list()] == ["gpt-4o", "claude-haiku-4-5", "gpt-4.1-mini"]
+    assert [m.id for m in app_openai.models.list()] == ["gpt-4o", "claude-haiku-4-5", "gpt-4.1-mini"]
 
 
-def test_unnamed_models_list_a_default_set_per_provider(
-    llmts_session: SessionClient, openai_client: Any
-) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("ok"))
+def test_unnamed_models_list_a_default_set_per_provider(app_session: SessionClient, app_openai: Any) -> None:
+    app_session.configure(ConfigBuilder().scenario().text("ok"))
 
-    openai_ids = [m.id for m in openai_client.models.list()]
-    anthropic_ids = [m.id for m in llmts_session.anthropic_client(max_retries=0).models.list()]
-    gemini = llmts_session.gemini_client()  # kept: a collected genai client closes its connections
+    openai_ids = [m.id for m in app_openai.models.list()]
+    anthropic_ids = [m.id for m in app_session.anthropic_client(max_retries=0).models.list()]
+    gemini = app_session.gemini_client()  # kept: a collected genai client closes its connections
     gemini_ids = [m.name for m in gemini.models.list()]
 
     assert openai_ids[0] == "gpt-4.1-mini" and all(m.startswith("gpt-") for m in openai_ids)

@@ -16,6 +16,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ import pytest
 
 from llmts import ConfigBuilder, LlmTestServer, SessionClient
 from tests.helpers import USER_HI, raw_request
+from tests.support.servers import BackgroundStops
 
 pytestmark = pytest.mark.sdk
 
@@ -90,11 +92,13 @@ class Topology:
 
 
 @pytest.fixture
-def topology(tmp_path: Path) -> Iterator[Topology]:
+def topology(tmp_path: Path, background_stops: BackgroundStops) -> Iterator[Topology]:
     if _NGINX is None:
         pytest.skip("nginx is not installed (apt-get install -y nginx; .ci/run installs it)")
     ports = [_free_port() for _ in range(3)]
-    instances = [LlmTestServer.start(port=port, access_log=False) for port in ports]
+    # Started side by side, stopped in the background: a start or stop is mostly waiting.
+    with ThreadPoolExecutor(len(ports)) as pool:
+        instances = list(pool.map(lambda port: LlmTestServer.start(port=port, access_log=False), ports))
     listen = _free_port()
     prefix = tmp_path / "nginx"
     prefix.mkdir()
@@ -123,7 +127,7 @@ def topology(tmp_path: Path) -> Iterator[Topology]:
                 nginx.kill()
                 nginx.wait(10)
         for instance in instances:
-            instance.stop()
+            background_stops.stop(instance)
 
 
 def _owned(instance: LlmTestServer) -> set[str]:

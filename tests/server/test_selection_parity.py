@@ -13,7 +13,7 @@ import pytest
 
 from llmts import ConfigBuilder, SessionClient
 from llmts.client import ServerError
-from tests.helpers import raw_request
+from tests.support.in_process import send_raw
 
 ANSWERED = {"start", "execute", "restart", "repeat_last_response", "replay", "scenario"}
 
@@ -106,15 +106,13 @@ def _send(session: SessionClient, conversation: str, model: str, messages: Any) 
 
 
 @pytest.mark.sdk
-def test_admission_and_explanation_agree(llmts_session: SessionClient) -> None:
-    _configure(llmts_session)
+def test_admission_and_explanation_agree(app_session: SessionClient) -> None:
+    _configure(app_session)
     seen = set()
     for conversation, model, texts, expected in CASES:
         messages = _history(*texts)
-        explained = llmts_session.explain(
-            {"model": model, "messages": messages}, conversation_id=conversation
-        )
-        real = _send(llmts_session, conversation, model, messages)
+        explained = app_session.explain({"model": model, "messages": messages}, conversation_id=conversation)
+        real = _send(app_session, conversation, model, messages)
         where = f"{conversation} {model} {texts}"
         answered = explained["outcome"] in ANSWERED
         assert (explained["outcome"] if answered else explained["error_code"]) == expected, where
@@ -135,17 +133,17 @@ def test_admission_and_explanation_agree(llmts_session: SessionClient) -> None:
     assert len(seen) == len({case[3] for case in CASES})
 
 
-def test_explanations_name_the_messages_admission_answers(llmts_session: SessionClient) -> None:
+def test_explanations_name_the_messages_admission_answers(app_session: SessionClient) -> None:
     """The three messages the two copies used to word differently."""
-    _configure(llmts_session)
-    unknown = llmts_session.explain({"model": "gpt-9", "messages": _history("Hi")})
+    _configure(app_session)
+    unknown = app_session.explain({"model": "gpt-9", "messages": _history("Hi")})
     assert unknown["error_message"] == "The model `gpt-9` does not exist or you do not have access to it."
-    nothing = llmts_session.explain({"model": "o3", "messages": _history("Hi")})
+    nothing = app_session.explain({"model": "o3", "messages": _history("Hi")})
     assert nothing["error_message"] == "no scenario of this session serves openai requests for model 'o3'"
-    llmts_session.openai_client(max_retries=0).chat.completions.create(
+    app_session.openai_client(max_retries=0).chat.completions.create(
         model="gpt-4.1-mini", messages=_history("Hello")
     )
-    exhausted = llmts_session.explain({"model": "gpt-4.1-mini", "messages": _history("Hello", "x", "y")})
+    exhausted = app_session.explain({"model": "gpt-4.1-mini", "messages": _history("Hello", "x", "y")})
     assert (
         exhausted["error_message"] == "scenario 'fallback' has no responses left (1 configured, all consumed)"
     )
@@ -230,8 +228,8 @@ def _wire_message(path: str, body: dict[str, Any]) -> str:
 
 
 @pytest.mark.sdk
-def test_wire_explanations_run_the_strict_rules_as_admission_does(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_wire_explanations_run_the_strict_rules_as_admission_does(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "models": [
                 "gpt-4.1-mini",
@@ -245,12 +243,12 @@ def test_wire_explanations_run_the_strict_rules_as_admission_does(llmts_session:
         }
     )
     for path, body, expected in WIRE_CASES:
-        explained = llmts_session.explain_wire(path, body)
+        explained = app_session.explain_wire(path, body)
         namespace = path.split("/")[1]
-        headers = {"Authorization": "Bearer " + llmts_session.credential(namespace)}
-        headers["x-api-key"] = llmts_session.credential(namespace)
-        real = raw_request(llmts_session.provider_base, "POST", path, body, headers)
-        entry = llmts_session.requests()[0]
+        headers = {"Authorization": "Bearer " + app_session.credential(namespace)}
+        headers["x-api-key"] = app_session.credential(namespace)
+        real = send_raw(app_session, "POST", path, body, headers)
+        entry = app_session.requests()[0]
         if expected == "scenario":
             assert (explained["outcome"], explained["selected_scenario"], explained["strict_rule"]) == (
                 "scenario",
@@ -264,27 +262,27 @@ def test_wire_explanations_run_the_strict_rules_as_admission_does(llmts_session:
         assert (real.status, entry["error_code"]) == (400, expected), path
         assert _wire_message(path, real.json()) == explained["error_message"], path
     # Nothing was consumed by the explanations or the rejected requests: the last one got the only answer.
-    assert llmts_session.requests()[0]["response_index"] == 0
+    assert app_session.requests()[0]["response_index"] == 0
 
 
-def test_wire_explanations_follow_strict_requests_and_refuse_bad_input(llmts_session: SessionClient) -> None:
+def test_wire_explanations_follow_strict_requests_and_refuse_bad_input(app_session: SessionClient) -> None:
     path, body, _ = WIRE_CASES[0]
-    llmts_session.configure(
+    app_session.configure(
         {"strict_requests": False, "scenarios": [{"id": "any", "responses": [{"text": "x"}]}]}
     )
-    assert llmts_session.explain_wire(path, body)["outcome"] == "scenario"
+    assert app_session.explain_wire(path, body)["outcome"] == "scenario"
 
     with pytest.raises(ServerError) as unknown:
-        llmts_session.explain_wire("/openai/v1/nowhere", body)
+        app_session.explain_wire("/openai/v1/nowhere", body)
     assert unknown.value.status == 400 and "no provider route" in str(unknown.value)
     with pytest.raises(ServerError) as unparsable:
-        llmts_session.explain_wire(path, {"messages": "not a list"})
+        app_session.explain_wire(path, {"messages": "not a list"})
     assert unparsable.value.status == 400 and "the provider would refuse wire.body" in str(unparsable.value)
     with pytest.raises(ServerError) as both:
-        llmts_session.server.request(
+        app_session.server.request(
             "POST",
             "/admin-api/match/explain",
             {"request": {"messages": _history("Hi")}, "wire": {"path": path, "body": body}},
-            session_id=llmts_session.id,
+            session_id=app_session.id,
         )
     assert both.value.status == 400 and both.value.details[0]["path"] == "request"

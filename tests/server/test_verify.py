@@ -15,7 +15,8 @@ import pytest
 from llmts import LlmTestServer, ServerError, SessionClient
 from llmts.schema.journal import JournalQuery
 from llmts.schema.verify import RequestExpectation, ToolExpectation, VerificationRequest
-from tests.helpers import APPROVAL_STEPS, USER_HI, WEATHER_TOOL, raw_request
+from tests.helpers import APPROVAL_STEPS, USER_HI, WEATHER_TOOL
+from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
 
@@ -46,13 +47,13 @@ def _kinds(result: Any) -> list[str]:
 # --- counts, order, unexpected calls ---------------------------------------------------------------
 
 
-def test_counts_pass_and_fail(llmts_session: SessionClient) -> None:
-    _configure(llmts_session)
-    _chat(llmts_session)
-    _chat(llmts_session)
-    ids = [e["request_id"] for e in llmts_session.requests(order="asc")]
+def test_counts_pass_and_fail(app_session: SessionClient) -> None:
+    _configure(app_session)
+    _chat(app_session)
+    _chat(app_session)
+    ids = [e["request_id"] for e in app_session.requests(order="asc")]
 
-    passed = llmts_session.verify(
+    passed = app_session.verify(
         requests=[
             {
                 "name": "chats",
@@ -65,18 +66,18 @@ def test_counts_pass_and_fail(llmts_session: SessionClient) -> None:
     assert (passed.passed, passed.evidence_complete, passed.failures) == (True, True, [])
     assert passed.matched_request_ids == ids
 
-    failed = llmts_session.verify(requests=[{"name": "one chat", "query": {"provider": "openai"}}])
+    failed = app_session.verify(requests=[{"name": "one chat", "query": {"provider": "openai"}}])
     assert (failed.passed, failed.evidence_complete) == (False, True)
     (failure,) = failed.failures
     assert (failure.kind, failure.expectation, failure.actual) == ("count", "requests[0] (one chat)", 2)
     assert failure.expected == {"minimum": 1, "maximum": 1} and failure.request_ids == ids
     assert "expected exactly 1 matching request(s), found 2" in failed.report()
 
-    unbounded = llmts_session.verify(
+    unbounded = app_session.verify(
         requests=[RequestExpectation(name="any", query=JournalQuery(model=GPT), maximum_count=None)]
     )
     assert unbounded.passed
-    none_expected = llmts_session.verify(
+    none_expected = app_session.verify(
         requests=[
             {"name": "no claude", "query": {"provider": "anthropic"}, "minimum_count": 0, "maximum_count": 0}
         ]
@@ -84,42 +85,40 @@ def test_counts_pass_and_fail(llmts_session: SessionClient) -> None:
     assert none_expected.passed and none_expected.matched_request_ids == []
 
 
-def test_in_order(llmts_session: SessionClient) -> None:
-    _configure(llmts_session)
-    _chat(llmts_session, GPT)
-    _chat(llmts_session, BIG)
+def test_in_order(app_session: SessionClient) -> None:
+    _configure(app_session)
+    _chat(app_session, GPT)
+    _chat(app_session, BIG)
     small = {"name": "small", "query": {"model": GPT}}
     big = {"name": "big", "query": {"model": BIG}}
 
-    assert llmts_session.verify(requests=[small, big], in_order=True).passed
-    assert llmts_session.verify(requests=[big, small]).passed  # order only matters when asked
-    reversed_order = llmts_session.verify(requests=[big, small], in_order=True)
+    assert app_session.verify(requests=[small, big], in_order=True).passed
+    assert app_session.verify(requests=[big, small]).passed  # order only matters when asked
+    reversed_order = app_session.verify(requests=[big, small], in_order=True)
     assert _kinds(reversed_order) == ["order"]
     assert reversed_order.failures[0].expectation == "requests[1] (small)"
     assert "sequence 1" in reversed_order.failures[0].message
 
 
-def test_no_unexpected_calls(llmts_session: SessionClient) -> None:
-    _configure(llmts_session)
-    _chat(llmts_session)
-    assert llmts_session.verify(
+def test_no_unexpected_calls(app_session: SessionClient) -> None:
+    _configure(app_session)
+    _chat(app_session)
+    assert app_session.verify(
         no_unexpected_calls=True, requests=[{"name": "chat", "query": {"provider": "openai"}}]
     ).passed
 
-    llmts_session.anthropic_client(max_retries=0).messages.create(
-        model=CLAUDE, max_tokens=8, messages=USER_HI
-    )
-    (claude,) = llmts_session.requests(provider="anthropic")
-    result = llmts_session.verify(
+    app_session.anthropic_client(max_retries=0).messages.create(model=CLAUDE, max_tokens=8, messages=USER_HI)
+    (claude,) = app_session.requests(provider="anthropic")
+    result = app_session.verify(
         no_unexpected_calls=True, requests=[{"name": "chat", "query": {"provider": "openai"}}]
     )
     assert _kinds(result) == ["unexpected_call"]
     assert result.failures[0].request_ids == [claude["request_id"]]
     assert "anthropic messages -> 200" in result.failures[0].message
     # Nothing at all was expected: every call is unexpected.
-    assert _kinds(llmts_session.verify(no_unexpected_calls=True)) == ["unexpected_call"]
+    assert _kinds(app_session.verify(no_unexpected_calls=True)) == ["unexpected_call"]
     # The scope narrows what must be accounted for.
-    assert llmts_session.verify(
+    assert app_session.verify(
         scope={"provider": "openai"}, no_unexpected_calls=True, requests=[{"name": "chat", "query": {}}]
     ).passed
 
@@ -167,8 +166,8 @@ def _tool_flow(session: SessionClient) -> None:
     )
 
 
-def test_tool_history_and_result_predicates(llmts_session: SessionClient) -> None:
-    _tool_flow(llmts_session)
+def test_tool_history_and_result_predicates(app_session: SessionClient) -> None:
+    _tool_flow(app_session)
     request = VerificationRequest(
         requests=[
             RequestExpectation(
@@ -204,12 +203,12 @@ def test_tool_history_and_result_predicates(llmts_session: SessionClient) -> Non
         ],
         in_order=True,
     )
-    result = llmts_session.verify(request)
+    result = app_session.verify(request)
     assert result.passed, result.report()
 
 
-def test_tool_predicates_that_do_not_hold_fail_with_what_was_seen(llmts_session: SessionClient) -> None:
-    _tool_flow(llmts_session)
+def test_tool_predicates_that_do_not_hold_fail_with_what_was_seen(app_session: SessionClient) -> None:
+    _tool_flow(app_session)
     cases = [
         {"kind": "response_call", "name": "get_weather", "arguments": {"city": "Rome", "days": 2}},
         {"kind": "request_call", "name": "get_time"},
@@ -221,7 +220,7 @@ def test_tool_predicates_that_do_not_hold_fail_with_what_was_seen(llmts_session:
     ]
     for tool in cases:
         query = {"model": BIG if tool["kind"] != "response_call" else GPT}
-        result = llmts_session.verify(requests=[{"name": "t", "query": query, "tools": [tool]}])
+        result = app_session.verify(requests=[{"name": "t", "query": query, "tools": [tool]}])
         assert _kinds(result) == ["tool_count"], (tool, result.report())
         failure = result.failures[0]
         assert failure.expectation == "requests[0] (t).tools[0]"
@@ -265,9 +264,9 @@ RATE_LIMITED = {
 }
 
 
-def test_sdk_honouring_retry_after_passes_the_retry_expectation(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, RATE_LIMITED, {"text": "Done."})
-    client = llmts_session.openai_client(
+def test_sdk_honouring_retry_after_passes_the_retry_expectation(app_session: SessionClient) -> None:
+    _configure(app_session, RATE_LIMITED, {"text": "Done."})
+    client = app_session.openai_client(
         max_retries=2, default_headers={"X-Llm-Test-Server-Retry-Group": "ask-1"}
     )
     assert client.chat.completions.create(model=GPT, messages=USER_HI).choices[0].message.content == "Done."
@@ -280,45 +279,45 @@ def test_sdk_honouring_retry_after_passes_the_retry_expectation(llmts_session: S
         "minimum_retry_after_seconds": 0.5,
         "respect_retry_after": True,
     }
-    result = llmts_session.verify(retries=[retry], no_unexpected_calls=True)
+    result = app_session.verify(retries=[retry], no_unexpected_calls=True)
     assert result.passed, result.report()
     assert len(result.matched_request_ids) == 2
-    first, second = llmts_session.requests(order="asc")
+    first, second = app_session.requests(order="asc")
     assert second["started_monotonic_seconds"] - first["completed_monotonic_seconds"] >= 0.6
 
 
-def test_anthropic_sdk_honours_retry_after_too(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, RATE_LIMITED, {"text": "Done."})
-    client = llmts_session.anthropic_client(
+def test_anthropic_sdk_honours_retry_after_too(app_session: SessionClient) -> None:
+    _configure(app_session, RATE_LIMITED, {"text": "Done."})
+    client = app_session.anthropic_client(
         max_retries=1, default_headers={"X-Llm-Test-Server-Retry-Group": "c"}
     )
     client.messages.create(model=CLAUDE, max_tokens=8, messages=USER_HI)
-    result = llmts_session.verify(
+    result = app_session.verify(
         retries=[{"group": "c", "status_sequence": [429, 200], "respect_retry_after": True}]
     )
     assert result.passed, result.report()
 
 
-def test_retrying_too_soon_fails_the_retry_expectation(llmts_session: SessionClient) -> None:
+def test_retrying_too_soon_fails_the_retry_expectation(app_session: SessionClient) -> None:
     _configure(
-        llmts_session,
+        app_session,
         {**RATE_LIMITED, "error": {**RATE_LIMITED["error"], "retry_after": 2}},
         {"text": "Done."},
     )
-    client = llmts_session.openai_client(
+    client = app_session.openai_client(
         max_retries=0, default_headers={"X-Llm-Test-Server-Retry-Group": "eager"}
     )
     with pytest.raises(openai.RateLimitError):
         client.chat.completions.create(model=GPT, messages=USER_HI)
     client.chat.completions.create(model=GPT, messages=USER_HI)  # the application ignores Retry-After
 
-    result = llmts_session.verify(retries=[{"group": "eager", "respect_retry_after": True}])
+    result = app_session.verify(retries=[{"group": "eager", "respect_retry_after": True}])
     assert _kinds(result) == ["retry_spacing"]
     failure = result.failures[0]
     assert failure.expected == 2 and 0 <= failure.actual < 2
     assert "Retry-After asked for 2 s" in failure.message
 
-    stricter = llmts_session.verify(
+    stricter = app_session.verify(
         retries=[
             {
                 "group": "eager",
@@ -332,19 +331,19 @@ def test_retrying_too_soon_fails_the_retry_expectation(llmts_session: SessionCli
     assert stricter.evidence_complete
 
 
-def test_retry_without_advertised_delay_and_unknown_group(llmts_session: SessionClient) -> None:
+def test_retry_without_advertised_delay_and_unknown_group(app_session: SessionClient) -> None:
     _configure(
-        llmts_session, {"error": {"status": 503, "code": "overloaded", "message": "busy"}}, {"text": "ok"}
+        app_session, {"error": {"status": 503, "code": "overloaded", "message": "busy"}}, {"text": "ok"}
     )
     headers = {"X-Llm-Test-Server-Retry-Group": "g"}
-    client = llmts_session.openai_client(max_retries=0, default_headers=headers)
+    client = app_session.openai_client(max_retries=0, default_headers=headers)
     with pytest.raises(openai.InternalServerError):
         client.chat.completions.create(model=GPT, messages=USER_HI)
     client.chat.completions.create(model=GPT, messages=USER_HI)
 
-    result = llmts_session.verify(retries=[{"group": "g", "respect_retry_after": True}])
+    result = app_session.verify(retries=[{"group": "g", "respect_retry_after": True}])
     assert _kinds(result) == ["retry_after_missing"]
-    assert _kinds(llmts_session.verify(retries=[{"group": "other"}])) == ["retry_attempts"]
+    assert _kinds(app_session.verify(retries=[{"group": "other"}])) == ["retry_attempts"]
 
 
 # --- conversations ------------------------------------------------------------------------------
@@ -355,9 +354,9 @@ APPROVAL = {
 }
 
 
-def test_conversation_visited_steps_and_terminal_state(llmts_session: SessionClient) -> None:
-    llmts_session.configure({"conversations": [APPROVAL]})
-    client = llmts_session.for_conversation("c-1").openai_client(max_retries=0)
+def test_conversation_visited_steps_and_terminal_state(app_session: SessionClient) -> None:
+    app_session.configure({"conversations": [APPROVAL]})
+    client = app_session.for_conversation("c-1").openai_client(max_retries=0)
     history = [{"role": "user", "content": "Start"}]
     first = client.chat.completions.create(model=GPT, messages=history)
     client.chat.completions.create(
@@ -375,23 +374,23 @@ def test_conversation_visited_steps_and_terminal_state(llmts_session: SessionCli
         "visited_steps": ["ask", "approve"],
         "terminal": True,
     }
-    assert llmts_session.verify(conversations=[done]).passed
-    assert llmts_session.verify(conversations=[{**done, "provider": "openai"}]).passed
+    assert app_session.verify(conversations=[done]).passed
+    assert app_session.verify(conversations=[{**done, "provider": "openai"}]).passed
 
-    result = llmts_session.verify(
+    result = app_session.verify(
         conversations=[{**done, "visited_steps": ["ask", "cancel"], "terminal": False}]
     )
     assert _kinds(result) == ["conversation_steps", "conversation_terminal"]
     assert "['cancel']" in result.failures[0].message
-    assert _kinds(llmts_session.verify(conversations=[{**done, "conversation": "c-2"}])) == [
+    assert _kinds(app_session.verify(conversations=[{**done, "conversation": "c-2"}])) == [
         "conversation_missing"
     ]
-    assert _kinds(llmts_session.verify(conversations=[{**done, "provider": "anthropic"}])) == [
+    assert _kinds(app_session.verify(conversations=[{**done, "provider": "anthropic"}])) == [
         "conversation_missing"
     ]
 
     # The journal carries the graph's step ids, so request expectations can name steps too.
-    by_step = llmts_session.verify(
+    by_step = app_session.verify(
         requests=[
             {"name": "ask", "query": {"step": "ask"}},
             {"name": "approve", "query": {"step": "approve"}},
@@ -402,19 +401,19 @@ def test_conversation_visited_steps_and_terminal_state(llmts_session: SessionCli
     assert by_step.passed, by_step.report()
 
 
-def test_conversation_header_scopes_verification(llmts_session: SessionClient) -> None:
-    llmts_session.configure({"conversations": [APPROVAL]})
+def test_conversation_header_scopes_verification(app_session: SessionClient) -> None:
+    app_session.configure({"conversations": [APPROVAL]})
     for conversation in ("c-1", "c-2"):
-        llmts_session.for_conversation(conversation).openai_client(max_retries=0).chat.completions.create(
+        app_session.for_conversation(conversation).openai_client(max_retries=0).chat.completions.create(
             model=GPT, messages=[{"role": "user", "content": "Start"}]
         )
-    assert not llmts_session.verify(requests=[{"name": "start", "query": {"step": "ask"}}]).passed  # two
-    scoped = llmts_session.verify(requests=[{"name": "start", "query": {"step": "ask"}}], conversation="c-2")
+    assert not app_session.verify(requests=[{"name": "start", "query": {"step": "ask"}}]).passed  # two
+    scoped = app_session.verify(requests=[{"name": "start", "query": {"step": "ask"}}], conversation="c-2")
     assert scoped.passed, scoped.report()
-    (entry,) = llmts_session.requests(conversation="c-2")
+    (entry,) = app_session.requests(conversation="c-2")
     assert scoped.matched_request_ids == [entry["request_id"]]
     # The conversation header also selects the state a conversation expectation reads.
-    c1 = llmts_session.for_conversation("c-1")
+    c1 = app_session.for_conversation("c-1")
     assert c1.verify(
         conversations=[{"scenario": "approval", "visited_steps": ["ask"], "terminal": False}]
     ).passed
@@ -426,12 +425,12 @@ def test_conversation_header_scopes_verification(llmts_session: SessionClient) -
 # --- incomplete evidence ------------------------------------------------------------------------
 
 
-def test_eviction_makes_verification_fail_conservatively(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, journal={"max_entries": 2})
+def test_eviction_makes_verification_fail_conservatively(app_session: SessionClient) -> None:
+    _configure(app_session, journal={"max_entries": 2})
     for model in (BIG, GPT, GPT):
-        _chat(llmts_session, model)
+        _chat(app_session, model)
     # The retained entries would satisfy this, but the evicted one is unknown.
-    result = llmts_session.verify(
+    result = app_session.verify(
         requests=[{"name": "small", "query": {"model": GPT}, "maximum_count": 2, "minimum_count": 2}]
     )
     assert (result.passed, result.evidence_complete) == (False, False)
@@ -440,10 +439,10 @@ def test_eviction_makes_verification_fail_conservatively(llmts_session: SessionC
     assert "evidence incomplete" in result.report()
 
 
-def test_truncation_makes_verification_fail_conservatively(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, journal={"preview_bytes": 16})
-    _chat(llmts_session)
-    result = llmts_session.verify(requests=[{"name": "chat", "query": {}}])
+def test_truncation_makes_verification_fail_conservatively(app_session: SessionClient) -> None:
+    _configure(app_session, journal={"preview_bytes": 16})
+    _chat(app_session)
+    result = app_session.verify(requests=[{"name": "chat", "query": {}}])
     assert (result.passed, result.evidence_complete, _kinds(result)) == (False, False, ["evidence_truncated"])
 
 
@@ -544,14 +543,14 @@ def _many(count: int, item: Any) -> list[Any]:
     ],
 )
 def test_malformed_verification_requests_are_400(
-    llmts_session: SessionClient, body: dict[str, Any], path: str
+    app_session: SessionClient, body: dict[str, Any], path: str
 ) -> None:
-    response = raw_request(
-        llmts_session.server.url,
+    response = send_raw(
+        app_session.server,
         "POST",
         "/admin-api/verify",
         body,
-        {"X-Llm-Test-Server-Session": llmts_session.id},
+        {"X-Llm-Test-Server-Session": app_session.id},
     )
     assert response.status == 400, response.body
     error = response.json()["error"]
@@ -560,35 +559,35 @@ def test_malformed_verification_requests_are_400(
 
 
 @pytest.mark.parametrize("body", [b"", b"{", b"[]", b'"x"'])
-def test_verification_body_must_be_a_json_object(llmts_session: SessionClient, body: bytes) -> None:
-    response = raw_request(
-        llmts_session.server.url,
+def test_verification_body_must_be_a_json_object(app_session: SessionClient, body: bytes) -> None:
+    response = send_raw(
+        app_session.server,
         "POST",
         "/admin-api/verify",
         body,
-        {"X-Llm-Test-Server-Session": llmts_session.id},
+        {"X-Llm-Test-Server-Session": app_session.id},
     )
     assert (response.status, response.json()["error"]["code"]) == (400, "invalid_verification")
 
 
-def test_bad_conversation_header_is_400(llmts_session: SessionClient) -> None:
+def test_bad_conversation_header_is_400(app_session: SessionClient) -> None:
     with pytest.raises(ServerError) as caught:
-        llmts_session.verify(no_unexpected_calls=True, conversation=" ")
+        app_session.verify(no_unexpected_calls=True, conversation=" ")
     assert caught.value.status == 400
 
 
-def test_verifying_changes_nothing(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "one"}, {"text": "two"})
-    assert _chat(llmts_session).choices[0].message.content == "one"
-    before = llmts_session.export()
+def test_verifying_changes_nothing(app_session: SessionClient) -> None:
+    _configure(app_session, {"text": "one"}, {"text": "two"})
+    assert _chat(app_session).choices[0].message.content == "one"
+    before = app_session.export()
     for _ in range(3):
-        llmts_session.verify(requests=[{"name": "x", "query": {}}], no_unexpected_calls=True)
-    assert llmts_session.export() == before
-    assert _chat(llmts_session).choices[0].message.content == "two"
+        app_session.verify(requests=[{"name": "x", "query": {}}], no_unexpected_calls=True)
+    assert app_session.export() == before
+    assert _chat(app_session).choices[0].message.content == "two"
 
 
-def test_other_sessions_are_out_of_scope(llmts_server: LlmTestServer) -> None:
-    mine, theirs = llmts_server.create_session(), llmts_server.create_session()
+def test_other_sessions_are_out_of_scope(llmts_app_server: LlmTestServer) -> None:
+    mine, theirs = llmts_app_server.create_session(), llmts_app_server.create_session()
     try:
         _chat(theirs)
         _chat(theirs)
@@ -602,13 +601,13 @@ def test_other_sessions_are_out_of_scope(llmts_server: LlmTestServer) -> None:
         theirs.delete()
 
 
-def test_failures_are_a_result_and_assert_passed_reports_them(llmts_session: SessionClient) -> None:
-    _configure(llmts_session)
+def test_failures_are_a_result_and_assert_passed_reports_them(app_session: SessionClient) -> None:
+    _configure(app_session)
     with pytest.raises(anthropic.NotFoundError):
-        llmts_session.anthropic_client(max_retries=0).messages.create(
+        app_session.anthropic_client(max_retries=0).messages.create(
             model="nope", max_tokens=8, messages=USER_HI
         )
-    result = llmts_session.verify(
+    result = app_session.verify(
         requests=[{"name": "chat", "query": {"provider": "openai"}}], no_unexpected_calls=True
     )
     with pytest.raises(AssertionError) as caught:

@@ -1,0 +1,79 @@
+"""Dedicated gunicorn servers without waiting on them.
+
+A graceful stop is ~0.6 s and a start ~1-2 s of mostly waiting, per server. ``BackgroundStops`` stops a
+test's servers on threads of their own; ``SpareServers`` starts the next server with the same options
+while a test uses the current one, so a test that needs a fresh server gets one that is already up.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from llmts import LlmTestServer
+
+__all__ = ["BackgroundStops", "SpareServers"]
+
+# ``LlmTestServer.start`` itself, for when a test replaces the class attribute (tests/test_docs.py).
+_START = LlmTestServer.start.__func__  # type: ignore[attr-defined]
+
+
+class BackgroundStops:
+    """Stops servers on threads of their own; ``join`` waits for all of them (at the end of the run)."""
+
+    def __init__(self) -> None:
+        self._threads: list[threading.Thread] = []
+
+    def stop(self, server: LlmTestServer) -> None:
+        thread = threading.Thread(target=server.stop, name="llmts-test-stop", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def join(self, timeout: float = 30.0) -> None:
+        for thread in self._threads:
+            thread.join(timeout)
+        self._threads.clear()
+
+
+class _Spare(LlmTestServer):
+    """A server from ``SpareServers``: its first ``stop()`` (a ``with`` block's end) hands it to the
+    background stops and returns at once."""
+
+    stops: BackgroundStops | None = None
+
+    def stop(self, timeout: float = 10.0) -> None:
+        stops, self.stops = self.stops, None
+        if stops is None:
+            super().stop(timeout)
+        else:
+            stops.stop(self)
+
+
+class SpareServers:
+    """Fresh servers started with one set of options, each for one test: ``take`` returns one that is up
+    (started while the previous test ran) and starts the next; ``close`` stops the spare."""
+
+    def __init__(self, stops: BackgroundStops, **options: Any) -> None:
+        self.options = options
+        self._stops = stops
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="llmts-test-spare")
+        self._next: Future[LlmTestServer] | None = None
+
+    def _start(self) -> Future[LlmTestServer]:
+        return self._executor.submit(_START, _Spare, **self.options)
+
+    def take(self) -> LlmTestServer:
+        server = (self._next or self._start()).result()
+        self._next = self._start()
+        assert isinstance(server, _Spare)
+        server.stops = self._stops
+        return server
+
+    def close(self) -> None:
+        if self._next is not None:
+            try:
+                self._stops.stop(self._next.result())
+            finally:
+                self._next = None
+        self._executor.shutdown()

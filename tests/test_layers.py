@@ -16,12 +16,10 @@ ALLOWED = {
     "runtime": {"schema", "errors"},
     "providers": {"runtime", "schema", "errors"},
     "transport": {"schema", "errors"},
-    "client": {"schema", "errors", "sdk_shortcuts", "conversation_client"},
-    "conversation_client": {"client", "schema", "errors", "sdk_shortcuts"},
-    "sdk_shortcuts": set(),
-    "pytest_plugin": {"client", "pytest_verify", "pytest_recording", "schema", "errors"},
-    "pytest_verify": {"client", "schema", "errors"},
-    "pytest_recording": {"client", "schema", "errors"},
+    "client": {"schema", "errors"},
+    "pytest": {"client", "schema", "errors"},
+    # The plugin's module before it moved (an alias of llmts.pytest.plugin).
+    "pytest_plugin": {"pytest"},
 }
 # Forwarding to upstreams is I/O: the server holds the HTTP client, never the runtime (docs/architecture.md,
 # "Record and replay"). (A provider's SDK factory may build an SDK's own client: it runs in the test process.)
@@ -128,7 +126,7 @@ def test_client_import_loads_no_runtime() -> None:
     """``import llmts.client`` (and the pytest plugin) reads provider metadata but loads no adapter,
     runtime, transport or server module."""
     code = (
-        "import sys, llmts.client, llmts.pytest_plugin\n"
+        "import sys, llmts.client, llmts.pytest.plugin\n"
         "heavy = sorted(m for m in sys.modules if m.startswith(('llmts.runtime', 'llmts.server', "
         "'llmts.transport', 'llmts.providers.base', 'llmts.providers.adapters')) or m.endswith('.adapter'))\n"
         "print(heavy)\n"
@@ -161,3 +159,46 @@ def test_providers_do_not_import_each_other() -> None:
             ):
                 violations.append(f"{path.relative_to(PACKAGE)} imports {name}")
     assert violations == []
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No import circle between llmts's modules (also none under ``TYPE_CHECKING`` or inside a function):
+    a module that needs a type from one that imports it takes a ``Protocol`` instead
+    (``client/conversations.py``, ``client/control.py``)."""
+    modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {
+        name: {target for imported in _imports(path) for target in (imported, imported.rpartition(".")[0])}
+        & modules.keys() - {name}
+        for name, path in modules.items()
+    }
+    circles: list[list[str]] = []
+    for start in sorted(graph):
+        # A path from one of ``start``'s imports back to ``start`` is a circle through it.
+        seen: set[str] = set()
+        trail: dict[str, str] = {}
+        frontier = sorted(graph[start])
+        for first in frontier:
+            trail.setdefault(first, start)
+        while frontier:
+            current = frontier.pop()
+            if current == start:
+                circle = [start]
+                step = trail[start]
+                while step != start:
+                    circle.append(step)
+                    step = trail[step]
+                circles.append(circle[::-1])
+                break
+            if current in seen:
+                continue
+            seen.add(current)
+            for target in sorted(graph[current]):
+                if target not in seen:
+                    trail.setdefault(target, current)
+                    frontier.append(target)
+    assert circles == []

@@ -27,10 +27,10 @@ class SdkClient:
     ``<credential_header>: Bearer <credential>`` among the extra headers instead of as ``api_key``.
 
     ``SessionClient`` and the conversation client have a method of the same ``name`` for each
-    (``llmts/sdk_shortcuts.py``, generated from these declarations): ``summary`` is its docstring (default:
-    "An official ``<module>.<factory>`` bound to this session."), and ``option_keywords`` its keyword-only
-    arguments (``str | None``) that go inside the ``options_argument`` dict when given (google-genai's
-    ``api_version``); ``sdk_client(name, ...)`` takes them too.
+    (``llmts/client/sdk_shortcuts.py``, generated from these declarations): ``summary`` is its docstring
+    (default: "An official ``<module>.<factory>`` bound to this session."), and ``option_keywords``
+    its keyword-only arguments (``str | None``) that go inside the ``options_argument`` dict when given
+    (google-genai's ``api_version``); ``sdk_client(name, ...)`` takes them too.
     """
 
     name: str

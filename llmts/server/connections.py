@@ -35,9 +35,10 @@ from gunicorn.sock import ssl_context
 
 from llmts.server.access_log import GUNICORN_DEFAULT_FORMAT, AccessLog, access_streams
 from llmts.server.timeouts import Timeouts
+from llmts.server.worker_restarts import WorkerRestart
 from llmts.transport.deadline import ActiveDelivery, end_delivery
 
-__all__ = ["ConnectionTracker", "GracefulWorker", "HeadDeadlineHandler"]
+__all__ = ["ConnectionTracker", "GracefulWorker", "HeadDeadlineHandler", "ReplacementAware"]
 
 # How often the stopping worker looks whether in-flight work is done.
 _STOP_POLL_SECONDS = 0.05
@@ -315,3 +316,21 @@ class GracefulWorker:
                 self.notify()  # type: ignore[attr-defined]
                 notified = now
             gevent.sleep(_STOP_POLL_SECONDS)
+
+
+class ReplacementAware:
+    """Mixin for gunicorn workers: gunicorn numbers the workers it starts (``age``), so a worker above 1
+    replaced an earlier one of the same arbiter, whose sessions died with it. The app hears of it before
+    it serves; under ``llmts serve`` the arbiter also left how the old worker ended on the application."""
+
+    age: int
+    pid: int
+    app: Any
+    wsgi: Any
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()  # type: ignore[misc]
+        note = getattr(self.wsgi, "worker_restarted", None)
+        if self.age > 1 and callable(note):
+            previous = getattr(self.app, "llmts_last_worker_end", None)
+            note(WorkerRestart(self.pid, self.age, time.time(), previous))

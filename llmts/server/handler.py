@@ -33,12 +33,11 @@ from gunicorn.workers.ggevent import GeventPyWSGIWorker, PyWSGIHandler
 from llmts.errors import LlmtsError, MalformedHttp, RequestLineTooLong
 from llmts.runtime.memory import MemoryBudget
 from llmts.server.access_log import AccessLog, basic_auth_user
-from llmts.server.connections import GracefulWorker, HeadDeadlineHandler
+from llmts.server.connections import GracefulWorker, HeadDeadlineHandler, ReplacementAware
 from llmts.server.http import status_line
 from llmts.server.http1.response import error_response as _error_response
 from llmts.server.log_text import log_text
 from llmts.server.request_head import HeaderFields, environ_key, header_fields_from, read_header_block
-from llmts.server.worker import ReplacementAware
 from llmts.transport.abort import ConnectionAborted
 from llmts.transport.deadline import (
     SERVER_CONNECTION_DEADLINES,

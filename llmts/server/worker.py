@@ -15,7 +15,6 @@ one that died tells the app so (server/worker_restarts.py).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +22,7 @@ from gunicorn.http.wsgi import base_environ
 from gunicorn.workers.ggevent import VERSION, GeventWorker
 
 from llmts.server.access_log import AccessLog
-from llmts.server.connections import ConnectionTracker, GracefulWorker
-from llmts.server.worker_restarts import WorkerRestart
+from llmts.server.connections import ConnectionTracker, GracefulWorker, ReplacementAware
 
 if TYPE_CHECKING:
     from llmts.server.handler import LlmtsPyWSGIHandler, LlmtsPyWSGIWorker
@@ -33,24 +31,6 @@ __all__ = ["LlmtsGeventWorker", "LlmtsPyWSGIHandler", "LlmtsPyWSGIWorker", "Llmt
 
 # Imported from server/handler.py on first use (``__getattr__``): gevent's pywsgi and its private methods.
 _LEGACY = ("LlmtsPyWSGIHandler", "LlmtsPyWSGIWorker")
-
-
-class ReplacementAware:
-    """Mixin for gunicorn workers: gunicorn numbers the workers it starts (``age``), so a worker above 1
-    replaced an earlier one of the same arbiter, whose sessions died with it. The app hears of it before
-    it serves; under ``llmts serve`` the arbiter also left how the old worker ended on the application."""
-
-    age: int
-    pid: int
-    app: Any
-    wsgi: Any
-
-    def load_wsgi(self) -> None:
-        super().load_wsgi()  # type: ignore[misc]
-        note = getattr(self.wsgi, "worker_restarted", None)
-        if self.age > 1 and callable(note):
-            previous = getattr(self.app, "llmts_last_worker_end", None)
-            note(WorkerRestart(self.pid, self.age, time.time(), previous))
 
 
 class LlmtsWorker(ReplacementAware, GracefulWorker, GeventWorker):  # type: ignore[misc]

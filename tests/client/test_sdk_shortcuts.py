@@ -1,6 +1,6 @@
-"""The named SDK-client methods (``llmts/sdk_shortcuts.py``) are derived from the providers' ``SdkClient``
-declarations: this module holds the generator, checks the file is what it gives, and checks what the
-methods do. After changing an ``SdkClient`` in a provider's ``info.py``, regenerate the file with
+"""The named SDK-client methods (``llmts/client/sdk_shortcuts.py``) are derived from the providers'
+``SdkClient`` declarations: this module holds the generator, checks the file is what it gives, and checks
+what the methods do. After changing an ``SdkClient`` in a provider's ``info.py``, regenerate the file with
 ``python -m tests.client.test_sdk_shortcuts`` (docs/contributing.md, "Adding a provider").
 """
 
@@ -13,17 +13,17 @@ from typing import Any
 
 import pytest
 
-import llmts.client
+import llmts.client.session
 from llmts.client import ConversationClient, SessionClient
+from llmts.client.sdk_shortcuts import SdkClientShortcuts
 from llmts.providers.catalog import CATALOG, Catalog
 from llmts.providers.info import ProviderInfo, SdkClient
-from llmts.sdk_shortcuts import SdkClientShortcuts
 
-SHORTCUTS = Path(__file__).resolve().parents[2] / "llmts" / "sdk_shortcuts.py"
+SHORTCUTS = Path(__file__).resolve().parents[2] / "llmts" / "client" / "sdk_shortcuts.py"
 _WIDTH = 110  # ruff.toml's line length
 
 _HEAD = '''\
-"""The named SDK-client methods of ``SessionClient`` and ``ConversationClient`` (llmts/client.py).
+"""The named SDK-client methods of ``SessionClient`` and ``ConversationClient`` (llmts/client/).
 
 Generated from the providers' ``SdkClient`` declarations (their ``info.py``: the name, the docstring, the
 keyword-only arguments) by ``python -m tests.client.test_sdk_shortcuts``; do not edit by hand, that test
@@ -65,13 +65,14 @@ def _method(client: SdkClient) -> str:
 
 
 def shortcuts_source(catalog: Catalog = CATALOG) -> str:
-    """``llmts/sdk_shortcuts.py`` as the registered providers' declarations give it, in registry order."""
+    """``llmts/client/sdk_shortcuts.py`` as the registered providers' declarations give it, in registry
+    order."""
     return _HEAD + "".join(_method(client) for info in catalog.providers for client in info.sdk_clients)
 
 
 def test_the_shortcuts_file_is_what_the_providers_declare() -> None:
     assert SHORTCUTS.read_text() == shortcuts_source(), (
-        "llmts/sdk_shortcuts.py is out of date: run python -m tests.client.test_sdk_shortcuts"
+        "llmts/client/sdk_shortcuts.py is out of date: run python -m tests.client.test_sdk_shortcuts"
     )
 
 
@@ -139,7 +140,7 @@ def test_option_keywords_go_inside_the_options_dict(monkeypatch: pytest.MonkeyPa
             ),
         ),
     )
-    monkeypatch.setattr(llmts.client, "CATALOG", Catalog(("fake",), (*CATALOG.providers, fake)))
+    monkeypatch.setattr(llmts.client.session, "CATALOG", Catalog(("fake",), (*CATALOG.providers, fake)))
     session = SessionClient(None, "ses_x", "http://h:1/sessions/ses_x")  # type: ignore[arg-type]
     session._credentials = {"fake": "k"}
     assert session.sdk_client("fake_client", api_version="v1") == {

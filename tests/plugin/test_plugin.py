@@ -120,7 +120,7 @@ def test_without_xdist_several_servers_share_the_sessions_by_id(
 
 
 def test_default_server_count_follows_cpus_and_workers() -> None:
-    from llmts.pytest_plugin import default_server_count
+    from llmts.pytest.plugin import default_server_count
 
     assert default_server_count(1, 64) == 1  # no xdist: one server
     assert default_server_count(2, 2) == 1  # a 2-core machine: tests and servers share the cores

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from llmts import LlmTestServer
-from llmts.pytest_recording import fixture_file_name
+from llmts.pytest.recording import fixture_file_name
 from tests.support.inner_pytest import run_in_process
 
 pytestmark = pytest.mark.sdk

@@ -3,13 +3,10 @@ the normalized-request form the explain route takes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from llmts.client.sdk_shortcuts import SdkClientShortcuts
 from llmts.schema.verify import VerificationRequest, VerificationResult
-from llmts.sdk_shortcuts import SdkClientShortcuts
-
-if TYPE_CHECKING:
-    from llmts.client import SessionClient
 
 __all__ = ["CONVERSATION_HEADER", "ConversationClient", "explained_request"]
 
@@ -56,6 +53,44 @@ def explained_request(request: Any) -> dict[str, Any]:
     return body
 
 
+class _Session(Protocol):
+    """What a conversation identity calls on its ``SessionClient`` (a protocol, so this module does not
+    import ``session.py``, which imports it)."""
+
+    id: str
+
+    def sdk_client(self, name: str, /, *, headers: dict[str, str] | None = None, **kwargs: Any) -> Any: ...
+
+    def conversations(self, conversation_id: str | None = None) -> list[dict[str, Any]]: ...
+
+    def explain(
+        self,
+        request: Any,
+        provider: str | None = None,
+        *,
+        conversation_id: str | None = None,
+        credential: str | None = None,
+    ) -> dict[str, Any]: ...
+
+    def explain_wire(
+        self,
+        path: str,
+        body: dict[str, Any],
+        *,
+        conversation_id: str | None = None,
+        credential: str | None = None,
+    ) -> dict[str, Any]: ...
+
+    def verify(
+        self,
+        request: VerificationRequest | dict[str, Any] | None = None,
+        /,
+        *,
+        conversation: str | None = None,
+        **fields: Any,
+    ) -> VerificationResult: ...
+
+
 class ConversationClient(SdkClientShortcuts):
     """One conversation identity of a session (``SessionClient.for_conversation``).
 
@@ -64,7 +99,7 @@ class ConversationClient(SdkClientShortcuts):
     changes nothing on the server: reset, configure or delete the session to clear state.
     """
 
-    def __init__(self, session: SessionClient, conversation_id: str) -> None:
+    def __init__(self, session: _Session, conversation_id: str) -> None:
         if not conversation_id.strip() or len(conversation_id) > 128 or "," in conversation_id:
             raise ValueError("a conversation id is 1..128 characters, not blank, without commas")
         self.session = session

@@ -1,4 +1,4 @@
-"""The named SDK-client methods of ``SessionClient`` and ``ConversationClient`` (llmts/client.py).
+"""The named SDK-client methods of ``SessionClient`` and ``ConversationClient`` (llmts/client/).
 
 Generated from the providers' ``SdkClient`` declarations (their ``info.py``: the name, the docstring, the
 keyword-only arguments) by ``python -m tests.client.test_sdk_shortcuts``; do not edit by hand, that test

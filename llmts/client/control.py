@@ -1,0 +1,127 @@
+"""The control API's plumbing shared by ``LlmTestServer`` and ``SessionClient``: its error, the
+configuration payload, journal query strings and session ids; ``ControlChannel`` is what a session
+client needs of its server (so ``session.py`` does not import ``server.py``)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, Protocol
+
+from llmts.schema.builder import ConfigBuilder, ConversationBuilder, ScenarioBuilder, StepBuilder
+from llmts.schema.config import SessionConfig
+from llmts.schema.journal import JournalQuery
+
+__all__ = [
+    "DEFAULT_API_KEY",
+    "SERVER_ENV",
+    "SESSION_HEADER",
+    "ConfigInput",
+    "ControlChannel",
+    "ServerError",
+    "config_payload",
+    "is_session_id",
+    "new_session_id",
+    "query_string",
+    "server_error",
+]
+
+DEFAULT_API_KEY = "llmts-test-key"
+SESSION_HEADER = "X-Llm-Test-Server-Session"
+SERVER_ENV = frozenset(
+    {
+        "LLMTS_HOST",
+        "LLMTS_PORT",
+        "LLMTS_CONTROL_KEY",
+        "LLMTS_FIXTURES",
+        "LLMTS_MAX_BODY_BYTES",
+        "LLMTS_MAX_SESSIONS",
+        "LLMTS_WORKER_CLASS",
+        "LLMTS_WORKERS",
+        "LLMTS_METRICS_KEY",
+        "LLMTS_DRAIN_SECONDS",
+    }
+)
+
+ConfigInput = (
+    SessionConfig | ConfigBuilder | ScenarioBuilder | ConversationBuilder | StepBuilder | dict[str, Any]
+)
+
+
+def query_string(query: dict[str, Any], typed: JournalQuery | None = None) -> str:
+    if typed is not None:
+        query = {**typed.model_dump(mode="json", by_alias=True, exclude_defaults=True), **query}
+    pairs = []
+    for key, value in query.items():
+        if value is None:
+            continue
+        name = "from" if key == "from_" else key
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        pairs.append((name, text))
+    return "?" + urllib.parse.urlencode(pairs) if pairs else ""
+
+
+class ServerError(Exception):
+    """A control API call failed; ``code``, ``message`` and ``details`` come from the server's error body."""
+
+    def __init__(self, status: int, code: str, message: str, details: list[Any] | None = None) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details or []
+
+
+def config_payload(config: ConfigInput) -> dict[str, Any]:
+    if isinstance(config, ScenarioBuilder | ConversationBuilder | StepBuilder):
+        config = config.config
+    if isinstance(config, ConfigBuilder):
+        return config.to_dict()
+    if isinstance(config, SessionConfig):
+        payload: dict[str, Any] = config.model_dump(mode="json")
+        return payload
+    if isinstance(config, dict):
+        return config
+    raise TypeError(
+        f"configure() takes a SessionConfig, a ConfigBuilder or a dict, not {type(config).__name__}"
+    )
+
+
+def server_error(exc: urllib.error.HTTPError) -> ServerError:
+    raw = exc.read()
+    try:
+        error = json.loads(raw)["error"]
+    except (ValueError, KeyError, TypeError):
+        return ServerError(exc.code, "http_error", raw.decode(errors="replace")[:500])
+    return ServerError(exc.code, error.get("code", ""), error.get("message", ""), error.get("details"))
+
+
+def new_session_id() -> str:
+    """A fresh random session id (``ses_`` + 32 lowercase hex), as the server would mint it."""
+    return "ses_" + secrets.token_hex(16)
+
+
+def is_session_id(session_id: str) -> bool:
+    return len(session_id) == 36 and session_id.startswith("ses_") and _HEX.issuperset(session_id[4:])
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+class ControlChannel(Protocol):
+    """What a ``SessionClient`` calls on its server: the control API, one request at a time."""
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        payload: Any = None,
+        *,
+        session_id: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, dict[str, str], Any]: ...
+
+    def request_text(self, method: str, path: str, *, session_id: str | None = None) -> str: ...

@@ -1,0 +1,318 @@
+"""pytest plugin (entry point ``pytest11``): one llmts server per test run, a fresh session per test.
+
+* ``llmts_server`` (session scope): the run's server. Under pytest-xdist the workers share the run's
+  servers: the first worker that needs one starts ``--llmts-servers N`` server processes (``llmts serve
+  --workers N``) under a file lock in a directory the controlling process chose, every worker uses server
+  ``worker index mod N`` from the URLs written there, and the controlling process stops them when the run
+  ends. ``--llmts-url URL`` (or ``LLMTS_URL``) attaches to an external server instead.
+* ``llmts_session``: a new session for each test, deleted afterwards; sessions never see each other.
+* ``llmts_openai``: an official ``openai.OpenAI`` client bound to ``llmts_session``.
+* ``llmts_expect`` and the marker ``@pytest.mark.llmts_verify(**expectations)``: expectations on what the
+  test sent (see ``llmts.pytest.verify``), checked with ``POST /admin-api/verify`` once the test body
+  passed; a failed verification fails the test with the server's explanation.
+* The marker ``@pytest.mark.llmts_record``: the test's ``llmts_session`` records real provider traffic
+  into one fixture file per test, or replays it (``--llmts-record``, ``--llmts-fixtures-dir``,
+  ``--llmts-upstream``; ``llmts.pytest.recording``, docs/recording.md).
+* A server whose gunicorn worker died during the run lost its sessions (docs/deployment.md, "When a worker
+  dies"): a test whose session was lost errors at teardown, and the run fails with the reason.
+
+Nothing starts unless a test asks for one of these fixtures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from filelock import FileLock
+
+from llmts.client import LlmTestServer, ServerError, SessionClient
+from llmts.errors import WorkerRestarted
+from llmts.pytest.recording import RECORD_MARKER, RecordingPlan, add_recording_options
+from llmts.pytest.verify import MARKER, LlmtsExpectations
+from llmts.schema.sdk_env import SDK_OVERRIDDEN_VARIABLES
+
+__all__ = [
+    "default_server_count",
+    "llmts_env",
+    "llmts_expect",
+    "llmts_openai",
+    "llmts_server",
+    "llmts_session",
+    "pytest_addoption",
+    "pytest_collection_modifyitems",
+    "pytest_configure",
+    "pytest_configure_node",
+    "pytest_runtest_call",
+    "pytest_sessionfinish",
+    "pytest_terminal_summary",
+    "pytest_unconfigure",
+]
+
+_RUN_KEY = "llmts_run_dir"
+_CONTROLLER_KEY = "llmts_controller_pid"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("llmts", "LLM test server")
+    group.addoption(
+        "--llmts-url",
+        default=os.environ.get("LLMTS_URL"),
+        help="attach to a running llmts server instead of starting one; several comma-separated URLs: "
+        "each xdist worker uses one, worker index mod N (env LLMTS_URL)",
+    )
+    group.addoption(
+        "--llmts-control-key",
+        default=os.environ.get("LLMTS_CONTROL_KEY"),
+        help="control key of the server (env LLMTS_CONTROL_KEY)",
+    )
+    add_recording_options(parser, group)
+    group.addoption(
+        "--llmts-servers",
+        type=int,
+        default=int(os.environ["LLMTS_SERVERS"]) if os.environ.get("LLMTS_SERVERS") else None,
+        help="server processes to start for the run; each xdist worker uses one (worker index mod N). "
+        "Default: min(xdist workers, max(1, CPUs // 2)), 1 without xdist (env LLMTS_SERVERS)",
+    )
+
+
+def default_server_count(xdist_workers: int, cpus: int | None) -> int:
+    """``--llmts-servers`` when not given: one server per two CPUs (the SDK side of a test costs at least
+    what the server does), never more than there are xdist workers."""
+    return max(1, min(xdist_workers, max(1, (cpus or 1) // 2)))
+
+
+def _worker_index(workerinput: dict[str, Any] | None) -> int:
+    """This xdist worker's index (``gw3`` -> 3); 0 outside xdist."""
+    name = str((workerinput or {}).get("workerid", "gw0"))
+    return int(name[2:]) if name[2:].isdigit() else 0
+
+
+class _Run:
+    """Where the run's shared server is recorded: ``<dir>/server.json`` holds its URL and pid."""
+
+    def __init__(self, directory: Path, controller_pid: int, owner: bool, worker_index: int = 0) -> None:
+        self.directory = directory
+        self.controller_pid = controller_pid
+        self.owner = owner
+        self.worker_index = worker_index
+        self.started: LlmTestServer | None = None
+
+    @property
+    def record(self) -> Path:
+        return self.directory / "server.json"
+
+    def server(self, control_key: str | None, count: int) -> LlmTestServer:
+        """This worker's server: ``worker index mod N`` of the run's servers (started on first use);
+        without xdist, all of them (sessions spread by id)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.directory / "server.lock")):
+            if self.record.exists():
+                urls = json.loads(self.record.read_text())["urls"]
+            else:
+                server = LlmTestServer.start(
+                    control_key=control_key, parent_pid=self.controller_pid, workers=count
+                )
+                self.record.write_text(
+                    json.dumps({"urls": server.urls, "pid": server.pid, "log": str(server.log_path)})
+                )
+                self.started = server
+                urls = server.urls
+        if self.owner:  # no xdist: this one process spreads its sessions over all servers, by id
+            return LlmTestServer.attach(urls, control_key=control_key)
+        # An xdist worker: a handle on its one server (worker index mod N).
+        return LlmTestServer.attach(urls[self.worker_index % len(urls)], control_key=control_key)
+
+    def worker_restarts(self) -> list[str]:
+        """What the servers this run started say about workers that died in them (``worker_restarts``)."""
+        if not self.record.exists():
+            return []
+        urls = json.loads(self.record.read_text())["urls"]
+        try:
+            return LlmTestServer(urls[0], urls=urls).worker_restarts()
+        except OSError:  # already gone: the run's own stop, or a crash the tests reported
+            return []
+
+    def stop(self) -> None:
+        """Called in the controlling process once every worker is done."""
+        if self.started is not None:
+            self.started.stop()
+        elif self.record.exists():
+            _terminate(int(json.loads(self.record.read_text())["pid"]))
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+_RUN_STASH = pytest.StashKey[_Run]()
+_RESTARTS_STASH = pytest.StashKey[list[str]]()
+
+
+def _terminate(pid: int, timeout: float = 10.0) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(**expectations): verify the test's requests with POST /admin-api/verify after the test "
+        "(keyword arguments: the verification request's fields, e.g. no_unexpected_calls=True)",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"{RECORD_MARKER}: record this test's provider traffic into its fixture file, or replay it "
+        "(--llmts-record none|once|new_episodes|all; docs/recording.md)",
+    )
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if workerinput is not None and _RUN_KEY in workerinput:
+        run = _Run(
+            Path(workerinput[_RUN_KEY]),
+            int(workerinput[_CONTROLLER_KEY]),
+            owner=False,
+            worker_index=_worker_index(workerinput),
+        )
+    else:
+        directory = Path(tempfile.gettempdir()) / f"llmts-run-{os.getpid()}-{os.urandom(4).hex()}"
+        run = _Run(directory, os.getpid(), owner=True)
+    config.stash[_RUN_STASH] = run
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist hook (controller side): tell each worker where the run's server is recorded."""
+    run = node.config.stash[_RUN_STASH]
+    node.workerinput[_RUN_KEY] = str(run.directory)
+    node.workerinput[_CONTROLLER_KEY] = run.controller_pid
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = config.stash.get(_RUN_STASH, None)
+    if run is not None and run.owner:
+        run.stop()
+
+
+@pytest.fixture(scope="session")
+def llmts_server(request: pytest.FixtureRequest) -> LlmTestServer:
+    """The test run's llmts server (shared by all xdist workers)."""
+    url = request.config.getoption("--llmts-url")
+    control_key = request.config.getoption("--llmts-control-key")
+    run = request.config.stash[_RUN_STASH]
+    if url:
+        urls = [part.strip() for part in url.split(",") if part.strip()]
+        return LlmTestServer.attach(urls[run.worker_index % len(urls)], control_key=control_key)
+    count = request.config.getoption("--llmts-servers")
+    if count is None:
+        xdist_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+        count = default_server_count(xdist_workers, os.cpu_count())
+    if count < 1:
+        raise pytest.UsageError("--llmts-servers must be at least 1")
+    return run.server(control_key, count)
+
+
+@pytest.fixture
+def llmts_session(llmts_server: LlmTestServer, request: pytest.FixtureRequest) -> Iterator[SessionClient]:
+    """A fresh session for this test, deleted afterwards; with the ``llmts_record`` marker it records or
+    replays the test's fixture file (docs/recording.md)."""
+    session = llmts_server.create_session()
+    plan = RecordingPlan.for_item(request) if request.node.get_closest_marker(RECORD_MARKER) else None
+    try:
+        if plan is not None:
+            plan.begin(session)
+        yield session
+        if plan is not None:
+            plan.end(session)
+    finally:
+        try:
+            session.delete()
+        except ServerError as exc:
+            if exc.code == WorkerRestarted.code:
+                raise  # the session died with the server's worker: the test ran against lost state
+        except OSError:
+            pass  # the server may already be gone at the very end of a run
+
+
+@pytest.fixture
+def llmts_env(llmts_session: SessionClient, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Point every official SDK's environment variables at ``llmts_session`` for this test (restored
+    afterwards), so code that builds its own clients from the environment talks to llmts. Returns what
+    was set (docs/pytest-plugin.md)."""
+    environment = llmts_session.sdk_environment()
+    for name in SDK_OVERRIDDEN_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    return environment
+
+
+@pytest.fixture
+def llmts_openai(llmts_session: SessionClient) -> Any:
+    """An official ``openai.OpenAI`` client bound to ``llmts_session``."""
+    return llmts_session.openai_client()
+
+
+@pytest.fixture
+def llmts_expect(request: pytest.FixtureRequest, llmts_session: SessionClient) -> LlmtsExpectations:
+    """Expectations on ``llmts_session``'s requests, verified once the test body passed (together with the
+    test's ``llmts_verify`` marker, if any)."""
+    marker = request.node.get_closest_marker(MARKER)
+    return LlmtsExpectations(llmts_session, **(marker.kwargs if marker is not None else {}))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test with the ``llmts_verify`` marker gets ``llmts_expect`` (and so ``llmts_session``)."""
+    for item in items:
+        names = getattr(item, "fixturenames", None)
+        if item.get_closest_marker(MARKER) is not None and names is not None and "llmts_expect" not in names:
+            names.append("llmts_expect")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In the controlling process: a server of this run whose worker died fails the run, even when no
+    test touched a lost session afterwards (the reason is printed in the summary)."""
+    run = session.config.stash.get(_RUN_STASH, None)
+    if run is None or not run.owner:
+        return
+    reasons = run.worker_restarts()
+    if reasons:
+        session.config.stash[_RESTARTS_STASH] = reasons
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    reasons = config.stash.get(_RESTARTS_STASH, None)
+    if reasons:
+        terminalreporter.section("llmts: the test run's server lost its sessions", sep="=", red=True)
+        for reason in reasons:
+            terminalreporter.line(f"llmts: {reason}", red=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    result = yield  # a test body that failed already re-raises here: its own failure is the report
+    funcargs = getattr(item, "funcargs", {})
+    expect = funcargs.get("llmts_expect")
+    if isinstance(expect, LlmtsExpectations) and expect.active:
+        verdict = expect.verify()
+        if not verdict.passed:
+            pytest.fail(f"llmts: {verdict.report()}", pytrace=False)
+    return result

@@ -31,7 +31,7 @@ for name in ("llmts/py.typed", "llmts/server/cli.py", "llmts/pytest/plugin.py", 
     assert name in wheel, f"wheel lacks {name}"
 # The dashboard's static files are package data (docs/dashboard.md): every file of the source tree.
 import pathlib
-for path in sorted(p for p in pathlib.Path("llmts/server/dashboard_static").rglob("*") if p.is_file()):
+for path in sorted(p for p in pathlib.Path("llmts/server/api/dashboard_static").rglob("*") if p.is_file()):
     assert path.as_posix() in wheel, f"wheel lacks {path.as_posix()}"
     assert path.as_posix() in sdist, f"sdist lacks {path.as_posix()}"
 entry_points = next(n for n in wheel if n.endswith(".dist-info/entry_points.txt"))

@@ -12,6 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "llmts"
 # layer -> llmts layers it may import (itself always allowed)
 ALLOWED = {
     "errors": set(),
+    "catalog": set(),
     "schema": {"errors"},
     "runtime": {"schema", "errors"},
     "providers": {"runtime", "schema", "errors"},
@@ -36,8 +37,6 @@ FORBIDDEN_THIRD_PARTY = {
 _SHARED_PROVIDER_MODULES = {
     "__init__",
     "base",
-    "info",
-    "catalog",
     "adapters",
     "strict",
     "tool_messages",
@@ -53,20 +52,22 @@ _SHARED_WIRE_PACKAGES = {"chat_completions", "anthropic_messages", "cohere_retri
 def _is_metadata(name: str) -> bool:
     """``name`` (a module, or ``module.attribute``) lies in the provider metadata leaf."""
     parts = name.split(".")
+    if parts[:2] == ["llmts", "catalog"]:
+        return True
     if parts[:2] != ["llmts", "providers"]:
         return False
     if len(parts) == 2:  # the import-free package module itself
         return True
-    if parts[2] in ("info", "catalog"):
-        return True
-    if not (PACKAGE / "providers" / parts[2]).is_dir():  # base, adapters, or a name the package lazily loads
+    if not (PACKAGE / "providers" / parts[2]).is_dir():  # base, adapters, or a module beside them
         return False
     return len(parts) == 3 or parts[3] == "info"  # a provider package's import-free __init__, or its info
 
 
 def _is_metadata_file(path: Path) -> bool:
     parts = path.relative_to(PACKAGE).with_suffix("").parts
-    return parts[0] == "providers" and _is_metadata(".".join(("llmts", *parts)).removesuffix(".__init__"))
+    return parts[0] in ("catalog", "providers") and _is_metadata(
+        ".".join(("llmts", *parts)).removesuffix(".__init__")
+    )
 
 
 def _layer(path: Path) -> str:
@@ -104,14 +105,20 @@ def test_layers_import_only_downwards() -> None:
 
 
 def test_provider_metadata_is_a_leaf() -> None:
-    """``providers/__init__.py``, ``info.py``, ``catalog.py`` and each package's ``__init__``/``info``
+    """``llmts/catalog/``, ``providers/__init__.py`` and each provider package's ``__init__``/``info``
     import only each other (and the standard library), so the schema and the Python API may read them."""
     violations = []
-    files = [p for p in (PACKAGE / "providers").rglob("*.py") if _is_metadata_file(p)]
+    files = [
+        p
+        for folder in ("catalog", "providers")
+        for p in (PACKAGE / folder).rglob("*.py")
+        if _is_metadata_file(p)
+    ]
     assert {p.relative_to(PACKAGE).as_posix() for p in files} >= {
         "providers/__init__.py",
-        "providers/info.py",
-        "providers/catalog.py",
+        "catalog/__init__.py",
+        "catalog/info.py",
+        "catalog/registry.py",
     }
     for path in files:
         for name in _imports(path):

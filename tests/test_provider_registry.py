@@ -1,4 +1,4 @@
-"""The provider registry (llmts/providers/catalog.py): what each adapter declares is what the schema,
+"""The provider registry (llmts/catalog/registry.py): what each adapter declares is what the schema,
 the runtime's fit checks, the server and the Python API use, and a new provider is one package plus one
 registry line (docs/contributing.md, "Adding a provider")."""
 
@@ -17,11 +17,11 @@ import pytest
 from pydantic import ValidationError
 from werkzeug.test import Client
 
+from llmts.catalog import registry as catalog
+from llmts.catalog.info import ProviderInfo, env_key
+from llmts.catalog.registry import CATALOG, PACKAGES, RESERVED_NAMESPACES, Catalog
 from llmts.errors import FixtureMismatch
-from llmts.providers import catalog
 from llmts.providers.adapters import ADAPTERS, in_stream_surfaces, load_adapters, unmarked_stream_surfaces
-from llmts.providers.catalog import CATALOG, PACKAGES, RESERVED_NAMESPACES, Catalog
-from llmts.providers.info import ProviderInfo, env_key
 from llmts.runtime.compat import check_delivery_fits
 from llmts.schema.config import PROVIDER_NAMESPACES, SessionConfig
 from llmts.schema.conversations import ExplainRequest
@@ -147,7 +147,7 @@ def test_every_sdk_client_names_a_served_namespace() -> None:
 # --- a fake provider: one package, one registry line ---------------------------------------------------
 
 _FAKE_INFO = """
-from llmts.providers.info import ProviderInfo, SdkClient, env_key, env_url
+from llmts.catalog.info import ProviderInfo, SdkClient, env_key, env_url
 
 PROVIDERS = (
     ProviderInfo(

@@ -7,6 +7,7 @@ import importlib
 import json
 from typing import Any
 
+from llmts.catalog.registry import CATALOG
 from llmts.client.control import (
     DEFAULT_API_KEY,
     ConfigInput,
@@ -17,7 +18,6 @@ from llmts.client.control import (
 )
 from llmts.client.conversations import CONVERSATION_HEADER, ConversationClient, explained_request
 from llmts.client.sdk_shortcuts import SdkClientShortcuts
-from llmts.providers.catalog import CATALOG
 from llmts.schema.journal import JournalQuery
 from llmts.schema.sdk_env import sdk_environment
 from llmts.schema.verify import VerificationRequest, VerificationResult

@@ -1,12 +1,12 @@
-"""The adapters of the registered providers (``llmts/providers/catalog.py``), loaded from each package's
+"""The adapters of the registered providers (``llmts/catalog/registry.py``), loaded from each package's
 ``adapter.py`` and checked against the namespaces its ``info.py`` declared."""
 
 from __future__ import annotations
 
 from importlib import import_module
 
+from llmts.catalog.registry import CATALOG, Catalog
 from llmts.providers.base import ProviderAdapter
-from llmts.providers.catalog import CATALOG, Catalog
 
 __all__ = ["ADAPTERS", "in_stream_surfaces", "load_adapters", "unmarked_stream_surfaces"]
 

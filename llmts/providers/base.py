@@ -14,8 +14,8 @@ from urllib.parse import parse_qs
 
 import orjson
 
+from llmts.catalog.info import ProviderInfo
 from llmts.errors import InvalidRequest, LlmtsError
-from llmts.providers.info import ProviderInfo
 from llmts.providers.signing import UpstreamSigner
 from llmts.providers.strict import StrictRule
 from llmts.runtime.determinism import WireIdentity
@@ -100,7 +100,7 @@ class ProviderRequest:
         self.environ = environ
         self._query: dict[str, list[str]] | None = None
         self._json: dict[str, Any] | None = None
-        # The server's bounded multipart parser (``llmts/server/multipart.py``): adapters never import
+        # The server's bounded multipart parser (``llmts/server/http/multipart.py``): adapters never import
         # werkzeug, so the composition root hands it in.
         self._form_parser = form_parser
         self._form: MultipartForm | None = None
@@ -250,7 +250,7 @@ Route = InferenceRoute | SimpleRoute
 class ProviderAdapter:
     """One provider namespace: its ``info`` (namespace, default model, SDK clients, shared with the Python
     API without loading this module), the first path segment(s) its routes live under, its routes, how it
-    reads the credential and how it renders errors. Registered by one line in ``llmts/providers/catalog.py``.
+    reads the credential and how it renders errors. Registered by one line in ``llmts/catalog/registry.py``.
     """
 
     info: ProviderInfo

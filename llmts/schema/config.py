@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from llmts.providers import catalog
+from llmts.catalog import registry as catalog
 from llmts.schema.conversations import (
     ConversationCapacity,
     ConversationGraph,

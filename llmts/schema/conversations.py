@@ -25,7 +25,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from llmts.providers import catalog
+from llmts.catalog import registry as catalog
 from llmts.schema.fixtures import LIMITS, ProviderNamespace, ResponseFixture, TerminalPolicy
 from llmts.schema.predicates import (
     PREDICATES,

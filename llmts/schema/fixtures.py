@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer, model_validator
 
-from llmts.providers import catalog
+from llmts.catalog import registry as catalog
 from llmts.schema.conversation_limits import CONVERSATION_LIMITS
 from llmts.schema.determinism import DETERMINISM_LIMITS
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
@@ -46,7 +46,7 @@ __all__ = [
     "UsageOverride",
 ]
 
-# The names the provider registry declares (llmts/providers/catalog.py): served and reserved namespaces.
+# The names the provider registry declares (llmts/catalog/registry.py): served and reserved namespaces.
 PROVIDER_NAMESPACES: tuple[str, ...] = catalog.CATALOG.namespaces
 
 # Documented in docs/configuration.md; each overflow is a 400 naming the field.

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import regex
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
-from llmts.providers import catalog
+from llmts.catalog import registry as catalog
 
 __all__ = [
     "HOP_BY_HOP_HEADERS",
@@ -52,7 +52,7 @@ RECORDING_LIMITS: dict[str, int] = {
 }
 
 # Headers that carry a credential or a cookie (lower case): never recorded, never logged (a custom access-log
-# format's header atoms print ``[redacted]``, llmts/server/log_text.py).
+# format's header atoms print ``[redacted]``, llmts/server/http/log_text.py).
 SECRET_HEADERS = frozenset(
     {
         "authorization",

@@ -14,8 +14,8 @@ import shlex
 from collections.abc import Callable
 from typing import Literal
 
-from llmts.providers import catalog
-from llmts.providers.info import EnvVariable
+from llmts.catalog import registry as catalog
+from llmts.catalog.info import EnvVariable
 
 __all__ = [
     "SDK_OVERRIDDEN_VARIABLES",

@@ -22,22 +22,22 @@ from llmts.providers.base import (
 from llmts.runtime import DEFAULT_MAX_SESSIONS, SessionRegistry
 from llmts.runtime.memory import parse_memory_size
 from llmts.schema.config import SessionConfig
-from llmts.server.control import ControlApi
-from llmts.server.control_auth import ControlAuth
-from llmts.server.dashboard import Dashboard
-from llmts.server.host_check import HostPolicy, host_policy
-from llmts.server.http import (
+from llmts.server.api.auth import ControlAuth
+from llmts.server.api.control import ControlApi
+from llmts.server.api.dashboard import Dashboard
+from llmts.server.api.metrics import METRICS_CONTENT_TYPE, MetricsEndpoint
+from llmts.server.http.host_check import HostPolicy, host_policy
+from llmts.server.http.log_text import log_text
+from llmts.server.http.timeouts import Timeouts
+from llmts.server.http.wsgi import (
     DEFAULT_MAX_BODY_BYTES,
     StartResponse,
     bearer_matches,
     control_error,
     send,
 )
-from llmts.server.log_text import log_text
-from llmts.server.metrics import METRICS_CONTENT_TYPE, MetricsEndpoint
+from llmts.server.process.worker_restarts import LostSessions, WorkerRestart
 from llmts.server.provider_path import ProviderPath
-from llmts.server.timeouts import Timeouts
-from llmts.server.worker_restarts import LostSessions, WorkerRestart
 from llmts.transport.deadline import ActiveDelivery, deadlines_available
 
 __all__ = ["LlmtsApp", "create_app"]
@@ -77,7 +77,7 @@ class LlmtsApp:
         hosts: HostPolicy | None = None,
     ) -> None:
         self.registry = registry or SessionRegistry()
-        # The Host names answered (server/host_check.py: DNS rebinding); None answers every Host.
+        # The Host names answered (server/http/host_check.py: DNS rebinding); None answers every Host.
         self.hosts = hosts
         self.control_key = control_key or None
         # GET /metrics and GET /ready (docs/deployment.md): counters the hot path bumps, the optional
@@ -92,14 +92,14 @@ class LlmtsApp:
         self.lost: LostSessions | None = None
         self.max_body_bytes = max_body_bytes
         # Body-read and write deadlines act under gevent (both llmts workers, and plain gunicorn's);
-        # head, keep-alive and graceful stop are the worker's (server/connections.py).
+        # head, keep-alive and graceful stop are the worker's (server/http/connections.py).
         self.timeouts = timeouts or Timeouts()
         enforced = deadlines_available()
         self._body_timeout = self.timeouts.body if enforced else None
         self._write_timeout = self.timeouts.write if enforced else None
         self._deliveries: set[ActiveDelivery] | None = None
         # The control key's checks, the dashboard's login tokens and the wrong-key throttle: per process,
-        # not session state (llmts/server/control_auth.py; docs/architecture.md, "The dashboard").
+        # not session state (llmts/server/api/auth.py; docs/architecture.md, "The dashboard").
         self.control_auth = ControlAuth(self.control_key)
         self._control = ControlApi(self.registry, self.control_auth, max_body_bytes, self._body_timeout)
         self._dashboard = Dashboard(self.control_auth, self._body_timeout)
@@ -118,7 +118,8 @@ class LlmtsApp:
         )
 
     def track_deliveries(self) -> set[ActiveDelivery]:
-        """The registry of responses being written, for a worker's graceful stop (server/connections.py)."""
+        """The registry of responses being written, for a worker's graceful stop
+        (server/http/connections.py)."""
         if self._deliveries is None:
             self._deliveries = self._provider.deliveries = set()
         return self._deliveries
@@ -219,11 +220,11 @@ def create_app(
 
     ``allowed_hosts`` (``--allowed-hosts``, else ``LLMTS_ALLOWED_HOSTS``) and ``binds`` (the addresses the
     server listens on; else gunicorn's ``bind``) decide which ``Host`` names are answered
-    (server/host_check.py).
+    (server/http/host_check.py).
     """
-    from llmts.server.allocator import tune as tune_allocator
-    from llmts.server.settings import load_fixtures_file
-    from llmts.server.single_process import gunicorn_binds, refuse_several_gunicorn_workers
+    from llmts.server.process.allocator import tune as tune_allocator
+    from llmts.server.process.settings import load_fixtures_file
+    from llmts.server.process.single_process import gunicorn_binds, refuse_several_gunicorn_workers
 
     refuse_several_gunicorn_workers()
     tune_allocator()  # docs/architecture.md, "Memory beyond the accounted bytes"

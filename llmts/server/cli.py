@@ -11,9 +11,9 @@ from dataclasses import replace
 
 from llmts import __version__
 from llmts.schema.sdk_env import SHELLS, render_environment
-from llmts.server.gunicorn_app import DEFAULT_WORKER_CLASS, LOG_FORMATS, WORKER_CLASSES
-from llmts.server.http import DEFAULT_MAX_BODY_BYTES
-from llmts.server.timeouts import TIMEOUT_ENV, Timeouts
+from llmts.server.http.timeouts import TIMEOUT_ENV, Timeouts
+from llmts.server.http.wsgi import DEFAULT_MAX_BODY_BYTES
+from llmts.server.process.gunicorn_app import DEFAULT_WORKER_CLASS, LOG_FORMATS, WORKER_CLASSES
 
 __all__ = ["main"]
 
@@ -174,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "env":
         return _print_env(args)
-    from llmts.server.settings import FixturesFileError, load_fixtures_file
+    from llmts.server.process.settings import FixturesFileError, load_fixtures_file
 
     fixtures = None
     if args.fixtures:
@@ -229,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             binds=[args.host],
         )
 
-    from llmts.server.gunicorn_app import GunicornServer
+    from llmts.server.process.gunicorn_app import GunicornServer
 
     GunicornServer(
         factory,
@@ -248,8 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve_workers(args: argparse.Namespace, timeouts: Timeouts) -> int:
-    """``--workers N``: the same settings for N single-process servers (llmts.server.workers)."""
-    from llmts.server.workers import serve_workers
+    """``--workers N``: the same settings for N single-process servers (llmts.server.process.workers)."""
+    from llmts.server.process.workers import serve_workers
 
     child = ["--host", args.host, "--worker-class", args.worker_class]
     child += ["--max-body-bytes", str(args.max_body_bytes), "--max-sessions", str(args.max_sessions)]

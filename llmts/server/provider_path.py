@@ -47,16 +47,16 @@ from llmts.providers.strict import check_strict
 from llmts.runtime import RandomIds, Session, SessionRegistry
 from llmts.runtime.conversations import CONVERSATION_ENVIRON, Caller, conversation_id_from
 from llmts.runtime.conversations.selection import MISSES
-from llmts.server.control import select_session
+from llmts.server.api.control import select_session
+from llmts.server.api.metrics import ProcessMetrics
 from llmts.server.exchange import Exchange
-from llmts.server.forward import Forwarded, forward, recorded_reply, relay, replayed_exchange
-from llmts.server.http import StartResponse, json_body, read_body, same_secret
-from llmts.server.log_text import log_text
-from llmts.server.metrics import ProcessMetrics
-from llmts.server.multipart import parse_multipart
+from llmts.server.http.log_text import log_text
+from llmts.server.http.multipart import parse_multipart
+from llmts.server.http.wsgi import StartResponse, json_body, read_body, same_secret
+from llmts.server.process.worker_restarts import LostSessions
 from llmts.server.respond import respond
-from llmts.server.upstream import UpstreamClient
-from llmts.server.worker_restarts import LostSessions
+from llmts.server.upstream.client import UpstreamClient
+from llmts.server.upstream.forward import Forwarded, forward, recorded_reply, relay, replayed_exchange
 from llmts.transport import WaitOutcome, client_socket, wait
 from llmts.transport.deadline import ActiveDelivery
 from llmts.transport.pacing import StreamPacing, jittered

@@ -9,8 +9,8 @@ from llmts.providers.base import Reply
 from llmts.runtime import Session
 from llmts.runtime.journal import JournalRecord
 from llmts.schema.faults import HARMLESS_MODES, FrameKind, StreamDelivery
-from llmts.server.http import StartResponse, status_line
-from llmts.server.metrics import ProcessMetrics
+from llmts.server.api.metrics import ProcessMetrics
+from llmts.server.http.wsgi import StartResponse, status_line
 from llmts.transport import DeliveryEvidence, client_socket
 from llmts.transport.deadline import SERVER_WRITE_DEADLINE, ActiveDelivery, guard_writes
 from llmts.transport.modes import CONNECTION_UNITS, Drop, Replace

@@ -104,7 +104,7 @@ class Deadline:
         self._greenlet: Any = None
         self.expired = False
         # What ``note_write_timeout`` records: a server that ends a write for another reason than the
-        # clock (the memory budget, server/handler.py) sets ``expired`` and says why here.
+        # clock (the memory budget, server/http/pywsgi_handler.py) sets ``expired`` and says why here.
         self.ended_by = "write_timeout"
 
     def arm(self) -> None:

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 import llmts.client.session
+from llmts.catalog.info import ProviderInfo, SdkClient
+from llmts.catalog.registry import CATALOG, Catalog
 from llmts.client import ConversationClient, SessionClient
 from llmts.client.sdk_shortcuts import SdkClientShortcuts
-from llmts.providers.catalog import CATALOG, Catalog
-from llmts.providers.info import ProviderInfo, SdkClient
 
 SHORTCUTS = Path(__file__).resolve().parents[2] / "llmts" / "client" / "sdk_shortcuts.py"
 _WIDTH = 110  # ruff.toml's line length

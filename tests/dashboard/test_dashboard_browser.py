@@ -161,7 +161,7 @@ def test_without_a_control_key_there_is_no_login_and_no_log_out(
 def test_too_many_wrong_keys_say_when_to_try_again(
     chromium: Any, own_server_factory: Callable[..., LlmTestServer]
 ) -> None:
-    from llmts.server.control_auth import MAX_WRONG_KEYS
+    from llmts.server.api.auth import MAX_WRONG_KEYS
 
     expect = _expect()
     server = own_server_factory(control_key=DASHBOARD_CONTROL_KEY)  # its own: this locks 127.0.0.1 out

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import strategies as st
 
 from llmts import ConfigBuilder
-from llmts.providers import ADAPTERS
+from llmts.providers.adapters import ADAPTERS
 from tests.fuzz import seeds
 from tests.fuzz.harness import (
     BOUNDED,

@@ -7,7 +7,7 @@ import pytest
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderRequest
-from llmts.server.multipart import MULTIPART_LIMITS, parse_multipart
+from llmts.server.http.multipart import MULTIPART_LIMITS, parse_multipart
 
 BOUNDARY = "llmts-boundary"
 

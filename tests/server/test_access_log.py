@@ -13,8 +13,8 @@ from gunicorn.config import Config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmts.server.access_log import FLUSH_BYTES, AccessLog, basic_auth_user
-from llmts.server.log_text import EscapingLogger
+from llmts.server.http.access_log import FLUSH_BYTES, AccessLog, basic_auth_user
+from llmts.server.http.log_text import EscapingLogger
 
 _STAMP = re.compile(r"\[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\]")
 _user_chars = st.characters(exclude_characters=":", exclude_categories=["Cs"])

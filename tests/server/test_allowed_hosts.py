@@ -11,7 +11,7 @@ import openai
 import pytest
 
 from llmts import LlmTestServer
-from llmts.server.host_check import HostPolicy, host_policy, is_loopback_bind
+from llmts.server.http.host_check import HostPolicy, host_policy, is_loopback_bind
 from tests.helpers import USER_HI, raw_request
 
 pytestmark = pytest.mark.sdk

@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-import llmts.server
+import llmts.server.api
 from llmts import LlmTestServer, SessionClient
-from llmts.server.control_auth import (
+from llmts.server.api.auth import (
     KEY_LOCKOUT_SECONDS,
     KEY_WINDOW_SECONDS,
     MAX_LOGIN_TOKENS,
@@ -77,7 +77,7 @@ def test_the_page_has_no_inline_script_or_style(dashboard_server: LlmTestServer)
 
 def test_the_scripts_never_parse_html_from_strings() -> None:
     """Escaping has one rule (docs/dashboard.md): data goes into text nodes and attribute values only."""
-    static = Path(llmts.server.__file__).parent / "dashboard_static"
+    static = Path(llmts.server.api.__file__).parent / "dashboard_static"
     scripts = sorted(static.rglob("*.js"))
     assert len(scripts) >= 8
     for script in scripts:
@@ -539,7 +539,7 @@ def test_requests_filter_by_retry_group(app_session: SessionClient) -> None:
 
 
 def test_cookie_authorizes_needs_the_cookie_the_header_and_a_matching_origin() -> None:
-    from llmts.server.dashboard import cookie_authorizes
+    from llmts.server.api.dashboard import cookie_authorizes
 
     tokens = LoginTokens()
     token = tokens.issue()

@@ -1,4 +1,4 @@
-"""llmts's own HTTP/1.1 loop (llmts/server/http1/, docs/architecture.md "The server's hot path"), in memory:
+"""llmts's own HTTP/1.1 loop (llmts/server/http/, docs/architecture.md "The server's hot path"), in memory:
 the parser's environ and bounds, the response head's checks, the batching yield, and the upgrade seam
 (a gevent socket pair stands for the client). The same behaviour over real sockets is in
 test_request_line.py, test_hostile_input.py and test_timeouts.py."""
@@ -15,18 +15,18 @@ import orjson
 import pytest
 from gevent import socket as gsocket
 
-from llmts.server.access_log import AccessLog
-from llmts.server.connections import ConnectionTracker
-from llmts.server.http1 import Http1Server, UpgradeRequest
-from llmts.server.http1.body import BodyBroken, StreamingBody
-from llmts.server.http1.parser import (
+from llmts.server.http import Http1Server, UpgradeRequest
+from llmts.server.http.access_log import AccessLog
+from llmts.server.http.body import BodyBroken, StreamingBody
+from llmts.server.http.connections import ConnectionTracker
+from llmts.server.http.parser import (
     MAX_HEAD_BYTES,
     MAX_HEADER_FIELDS,
     MAX_TARGET_BYTES,
     Request,
     RequestParser,
 )
-from llmts.server.http1.response import ResponseHead
+from llmts.server.http.response import ResponseHead
 
 _BASE = {"wsgi.version": (1, 0), "SCRIPT_NAME": ""}
 
@@ -349,7 +349,9 @@ def test_an_http_1_0_answer_without_a_length_ends_with_the_connection(
 
 def test_the_default_worker_does_not_load_the_pywsgi_handler() -> None:
     """Only ``--worker-class gevent_pywsgi`` touches gevent's private methods (docs/server.md, "HTTP")."""
-    code = "import sys, llmts.app, llmts.server.worker; print('llmts.server.handler' in sys.modules)"
+    code = (
+        "import sys, llmts.app, llmts.server.worker; print('llmts.server.http.pywsgi_handler' in sys.modules)"
+    )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )

@@ -9,7 +9,7 @@ import pytest
 from gunicorn.config import Config
 
 from llmts.schema.wire_values import one_of
-from llmts.server.log_text import EscapingLogger, log_text, redact
+from llmts.server.http.log_text import EscapingLogger, log_text, redact
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from llmts import LlmTestServer
 from llmts.runtime.journal import JournalRecord
 from llmts.schema.faults import StreamDelivery
-from llmts.server.metrics import LATENCY_BUCKETS, ProcessMetrics
+from llmts.server.api.metrics import LATENCY_BUCKETS, ProcessMetrics
 from tests.helpers import USER_HI, raw_request
 
 pytestmark = pytest.mark.sdk

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llmts import LlmTestServer
-from llmts.server.handler import LlmtsPyWSGIHandler
-from llmts.server.request_head import (
+from llmts.server.http.pywsgi_handler import LlmtsPyWSGIHandler
+from llmts.server.http.request_head import (
     MAX_HEADER_FIELDS,
     MAX_HEADER_LINE,
     HeaderFields,

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from llmts import ConfigBuilder, LlmTestServer
-from llmts.server.handler import LlmtsPyWSGIHandler
-from llmts.server.http import read_body
+from llmts.server.http.pywsgi_handler import LlmtsPyWSGIHandler
+from llmts.server.http.wsgi import read_body
 from llmts.transport.deadline import SERVER_CONNECTION_DEADLINES
 
 _CHAT = "/openai/v1/chat/completions"

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import gevent
 
-from llmts.server.connections import ConnectionTracker
-from llmts.server.handler import LlmtsPyWSGIHandler
-from llmts.server.http1 import Http1Server
-from llmts.server.http1.connection import Connection
-from llmts.server.http1.parser import RequestParser
+from llmts.server.http import Http1Server
+from llmts.server.http.connection import Connection
+from llmts.server.http.connections import ConnectionTracker
+from llmts.server.http.parser import RequestParser
+from llmts.server.http.pywsgi_handler import LlmtsPyWSGIHandler
 
 
 class _Socket:

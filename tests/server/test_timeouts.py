@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from llmts import LlmTestServer, SessionClient
-from llmts.server.timeouts import Timeouts
+from llmts.server.http.timeouts import Timeouts
 from tests.helpers import USER_HI, raw_request
 
 _FAST = ["--request-head-timeout", "0.5", "--keepalive-timeout", "0.5", "--body-timeout", "0.5"]

@@ -275,7 +275,7 @@ def test_plain_gunicorn_with_llmts_worker_reports_the_restart(tmp_path: Path) ->
 
 
 def test_describe_end_names_the_signal_or_the_exit_status() -> None:
-    from llmts.server.worker_restarts import describe_end
+    from llmts.server.process.worker_restarts import describe_end
 
     assert describe_end(os.CLD_KILLED, signal.SIGKILL) == "was killed by SIGKILL"
     assert describe_end(os.CLD_DUMPED, signal.SIGSEGV) == "was killed by SIGSEGV (core dumped)"

@@ -16,7 +16,7 @@ import pytest
 
 from llmts import ConfigBuilder, LlmTestServer
 from llmts.client import new_session_id
-from llmts.server.workers import worker_ports
+from llmts.server.process.workers import worker_ports
 from tests.helpers import USER_HI, raw_request
 
 pytestmark = pytest.mark.sdk

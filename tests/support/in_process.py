@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from werkzeug.test import Client
 
 from llmts import LlmTestServer, ServerError, SessionClient
-from llmts.providers.catalog import CATALOG
+from llmts.catalog.registry import CATALOG
 from llmts.server.app import LlmtsApp
 from tests.helpers import RawResponse, raw_request
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmts.providers import Reply
+from llmts.providers.base import Reply
 from llmts.runtime import SessionRegistry
 from llmts.schema.faults import FrameKind, StreamDelivery
 from llmts.server.respond import respond

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from llmts.providers.info import ProviderInfo, SdkClient, env_key, env_url, env_value
+from llmts.catalog.info import ProviderInfo, SdkClient, env_key, env_url, env_value
 
 __all__ = ["BEDROCK_INFO", "PROVIDERS", "check_upstream", "upstream_region"]
 

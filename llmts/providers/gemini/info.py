@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmts.providers.info import ProviderInfo, SdkClient, env_key, env_url, env_value
+from llmts.catalog.info import ProviderInfo, SdkClient, env_key, env_url, env_value
 
 __all__ = ["GEMINI_INFO", "PROVIDERS"]
 

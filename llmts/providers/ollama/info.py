@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmts.providers.info import ProviderInfo, SdkClient, env_url
+from llmts.catalog.info import ProviderInfo, SdkClient, env_url
 
 __all__ = ["OLLAMA_INFO", "PROVIDERS"]
 

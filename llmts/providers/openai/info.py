@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from llmts.providers.info import ProviderInfo, SdkClient, env_key, env_url, env_value
+from llmts.catalog.info import ProviderInfo, SdkClient, env_key, env_url, env_value
 
 __all__ = ["AZURE_API_VERSION", "AZURE_OPENAI_INFO", "OPENAI_INFO", "PROVIDERS"]
 

@@ -1,6 +1,6 @@
 """Record and replay (docs/recording.md): what a recording session keeps, how it becomes a configuration,
 and how a replayed request is compared with the recorded ones. No HTTP client here: forwarding is the
-server's (``llmts/server/upstream.py``)."""
+server's (``llmts/server/upstream/client.py``)."""
 
 from __future__ import annotations
 

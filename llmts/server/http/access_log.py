@@ -23,7 +23,7 @@ from typing import IO, Any
 
 import orjson
 
-from llmts.server.log_text import log_text, redact
+from llmts.server.http.log_text import log_text, redact
 
 __all__ = ["FLUSH_BYTES", "GUNICORN_DEFAULT_FORMAT", "AccessLog", "access_streams", "basic_auth_user"]
 
@@ -92,7 +92,7 @@ class AccessLog:
         finished: float,
     ) -> None:
         """Append the line of one request (``request_line``: method, path as sent, protocol); credential
-        query parameters of the path and the referer are redacted (server/log_text.py)."""
+        query parameters of the path and the referer are redacted (server/http/log_text.py)."""
         line = self._format(
             remote, user, redact(request_line), status, length, redact(referer), agent, started, finished
         )

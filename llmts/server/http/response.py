@@ -12,7 +12,7 @@ import time
 import orjson
 
 from llmts.errors import LlmtsError
-from llmts.server.http import status_line
+from llmts.server.http.wsgi import status_line
 
 __all__ = ["HttpDate", "ResponseHead", "error_response"]
 

@@ -24,9 +24,9 @@ from llmts.runtime.journal import JournalRecord
 from llmts.runtime.recording import Exchange, recorded_request
 from llmts.schema.neutral import NeutralRequest, RecordedOutput
 from llmts.schema.recorded import HOP_BY_HOP_HEADERS, RECORDING_LIMITS, RecordingSettings
-from llmts.server.http import StartResponse, status_line
-from llmts.server.metrics import ProcessMetrics
-from llmts.server.upstream import (
+from llmts.server.api.metrics import ProcessMetrics
+from llmts.server.http.wsgi import StartResponse, status_line
+from llmts.server.upstream.client import (
     UpstreamClient,
     forwarded_headers,
     upstream_chunks,

@@ -146,7 +146,7 @@ class RequestParser:
         except HttpParserUpgrade as upgrade:
             # llhttp stops after a request with ``Connection: upgrade`` (or CONNECT): what follows is no
             # longer HTTP/1.1. The request is complete and queued; the bytes after it belong to the new
-            # protocol (server/http1/upgrade.py).
+            # protocol (server/http/upgrade.py).
             self.dead = True
             self.leftover = bytes(data[int(upgrade.args[0]) :])
             if self.ready:

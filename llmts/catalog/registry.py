@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import import_module
 
-from llmts.providers.info import EnvVariable, ProviderInfo, SdkClient
+from llmts.catalog.info import EnvVariable, ProviderInfo, SdkClient
 
 __all__ = ["CATALOG", "PACKAGES", "RESERVED_ENV", "RESERVED_NAMESPACES", "Catalog"]
 

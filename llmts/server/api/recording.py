@@ -8,8 +8,8 @@ from urllib.parse import parse_qs
 
 import orjson
 
+from llmts.catalog.registry import CATALOG
 from llmts.errors import InvalidRequest
-from llmts.providers.catalog import CATALOG
 from llmts.runtime import Session
 from llmts.runtime.recording import Exchange, recording_configuration
 from llmts.schema.config import SessionConfig

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Iterator
 
-from llmts.server.http1.parser import Request
+from llmts.server.http.parser import Request
 
 __all__ = ["BodyBroken", "BufferedBody", "StreamingBody"]
 

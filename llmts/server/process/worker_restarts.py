@@ -5,7 +5,8 @@ Sessions live in the worker's memory. When the worker dies (SIGKILL, the OOM kil
 worker timeout) gunicorn's arbiter starts a new one with empty memory, which would answer the old
 sessions' requests with a quiet 404. Instead:
 
-- the arbiter of ``llmts serve`` (server/gunicorn_app.py) peeks at the dead worker's exit status before
+- the arbiter of ``llmts serve`` (server/process/gunicorn_app.py) peeks at the dead worker's exit status
+before
   gunicorn reaps it (``peek_end``), logs one error line, appends a JSON line to ``--restart-file`` (what
   the ``--workers N`` supervisor watches) and leaves the ``WorkerEnd`` on the gunicorn application
   object, where the next forked worker finds it;

@@ -8,7 +8,7 @@ WebSocket upgrade goes. server/worker.py's ``LlmtsWorker`` serves with it.
 
 from __future__ import annotations
 
-from llmts.server.http1.connection import Connection, Http1Server
-from llmts.server.http1.upgrade import UpgradeHandler, UpgradeRequest
+from llmts.server.http.connection import Connection, Http1Server
+from llmts.server.http.upgrade import UpgradeHandler, UpgradeRequest
 
 __all__ = ["Connection", "Http1Server", "UpgradeHandler", "UpgradeRequest"]

@@ -19,10 +19,10 @@ from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Map, Rule
 
+from llmts.catalog.registry import CATALOG
 from llmts.errors import InvalidRequest, LlmtsError, StrictRequestRejected
 from llmts.providers.adapters import ADAPTERS, in_stream_surfaces
 from llmts.providers.base import InferenceRoute, ProviderAdapter, ProviderCall, ProviderRequest, SessionView
-from llmts.providers.catalog import CATALOG
 from llmts.providers.strict import check_strict
 from llmts.runtime import Session
 from llmts.runtime.conversations import (

@@ -33,9 +33,9 @@ from gevent.server import StreamServer
 from gunicorn.http.wsgi import base_environ
 from gunicorn.sock import ssl_context
 
-from llmts.server.access_log import GUNICORN_DEFAULT_FORMAT, AccessLog, access_streams
-from llmts.server.timeouts import Timeouts
-from llmts.server.worker_restarts import WorkerRestart
+from llmts.server.http.access_log import GUNICORN_DEFAULT_FORMAT, AccessLog, access_streams
+from llmts.server.http.timeouts import Timeouts
+from llmts.server.process.worker_restarts import WorkerRestart
 from llmts.transport.deadline import ActiveDelivery, end_delivery
 
 __all__ = ["ConnectionTracker", "GracefulWorker", "HeadDeadlineHandler", "ReplacementAware"]
@@ -53,7 +53,8 @@ class ConnectionTracker:
         self.request_head = request_head
         self.keepalive = keepalive
         # Seconds one write may wait for a client that does not read, bounded by the handler itself
-        # (server/handler.py); None for an app that is not llmts's (it keeps gevent's unbounded writes).
+        # (server/http/pywsgi_handler.py); None for an app that is not llmts's (it keeps gevent's unbounded
+        # writes).
         self.write = write
         self.stopping = False
         # Greenlet -> the exception that closes it: connections waiting for a request head.
@@ -241,7 +242,7 @@ class GracefulWorker:
             gevent.sleep(min(left, 1.0))
 
     def _llmts_access_log(self) -> AccessLog | None:
-        """The batched access log (server/access_log.py) where the worker's handler writes one and
+        """The batched access log (server/http/access_log.py) where the worker's handler writes one and
         gunicorn's access log is on with its default format and plain stream/file handlers."""
         if not getattr(self, "batched_access_log", False) or not self.cfg.accesslog:
             return None
@@ -261,7 +262,7 @@ class GracefulWorker:
         pool = Pool(self.worker_connections)
         server: Any
         own_loop = getattr(self, "llmts_connection_handler", None)
-        if own_loop is not None:  # llmts's own HTTP/1.1 loop (server/http1/)
+        if own_loop is not None:  # llmts's own HTTP/1.1 loop (server/http/)
             server = StreamServer(
                 listener, handle=own_loop(listener, tracker, access), spawn=pool, **ssl_args
             )

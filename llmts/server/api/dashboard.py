@@ -16,8 +16,8 @@ from typing import Any
 import orjson
 
 from llmts.errors import ControlUnauthorized, InvalidRequest, LlmtsError, MethodNotAllowed, RouteNotFound
-from llmts.server.control_auth import ControlAuth
-from llmts.server.http import StartResponse, control_error, read_body, send
+from llmts.server.api.auth import ControlAuth
+from llmts.server.http.wsgi import StartResponse, control_error, read_body, send
 
 __all__ = [
     "DASHBOARD_COOKIE",
@@ -30,7 +30,7 @@ DASHBOARD_COOKIE = "llmts_dashboard"
 # Every request the dashboard makes carries ``X-Llm-Test-Server-Dashboard: 1``; a cookie without it
 # authorizes nothing (a cross-origin page cannot add it without a CORS preflight llmts never grants).
 DASHBOARD_HEADER_ENVIRON = "HTTP_X_LLM_TEST_SERVER_DASHBOARD"
-_STATIC_PACKAGE = "llmts.server"
+_STATIC_PACKAGE = "llmts.server.api"
 _STATIC_DIR = "dashboard_static"
 _CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",

@@ -1,5 +1,5 @@
 """Run the WSGI app on gunicorn with exactly one gevent worker, embedded through ``BaseApplication``, under
-an arbiter that reports a worker dying (server/worker_restarts.py)."""
+an arbiter that reports a worker dying (server/process/worker_restarts.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 from gunicorn.arbiter import Arbiter
 
-from llmts.server.timeouts import Timeouts
-from llmts.server.worker_restarts import WorkerEnd, peek_end
+from llmts.server.http.timeouts import Timeouts
+from llmts.server.process.worker_restarts import WorkerEnd, peek_end
 
 __all__ = ["DEFAULT_WORKER_CLASS", "LOG_FORMATS", "WORKER_CLASSES", "GunicornServer"]
 
@@ -26,11 +26,11 @@ __all__ = ["DEFAULT_WORKER_CLASS", "LOG_FORMATS", "WORKER_CLASSES", "GunicornSer
 # gunicorn's own parser.
 WORKER_CLASSES = ("llmts", "gevent_pywsgi", "gevent")
 DEFAULT_WORKER_CLASS = "llmts"
-# --log-format -> gunicorn logger class (both escape client text; server/log_text.py).
+# --log-format -> gunicorn logger class (both escape client text; server/http/log_text.py).
 LOG_FORMATS = ("text", "json")
 _LOGGER_PATHS = {
-    "text": "llmts.server.log_text.EscapingLogger",
-    "json": "llmts.server.log_text.JsonLogger",
+    "text": "llmts.server.http.log_text.EscapingLogger",
+    "json": "llmts.server.http.log_text.JsonLogger",
 }
 _WORKER_PATHS = {
     "llmts": "llmts.server.worker.LlmtsWorker",
@@ -129,7 +129,7 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
             "logger_class": _LOGGER_PATHS[log_format],  # no raw client text in any log line
             "loglevel": "info",
             # The arbiter kills a worker that outlives this; the worker stops sooner when it can.
-            # (gunicorn takes whole seconds; the worker uses the exact figures, server/connections.py).
+            # (gunicorn takes whole seconds; the worker uses the exact figures, server/http/connections.py).
             # The drain (docs/deployment.md) comes first, inside the same SIGTERM-to-SIGKILL window.
             "graceful_timeout": math.ceil(timeouts.graceful + drain_seconds),
             "keepalive": math.ceil(timeouts.keepalive),

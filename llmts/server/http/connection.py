@@ -2,16 +2,16 @@
 writing its answers (docs/architecture.md, "The server's hot path").
 
 Per request: one ``recv_into`` into the worker's read buffer usually holds the whole request, which llhttp
-parses (server/http1/parser.py) into a queued :class:`Request` whose environ is already built; the app
+parses (server/http/parser.py) into a queued :class:`Request` whose environ is already built; the app
 runs; its answer's head and first body bytes leave in one ``send``, tried without waiting, and only what
 the socket buffer refuses waits, under the connection's one write deadline and charged to the memory
 budget. A response's first write yields once to the other ready greenlets first, so the answers of one
-pass of the event loop leave together. The access line goes to server/access_log.py's batched log.
+pass of the event loop leave together. The access line goes to server/http/access_log.py's batched log.
 
-Around that: the request-head and keep-alive deadlines and the graceful stop (server/connections.py's
+Around that: the request-head and keep-alive deadlines and the graceful stop (server/http/connections.py's
 ``ConnectionTracker``), ``Connection: close`` and HTTP/1.0 rules, HEAD, ``Expect: 100-continue``, bodies
-still arriving (server/http1/body.py), malformed requests answered in the control envelope, and the seam
-for protocol upgrades (server/http1/upgrade.py).
+still arriving (server/http/body.py), malformed requests answered in the control envelope, and the seam
+for protocol upgrades (server/http/upgrade.py).
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ from gevent import sleep as _sleep
 
 from llmts.errors import LlmtsError, MalformedHttp, RequestLineTooLong, WebSocketNotSupported
 from llmts.runtime.memory import MemoryBudget
-from llmts.server.access_log import AccessLog, basic_auth_user
-from llmts.server.connections import ConnectionTracker, HeadTimeout
-from llmts.server.http1.body import BodyBroken, BufferedBody, StreamingBody
-from llmts.server.http1.parser import Rejection, Request, RequestParser
-from llmts.server.http1.response import HttpDate, ResponseHead, error_response
-from llmts.server.http1.upgrade import UpgradeRequest, upgrade_handler, wants_websocket
-from llmts.server.log_text import log_text
+from llmts.server.http.access_log import AccessLog, basic_auth_user
+from llmts.server.http.body import BodyBroken, BufferedBody, StreamingBody
+from llmts.server.http.connections import ConnectionTracker, HeadTimeout
+from llmts.server.http.log_text import log_text
+from llmts.server.http.parser import Rejection, Request, RequestParser
+from llmts.server.http.response import HttpDate, ResponseHead, error_response
+from llmts.server.http.upgrade import UpgradeRequest, upgrade_handler, wants_websocket
 from llmts.transport.abort import ConnectionAborted
 from llmts.transport.deadline import (
     SERVER_CONNECTION_DEADLINES,
@@ -478,7 +478,7 @@ class Connection:
 
     def _upgrade(self, request: Request) -> None:
         """A request after which llhttp stopped: a WebSocket upgrade goes to the app's handler
-        (server/http1/upgrade.py); another protocol is ignored and the request served as HTTP/1.1."""
+        (server/http/upgrade.py); another protocol is ignored and the request served as HTTP/1.1."""
         environ = request.environ
         if wants_websocket(environ):
             handler = upgrade_handler(self.server.app, environ)

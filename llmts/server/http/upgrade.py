@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from llmts.server.http1.parser import tokens
+from llmts.server.http.parser import tokens
 
 __all__ = ["UpgradeHandler", "UpgradeRequest", "upgrade_handler", "wants_websocket"]
 

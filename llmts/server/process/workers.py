@@ -9,7 +9,7 @@ load balancer by hashing the id). This supervisor only starts, watches and stops
 request's path. When one process dies the supervisor stops the others and exits non-zero: a partial
 server would answer 404 for the lost sessions with no one told why. When only a process's gunicorn worker
 dies, gunicorn replaces it and that process answers its lost sessions with 500
-``llm_test_server_worker_restarted`` (server/worker_restarts.py); the supervisor reads the process's
+``llm_test_server_worker_restarted`` (server/process/worker_restarts.py); the supervisor reads the process's
 ``--restart-file``, logs the restart and keeps every process serving.
 """
 

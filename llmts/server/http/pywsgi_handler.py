@@ -1,16 +1,16 @@
 """llmts's connection handler for gevent's pywsgi (``--worker-class gevent_pywsgi``, the previous default):
 the request head, the response bytes and the access log. The default worker runs llmts's own HTTP/1.1
-loop instead (server/http1/); this handler overrides private methods of gevent's ``WSGIHandler``
+loop instead (server/http/); this handler overrides private methods of gevent's ``WSGIHandler``
 (``_sendall``, ``_write_with_headers``...), which is why pyproject.toml bounds gevent's version while it
 is kept (docs/server.md).
 
 Two jobs (docs/architecture.md, "The server's hot path" and "Hostile input, limits and timeouts"):
 
-- **Lean per-request work.** The header block is read by server/request_head.py instead of the ``email``
+- **Lean per-request work.** The header block is read by server/http/request_head.py instead of the ``email``
   package; the environ is built in one pass; the status line, headers and first body chunk leave in one
   ``send`` (gevent sends headers and body separately, and asks the kernel for the socket's buffer size
   on every ``sendall``); the ``Date`` header is formatted once per second; the access log is
-  server/access_log.py's batched writer instead of gunicorn's per-request ``logging`` record; a
+  server/http/access_log.py's batched writer instead of gunicorn's per-request ``logging`` record; a
   response's first write waits for the other ready greenlets, so the answers of one pass of the event
   loop leave together.
 - **Malformed HTTP** that gevent rejects before the app runs (bad request line, more than 100 headers,
@@ -32,12 +32,12 @@ from gunicorn.workers.ggevent import GeventPyWSGIWorker, PyWSGIHandler
 
 from llmts.errors import LlmtsError, MalformedHttp, RequestLineTooLong
 from llmts.runtime.memory import MemoryBudget
-from llmts.server.access_log import AccessLog, basic_auth_user
-from llmts.server.connections import GracefulWorker, HeadDeadlineHandler, ReplacementAware
-from llmts.server.http import status_line
-from llmts.server.http1.response import error_response as _error_response
-from llmts.server.log_text import log_text
-from llmts.server.request_head import HeaderFields, environ_key, header_fields_from, read_header_block
+from llmts.server.http.access_log import AccessLog, basic_auth_user
+from llmts.server.http.connections import GracefulWorker, HeadDeadlineHandler, ReplacementAware
+from llmts.server.http.log_text import log_text
+from llmts.server.http.request_head import HeaderFields, environ_key, header_fields_from, read_header_block
+from llmts.server.http.response import error_response as _error_response
+from llmts.server.http.wsgi import status_line
 from llmts.transport.abort import ConnectionAborted
 from llmts.transport.deadline import (
     SERVER_CONNECTION_DEADLINES,
@@ -192,7 +192,7 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
         return True
 
     def _llmts_head_arrived(self) -> None:
-        """The request head is complete (server/connections.py stops its deadline here)."""
+        """The request head is complete (server/http/connections.py stops its deadline here)."""
         return None
 
     def MessageClass(self, rfile: Any, *_: Any) -> HeaderFields:  # gevent's hook name

@@ -20,23 +20,23 @@ from llmts.runtime import DEFAULT_SESSION_ID, Session, SessionRegistry
 from llmts.runtime.journal import utc_iso
 from llmts.schema.control import SessionInfo
 from llmts.schema.validation import parse_session_config_json
-from llmts.server.allocator import trim_after
-from llmts.server.control_auth import ControlAuth
-from llmts.server.conversations_api import conversations_listing, explain_match
-from llmts.server.dashboard import cookie_authorizes
-from llmts.server.http import StartResponse, bearer_token, control_error, read_body, send
-from llmts.server.journal_api import (
+from llmts.server.api.auth import ControlAuth
+from llmts.server.api.conversations import conversations_listing, explain_match
+from llmts.server.api.dashboard import cookie_authorizes
+from llmts.server.api.journal import (
     export_payload,
     parse_query,
     query_headers,
     query_session,
     requests_listing,
 )
-from llmts.server.log_text import log_text
-from llmts.server.process_stats import process_stats
-from llmts.server.recording_api import recording_payload
-from llmts.server.verify_api import verify_session
-from llmts.server.worker_restarts import LostSessions
+from llmts.server.api.recording import recording_payload
+from llmts.server.api.verify import verify_session
+from llmts.server.http.log_text import log_text
+from llmts.server.http.wsgi import StartResponse, bearer_token, control_error, read_body, send
+from llmts.server.process.allocator import trim_after
+from llmts.server.process.process_stats import process_stats
+from llmts.server.process.worker_restarts import LostSessions
 
 __all__ = ["SESSION_HEADER_ENVIRON", "ControlApi", "select_session", "server_base"]
 
@@ -78,7 +78,7 @@ def select_session(
     restores: bool = False,
 ) -> Session:
     """The session a request names by ``/sessions/{id}`` prefix or header (``default`` when neither);
-    ``lost`` after a worker restart (server/worker_restarts.py), where ``restores`` (reset, configure)
+    ``lost`` after a worker restart (server/process/worker_restarts.py), where ``restores`` (reset, configure)
     accepts the lost default session."""
     header_session = environ.get(SESSION_HEADER_ENVIRON)
     if path_session is not None and header_session is not None and header_session != path_session:
@@ -118,7 +118,8 @@ class ControlApi:
         self._auth = auth
         self._max_body_bytes = max_body_bytes
         self._body_timeout = body_timeout
-        # Set by the app when this process's worker replaced one that died (server/worker_restarts.py).
+        # Set by the app when this process's worker replaced one that died
+        # (server/process/worker_restarts.py).
         self.lost: LostSessions | None = None
         self._routes = Map(
             [

@@ -117,7 +117,7 @@ class _JsonFormatter(logging.Formatter):
 
 
 class JsonLogger(EscapingLogger):
-    """``--log-format json``: error-log records and access-log lines (server/access_log.py) as JSON."""
+    """``--log-format json``: error-log records and access-log lines (server/http/access_log.py) as JSON."""
 
     json_lines = True
 

@@ -1,0 +1,6 @@
+"""The server's processes: gunicorn embedded with one gevent worker, ``--workers N`` supervision,
+worker restarts, start-up settings and process diagnostics."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -27,7 +27,7 @@ SDIST=$(ls "$WORK"/dist/llmts-*.tar.gz)
 import sys, tarfile, zipfile
 wheel = set(zipfile.ZipFile(sys.argv[1]).namelist())
 sdist = {n.split("/", 1)[1] for n in tarfile.open(sys.argv[2]).getnames() if "/" in n}
-for name in ("llmts/py.typed", "llmts/server/cli.py", "llmts/pytest/plugin.py", "llmts/schema/sdk_env.py"):
+for name in ("llmts/py.typed", "llmts/server/cli.py", "llmts/pytest/plugin.py", "llmts/catalog/sdk_env.py"):
     assert name in wheel, f"wheel lacks {name}"
 # The dashboard's static files are package data (docs/dashboard.md): every file of the source tree.
 import pathlib

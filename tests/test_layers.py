@@ -209,3 +209,20 @@ def test_no_module_imports_itself_through_others() -> None:
                     trail.setdefault(target, current)
                     frontier.append(target)
     assert circles == []
+
+
+def test_the_arbiter_imports_neither_the_schema_nor_the_app() -> None:
+    """What gunicorn's arbiter of ``llmts serve`` imports (the CLI, the gunicorn embedding, the worker
+    class) loads no pydantic, werkzeug, schema, runtime or provider adapter: the worker imports those after
+    the fork, and the arbiter stays at ~30 MB of the idle server's ~80 (benchmarks/README.md)."""
+    heavy_roots = ("pydantic", "werkzeug", "regex", "yaml")
+    heavy_llmts = ("llmts.schema", "llmts.runtime", "llmts.client", "llmts.providers.base")
+    heavy_server = ("llmts.providers.adapters", "llmts.server.app", "llmts.server.api")
+    code = (
+        "import sys, llmts.server.cli, llmts.server.process.gunicorn_app, llmts.server.worker\n"
+        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {heavy_roots!r} "
+        f"or m.startswith({heavy_llmts + heavy_server!r}))\n"
+        "print(heavy)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -20,6 +20,7 @@ from werkzeug.test import Client
 from llmts.catalog import registry as catalog
 from llmts.catalog.info import ProviderInfo, env_key
 from llmts.catalog.registry import CATALOG, PACKAGES, RESERVED_NAMESPACES, Catalog
+from llmts.catalog.sdk_env import sdk_environment
 from llmts.errors import FixtureMismatch
 from llmts.providers.adapters import ADAPTERS, in_stream_surfaces, load_adapters, unmarked_stream_surfaces
 from llmts.runtime.compat import check_delivery_fits
@@ -27,7 +28,6 @@ from llmts.schema.config import PROVIDER_NAMESPACES, SessionConfig
 from llmts.schema.conversations import ExplainRequest
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.neutral import NeutralRequest, neutral_message
-from llmts.schema.sdk_env import sdk_environment
 from llmts.server.app import LlmtsApp
 
 PACKAGE = Path(__file__).resolve().parent.parent / "llmts"

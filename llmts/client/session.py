@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from llmts.catalog.registry import CATALOG
+from llmts.catalog.sdk_env import sdk_environment
 from llmts.client.control import (
     DEFAULT_API_KEY,
     ConfigInput,
@@ -19,7 +20,6 @@ from llmts.client.control import (
 from llmts.client.conversations import CONVERSATION_HEADER, ConversationClient, explained_request
 from llmts.client.sdk_shortcuts import SdkClientShortcuts
 from llmts.schema.journal import JournalQuery
-from llmts.schema.sdk_env import sdk_environment
 from llmts.schema.verify import VerificationRequest, VerificationResult
 
 __all__ = ["SessionClient"]

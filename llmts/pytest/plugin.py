@@ -35,11 +35,11 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
+from llmts.catalog.sdk_env import SDK_OVERRIDDEN_VARIABLES
 from llmts.client import LlmTestServer, ServerError, SessionClient
 from llmts.errors import WorkerRestarted
 from llmts.pytest.recording import RECORD_MARKER, RecordingPlan, add_recording_options
 from llmts.pytest.verify import MARKER, LlmtsExpectations
-from llmts.schema.sdk_env import SDK_OVERRIDDEN_VARIABLES
 
 __all__ = [
     "default_server_count",

@@ -51,7 +51,7 @@ __all__ = [
     "UsageOverride",
 ]
 
-_STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 
 
 class Scenario(BaseModel):

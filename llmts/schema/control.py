@@ -10,7 +10,7 @@ __all__ = ["ControlError", "ControlErrorBody", "ErrorDetail", "QueueStatus", "Se
 
 
 class SessionInfo(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     id: str
     provider_base: str
@@ -29,7 +29,7 @@ class SessionInfo(BaseModel):
 class QueueStatus(BaseModel):
     """How far one scenario's response queue has advanced (``GET /admin-api/queues``)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     index: int
     scenario: str

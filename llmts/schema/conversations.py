@@ -63,7 +63,7 @@ DEFAULT_MAX_STEPS = 64
 DEFAULT_MAX_CONVERSATIONS = 256
 DEFAULT_MAX_CONVERSATION_BYTES = 16 * 1024 * 1024
 
-_STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 _ID = LIMITS["identifier_chars"]
 
 
@@ -274,7 +274,7 @@ def check_conversation_references(
 class ConversationStatus(BaseModel):
     """``GET /admin-api/conversations``: one conversation identity's state in one graph."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     scenario: str
     provider: str
@@ -300,7 +300,7 @@ class ConversationStatus(BaseModel):
 
 
 class ExplainToolCall(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     id: str = Field(min_length=1, max_length=_ID)
     name: str = Field(min_length=1, max_length=_ID)
@@ -311,7 +311,7 @@ class ExplainToolCall(BaseModel):
 class ExplainMessage(BaseModel):
     """A normalized message; ``content`` (a string) is accepted as an alias of ``text``."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", populate_by_name=True)
 
     role: Role
     text: str = Field(default="", alias="content")
@@ -324,7 +324,7 @@ class ExplainMessage(BaseModel):
 class ExplainedRequest(BaseModel):
     """The normalized request to explain (what a provider adapter would have produced)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     model: str | None = Field(default=None, min_length=1, max_length=LIMITS["model_id_chars"])
     operation: str = "explain"
@@ -345,7 +345,7 @@ class ExplainedWire(BaseModel):
     string allowed) and its JSON body. Explained like the real request: parsed by the route, checked
     by its strict rules, then selected without commit."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     path: str = Field(min_length=2, max_length=2048, pattern=r"^/[^/]")
     body: dict[str, Any]
@@ -355,7 +355,7 @@ class ExplainRequest(BaseModel):
     """``POST /admin-api/match/explain`` body: a normalized ``request``, or the provider's ``wire``
     request (then the namespace is the route's)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     provider_namespace: ProviderNamespace = catalog.CATALOG.default.namespace
     # The provider credential the request would present (its hash is part of the identity); absent: the
@@ -379,7 +379,7 @@ class ExplainRequest(BaseModel):
 class ExplainedStep(BaseModel):
     """One candidate step of a graph, evaluated against the explained request."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     step: str
     matched: bool
@@ -393,7 +393,7 @@ class ExplainedStep(BaseModel):
 class ExplainedCandidate(BaseModel):
     """A graph or scenario, in the order the runtime considers them (graphs first, then scenarios)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     kind: Literal["conversation", "scenario"]
     scenario: str
@@ -417,7 +417,7 @@ class ExplainedCandidate(BaseModel):
 class MatchExplanation(BaseModel):
     """``POST /admin-api/match/explain``: what the request would do, computed without changing anything."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     conversation_id: str
     provider_namespace: str

@@ -21,7 +21,7 @@ DETERMINISM_LIMITS: dict[str, int] = {
 
 
 class Determinism(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     seed: str = Field(min_length=1, max_length=DETERMINISM_LIMITS["determinism_seed_chars"])
     # None: wire timestamps follow the real clock (ids are still seeded).

@@ -174,7 +174,7 @@ HARMLESS_MODES = frozenset(name for name, spec in MODES.items() if spec.harmless
 
 
 class StreamDelivery(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     mode: DeliveryMode
     after_content_frames: int = Field(default=1, ge=1, le=128)

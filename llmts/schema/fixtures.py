@@ -87,7 +87,7 @@ def _known_namespace(value: str) -> str:
 # A provider namespace the registry declares (docs/configuration.md lists them).
 ProviderNamespace = Annotated[str, AfterValidator(_known_namespace)]
 
-_STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 
 
 class UsageOverride(BaseModel):

@@ -55,7 +55,7 @@ NATIVE_LIMITS: dict[str, int] = {
 
 _ID = NATIVE_LIMITS["native_id_chars"]
 _ENTRIES = NATIVE_LIMITS["native_entries"]
-_STRICT = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
 NativeId = Annotated[str, Field(min_length=1, max_length=_ID)]
 AttributeValue = str | bool | int | float | Decimal

@@ -40,7 +40,7 @@ _MIN_JOURNAL_BYTES = 1024
 class JournalSettings(BaseModel):
     """The ``journal`` configuration section: retention of this session's request journal."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     max_entries: int = Field(default=DEFAULT_JOURNAL_ENTRIES, ge=1, le=JOURNAL_LIMITS["journal_max_entries"])
     max_bytes: int = Field(
@@ -72,7 +72,7 @@ class RecordedToolResult(BaseModel):
 class JournalEntry(BaseModel):
     """Recorded at request entry (in progress) and completed later; keeps its sequence on update."""
 
-    model_config = ConfigDict(validate_assignment=False)
+    model_config = ConfigDict(defer_build=True, validate_assignment=False)
 
     request_id: str
     sequence: int
@@ -141,7 +141,7 @@ class JournalEntry(BaseModel):
 class JournalQuery(BaseModel):
     """Filters of ``GET /admin-api/requests`` (all exact matches; ``from``/``to`` are inclusive UTC)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 
     provider: str | None = None
     model: str | None = None

@@ -63,8 +63,8 @@ AUDIO_DELTA_BYTES = 16_384
 AudioFormat = Literal["mp3", "opus", "aac", "flac", "wav", "pcm"]
 AUDIO_FORMATS: tuple[str, ...] = ("mp3", "opus", "aac", "flac", "wav", "pcm")
 
-_STRICT = ConfigDict(extra="forbid", frozen=True)
-_FROZEN = ConfigDict(frozen=True)
+_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+_FROZEN = ConfigDict(defer_build=True, frozen=True)
 
 
 def decode_b64(value: str) -> bytes:

@@ -100,7 +100,7 @@ OutputKind = Literal[
 CacheMode = Literal["none", "implicit", "explicit"]
 ResponseFormat = Literal["text", "json_object", "json_schema"]
 
-_FROZEN = ConfigDict(frozen=True)
+_FROZEN = ConfigDict(defer_build=True, frozen=True)
 
 
 class NeutralToolCall(BaseModel):

@@ -20,7 +20,7 @@ __all__ = [
     "RerankHitFixture",
 ]
 
-_STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 _LIMIT_VECTORS = OPERATION_LIMITS["embeddings_per_response"]
 _LIMIT_DIMENSIONS = OPERATION_LIMITS["embedding_dimensions"]
 _LIMIT_VALUES = OPERATION_LIMITS["embedding_values_per_response"]

@@ -96,7 +96,7 @@ def operation_family(wire_operation: str | None) -> str:
     return CHAT
 
 
-_FROZEN = ConfigDict(frozen=True)
+_FROZEN = ConfigDict(defer_build=True, frozen=True)
 
 
 class EmbeddingsResult(BaseModel):

@@ -28,7 +28,7 @@ PACING_LIMITS: dict[str, int] = {
     "rate_limit_window_seconds": 3600,
 }
 
-_STRICT = ConfigDict(extra="forbid", frozen=True)
+_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
 class Pacing(BaseModel):

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-import regex
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_serializer
 
 from llmts.schema.fixtures import LIMITS
@@ -42,7 +41,7 @@ __all__ = [
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 
-_STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 _ID = LIMITS["identifier_chars"]
 _TEXT = LIMITS["predicate_chars"]
 
@@ -58,6 +57,8 @@ def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _compilable(pattern: str) -> str:
+    import regex  # on first use: only configurations with patterns need it (~1.5 MB resident)
+
     try:
         regex.compile(pattern)
     except regex.error as exc:

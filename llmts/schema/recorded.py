@@ -17,10 +17,10 @@ import re
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-import regex
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 from llmts.catalog import registry as catalog
+from llmts.catalog.credentials import SECRET_HEADERS
 
 __all__ = [
     "HOP_BY_HOP_HEADERS",
@@ -51,21 +51,6 @@ RECORDING_LIMITS: dict[str, int] = {
     "redact_pattern_chars": 1024,
 }
 
-# Headers that carry a credential or a cookie (lower case): never recorded, never logged (a custom access-log
-# format's header atoms print ``[redacted]``, llmts/server/http/log_text.py).
-SECRET_HEADERS = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "api-key",
-        "x-goog-api-key",
-        "ocp-apim-subscription-key",
-        "cookie",
-        "set-cookie",
-        "x-amz-security-token",
-    }
-)
 # Headers that describe one connection, never the answer: not forwarded, not recorded, not replayed
 # (RFC 9110 section 7.6.1, plus the framing headers the serving side computes itself).
 HOP_BY_HOP_HEADERS = frozenset(
@@ -83,7 +68,7 @@ HOP_BY_HOP_HEADERS = frozenset(
     }
 )
 
-_STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 
@@ -228,6 +213,8 @@ class RecordingSettings(BaseModel):
     @field_validator("redact")
     @classmethod
     def _patterns(cls, value: list[str]) -> list[str]:
+        import regex  # on first use: only recording configurations with patterns need it (~1.5 MB)
+
         for pattern in value:
             if not pattern or len(pattern) > RECORDING_LIMITS["redact_pattern_chars"]:
                 raise ValueError(f"patterns are 1..{RECORDING_LIMITS['redact_pattern_chars']} characters")

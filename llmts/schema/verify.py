@@ -39,7 +39,7 @@ _NAME_CHARS = 128
 
 ToolKind = Literal["response_call", "request_call", "result"]
 
-_STRICT = ConfigDict(extra="forbid", frozen=True)
+_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
 def _check_counts(minimum: int, maximum: int | None, what: str) -> None:

@@ -28,15 +28,15 @@ from llmts.server.api.dashboard import Dashboard
 from llmts.server.api.metrics import METRICS_CONTENT_TYPE, MetricsEndpoint
 from llmts.server.http.host_check import HostPolicy, host_policy
 from llmts.server.http.log_text import log_text
-from llmts.server.http.timeouts import Timeouts
+from llmts.server.http.timeouts import DEFAULT_MAX_BODY_BYTES, Timeouts
 from llmts.server.http.wsgi import (
-    DEFAULT_MAX_BODY_BYTES,
     StartResponse,
     bearer_matches,
     control_error,
     send,
 )
-from llmts.server.process.worker_restarts import LostSessions, WorkerRestart
+from llmts.server.lost_sessions import LostSessions
+from llmts.server.process.worker_restarts import WorkerRestart
 from llmts.server.provider_path import ProviderPath
 from llmts.transport.deadline import ActiveDelivery, deadlines_available
 

@@ -10,9 +10,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from llmts import __version__
-from llmts.schema.sdk_env import SHELLS, render_environment
-from llmts.server.http.timeouts import TIMEOUT_ENV, Timeouts
-from llmts.server.http.wsgi import DEFAULT_MAX_BODY_BYTES
+from llmts.catalog.sdk_env import SHELLS
+from llmts.server.http.timeouts import DEFAULT_MAX_BODY_BYTES, TIMEOUT_ENV, Timeouts
 from llmts.server.process.gunicorn_app import DEFAULT_WORKER_CLASS, LOG_FORMATS, WORKER_CLASSES
 
 __all__ = ["main"]
@@ -166,6 +165,8 @@ def _print_env(args: argparse.Namespace) -> int:
         print(f"llmts: --url {url!r} must start with http:// or https://", file=sys.stderr)
         return 2
     session = LlmTestServer(url, control_key=args.control_key).session(args.session)
+    from llmts.catalog.sdk_env import render_environment
+
     sys.stdout.write(render_environment(session.sdk_environment(), args.shell))
     return 0
 
@@ -174,10 +175,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "env":
         return _print_env(args)
-    from llmts.server.process.settings import FixturesFileError, load_fixtures_file
-
     fixtures = None
     if args.fixtures:
+        # Only with --fixtures: the schema is the worker's, the arbiter of a plain ``llmts serve`` never
+        # loads it.
+        from llmts.server.process.settings import FixturesFileError, load_fixtures_file
+
         try:
             fixtures = load_fixtures_file(args.fixtures)
         except FixturesFileError as exc:

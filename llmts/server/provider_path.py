@@ -53,7 +53,7 @@ from llmts.server.exchange import Exchange
 from llmts.server.http.log_text import log_text
 from llmts.server.http.multipart import parse_multipart
 from llmts.server.http.wsgi import StartResponse, json_body, read_body, same_secret
-from llmts.server.process.worker_restarts import LostSessions
+from llmts.server.lost_sessions import LostSessions
 from llmts.server.respond import respond
 from llmts.server.upstream.client import UpstreamClient
 from llmts.server.upstream.forward import Forwarded, forward, recorded_reply, relay, replayed_exchange

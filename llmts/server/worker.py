@@ -43,7 +43,7 @@ class LlmtsWorker(ReplacementAware, GracefulWorker, GeventWorker):  # type: igno
     def llmts_connection_handler(
         self, listener: Any, tracker: ConnectionTracker, access: AccessLog | None
     ) -> Callable[[Any, Any], None]:
-        from llmts.server.http import Http1Server
+        from llmts.server.http.connection import Http1Server
 
         environ = base_environ(self.cfg)
         environ.update(

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from llmts.schema.faults import StreamDelivery
+if TYPE_CHECKING:
+    # Only a type here: the worker module (and so gunicorn's arbiter) imports this module, without the schema.
+    from llmts.schema.faults import StreamDelivery
 
 __all__ = ["DeliveryEvidence"]
 

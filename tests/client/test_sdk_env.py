@@ -16,7 +16,7 @@ import pytest
 from google import genai
 
 from llmts import ConfigBuilder, LlmTestServer, SessionClient
-from llmts.schema.sdk_env import (
+from llmts.catalog.sdk_env import (
     SDK_OVERRIDDEN_VARIABLES,
     SDK_VARIABLES,
     render_environment,

@@ -15,9 +15,9 @@ import orjson
 import pytest
 from gevent import socket as gsocket
 
-from llmts.server.http import Http1Server, UpgradeRequest
 from llmts.server.http.access_log import AccessLog
 from llmts.server.http.body import BodyBroken, StreamingBody
+from llmts.server.http.connection import Http1Server
 from llmts.server.http.connections import ConnectionTracker
 from llmts.server.http.parser import (
     MAX_HEAD_BYTES,
@@ -27,6 +27,7 @@ from llmts.server.http.parser import (
     RequestParser,
 )
 from llmts.server.http.response import ResponseHead
+from llmts.server.http.upgrade import UpgradeRequest
 
 _BASE = {"wsgi.version": (1, 0), "SCRIPT_NAME": ""}
 

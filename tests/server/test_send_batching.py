@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import gevent
 
-from llmts.server.http import Http1Server
-from llmts.server.http.connection import Connection
+from llmts.server.http.connection import Connection, Http1Server
 from llmts.server.http.connections import ConnectionTracker
 from llmts.server.http.parser import RequestParser
 from llmts.server.http.pywsgi_handler import LlmtsPyWSGIHandler

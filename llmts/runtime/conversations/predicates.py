@@ -19,7 +19,6 @@ from types import FunctionType, MappingProxyType
 from typing import Any, TypeVar
 
 import orjson
-import regex
 
 from llmts.schema.conversations import StepWhen
 from llmts.schema.json_path import PathSegment, parse_json_path
@@ -247,6 +246,8 @@ def _system_contains(needle: str, when: StepWhen) -> Check:
 @compiles("latest_text_matches")
 def _latest_text_matches(pattern: str, when: StepWhen) -> Check:
     """Compiled here, at configure time; a search that runs out of time fails the predicate."""
+    import regex  # on first use: only graphs with a pattern need it (~1.5 MB resident)
+
     compiled = regex.compile(pattern)
 
     def test(view: RequestView) -> bool:

@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-import regex
-
 from llmts.schema.recorded import (
     HOP_BY_HOP_HEADERS,
     SECRET_HEADERS,
@@ -78,6 +76,8 @@ class Redactor:
     __slots__ = ("_text",)
 
     def __init__(self, patterns: Iterable[str]) -> None:
+        import regex  # on first use: only recording sessions with patterns need it (~1.5 MB)
+
         self._text = [regex.compile(pattern) for pattern in patterns]
 
     def text(self, value: str, secrets: tuple[str, ...]) -> str:

@@ -34,9 +34,9 @@ from llmts.server.api.recording import recording_payload
 from llmts.server.api.verify import verify_session
 from llmts.server.http.log_text import log_text
 from llmts.server.http.wsgi import StartResponse, bearer_token, control_error, read_body, send
+from llmts.server.lost_sessions import LostSessions
 from llmts.server.process.allocator import trim_after
 from llmts.server.process.process_stats import process_stats
-from llmts.server.process.worker_restarts import LostSessions
 
 __all__ = ["SESSION_HEADER_ENVIRON", "ControlApi", "select_session", "server_base"]
 

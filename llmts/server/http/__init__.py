@@ -1,14 +1,15 @@
-"""llmts's own HTTP/1.1 server for gunicorn's gevent worker: llhttp (``httptools``) parses, this package
-runs the connection (docs/architecture.md, "The server's hot path").
+"""HTTP for gunicorn's gevent worker (docs/architecture.md, "The server's hot path"): llmts's own HTTP/1.1
+connection loop on llhttp (``httptools``) and what the worker applies around it.
 
-``parser`` builds each request's environ as llhttp parses it; ``body`` is ``wsgi.input``; ``response``
-checks and encodes a response head; ``connection`` is the per-connection loop; ``upgrade`` is where a
-WebSocket upgrade goes. server/worker.py's ``LlmtsWorker`` serves with it.
+``connection`` is the per-connection loop (``Http1Server``, which server/worker.py's ``LlmtsWorker`` serves
+with); ``parser`` builds each request's environ as llhttp parses it; ``body`` is ``wsgi.input``;
+``response`` checks and encodes a response head; ``upgrade`` is where a WebSocket upgrade goes;
+``connections`` the head and keep-alive deadlines and the graceful stop; ``access_log``, ``log_text``,
+``host_check``, ``timeouts``, ``multipart`` and ``wsgi`` (small WSGI helpers) the rest;
+``pywsgi_handler`` the previous worker's handler for gevent's pywsgi. Nothing is imported here: the arbiter
+process imports the worker module, and the worker loads the connection loop when it serves.
 """
 
 from __future__ import annotations
 
-from llmts.server.http.connection import Connection, Http1Server
-from llmts.server.http.upgrade import UpgradeHandler, UpgradeRequest
-
-__all__ = ["Connection", "Http1Server", "UpgradeHandler", "UpgradeRequest"]
+__all__: list[str] = []

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 from gunicorn.glogging import Logger, SafeAtoms
 
-from llmts.schema.recorded import SECRET_HEADERS
+from llmts.catalog.credentials import SECRET_HEADERS
 
 __all__ = ["REDACTED", "EscapingLogger", "JsonLogger", "log_text", "redact"]
 

@@ -10,7 +10,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-__all__ = ["TIMEOUT_ENV", "Timeouts"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "TIMEOUT_ENV", "Timeouts"]
+
+# Largest request body accepted on any route (provider or control); bigger bodies get 413.
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 
 # Field name -> environment variable (``llmts serve`` and ``create_app()`` both read them).
 TIMEOUT_ENV = {

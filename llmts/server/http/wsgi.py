@@ -23,7 +23,6 @@ from llmts.transport import client_socket
 from llmts.transport.deadline import SERVER_CONNECTION_DEADLINES, Deadline, stop_reading
 
 __all__ = [
-    "DEFAULT_MAX_BODY_BYTES",
     "StartResponse",
     "bearer_token",
     "control_error",
@@ -34,8 +33,6 @@ __all__ = [
     "status_line",
 ]
 
-# Largest request body accepted on any route (provider or control); bigger bodies get 413.
-DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 
 StartResponse = Callable[..., Any]
 

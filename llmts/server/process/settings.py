@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import yaml
 
 from llmts.errors import ConfigurationInvalid
 from llmts.schema.config import SessionConfig
@@ -25,6 +24,8 @@ def _read(path: Path) -> Any:
     except OSError as exc:
         raise FixturesFileError(f"{path}: cannot read fixtures file: {exc.strerror or exc}") from None
     if path.suffix.lower() in (".yaml", ".yml"):
+        import yaml  # on first use: a YAML fixtures file (every worker would carry it otherwise)
+
         try:
             return yaml.safe_load(text)
         except yaml.YAMLError as exc:

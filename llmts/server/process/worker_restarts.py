@@ -5,15 +5,14 @@ Sessions live in the worker's memory. When the worker dies (SIGKILL, the OOM kil
 worker timeout) gunicorn's arbiter starts a new one with empty memory, which would answer the old
 sessions' requests with a quiet 404. Instead:
 
-- the arbiter of ``llmts serve`` (server/process/gunicorn_app.py) peeks at the dead worker's exit status
-before
-  gunicorn reaps it (``peek_end``), logs one error line, appends a JSON line to ``--restart-file`` (what
-  the ``--workers N`` supervisor watches) and leaves the ``WorkerEnd`` on the gunicorn application
-  object, where the next forked worker finds it;
+- the arbiter of ``llmts serve`` (server/process/gunicorn_app.py) peeks at the dead worker's exit
+  status before gunicorn reaps it (``peek_end``), logs one error line, appends a JSON line to
+  ``--restart-file`` (what the ``--workers N`` supervisor watches) and leaves the ``WorkerEnd`` on the
+  gunicorn application object, where the next forked worker finds it;
 - a worker whose gunicorn generation (``age``) is above 1 is a replacement (server/worker.py): it hands
   the app a ``WorkerRestart``, under ``llmts serve`` or any gunicorn arbiter;
-- the app then answers through ``LostSessions``: every request naming a session this process does not
-  know, or the ``default`` session until it is reset or configured, gets 500
+- the app then answers through ``LostSessions`` (server/lost_sessions.py): every request naming a
+  session this process does not know, or the ``default`` session until it is reset or configured, gets 500
   ``llm_test_server_worker_restarted`` naming the restart, and ``GET /ready`` answers 503 from then on.
 """
 
@@ -26,11 +25,12 @@ from typing import Any
 
 import orjson
 
-from llmts.errors import SessionNotFound, WorkerRestarted
-from llmts.runtime import DEFAULT_SESSION_ID, Session, SessionRegistry
-from llmts.runtime.journal import utc_iso
+from llmts.errors import WorkerRestarted
 
-__all__ = ["LostSessions", "WorkerEnd", "WorkerRestart", "describe_end", "peek_end"]
+__all__ = ["WorkerEnd", "WorkerRestart", "describe_end", "peek_end"]
+
+# This module runs in gunicorn's arbiter too, which imports no runtime until a worker died: the journal's
+# time format is imported where a restart is described.
 
 _WAITID_CODES = {getattr(os, name) for name in ("CLD_KILLED", "CLD_DUMPED") if hasattr(os, name)}
 
@@ -80,6 +80,8 @@ class WorkerEnd:
 
     def event(self, server_pid: int) -> bytes:
         """One line of ``--restart-file``."""
+        from llmts.runtime.journal import utc_iso
+
         return orjson.dumps(
             {
                 "server_pid": server_pid,
@@ -101,6 +103,8 @@ class WorkerRestart:
     previous: WorkerEnd | None  # None under an arbiter that is not llmts's, or after a reload
 
     def message(self) -> str:
+        from llmts.runtime.journal import utc_iso
+
         if self.previous is None:
             return (
                 f"this server's worker process was restarted as pid {self.worker_pid} at {utc_iso(self.at)} "
@@ -115,6 +119,8 @@ class WorkerRestart:
         )
 
     def as_dict(self) -> dict[str, Any]:
+        from llmts.runtime.journal import utc_iso
+
         previous = self.previous
         return {
             "worker_pid": self.worker_pid,
@@ -124,49 +130,3 @@ class WorkerRestart:
             "previous_exit": previous.how if previous is not None else None,
             "previous_ended_at": utc_iso(previous.at) if previous is not None else None,
         }
-
-
-class LostSessions:
-    """Session lookup in a replacement worker: unknown ids, and ``default`` until it is reset or
-    configured, are ``WorkerRestarted`` instead of ``SessionNotFound``.
-
-    An id the process does not know may be one that was never created (or was deleted since the
-    restart); the worker cannot tell, so it says what it knows: the restart happened, sessions are lost.
-    """
-
-    def __init__(self, restart: WorkerRestart) -> None:
-        self.restart = restart
-        self._message = restart.message()
-        # The default session exists in every process, so its lost state (configuration changes, queue
-        # positions, journal) would otherwise pass unnoticed; a reset or configure starts it over.
-        self.default_lost = True
-        self.ready_body = orjson.dumps(
-            {"status": "worker_restarted", "reason": self._message, "worker_restart": restart.as_dict()}
-        )
-
-    def get(self, registry: SessionRegistry, session_id: str, *, restores: bool = False) -> Session:
-        """The session, or ``WorkerRestarted``; ``restores`` (reset, configure) accepts a lost default."""
-        try:
-            session = registry.get(session_id)
-        except SessionNotFound:
-            raise self.error(session_id) from None
-        if session_id == DEFAULT_SESSION_ID and self.default_lost and not restores:
-            raise self.error(session_id)
-        return session
-
-    def restored(self, session_id: str) -> None:
-        """The default session was reset or configured: it answers normally from now on."""
-        if session_id == DEFAULT_SESSION_ID:
-            self.default_lost = False
-
-    def error(self, session_id: str) -> WorkerRestarted:
-        if session_id == DEFAULT_SESSION_ID:
-            return WorkerRestarted(
-                f"the default session's state (configuration, queue positions, journal) was lost: "
-                f"{self._message}. POST /admin-api/reset (or /admin-api/configure) for the default "
-                "session to start it over"
-            )
-        return WorkerRestarted(
-            f"no session {session_id!r} on this server, which lost its sessions: {self._message}. "
-            "Create a new session (docs/deployment.md)"
-        )

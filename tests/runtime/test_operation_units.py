@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import types
+from typing import get_args
 
 import pytest
 
@@ -17,7 +18,7 @@ from llmts.runtime.operations.rerank import RERANK, RerankInput
 from llmts.runtime.operations.unit import OperationUnit, units_of
 from llmts.schema.fixtures import ResponseFixture
 from llmts.schema.neutral import OperationInput, OperationRequest, build
-from llmts.schema.operations import CHAT, OPERATIONS, EmbeddingsResult, RerankResult
+from llmts.schema.operations import CHAT, OPERATIONS, EmbeddingsResult, Operation, RerankResult
 
 
 def test_every_operation_but_chat_has_a_unit_answered_by_a_fixture_of_its_row() -> None:
@@ -28,6 +29,11 @@ def test_every_operation_but_chat_has_a_unit_answered_by_a_fixture_of_its_row() 
         assert issubclass(unit.input_type, OperationInput)
         assert dataclasses.is_dataclass(unit.input_type) and unit.input_type.__dataclass_params__.frozen  # type: ignore[attr-defined]
         assert set(unit.input_type.recorded_options) <= {f.name for f in dataclasses.fields(unit.input_type)}
+
+
+def test_the_operation_literal_is_the_table() -> None:
+    """``Operation`` (the scenario filter's type) spells the table's names for type checkers."""
+    assert get_args(Operation) == tuple(OPERATIONS)
 
 
 def _module(name: str, *units: OperationUnit) -> types.ModuleType:  # type: ignore[type-arg]

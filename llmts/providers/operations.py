@@ -1,5 +1,6 @@
 """What every provider's routes of the operations other than chat share (docs/architecture.md,
-"Operations"): reading a request's texts within llmts's bounds, building the ``OperationRequest``, and
+"Operations"): reading a request's texts within llmts's bounds, building the ``OperationRequest`` around the
+operation's typed input (``llmts/runtime/operations/<operation>.py``), and
 turning vectors into the wire's number formats. Any provider may import this module; it imports none.
 """
 
@@ -12,13 +13,16 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from llmts.errors import InvalidRequest, LlmtsError
+from llmts.runtime.operations.embeddings import EmbeddingsInput
 from llmts.schema.fixtures import LIMITS
-from llmts.schema.neutral import Completion, OperationRequest, build
+from llmts.schema.neutral import Completion, NeutralRequest, OperationInput, OperationRequest, build
 
 __all__ = [
     "bounded_texts",
+    "embeddings_request",
     "float32_base64",
     "int8_values",
+    "operation_input",
     "operation_request",
     "operation_result",
     "packed_bits",
@@ -54,39 +58,41 @@ def bounded_texts(values: Sequence[Any], param: str, *, code: str = "invalid_val
 
 
 def operation_request(
-    provider: str,
-    operation: str,
-    model: str,
-    inputs: tuple[str, ...],
-    *,
-    dimensions: int | None = None,
-    default_dimensions: int = 0,
-    query: str = "",
-    top_n: int | None = None,
-    image_inputs: tuple[int, ...] = (),
-    param: str = "dimensions",
+    provider: str, operation: str, model: str, given: OperationInput, *, stream: bool = False
 ) -> OperationRequest:
-    """The neutral request; embeddings also check the dimension is one llmts can answer (1..4096)."""
-    if operation == "embeddings":
-        size = dimensions or default_dimensions
-        if not 1 <= size <= _MAX_DIMENSIONS:
-            raise InvalidRequest(
-                f"{param} must be between 1 and {_MAX_DIMENSIONS} (llmts' limit)",
-                code="invalid_value",
-                param=param,
-            )
+    """The neutral request of ``operation`` carrying its typed input (built by the adapter from values
+    it checked, so nothing is validated again)."""
     return build(
         OperationRequest,
         provider=provider,
         operation=operation,
         model=model,
         messages=(),
-        inputs=inputs,
-        query=query,
-        dimensions=dimensions,
-        default_dimensions=default_dimensions,
-        top_n=top_n,
-        image_inputs=image_inputs,
+        stream=stream,
+        input=given,
+    )
+
+
+def embeddings_request(
+    provider: str,
+    model: str,
+    inputs: tuple[str, ...],
+    *,
+    dimensions: int | None = None,
+    default_dimensions: int = 0,
+    param: str = "dimensions",
+) -> OperationRequest:
+    """An embeddings request, once its dimension is one llmts can answer (1..4096; a 400 naming
+    ``param`` otherwise)."""
+    size = dimensions or default_dimensions
+    if not 1 <= size <= _MAX_DIMENSIONS:
+        raise InvalidRequest(
+            f"{param} must be between 1 and {_MAX_DIMENSIONS} (llmts' limit)",
+            code="invalid_value",
+            param=param,
+        )
+    return operation_request(
+        provider, "embeddings", model, EmbeddingsInput(inputs, dimensions, default_dimensions)
     )
 
 
@@ -124,6 +130,15 @@ def packed_bits(vector: Sequence[float], signed: bool) -> list[int]:
 
 
 _Result = TypeVar("_Result")
+_Input = TypeVar("_Input", bound=OperationInput)
+
+
+def operation_input(request: NeutralRequest, kind: type[_Input]) -> _Input:
+    """The request's typed input, of the kind the route's own parser built."""
+    given = request.input if isinstance(request, OperationRequest) else None
+    if not isinstance(given, kind):  # pragma: no cover - the route's parser built the request
+        raise LlmtsError(f"the request is not the operation's ({kind.__name__})")
+    return given
 
 
 def operation_result(completion: Completion, kind: type[_Result]) -> _Result:

@@ -7,12 +7,11 @@ from __future__ import annotations
 import orjson
 
 from llmts.errors import FixtureMismatch, NoRecordedMatch
-from llmts.runtime.media.answers import media_content_frames
 from llmts.runtime.native.fit import check_native_fits
-from llmts.runtime.operations import check_result_fits
+from llmts.runtime.operations import check_result_fits, content_frames
 from llmts.runtime.recording.match import first_difference
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
-from llmts.schema.neutral import NeutralRequest, OperationRequest, RecordedOutput, ScriptedOutput
+from llmts.schema.neutral import NeutralRequest, RecordedOutput, ScriptedOutput
 
 __all__ = ["check_delivery_fits", "check_output_fits"]
 
@@ -86,8 +85,8 @@ def check_delivery_fits(
         raise FixtureMismatch(
             f"{where} has a stream_delivery plan but the request asks for structured output"
         )
-    if output is not None and isinstance(request, OperationRequest) and plan.in_stream:
-        frames = media_content_frames(request, output)
+    if output is not None and plan.in_stream:
+        frames = content_frames(request, output)
         if frames is not None and plan.after_content_frames > frames:
             raise FixtureMismatch(
                 f"{where}: after_content_frames {plan.after_content_frames} is unreachable: the streamed "

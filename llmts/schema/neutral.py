@@ -9,7 +9,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Hashable
 from functools import cached_property
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import PydanticUndefined
@@ -17,7 +17,7 @@ from pydantic_core import PydanticUndefined
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.native import NativeOutput
 from llmts.schema.operations import OperationResult
-from llmts.schema.recorded import RecordedRequest
+from llmts.schema.recorded import OptionValue, RecordedRequest
 
 __all__ = [
     "CacheMode",
@@ -26,6 +26,7 @@ __all__ = [
     "NeutralReasoning",
     "NeutralRequest",
     "NeutralToolCall",
+    "OperationInput",
     "OperationRequest",
     "OutputKind",
     "RecordedOutput",
@@ -197,38 +198,46 @@ class NeutralRequest(BaseModel):
         return ""
 
 
-class OperationRequest(NeutralRequest):
-    """A request of an operation other than chat (``operation`` is its ``OPERATIONS`` name, ``messages``
-    is empty): the neutral inputs the runtime answers from, already checked and bounded by the adapter
-    (docs/architecture.md, "Operations")."""
+class OperationInput:
+    """The input of one operation other than chat: each operation's is a frozen slotted dataclass
+    subclass beside its unit (``llmts/runtime/operations/<operation>.py``) holding only the fields that
+    operation reads, already checked and bounded by the adapter (docs/architecture.md, "Operations").
 
-    # Texts to embed or moderate, or the documents to rerank, in request order.
-    inputs: tuple[str, ...] = ()
-    # Rerank: the query the documents are ranked against.
-    query: str = ""
-    # Embeddings: the dimension the request names (None: it names none), and the model's default.
-    dimensions: int | None = None
-    default_dimensions: int = 0
-    # Rerank: how many results to return (None: all).
-    top_n: int | None = None
-    # Moderation: the input positions that are images (their text is empty).
-    image_inputs: tuple[int, ...] = ()
-    # Images: how many (``n``; 0 when the wire names no number), their size in pixels, and the partial
-    # images a stream shows of each.
-    count: int = 1
-    width: int = 0
-    height: int = 0
-    partial_images: int = 0
-    # Transcription and translation: the uploaded audio; image edits: a digest of the uploaded images.
-    upload: bytes = b""
-    # Speech: the audio format asked for and the speaking speed; images: the image format asked for.
-    output_format: str = ""
-    speed: float = 1.0
-    # Images as GIF: the animation's frames and each frame's delay in milliseconds (0: not a GIF).
-    frame_count: int = 0
-    frame_duration_ms: int = 0
-    # Transcription: the language the request names (its full name, ``english``); empty when none.
-    language: str = ""
+    The base names what recordings and replays compare (docs/recording.md): ``texts`` (kept as the
+    recorded ``inputs``), ``query_text``, ``uploaded`` (kept as its SHA-256) and ``options``, the fields
+    named by ``recorded_options`` whose value differs from their default."""
+
+    __slots__ = ()
+    # The option fields a recording keeps when they differ from their defaults, in this order.
+    recorded_options: ClassVar[tuple[str, ...]] = ()
+
+    def texts(self) -> tuple[str, ...]:
+        """The request's texts in request order (the inputs, the documents, the prompt or the text)."""
+        raise NotImplementedError
+
+    def query_text(self) -> str:
+        return ""
+
+    def uploaded(self) -> bytes:
+        return b""
+
+    def options(self) -> dict[str, OptionValue]:
+        fields = self.__dataclass_fields__  # type: ignore[attr-defined]
+        options: dict[str, OptionValue] = {}
+        for name in self.recorded_options:
+            value = getattr(self, name)
+            if value != fields[name].default:
+                options[name] = list(value) if isinstance(value, tuple) else value
+        return options
+
+
+class OperationRequest(NeutralRequest):
+    """A request of an operation other than chat: ``operation`` is its ``OPERATIONS`` name, ``messages``
+    is empty, and ``input`` is that operation's own input type (docs/architecture.md, "Operations")."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    input: OperationInput
 
 
 class Usage(BaseModel):

@@ -12,27 +12,18 @@ import pytest
 from PIL import Image
 
 from llmts.errors import EncoderMissing
-from llmts.runtime.media.answers import generate_speech
 from llmts.runtime.media.audio import SPEECH_TAG, SPEECH_TAG_CHARS, pcm_seconds, speech_pcm, speech_tag
 from llmts.runtime.media.extras import media_module
 from llmts.runtime.media.image_codecs import _animation, draw_image
 from llmts.runtime.media.png import grid
 from llmts.runtime.media.speech_codecs import encode_speech
 from llmts.runtime.media.transcript import generated_transcript, read_speech_tag
-from llmts.schema.neutral import OperationRequest, build
+from llmts.runtime.operations.speech import SPEECH, SpeechInput
 
 
 def _speech(text: str, fmt: str) -> bytes:
-    request = build(
-        OperationRequest,
-        provider="openai",
-        operation="speech",
-        model="gpt-4o-mini-tts",
-        messages=(),
-        inputs=(text,),
-        output_format=fmt,
-    )
-    return generate_speech(request, "seed").result.data  # type: ignore[union-attr]
+    assert SPEECH.generate is not None
+    return SPEECH.generate(SpeechInput(text, fmt), "seed").result.data  # type: ignore[union-attr]
 
 
 def test_the_speech_tag_is_ascii_json_and_bounded() -> None:

@@ -11,10 +11,12 @@ from llmts.errors import FixtureMismatch, InvalidRequest, NoMatchingScenario, Sc
 from llmts.runtime import SessionRegistry
 from llmts.runtime.conversations import DEFAULT_CALLER
 from llmts.runtime.operations import generate
-from llmts.runtime.operations.embeddings import embed_texts
+from llmts.runtime.operations.embeddings import EmbeddingsInput, embed_texts
+from llmts.runtime.operations.moderation import ModerationInput
+from llmts.runtime.operations.rerank import RerankInput
 from llmts.runtime.operations.scoring import moderate_texts, rank_documents
 from llmts.schema import NeutralMessage, NeutralRequest, SessionConfig
-from llmts.schema.neutral import OperationRequest, build
+from llmts.schema.neutral import OperationInput, OperationRequest, build
 from llmts.schema.operations import (
     OPERATIONS,
     EmbeddingsResult,
@@ -34,17 +36,14 @@ def _chat(text: str = "hi") -> NeutralRequest:
     )
 
 
-def _embed(*inputs: str, dimensions: int | None = None, default: int = 8) -> OperationRequest:
+def _operation(operation: str, given: OperationInput) -> OperationRequest:
     return build(
-        OperationRequest,
-        provider="openai",
-        operation="embeddings",
-        model="m",
-        messages=(),
-        inputs=inputs,
-        dimensions=dimensions,
-        default_dimensions=default,
+        OperationRequest, provider="openai", operation=operation, model="m", messages=(), input=given
     )
+
+
+def _embed(*inputs: str, dimensions: int | None = None, default: int = 8) -> OperationRequest:
+    return _operation("embeddings", EmbeddingsInput(inputs, dimensions, default))
 
 
 def _session(config: dict[str, object] | None = None):  # type: ignore[no-untyped-def]
@@ -137,19 +136,13 @@ def test_fixture_fit_counts_inputs_and_requested_dimensions() -> None:
         session.admit(_embed("a", dimensions=3))
     assert _answer(session, _embed("a", default=1536)).output.result is not None  # default: not checked
     rerank = _session({"scenarios": [{"responses": [{"rerank": [{"index": 2, "relevance_score": 0.5}]}]}]})
-    request = build(
-        OperationRequest, provider="cohere", operation="rerank", model="m", messages=(), inputs=("a", "b")
-    )
     with pytest.raises(FixtureMismatch, match="ranks document 2"):
-        rerank.admit(request)
+        rerank.admit(_operation("rerank", RerankInput("", ("a", "b"))))
 
 
 def test_moderation_fixture_compiles_defaults_for_every_category() -> None:
     session = _session({"scenarios": [{"responses": [{"moderation": {"categories": {"violence": True}}}]}]})
-    request = build(
-        OperationRequest, provider="openai", operation="moderation", model="m", messages=(), inputs=("a",)
-    )
-    result = _answer(session, request).output.result
+    result = _answer(session, _operation("moderation", ModerationInput(("a",)))).output.result
     assert isinstance(result, ModerationResult)
     (verdict,) = result.verdicts
     assert verdict.flagged and verdict.categories["violence"] and not verdict.categories["hate"]
@@ -175,9 +168,8 @@ def test_generation_is_bounded() -> None:
     with pytest.raises(InvalidRequest, match="generated_embedding_values"):
         generate(_embed(*["x"] * 200, dimensions=4096), None)
     # An operation without a generator (every non-chat operation has one since images and audio landed).
-    chat = build(OperationRequest, provider="openai", operation="chat", model="m", messages=())
     with pytest.raises(NoMatchingScenario, match="generates no chat"):
-        generate(chat, None)
+        generate(_chat(), None)
 
 
 def test_generated_moderation_and_rerank() -> None:

@@ -12,6 +12,10 @@ from pydantic import ValidationError
 from llmts.errors import FixtureMismatch, NoRecordedMatch
 from llmts.runtime import RandomIds, Session, SystemClock
 from llmts.runtime.conversations import Caller
+from llmts.runtime.operations.embeddings import EmbeddingsInput
+from llmts.runtime.operations.moderation import ModerationInput
+from llmts.runtime.operations.rerank import RerankInput
+from llmts.runtime.operations.transcription import TranscriptionInput
 from llmts.runtime.plans import RecordedCandidate
 from llmts.runtime.recording import (
     REDACTED,
@@ -25,7 +29,13 @@ from llmts.runtime.recording import (
     recording_configuration,
 )
 from llmts.schema.config import SessionConfig
-from llmts.schema.neutral import NeutralMessage, NeutralRequest, NeutralToolCall, OperationRequest
+from llmts.schema.neutral import (
+    NeutralMessage,
+    NeutralRequest,
+    NeutralToolCall,
+    OperationInput,
+    OperationRequest,
+)
 from llmts.schema.recorded import RecordedRequest, RecordingSettings
 from llmts.transport.evidence import DeliveryEvidence
 from llmts.transport.pacing import StreamPacing, deliver_paced
@@ -353,8 +363,18 @@ def test_other_operations_become_scenarios_of_their_operation() -> None:
 
 
 def _operation(operation: str = "embeddings", **fields: Any) -> OperationRequest:
-    values: dict[str, Any] = {"inputs": ("the cat", "the dog"), **fields}
-    return OperationRequest(provider="openai", operation=operation, model="m", messages=(), **values)
+    """An operation request with its typed input; the texts default to ("the cat", "the dog")."""
+    texts = fields.pop("inputs", ("the cat", "the dog"))
+    given: OperationInput
+    if operation == "embeddings":
+        given = EmbeddingsInput(texts, **fields)
+    elif operation == "rerank":
+        given = RerankInput(fields.pop("query", ""), texts, **fields)
+    elif operation == "moderation":
+        given = ModerationInput(texts, **fields)
+    else:
+        given = TranscriptionInput(fields.pop("upload", b""), **fields)
+    return OperationRequest(provider="openai", operation=operation, model="m", messages=(), input=given)
 
 
 @pytest.mark.parametrize(
@@ -369,7 +389,7 @@ def _operation(operation: str = "embeddings", **fields: Any) -> OperationRequest
         (_operation(dimensions=64, default_dimensions=1536), None),  # the model's default is not compared
         (_operation(), "dimensions: recorded 64, sent none"),
         (
-            _operation(dimensions=64, upload=b"x"),
+            _operation("transcription", upload=b"x", prompt="the cat"),
             "the uploaded file differs: recorded sha256 none, sent 2d711642b7",
         ),
     ],
@@ -379,17 +399,23 @@ def test_operation_requests_compare_inputs_options_and_uploads(
     sent: OperationRequest, expected: str | None
 ) -> None:
     recorded = recorded_request(_operation(dimensions=64))
+    if sent.operation == "transcription":  # an upload: compared against the same request without one
+        recorded = recorded_request(_operation("transcription", upload=b"", prompt="the cat"))
     difference = first_difference(recorded, sent)
     assert difference is None if expected is None else expected in str(difference)
 
 
 def test_operation_request_summaries_round_trip_and_redact() -> None:
-    summary = recorded_request(
-        _operation("rerank", query="sk-abcdef docs", top_n=2, upload=b"audio", image_inputs=(1,))
-    )
+    summary = recorded_request(_operation("rerank", query="sk-abcdef docs", top_n=2))
     document = summary.model_dump(mode="json")
-    assert document["options"] == {"top_n": 2, "image_inputs": [1]}
-    assert len(document["upload_sha256"]) == 64 and "audio" not in str(document)
+    assert document["options"] == {"top_n": 2}
+    moderation = _operation("moderation", inputs=("a", ""), image_inputs=(1,))
+    assert recorded_request(moderation).model_dump(mode="json")["options"] == {"image_inputs": [1]}
+    upload = recorded_request(_operation("transcription", upload=b"audio", language="english")).model_dump(
+        mode="json"
+    )
+    assert upload["options"] == {"language": "english"}
+    assert len(upload["upload_sha256"]) == 64 and "audio" not in str(upload)
     assert RecordedRequest.model_validate(document) == summary  # what configure loads back
     assert "inputs" not in recorded_request(_request("hi")).model_dump(mode="json")  # chat keeps its shape
     clean = Redactor([]).exchange(_exchange(request=summary), ("sk-abcdef",))

@@ -25,7 +25,7 @@ from llmts.providers.base import ProviderCall, Reply
 from llmts.providers.bedrock.render import LATENCY_MS
 from llmts.providers.cohere_retrieval.embed import embed_request, embedding_types, encode_vectors
 from llmts.providers.cohere_retrieval.rerank import rerank_request, rerank_results
-from llmts.providers.operations import bounded_texts, operation_request, operation_result
+from llmts.providers.operations import bounded_texts, embeddings_request, operation_result
 from llmts.schema.neutral import Completion, NeutralRequest
 from llmts.schema.operations import EmbeddingsResult
 
@@ -79,9 +79,8 @@ def _titan(body: dict[str, Any], model: str) -> NeutralRequest:
             raise _bad(f"#/{key}: expected a list of float, binary")
     if "normalize" in body and (not v2 or not isinstance(body["normalize"], bool)):
         raise _bad("#/normalize: expected type: Boolean")
-    return operation_request(
+    return embeddings_request(
         "bedrock",
-        "embeddings",
         model,
         bounded_texts([text], "inputText", code="invalid_request"),
         dimensions=dimensions,

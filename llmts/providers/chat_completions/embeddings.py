@@ -18,10 +18,10 @@ import orjson
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
-from llmts.providers.operations import bounded_texts, float32_base64, operation_request, operation_result
+from llmts.providers.operations import bounded_texts, embeddings_request, float32_base64, operation_result
 from llmts.providers.strict import StrictRule, Violation
 from llmts.runtime.signatures import SignatureBook
-from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest
+from llmts.schema.neutral import Completion, NeutralRequest
 from llmts.schema.operations import EmbeddingsResult
 
 __all__ = [
@@ -103,9 +103,8 @@ def parse_embeddings(
     dimensions = body.get("dimensions")
     if dimensions is not None and (not isinstance(dimensions, int) or isinstance(dimensions, bool)):
         raise _bad("'dimensions' must be an integer", "dimensions", "invalid_type")
-    return operation_request(
+    return embeddings_request(
         provider,
-        EMBEDDINGS,
         model,
         _texts(body["input"]),
         dimensions=dimensions,
@@ -115,7 +114,6 @@ def parse_embeddings(
 
 def embeddings_payload(request: NeutralRequest, completion: Completion, encoding: Any) -> dict[str, Any]:
     result = operation_result(completion, EmbeddingsResult)
-    assert isinstance(request, OperationRequest)
     as_base64 = encoding == "base64"
     data = [
         {

@@ -18,9 +18,9 @@ from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
 from llmts.providers.operations import (
     bounded_texts,
+    embeddings_request,
     float32_base64,
     int8_values,
-    operation_request,
     operation_result,
     packed_bits,
     uint8_values,
@@ -41,7 +41,6 @@ __all__ = [
     "render_embed",
 ]
 
-EMBEDDINGS = "embeddings"
 INPUT_TYPES = frozenset({"search_document", "search_query", "classification", "clustering", "image"})
 # Documented output sizes (https://docs.cohere.com/docs/cohere-embed); unknown models: embed-v4.0's.
 _DIMENSIONS = {
@@ -131,9 +130,8 @@ def embed_request(
     dimensions = body.get("output_dimension")
     if dimensions is not None and (not isinstance(dimensions, int) or isinstance(dimensions, bool)):
         raise _bad("output_dimension must be an integer", "output_dimension")
-    return operation_request(
+    return embeddings_request(
         provider,
-        EMBEDDINGS,
         model,
         _inputs(body),
         dimensions=dimensions,

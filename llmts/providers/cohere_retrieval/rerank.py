@@ -15,10 +15,11 @@ import orjson
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
-from llmts.providers.operations import bounded_texts, operation_request, operation_result
+from llmts.providers.operations import bounded_texts, operation_input, operation_request, operation_result
 from llmts.providers.strict import StrictRule, Violation
+from llmts.runtime.operations.rerank import RerankInput
 from llmts.runtime.signatures import SignatureBook
-from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest
+from llmts.schema.neutral import Completion, NeutralRequest
 from llmts.schema.operations import RerankResult
 
 __all__ = ["RERANK_RULES", "parse_rerank", "render_rerank", "rerank_request", "rerank_results"]
@@ -55,7 +56,7 @@ def rerank_request(body: dict[str, Any], provider: str, model: str) -> NeutralRe
     top_n = body.get("top_n")
     if top_n is not None and (not isinstance(top_n, int) or isinstance(top_n, bool)):
         raise _bad("top_n must be an integer", "top_n")
-    return operation_request(provider, RERANK, model, texts, query=query, top_n=top_n)
+    return operation_request(provider, RERANK, model, RerankInput(query, texts, top_n))
 
 
 def parse_rerank(call: ProviderCall, *, provider: str) -> NeutralRequest:
@@ -72,20 +73,20 @@ def parse_rerank(call: ProviderCall, *, provider: str) -> NeutralRequest:
 def rerank_results(request: NeutralRequest, completion: Completion, documents: bool) -> list[dict[str, Any]]:
     """The ranked results, cut to ``top_n``, each with its document when asked for."""
     result = operation_result(completion, RerankResult)
-    assert isinstance(request, OperationRequest)
-    hits = result.hits if request.top_n is None else result.hits[: max(request.top_n, 0)]
+    asked = operation_input(request, RerankInput)
+    hits = result.hits if asked.top_n is None else result.hits[: max(asked.top_n, 0)]
     results: list[dict[str, Any]] = []
     for index, score in hits:
         item: dict[str, Any] = {"index": index, "relevance_score": score}
         if documents:
-            item["document"] = {"text": request.inputs[index]}
+            item["document"] = {"text": asked.documents[index]}
         results.append(item)
     return results
 
 
 def render_rerank(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:
     body = call.request.json_object()
-    count = len(request.inputs) if isinstance(request, OperationRequest) else 0
+    count = len(operation_input(request, RerankInput).documents)
     payload = {
         "id": completion.response_id,
         "results": rerank_results(request, completion, body.get("return_documents") is True),

@@ -17,7 +17,7 @@ import orjson
 
 from llmts.providers.base import ProviderCall, Reply
 from llmts.providers.gemini.parse import camel_or_snake, invalid_argument
-from llmts.providers.operations import bounded_texts, operation_request, operation_result
+from llmts.providers.operations import bounded_texts, embeddings_request, operation_result
 from llmts.providers.strict import StrictRule, Violation
 from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest
@@ -32,7 +32,6 @@ __all__ = [
     "render_embed",
 ]
 
-EMBEDDINGS = "embeddings"
 TASK_TYPES = frozenset(
     {
         "TASK_TYPE_UNSPECIFIED",
@@ -100,9 +99,8 @@ def _request(model: str, items: list[tuple[str, Any, Any]]) -> NeutralRequest:
         )
     (dimensions,) = sizes or {None}
     texts = bounded_texts([text for text, _, _ in items], "requests")
-    return operation_request(
+    return embeddings_request(
         "gemini",
-        EMBEDDINGS,
         model,
         texts,
         dimensions=dimensions,

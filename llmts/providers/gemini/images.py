@@ -11,8 +11,10 @@ from typing import Any
 from llmts.providers.base import ProviderCall, Reply, json_reply
 from llmts.providers.gemini.parse import parse_generate
 from llmts.providers.gemini.render import render_generate, usage_metadata
+from llmts.providers.operations import operation_request
+from llmts.runtime.operations.images import ImagesInput
 from llmts.schema.media import ImagesResult
-from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest, build
+from llmts.schema.neutral import Completion, NeutralRequest
 
 __all__ = ["parse_generate_or_image", "render_generate_or_image", "wants_image"]
 
@@ -35,17 +37,9 @@ def parse_generate_or_image(call: ProviderCall) -> NeutralRequest:
     neutral = parse_generate(call)
     if not wants_image(call.request.json_object()):
         return neutral
-    return build(
-        OperationRequest,
-        provider=neutral.provider,
-        operation="images",
-        model=neutral.model,
-        messages=(),
-        inputs=(neutral.latest_user_text(),),
-        count=0,  # Gemini does not say how many images: a fixture may script any number
-        width=_SIZE,
-        height=_SIZE,
-    )
+    # Gemini does not say how many images (count 0): a fixture may script any number.
+    given = ImagesInput(neutral.latest_user_text(), count=0, width=_SIZE, height=_SIZE)
+    return operation_request(neutral.provider, "images", neutral.model, given)
 
 
 def _media_type(data: bytes) -> str:

@@ -15,7 +15,7 @@ import orjson
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
-from llmts.providers.operations import bounded_texts, operation_request, operation_result
+from llmts.providers.operations import bounded_texts, embeddings_request, operation_result
 from llmts.schema.neutral import Completion, NeutralRequest
 from llmts.schema.operations import EmbeddingsResult
 
@@ -27,7 +27,6 @@ __all__ = [
     "render_legacy_embeddings",
 ]
 
-EMBEDDINGS = "embeddings"
 # Sizes of popular embedding models in the Ollama library; unknown models: nomic-embed-text's.
 _DIMENSIONS = {
     "nomic-embed-text": 768,
@@ -62,9 +61,8 @@ def model_dimensions(model: str) -> int:
 def _request(model: str, texts: tuple[str, ...], dimensions: Any) -> NeutralRequest:
     if dimensions is not None and (not isinstance(dimensions, int) or isinstance(dimensions, bool)):
         raise _bad("dimensions must be an integer")
-    return operation_request(
+    return embeddings_request(
         "ollama",
-        EMBEDDINGS,
         model,
         texts,
         dimensions=dimensions,

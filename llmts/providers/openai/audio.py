@@ -19,10 +19,12 @@ import orjson
 from llmts.providers.base import ProviderCall, Reply, json_reply
 from llmts.providers.openai.media_params import Params, bad, missing
 from llmts.providers.openai.subtitles import srt, vtt
-from llmts.providers.operations import operation_result
+from llmts.providers.operations import operation_request, operation_result
+from llmts.runtime.operations.speech import SpeechInput
+from llmts.runtime.operations.transcription import TranscriptionInput
 from llmts.schema.faults import FrameKind
 from llmts.schema.media import AUDIO_DELTA_BYTES, AUDIO_FORMATS, AudioResult, TranscriptResult
-from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest, build
+from llmts.schema.neutral import Completion, NeutralRequest
 
 __all__ = [
     "SPEECH_MEDIA_TYPES",
@@ -120,17 +122,9 @@ def _parse_transcript(call: ProviderCall) -> NeutralRequest:
     ask = transcript_ask(call)
     upload = _audio_upload(call)
     prompt = Params(form=call.request.form()).text("prompt")
-    return build(
-        OperationRequest,
-        provider="openai",
-        operation="translation" if ask.translate else "transcription",
-        model=ask.model,
-        messages=(),
-        stream=ask.stream,
-        inputs=(prompt,) if prompt else (),
-        upload=upload,
-        language=ask.language,
-    )
+    operation = "translation" if ask.translate else "transcription"
+    given = TranscriptionInput(upload, prompt, ask.language)
+    return operation_request("openai", operation, ask.model, given, stream=ask.stream)
 
 
 def parse_transcription(call: ProviderCall) -> NeutralRequest:
@@ -273,17 +267,8 @@ def _speech_ask(call: ProviderCall) -> _SpeechAsk:
 
 def parse_speech(call: ProviderCall) -> NeutralRequest:
     ask = _speech_ask(call)
-    return build(
-        OperationRequest,
-        provider="openai",
-        operation="speech",
-        model=ask.model,
-        messages=(),
-        stream=ask.sse,
-        inputs=(ask.text,),
-        output_format=ask.response_format,
-        speed=ask.speed,
-    )
+    given = SpeechInput(ask.text, ask.response_format, ask.speed)
+    return operation_request("openai", "speech", ask.model, given, stream=ask.sse)
 
 
 def render_speech(call: ProviderCall, request: NeutralRequest, completion: Completion) -> Reply:

@@ -22,10 +22,11 @@ import orjson
 from llmts.errors import InvalidRequest, LlmtsError
 from llmts.providers.base import ProviderCall, Reply, json_reply
 from llmts.providers.openai.media_params import Params, bad
-from llmts.providers.operations import operation_result
+from llmts.providers.operations import operation_request, operation_result
+from llmts.runtime.operations.images import ImagesInput
 from llmts.schema.faults import FrameKind
 from llmts.schema.media import MEDIA_LIMITS, ImagesResult, NeutralImage
-from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest, build
+from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest
 
 __all__ = [
     "DEFAULT_IMAGE_MODEL",
@@ -159,23 +160,18 @@ def image_ask(call: ProviderCall) -> ImageAsk:
 
 
 def _operation_request(call: ProviderCall, ask: ImageAsk, upload: bytes) -> OperationRequest:
-    return build(
-        OperationRequest,
-        provider="openai",
-        operation="images",
-        model=ask.model,
-        messages=(),
-        stream=ask.stream,
-        inputs=(ask.prompt,),
-        count=ask.count,
-        width=ask.width,
-        height=ask.height,
-        partial_images=ask.partial_images,
-        upload=upload,
-        output_format=ask.output_format,
-        frame_count=ask.frame_count,
-        frame_duration_ms=ask.frame_duration_ms,
+    given = ImagesInput(
+        ask.prompt,
+        ask.count,
+        ask.width,
+        ask.height,
+        ask.partial_images,
+        upload,
+        ask.output_format,
+        ask.frame_count,
+        ask.frame_duration_ms,
     )
+    return operation_request("openai", "images", ask.model, given, stream=ask.stream)
 
 
 def parse_image_generation(call: ProviderCall) -> NeutralRequest:

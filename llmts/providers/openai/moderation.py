@@ -13,10 +13,11 @@ import orjson
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
-from llmts.providers.operations import bounded_texts, operation_request, operation_result
+from llmts.providers.operations import bounded_texts, operation_input, operation_request, operation_result
 from llmts.providers.strict import StrictRule, Violation
+from llmts.runtime.operations.moderation import ModerationInput
 from llmts.runtime.signatures import SignatureBook
-from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest
+from llmts.schema.neutral import Completion, NeutralRequest
 from llmts.schema.operations import MODERATION_CATEGORIES, ModerationResult
 
 if TYPE_CHECKING:  # annotations are never evaluated at run time
@@ -84,7 +85,9 @@ def parse_moderation(call: ProviderCall, provider: str, model: str | None = None
             "input",
             "invalid_type",
         )
-    return operation_request(provider, MODERATION, model, bounded_texts(texts, "input"), image_inputs=images)
+    return operation_request(
+        provider, MODERATION, model, ModerationInput(bounded_texts(texts, "input"), images)
+    )
 
 
 def _applied(has_text: bool, has_image: bool) -> dict[str, list[str]]:
@@ -99,19 +102,19 @@ def _applied(has_text: bool, has_image: bool) -> dict[str, list[str]]:
 
 def moderation_payload(call: ProviderCall, request: NeutralRequest, completion: Completion) -> dict[str, Any]:
     result = operation_result(completion, ModerationResult)
-    assert isinstance(request, OperationRequest)
+    asked = operation_input(request, ModerationInput)
     raw = call.request.json_object().get("input")
     has_text = not _is_multi_modal(raw) or _multi_modal(raw)[1]
     verdicts = result.verdicts
     results = []
-    for index in range(len(request.inputs)):
+    for index in range(len(asked.inputs)):
         verdict = verdicts[index] if len(verdicts) > 1 else verdicts[0]
         results.append(
             {
                 "flagged": verdict.flagged,
                 "categories": verdict.categories,
                 "category_scores": verdict.category_scores,
-                "category_applied_input_types": _applied(has_text, index in request.image_inputs),
+                "category_applied_input_types": _applied(has_text, index in asked.image_inputs),
             }
         )
     return {"id": "modr-" + completion.response_id, "model": request.model, "results": results}

@@ -14,8 +14,16 @@ import hashlib
 import math
 import re
 from array import array
+from dataclasses import dataclass
+from typing import ClassVar
 
-__all__ = ["STOP_WORDS", "embed_texts"]
+from llmts.errors import FixtureMismatch, InvalidRequest
+from llmts.runtime.operations.unit import OperationUnit, answer
+from llmts.schema.fixtures import LIMITS
+from llmts.schema.neutral import OperationInput, ScriptedOutput, build
+from llmts.schema.operations import EmbeddingsResult
+
+__all__ = ["EMBEDDINGS", "STOP_WORDS", "EmbeddingsInput", "embed_texts"]
 
 _WORD = re.compile(r"\w+")
 # Feature weights: whole words dominate; pairs reward word order; trigrams relate word forms.
@@ -132,3 +140,64 @@ def embed_texts(texts: tuple[str, ...], dimensions: int, seed: str) -> tuple[tup
         inverse = 1.0 / (math.hypot(*vector) or 1.0)
         vectors.append(tuple([value * inverse for value in vector]))
     return tuple(vectors)
+
+
+# --- the operation unit (docs/architecture.md, "Operations") ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingsInput(OperationInput):
+    """The texts to embed, the dimension the request names (None: it names none) and the model's."""
+
+    inputs: tuple[str, ...]
+    dimensions: int | None = None
+    default_dimensions: int = 0
+
+    recorded_options: ClassVar[tuple[str, ...]] = ("dimensions",)
+
+    def texts(self) -> tuple[str, ...]:
+        return self.inputs
+
+
+_MAX_GENERATED = LIMITS["generated_embedding_values"]
+
+
+def _compile(fixture: list[list[float]]) -> ScriptedOutput:
+    return answer("embeddings", EmbeddingsResult(vectors=tuple(tuple(vector) for vector in fixture)))
+
+
+def _fits(request: EmbeddingsInput, output: ScriptedOutput, where: str, stream: bool) -> None:
+    """One vector per input, of the dimension the request names (the model's default is not checked)."""
+    result = output.result
+    if not isinstance(result, EmbeddingsResult):
+        return
+    count = len(request.inputs)
+    if len(result.vectors) != count:
+        raise FixtureMismatch(
+            f"{where} scripts {len(result.vectors)} vector(s) but the request has {count} input(s)"
+        )
+    size = len(result.vectors[0])
+    if request.dimensions is not None and size != request.dimensions:
+        raise FixtureMismatch(
+            f"{where} scripts vectors of {size} values but the request asks for "
+            f"{request.dimensions} dimensions"
+        )
+
+
+def _generate(request: EmbeddingsInput, seed: str) -> ScriptedOutput:
+    dimensions = request.dimensions or request.default_dimensions
+    values = dimensions * len(request.inputs)
+    if values > _MAX_GENERATED:
+        raise InvalidRequest(
+            f"{len(request.inputs)} inputs of {dimensions} dimensions are {values} values; llmts generates "
+            f"at most {_MAX_GENERATED} per request (generated_embedding_values): send fewer inputs or "
+            "script the vectors",
+            code="invalid_value",
+            param="input",
+        )
+    return answer(
+        "embeddings", build(EmbeddingsResult, vectors=embed_texts(request.inputs, dimensions, seed))
+    )
+
+
+EMBEDDINGS = OperationUnit("embeddings", EmbeddingsInput, "embeddings", _compile, _fits, _generate)

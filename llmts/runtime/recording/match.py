@@ -24,27 +24,10 @@ __all__ = ["closest_recorded", "first_difference", "no_recorded_match", "recorde
 _SHOWN = 48
 
 
-# The options of an operation request a recording keeps when they differ from the field's default (a
-# request that names no dimension differs from one that names the model's default).
-_OPTIONS = (
-    "dimensions",
-    "top_n",
-    "image_inputs",
-    "count",
-    "width",
-    "height",
-    "partial_images",
-    "output_format",
-    "speed",
-    "language",
-    "frame_count",
-    "frame_duration_ms",
-)
-_OPTION_DEFAULTS = {name: OperationRequest.model_fields[name].get_default() for name in _OPTIONS}
-
-
 class _Operation:
-    """What an operation request is compared by, beyond operation, model and stream."""
+    """What an operation request is compared by, beyond operation, model and stream: its input's texts,
+    query, named options (those that differ from their defaults: a request that names no dimension
+    differs from one that names the model's default) and uploaded file's digest."""
 
     __slots__ = ("inputs", "options", "query", "upload_sha256")
 
@@ -54,13 +37,11 @@ class _Operation:
         self.options: dict[str, OptionValue] = {}
         self.upload_sha256 = ""
         if isinstance(request, OperationRequest):
-            self.inputs, self.query = request.inputs, request.query
-            for name, default in _OPTION_DEFAULTS.items():
-                value = getattr(request, name)
-                if value != default:
-                    self.options[name] = list(value) if isinstance(value, tuple) else value
-            if request.upload:
-                self.upload_sha256 = hashlib.sha256(request.upload).hexdigest()
+            given = request.input
+            self.inputs, self.query, self.options = given.texts(), given.query_text(), given.options()
+            upload = given.uploaded()
+            if upload:
+                self.upload_sha256 = hashlib.sha256(upload).hexdigest()
 
 
 def recorded_request(request: NeutralRequest) -> RecordedRequest:
@@ -192,7 +173,7 @@ def _likeness(recorded: RecordedRequest, request: NeutralRequest) -> tuple[int, 
             break
         same_prefix += 1
     if isinstance(request, OperationRequest) and not request.messages:
-        for old_input, new_input in zip(recorded.inputs, request.inputs, strict=False):
+        for old_input, new_input in zip(recorded.inputs, request.input.texts(), strict=False):
             if old_input != new_input:
                 near_text = _common_prefix(old_input, new_input)
                 break

@@ -235,7 +235,7 @@ class OperationRequest(NeutralRequest):
     """A request of an operation other than chat: ``operation`` is its ``OPERATIONS`` name, ``messages``
     is empty, and ``input`` is that operation's own input type (docs/architecture.md, "Operations")."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, arbitrary_types_allowed=True)
 
     input: OperationInput
 

@@ -478,6 +478,20 @@ def _process_tree(pid: int) -> list[int]:
     return tree
 
 
+def tree_rss_mib(pids: Sequence[int]) -> list[float]:
+    """Resident memory (VmRSS, MiB) of each process, in order; empty without /proc."""
+    sizes = []
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                sizes.append(int(line.split()[1]) / 1024)
+    return sizes
+
+
 def _pin(pids: Sequence[int], cpu: int | None) -> None:
     """Pin every thread of the given processes to ``cpu``."""
     if cpu is None or not hasattr(os, "sched_setaffinity"):
@@ -913,6 +927,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for case in args.cases:
             name, kind = case.split("-")
             check_answers(servers[SERVER_OF[name]], kind == "stream", chunks)
+        # Idle memory: configured, a few requests answered, no load yet (the whole process tree).
+        idle_rss = {name: tree_rss_mib(server.pids) for name, server in servers.items()}
+        for name, sizes in idle_rss.items():
+            parts = " + ".join(f"{size:.1f}" for size in sizes)
+            print(f"{name}: idle RSS {sum(sizes):.1f} MiB ({parts})")
         print(f"{args.connections} connections, {args.warmup:g} s warm-up + {args.duration:g} s per case")
         print(HEADER, flush=True)
         rounds: list[dict[str, LoadResult]] = []
@@ -948,6 +967,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "results": {name: asdict(r) for name, r in rounds[-1].items()},
                 "rounds": [{name: asdict(r) for name, r in one.items()} for one in rounds],
                 "summary": summary,
+                "idle_rss_mib": idle_rss,
                 "server_log_findings": findings,
             }
             Path(args.json).write_text(json.dumps(document, indent=2) + "\n")

@@ -187,12 +187,12 @@ def test_malformed_frame_breaks_the_crc_and_boto3_raises(llmts_session: SessionC
     assert seen == FIRST[route]
     assert isinstance(error, botocore.eventstream.ChecksumMismatch)
     entry = _entry(llmts_session)
-    assert (entry["transport_outcome"], entry["success"], entry["emitted_content_frames"]) == (
-        "completed",
-        False,
-        2,
-    )
-    assert entry["terminal_marker_observed"] is _terminal(route)
+    assert (entry["success"], entry["emitted_content_frames"]) == (False, 2)
+    # The server writes on after the bad frame; boto3 closes the connection as it raises. Whether the rest
+    # of the stream left before that close is a race (on a loaded machine it often does not).
+    assert entry["transport_outcome"] in ("completed", "client_gone")
+    if entry["transport_outcome"] == "completed":
+        assert entry["terminal_marker_observed"] is _terminal(route)
 
 
 @pytest.mark.parametrize("route", ROUTES)

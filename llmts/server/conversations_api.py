@@ -58,7 +58,7 @@ _WIRE_ROUTES = Map(
 def conversations_listing(session: Session, environ: Mapping[str, Any]) -> list[dict[str, Any]]:
     raw = environ.get(CONVERSATION_ENVIRON)
     conversation_id = conversation_id_from(raw) if raw is not None else None
-    return [status.model_dump(mode="json") for status in session.conversation_status(conversation_id)]
+    return [status.model_dump(mode="json") for status in session.conversations.status(conversation_id)]
 
 
 def _invalid(message: str, details: list[dict[str, Any]]) -> InvalidRequest:
@@ -104,7 +104,7 @@ class _WithoutStrictRules:
 
     def __init__(self, session: Session) -> None:
         self._session = session
-        config = session.configuration
+        config = session.plan.configuration
         base = config if config is not None else SessionConfig()
         self.configuration = base.model_copy(update={"strict_requests": False})
 
@@ -131,7 +131,7 @@ def _parse_wire(
         neutral = neutral.model_copy(update={"in_stream_faults": True})
     if route.strict_rules and call.strict_requests:
         try:
-            check_strict(route.strict_rules, request.body, request.json_object(), session.signatures)
+            check_strict(route.strict_rules, request.body, request.json_object(), session.plan.signatures)
         except StrictRequestRejected as rejected:
             return adapter.namespace, neutral, rejected
     return adapter.namespace, neutral, None
@@ -147,12 +147,14 @@ def explain_match(session: Session, environ: Mapping[str, Any], body: bytes) -> 
         assert parsed.request is not None  # the schema requires one of the two
         provider = parsed.provider_namespace
         try:
-            neutral = neutral_from_explained(parsed.request, provider, session.model_ids(_FALLBACK_MODEL)[0])
+            neutral = neutral_from_explained(
+                parsed.request, provider, session.plan.model_ids(_FALLBACK_MODEL)[0]
+            )
         except ValueError as exc:
             raise _invalid(str(exc), [{"path": "request.tool_choice", "message": str(exc)}]) from None
         if neutral.stream and (provider, neutral.operation) in _IN_STREAM_SURFACES:
             neutral = neutral.model_copy(update={"in_stream_faults": True})
-    credential = parsed.credential if parsed.credential is not None else session.credential_for(provider)
+    credential = parsed.credential if parsed.credential is not None else session.plan.credential_for(provider)
     explanation = session.explain(neutral, Caller(conversation_id, credential))
     if rejected is not None:  # the provider's 400 comes before any selection
         explanation = explanation.model_copy(

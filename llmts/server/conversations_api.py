@@ -98,15 +98,26 @@ def _wire_route(wire: ExplainedWire) -> tuple[ProviderAdapter, InferenceRoute, P
     return adapter, route, ProviderRequest("POST", path, args, orjson.dumps(wire.body), environ)
 
 
+class _LenientPlan:
+    """A session's ``plan`` with ``strict_requests`` off (everything else read from the real one)."""
+
+    def __init__(self, plan: Any) -> None:
+        self._plan = plan
+        config = plan.configuration
+        base = config if config is not None else SessionConfig()
+        self.configuration = base.model_copy(update={"strict_requests": False})
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._plan, name)
+
+
 class _WithoutStrictRules:
     """The session as a parser sees it, with ``strict_requests`` off: explains a request that a rule the
     parser itself runs (one that needs the resolved model, ``native_tool_model``) rejected."""
 
     def __init__(self, session: Session) -> None:
         self._session = session
-        config = session.plan.configuration
-        base = config if config is not None else SessionConfig()
-        self.configuration = base.model_copy(update={"strict_requests": False})
+        self.plan = _LenientPlan(session.plan)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._session, name)

@@ -27,11 +27,13 @@ from llmts.schema.neutral import Completion, NeutralRequest, Usage
 __all__ = [
     "InferenceRoute",
     "MultipartForm",
+    "ObjectStore",
     "ProviderAdapter",
     "ProviderCall",
     "ProviderRequest",
     "Reply",
     "Route",
+    "ServedPlan",
     "SessionView",
     "SimpleRoute",
     "Upload",
@@ -163,12 +165,8 @@ class Reply:
     malformed_frame: bytes | None = None
 
 
-class SessionView(Protocol):
-    """The part of a session adapters use: served models, the configuration, the prompt cache and the
-    per-namespace object store. Adapters never admit, complete or journal; the server does."""
-
-    # The session's id (``ses_...`` or ``default``): what a URL llmts hands out names (image URLs).
-    id: str
+class ServedPlan(Protocol):
+    """What adapters read of the session's configuration (``session.plan``, llmts/runtime/session_plan.py)."""
 
     @property
     def configuration(self) -> SessionConfig | None: ...
@@ -177,13 +175,32 @@ class SessionView(Protocol):
 
     def model_ids(self, defaults: Sequence[str] = ()) -> list[str]: ...
 
+
+class ObjectStore(Protocol):
+    """The session's bounded object store per namespace (``session.store``, runtime/session_store.py)."""
+
+    def put(self, namespace: str, key: str, value: Any, size: int) -> None: ...
+
+    def get(self, namespace: str, key: str) -> Any | None: ...
+
+    def delete(self, namespace: str, key: str) -> bool: ...
+
+
+class SessionView(Protocol):
+    """The part of a session adapters use: served models and the configuration (``plan``), the prompt
+    cache and the per-namespace object store (``store``). Adapters never admit, complete or journal; the
+    server does."""
+
+    # The session's id (``ses_...`` or ``default``): what a URL llmts hands out names (image URLs).
+    id: str
+
+    @property
+    def plan(self) -> ServedPlan: ...
+
+    @property
+    def store(self) -> ObjectStore: ...
+
     def warm_cache(self, request: NeutralRequest) -> Usage: ...
-
-    def store_put(self, namespace: str, key: str, value: Any, size: int) -> None: ...
-
-    def store_get(self, namespace: str, key: str) -> Any | None: ...
-
-    def store_delete(self, namespace: str, key: str) -> bool: ...
 
 
 @dataclass(slots=True)
@@ -201,7 +218,7 @@ class ProviderCall:
     def strict_requests(self) -> bool:
         """The session's ``strict_requests`` (on unless configured off), for the few rules that need what
         only the parser knows (the model an Azure deployment maps to) and so cannot be table rows."""
-        config = self.session.configuration
+        config = self.session.plan.configuration
         return config is None or config.strict_requests
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
 
+from llmts.runtime.clock import Clock, SystemClock
 from llmts.runtime.journal_capture import (
     ToolCallItem,
     ToolResultItem,
@@ -345,15 +346,22 @@ class Journal:
 
     Entries sit in a deque in sequence order (each record carries its own accounted size), so the journal
     costs one pointer per entry beyond the records. With a ``MemoryBudget`` every change of the retained
-    size is also charged to the process; the budget may evict this journal's oldest entries.
+    size is also charged to the process; the budget may evict this journal's oldest entries. As a session
+    part it times attempts on the session's ``clock`` (``start``/``finish``; the system clock by default).
     """
 
     def __init__(
-        self, settings: JournalSettings = _DEFAULT_SETTINGS, budget: MemoryBudget | None = None
+        self,
+        settings: JournalSettings = _DEFAULT_SETTINGS,
+        budget: MemoryBudget | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self._lock = threading.Lock()
         self.settings = settings
         self._budget = budget
+        self._clock: Clock = clock if clock is not None else SystemClock()
+        # ``determinism.fixed_utc``: records say their wire clock is fixed (set by ``apply``).
+        self._fixed_clock = False
         self._entries: deque[JournalRecord] = deque()
         self._ordinals: dict[str, int] = {}
         self._bytes = 0
@@ -367,10 +375,26 @@ class Journal:
     def preview_bytes(self) -> int:
         return self.settings.preview_bytes
 
-    def apply(self, settings: JournalSettings | None) -> None:
-        """New retention limits (configure); the caller clears the journal right after."""
+    def apply(self, settings: JournalSettings | None, *, fixed_clock: bool = False) -> None:
+        """New retention limits and wire clock mode (configure); the caller clears the journal right after."""
         with self._lock:
             self.settings = settings or _DEFAULT_SETTINGS
+            self._fixed_clock = fixed_clock
+
+    def start(self, request_id: str, provider: str, method: str, path: str) -> JournalRecord:
+        """Record a provider attempt at entry, now on the session's clock (reserving its provider-local
+        ordinal, ``wire_sequence``); the request completes the returned record in place."""
+        clock = self._clock
+        record = self.begin(request_id, provider, method, path, clock.now(), clock.monotonic())
+        if self._fixed_clock:
+            record.wire_clock_mode = "fixed"
+        return record
+
+    def finish(self, record: JournalRecord) -> None:
+        """The attempt is over: its completion times, then its accounted size (``settle``)."""
+        clock = self._clock
+        record.finish(clock.now(), clock.monotonic())
+        self.settle(record)
 
     # --- recording ----------------------------------------------------------------------------------
 

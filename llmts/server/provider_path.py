@@ -200,8 +200,8 @@ class ProviderPath:
         adapter, environ = ex.adapter, ex.environ
         assert adapter is not None and ex.route is not None
         session = ex.session = select_session(self._registry, environ, ex.path_session, self.lost)
-        entry = ex.entry = session.journal_begin(ex.request_id, adapter.namespace, ex.method, ex.path)
-        wire = ex.wire = session.wire_identity(entry)
+        entry = ex.entry = session.journal.start(ex.request_id, adapter.namespace, ex.method, ex.path)
+        wire = ex.wire = session.plan.wire_identity(entry)
         retry_group = _retry_group(environ)
         conversation_id = conversation_id_from(raw_conversation := environ.get(CONVERSATION_ENVIRON))
         ex.conversation = conversation_id if raw_conversation is not None else None
@@ -224,7 +224,7 @@ class ProviderPath:
             and same_secret(presented, self._control_key)
         ):
             raise ProviderUnauthorized("the control key is not a provider credential")
-        expected = session.credential_for(adapter.namespace)
+        expected = session.plan.credential_for(adapter.namespace)
         if expected is not None and (presented is None or not same_secret(presented, expected)):
             shown = (
                 "none"
@@ -246,7 +246,7 @@ class ProviderPath:
         entry.parsed(neutral.operation, neutral.model, neutral.stream, neutral.reasoning_settings)
         entry.capture_history(neutral.messages, session.journal.preview_bytes)
         # With an upstream the real provider judges the request (docs/recording.md).
-        ex.upstream = session.upstream_for(neutral.provider)
+        ex.upstream = session.plan.upstream_for(neutral.provider)
 
     def _check_rules(self, ex: Exchange, route: InferenceRoute) -> None:
         """The strict request contract, then the rate-limit window: a refused request consumes nothing."""
@@ -254,8 +254,8 @@ class ProviderPath:
         assert call is not None and session is not None and neutral is not None
         if route.strict_rules and ex.upstream is None and call.strict_requests:
             body = call.request.rule_body()  # parsed once: the parser already did (JSON, or a multipart form)
-            check_strict(route.strict_rules, call.request.body, body, session.signatures)
-        session.rate_take(neutral)
+            check_strict(route.strict_rules, call.request.body, body, session.plan.signatures)
+        session.rates.take(neutral)
 
     def _shortcut(self, ex: Exchange, route: InferenceRoute) -> Reply | None:
         """A route's answer without admission (a cache warm-up, a model-loading request)."""
@@ -299,7 +299,7 @@ class ProviderPath:
         session, neutral, admission, call = ex.session, ex.neutral, ex.admission, ex.call
         assert session is not None and neutral is not None and admission is not None and call is not None
         generation = admission.generation
-        pacing = session.pacing_for(admission) if neutral.stream else None
+        pacing = session.plan.pacing_for(admission) if neutral.stream else None
         delay = admission.delay_ms / 1000
         if pacing is not None:  # the time to the first frame is waited like a delay (409 if superseded)
             rng = call.wire.pacing_random() if pacing.jitter and call.wire is not None else None
@@ -318,7 +318,7 @@ class ProviderPath:
         assert session is not None and neutral is not None and admission is not None
         assert call is not None and entry is not None
         completion = ex.completion = session.complete(admission, neutral, call.wire)
-        session.rate_spend(completion.usage.output_tokens)
+        session.rates.spend(completion.usage.output_tokens)
         ticket = admission.conversation
         entry.apply_completion(completion, replayed=ticket is not None and ticket.replay is not None)
         entry.capture_output_calls(completion.output.tool_calls, session.journal.preview_bytes)
@@ -340,11 +340,11 @@ class ProviderPath:
         else:  # an upstream's answer, as recorded (docs/recording.md): its chunks keep their boundaries
             reply = recorded_reply(recorded)
             ex.keep_frames = True
-            if session.recording:  # a new_episodes run keeps what it replayed beside what it recorded
+            if session.recorder.active:  # a new_episodes run keeps what it replayed beside what it recorded
                 assert ex.caller is not None
                 kept = replayed_exchange(recorded, neutral, ex.conversation)
                 secrets = (ex.caller.credential,) if ex.caller.credential else ()
-                session.keep_exchange(kept, secrets, admission.generation)
+                session.recorder.keep(kept, secrets, admission.generation)
         if ex.paced is not None and reply.frames is not None:  # pacing spaces a stream's frames only
             pacing, rng, ttft = ex.paced
             tps, generation = pacing.tokens_per_second, admission.generation
@@ -370,7 +370,7 @@ class ProviderPath:
             except LlmtsError:
                 ex.session = None
             if ex.session is not None:
-                ex.entry = ex.session.journal_begin(ex.request_id, adapter.namespace, ex.method, ex.path)
+                ex.entry = ex.session.journal.start(ex.request_id, adapter.namespace, ex.method, ex.path)
         if ex.entry is not None:
             ex.entry.failed(error.code, error.retry_after if isinstance(error, ScriptedError) else None)
         else:  # no session took it (unknown route or session): counted apart from the journaled
@@ -385,7 +385,7 @@ class ProviderPath:
     def _client_gone(self, ex: Exchange, start_response: StartResponse) -> Iterable[bytes]:
         assert ex.session is not None and ex.entry is not None
         ex.entry.client_gone()
-        ex.session.journal_finish(ex.entry)
+        ex.session.journal.finish(ex.entry)
         self._metrics.record(ex.entry)
         start_response("499 Client Closed Request", [("Content-Length", "0")])
         return []
@@ -410,7 +410,7 @@ class ProviderPath:
             reply.headers.append(("Date", date))
         adapter = ex.adapter
         render_rate = adapter.rate_limit_headers if adapter is not None else None
-        if session is not None and render_rate is not None and (rate := session.rate_state()) is not None:
+        if session is not None and render_rate is not None and (rate := session.rates.state()) is not None:
             reply.headers.extend(render_rate(rate))
         return respond(
             start_response,

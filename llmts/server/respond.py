@@ -49,7 +49,7 @@ class _Finisher:
             and (evidence.stream_delivery.mode not in HARMLESS_MODES)
         )
         self.entry.apply_evidence(evidence, damaged)
-        self.session.journal_finish(self.entry)
+        self.session.journal.finish(self.entry)
         if self.metrics is not None:
             self.metrics.record(self.entry)
 

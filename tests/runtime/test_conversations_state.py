@@ -58,7 +58,7 @@ def two_steps(delay_ms: int = 0, **capacity: int) -> Session:
 
 
 def total_bytes(session: Session) -> int:
-    return sum(status.retained_bytes for status in session.conversation_status())
+    return sum(status.retained_bytes for status in session.conversations.status())
 
 
 def test_transition_table() -> None:
@@ -87,7 +87,7 @@ def test_commit_rollback_and_accounting() -> None:
     record = JournalRecord("req_1", 1, "openai", 0.0, 0.0)
     first = session.admit(chat("hi"), Caller("c", "key"), record)
     assert (record.conversation, record.step, record.turn, record.scenario) == ("c", "a", 1, "g")
-    assert session.conversation_status()[0].busy
+    assert session.conversations.status()[0].busy
     with pytest.raises(ConversationBusy):
         session.admit(chat("hi"), Caller("c", "key"))
     session.complete(first, chat("hi"))
@@ -98,15 +98,15 @@ def test_commit_rollback_and_accounting() -> None:
     assert reserved > after_a and second.delay_ms == 10
     session.release(second)  # the client left during the delay
     session.release(second)  # idempotent
-    state = session.conversation_status()[0]
+    state = session.conversations.status()[0]
     assert (state.state, state.executed_steps, total_bytes(session)) == ("awaiting", ["a"], after_a)
     # A released admission can no longer commit.
     session.complete(second, chat("hi", "A", "more"))
-    assert session.conversation_status()[0].executed_steps == ["a"]
+    assert session.conversations.status()[0].executed_steps == ["a"]
 
     third = session.admit(chat("hi", "A", "more"), Caller("c", "key"))
     assert session.complete(third, chat("hi", "A", "more")).output.text == "B" * 100
-    state = session.conversation_status()[0]
+    state = session.conversations.status()[0]
     assert (state.state, state.executed_steps, state.retained_bytes) == ("completed", ["a", "b"], reserved)
 
 
@@ -114,7 +114,7 @@ def test_rolling_back_a_start_removes_the_state() -> None:
     session = two_steps()
     admission = session.admit(chat("hi"), Caller("c", None))
     session.release(admission)
-    assert session.conversation_status() == []
+    assert session.conversations.status() == []
 
 
 def test_reset_supersedes_and_clears() -> None:
@@ -124,7 +124,7 @@ def test_reset_supersedes_and_clears() -> None:
     with pytest.raises(RequestSuperseded):
         session.complete(admission, chat("hi"))
     session.release(admission)
-    assert session.conversation_status() == []
+    assert session.conversations.status() == []
     fresh = session.admit(chat("hi"), Caller("c", None))
     assert session.complete(fresh, chat("hi")).output.text == "A"
 
@@ -136,7 +136,7 @@ def test_capacity_counts_reservations() -> None:
         session.admit(chat("hi"), Caller("b", None))
     session.release(pending)
     session.complete(session.admit(chat("hi"), Caller("b", None)), chat("hi"))
-    assert [s.conversation_id for s in session.conversation_status()] == ["b"]
+    assert [s.conversation_id for s in session.conversations.status()] == ["b"]
 
 
 def test_error_steps_commit_and_recover() -> None:
@@ -153,7 +153,7 @@ def test_error_steps_commit_and_recover() -> None:
     admission = session.admit(chat("x"), Caller())
     with pytest.raises(ScriptedError):
         session.complete(admission, chat("x"))
-    state = session.conversation_status()[0]
+    state = session.conversations.status()[0]
     assert (state.executed_steps, state.last_successful_turn, state.replayable) == (["boom"], None, False)
     assert session.complete(session.admit(chat("x"), Caller()), chat("x")).output.text == "fine"
 
@@ -162,4 +162,4 @@ def test_unclaimed_requests_explain_the_start_step() -> None:
     session = two_steps()
     with pytest.raises(ConversationStepMismatch, match="turn"):
         session.admit(chat("hi", "A", "b"), Caller())
-    assert session.conversation_status() == []
+    assert session.conversations.status() == []

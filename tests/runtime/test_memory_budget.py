@@ -130,16 +130,16 @@ def test_stored_objects_evict_journals_first_then_are_refused() -> None:
     registry = _registry(64 * 1024)
     session, other = registry.create(), registry.create()
     _entry(other.journal, "old")
-    session.store_put("openai", "resp_1", object(), 40 * 1024)
+    session.store.put("openai", "resp_1", object(), 40 * 1024)
     assert _ids(other.journal) == ["old"]
-    session.store_put("openai", "resp_2", object(), 23 * 1024)  # only fits once the journal entry goes
+    session.store.put("openai", "resp_2", object(), 23 * 1024)  # only fits once the journal entry goes
     assert _ids(other.journal) == [] and registry.memory.evicted_entries == 1
     assert registry.memory.store_bytes == 63 * 1024
     with pytest.raises(MemoryBudgetExceeded) as raised:
-        session.store_put("openai", "resp_3", object(), 8 * 1024)
+        session.store.put("openai", "resp_3", object(), 8 * 1024)
     assert (raised.value.http_status, raised.value.code) == (507, "llm_test_server_memory_exhausted")
-    assert session.store_get("openai", "resp_3") is None and registry.memory.refused == 1
-    session.store_delete("openai", "resp_1")
+    assert session.store.get("openai", "resp_3") is None and registry.memory.refused == 1
+    session.store.delete("openai", "resp_1")
     assert registry.memory.store_bytes == 23 * 1024
     session.reset()
     assert registry.memory.store_bytes == 0
@@ -161,19 +161,19 @@ def test_conversation_growth_over_the_budget_is_refused_and_changes_nothing() ->
     session.configure(parse_session_config(config))
     with pytest.raises(MemoryBudgetExceeded, match="conversation step 'a'"):
         session.admit(chat("hi"))
-    assert session.conversation_status() == [] and registry.memory.conversation_bytes == 0
+    assert session.conversations.status() == [] and registry.memory.conversation_bytes == 0
     roomy = _registry(1 << 20)
     fits = roomy.create()
     fits.configure(parse_session_config(config))
     fits.complete(fits.admit(chat("hi")), chat("hi"))
-    assert roomy.memory.conversation_bytes == sum(s.retained_bytes for s in fits.conversation_status()) > 0
+    assert roomy.memory.conversation_bytes == sum(s.retained_bytes for s in fits.conversations.status()) > 0
 
 
 def test_deleting_a_session_gives_its_memory_back() -> None:
     registry = _registry(1 << 20)
     session = registry.create()
     _entry(session.journal, "a")
-    session.store_put("openai", "resp_1", object(), 1000)
+    session.store.put("openai", "resp_1", object(), 1000)
     assert registry.memory.used_bytes > 1000
     registry.delete(session.id)
     assert registry.memory.report()["used_bytes"] == 0

@@ -28,7 +28,7 @@ _PLAN = StreamDelivery(mode="delay_then_continue", after_content_frames=1, delay
 
 def _journaled(active: set[ActiveDelivery]) -> tuple[Any, Any, Any]:
     session = SessionRegistry().default
-    entry = session.journal_begin("req_1", "openai", "POST", "/openai/v1/chat/completions")
+    entry = session.journal.start("req_1", "openai", "POST", "/openai/v1/chat/completions")
     body = respond(
         _start_response, _stream_reply(), {}, session, entry, plan=_PLAN, write_timeout=None, active=active
     )

@@ -50,7 +50,7 @@ def _warm_cache(call: ProviderCall, request: NeutralRequest) -> Reply | None:
     """``max_tokens: 0`` only writes/reads the prompt cache: no scripted answer is consumed."""
     if request.operation != WARMUP_OPERATION:
         return None
-    if not call.session.serves_model(request.model):
+    if not call.session.plan.serves_model(request.model):
         raise model_not_found(request.model)
     usage = call.session.warm_cache(request)
     render = render_message_stream if request.stream else render_message

@@ -65,7 +65,7 @@ def _cursor(ids: list[str], call: ProviderCall, name: str) -> int | None:
 
 
 def list_models(call: ProviderCall) -> Reply:
-    ids = call.session.model_ids(ANTHROPIC_INFO.listed_models)
+    ids = call.session.plan.model_ids(ANTHROPIC_INFO.listed_models)
     limit = _limit(call)
     after = _cursor(ids, call, "after_id")
     before = _cursor(ids, call, "before_id")
@@ -89,7 +89,7 @@ def list_models(call: ProviderCall) -> Reply:
 
 def retrieve_model(call: ProviderCall) -> Reply:
     model_id = call.request.args["model"]
-    if not call.session.serves_model(model_id):
+    if not call.session.plan.serves_model(model_id):
         raise model_not_found(model_id)
     return json_reply(200, _model(model_id), [("request-id", call.request_id)])
 
@@ -97,7 +97,7 @@ def retrieve_model(call: ProviderCall) -> Reply:
 def count_tokens(call: ProviderCall) -> Reply:
     """The same estimate as a Messages request's total input; reads no state and changes none."""
     prompt = parse_prompt(load_json_object(call.request.body))
-    if not call.session.serves_model(prompt.model):
+    if not call.session.plan.serves_model(prompt.model):
         raise model_not_found(prompt.model)
     tokens = estimate_input_tokens(prompt.messages, prompt.preamble)
     return json_reply(200, {"input_tokens": tokens}, [("request-id", call.request_id)])

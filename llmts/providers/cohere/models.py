@@ -50,7 +50,7 @@ def _page_size(call: ProviderCall) -> int:
 def list_models(call: ProviderCall) -> Reply:
     """Every served model offers ``chat``: ``?endpoint=chat`` keeps all, other endpoints list none."""
     endpoint = call.request.query("endpoint")
-    ids = call.session.model_ids(COHERE_INFO.listed_models) if endpoint in (None, "chat") else []
+    ids = call.session.plan.model_ids(COHERE_INFO.listed_models) if endpoint in (None, "chat") else []
     size = _page_size(call)
     token = call.request.query("page_token")
     start = int(token) if token is not None and token.isdigit() else 0
@@ -65,6 +65,6 @@ def list_models(call: ProviderCall) -> Reply:
 
 def get_model(call: ProviderCall) -> Reply:
     model = call.request.args["model"]
-    if not call.session.serves_model(model):
+    if not call.session.plan.serves_model(model):
         raise model_not_found(model)
     return json_reply(200, _model(model), [("x-request-id", call.request_id)])

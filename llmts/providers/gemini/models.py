@@ -48,7 +48,7 @@ def _int_query(call: ProviderCall, name: str, default: int) -> int:
 
 
 def list_models(call: ProviderCall) -> Reply:
-    models = call.session.model_ids(GEMINI_INFO.listed_models)
+    models = call.session.plan.model_ids(GEMINI_INFO.listed_models)
     size = _int_query(call, "pageSize", 50) or 50
     start = _int_query(call, "pageToken", 0)
     page = models[start : start + min(size, _MAX_PAGE)]
@@ -63,7 +63,7 @@ def get_model(call: ProviderCall) -> Reply:
     name, _, method = model_id.rpartition(":")
     if name and method in _METHODS:
         raise MethodNotAllowed(f"GET is not allowed on models/{model_id}; use POST")
-    if not call.session.serves_model(model_id):
+    if not call.session.plan.serves_model(model_id):
         raise _not_found(call, model_id, "get")
     return json_reply(200, _model(model_id))
 
@@ -76,7 +76,7 @@ def count_tokens(call: ProviderCall) -> Reply:
     """``{"contents": [...]}`` or ``{"generateContentRequest": {...}}``: the same estimate as
     ``usageMetadata.promptTokenCount`` of that request, without consuming a scripted answer."""
     model_id = call.request.args["model"]
-    if not call.session.serves_model(model_id):
+    if not call.session.plan.serves_model(model_id):
         raise _not_found(call, model_id, "countTokens")
     body = load_json_object(call.request.body)
     wrapped = body.get("generateContentRequest")

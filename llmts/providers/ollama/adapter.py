@@ -56,7 +56,7 @@ def _load(call: ProviderCall, request: NeutralRequest) -> Reply | None:
     """A request without a prompt only loads the model (``done_reason: "load"``): nothing is consumed."""
     if request.messages:
         return None
-    if not call.session.serves_model(request.model):
+    if not call.session.plan.serves_model(request.model):
         raise model_not_found(request.model)
     timestamp = call.wire.created_at() if call.wire is not None else 0
     return render_load(request, timestamp, call.request_id)

@@ -66,13 +66,15 @@ def _entry(model: str) -> dict[str, Any]:
 
 
 def list_tags(call: ProviderCall) -> Reply:
-    return json_reply(200, {"models": [_entry(m) for m in call.session.model_ids(OLLAMA_INFO.listed_models)]})
+    return json_reply(
+        200, {"models": [_entry(m) for m in call.session.plan.model_ids(OLLAMA_INFO.listed_models)]}
+    )
 
 
 def list_running(call: ProviderCall) -> Reply:
     models = [
         {**_entry(m), "expires_at": _EXPIRES_AT, "size_vram": _size(m), "context_length": 4096}
-        for m in call.session.model_ids(OLLAMA_INFO.listed_models)
+        for m in call.session.plan.model_ids(OLLAMA_INFO.listed_models)
     ]
     for model in models:
         del model["modified_at"]
@@ -84,7 +86,7 @@ def show_model(call: ProviderCall) -> Reply:
     model = body.get("model") or body.get("name")  # older clients send ``name``
     if not isinstance(model, str) or not model:
         raise InvalidRequest("model is required", code="invalid_request")
-    if not call.session.serves_model(model):
+    if not call.session.plan.serves_model(model):
         raise model_not_found(model)
     return json_reply(
         200,
@@ -113,13 +115,13 @@ def list_openai_models(call: ProviderCall) -> Reply:
         200,
         {
             "object": "list",
-            "data": [_openai_model(m) for m in call.session.model_ids(OLLAMA_INFO.listed_models)],
+            "data": [_openai_model(m) for m in call.session.plan.model_ids(OLLAMA_INFO.listed_models)],
         },
     )
 
 
 def retrieve_openai_model(call: ProviderCall) -> Reply:
     model = call.request.args["model"]
-    if not call.session.serves_model(model):
+    if not call.session.plan.serves_model(model):
         raise ModelNotFound(f"model '{model}' not found", param="model")
     return json_reply(200, _openai_model(model))

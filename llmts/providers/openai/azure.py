@@ -71,7 +71,7 @@ def _served_by(call: ProviderCall, deployment: str) -> str | None:
     """The model a deployment serves; unconfigured sessions serve any deployment as its name, and so do
     sessions with an Azure upstream for the deployments they do not map (the real resource knows its
     deployments: the request is forwarded, docs/recording.md)."""
-    config = call.session.configuration
+    config = call.session.plan.configuration
     if config is None:
         return deployment
     model = config.azure_deployments.get(deployment)

@@ -210,7 +210,7 @@ def _image_url(call: ProviderCall, image: NeutralImage, index: int) -> str:
     if image.url is not None:
         return image.url
     image_id = "img_" + (call.wire.id_for(f"image.{index}") if call.wire is not None else str(index))
-    call.session.store_put(IMAGE_STORE, image_id, image.data, len(image.data))
+    call.session.store.put(IMAGE_STORE, image_id, image.data, len(image.data))
     environ = call.request.environ
     host = (
         environ.get("HTTP_HOST") or f"{environ.get('SERVER_NAME', '127.0.0.1')}:{environ.get('SERVER_PORT')}"
@@ -305,7 +305,7 @@ def _media_type(data: bytes) -> str:
 def serve_image_file(call: ProviderCall) -> Reply:
     """``GET .../images/files/{id}``: an image answered as ``url``, while its session keeps it."""
     image_id = call.request.args["image_id"]
-    data = call.session.store_get(IMAGE_STORE, image_id)
+    data = call.session.store.get(IMAGE_STORE, image_id)
     if not isinstance(data, bytes):
         raise LlmtsError(
             f"No image found with id '{image_id[:64]}' (it expires with its session).",

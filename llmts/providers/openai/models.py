@@ -18,13 +18,16 @@ def _model(model_id: str) -> dict[str, Any]:
 def list_models(call: ProviderCall) -> Reply:
     return json_reply(
         200,
-        {"object": "list", "data": [_model(m) for m in call.session.model_ids(OPENAI_INFO.listed_models)]},
+        {
+            "object": "list",
+            "data": [_model(m) for m in call.session.plan.model_ids(OPENAI_INFO.listed_models)],
+        },
     )
 
 
 def retrieve_model(call: ProviderCall) -> Reply:
     model_id = call.request.args["model"]
-    if not call.session.serves_model(model_id):
+    if not call.session.plan.serves_model(model_id):
         raise ModelNotFound(
             f"The model `{model_id}` does not exist or you do not have access to it.", param="model"
         )

@@ -91,7 +91,7 @@ def _retrieve(surface: ResponsesSurface) -> Callable[[ProviderCall], Reply]:
 def _delete(surface: ResponsesSurface) -> Callable[[ProviderCall], Reply]:
     def delete(call: ProviderCall) -> Reply:
         response_id = call.request.args["response_id"]
-        if not call.session.store_delete(surface.store_namespace, response_id):
+        if not call.session.store.delete(surface.store_namespace, response_id):
             load_stored(call.session, surface.store_namespace, response_id, None)  # raises the 404
         return json_reply(200, {"id": response_id, "object": "response", "deleted": True})
 

@@ -38,11 +38,11 @@ def _size(stored: StoredResponse) -> int:
 
 
 def save_stored(session: SessionView, namespace: str, response_id: str, stored: StoredResponse) -> None:
-    session.store_put(namespace, response_id, stored, _size(stored))
+    session.store.put(namespace, response_id, stored, _size(stored))
 
 
 def load_stored(session: SessionView, namespace: str, response_id: str, param: str | None) -> StoredResponse:
-    stored = session.store_get(namespace, response_id)
+    stored = session.store.get(namespace, response_id)
     if not isinstance(stored, StoredResponse):
         if param == "previous_response_id":
             raise LlmtsError(

@@ -204,7 +204,7 @@ class ControlApi:
 
     def _info(self, environ: Mapping[str, Any], session: Session) -> dict[str, Any]:
         entries, retained_bytes, observed, evicted = session.journal.counters()
-        config = session.configuration
+        config = session.plan.configuration
         return SessionInfo(
             id=session.id,
             provider_base=_provider_base(environ, session.id),
@@ -235,7 +235,7 @@ class ControlApi:
         body = read_body(environ, self._max_body_bytes, self._body_timeout)
         config = None if _no_configuration(body) else parse_session_config_json(body)
         session, created = self._registry.ensure(args["session_id"])
-        if config is not None and (created or session.configuration != config):
+        if config is not None and (created or session.plan.configuration != config):
             session.configure(config)
         return (201 if created else 200), self._info(environ, session), []
 
@@ -273,12 +273,12 @@ class ControlApi:
         self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None
     ) -> Any:
         session = self._selected(environ, path_session)
-        config = session.configuration
+        config = session.plan.configuration
         payload = config.model_dump(mode="json") if config is not None else {}
         return 200, payload, [("X-Llm-Test-Server-Configured", "true" if config is not None else "false")]
 
     def _queues(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
-        statuses = self._selected(environ, path_session).queue_status()
+        statuses = self._selected(environ, path_session).queues.status()
         return 200, [status.model_dump() for status in statuses], []
 
     def _requests(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:

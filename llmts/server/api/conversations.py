@@ -58,7 +58,7 @@ _WIRE_ROUTES = Map(
 def conversations_listing(session: Session, environ: Mapping[str, Any]) -> list[dict[str, Any]]:
     raw = environ.get(CONVERSATION_ENVIRON)
     conversation_id = conversation_id_from(raw) if raw is not None else None
-    return [status.model_dump(mode="json") for status in session.conversation_status(conversation_id)]
+    return [status.model_dump(mode="json") for status in session.conversations.status(conversation_id)]
 
 
 def _invalid(message: str, details: list[dict[str, Any]]) -> InvalidRequest:
@@ -98,15 +98,26 @@ def _wire_route(wire: ExplainedWire) -> tuple[ProviderAdapter, InferenceRoute, P
     return adapter, route, ProviderRequest("POST", path, args, orjson.dumps(wire.body), environ)
 
 
+class _LenientPlan:
+    """A session's ``plan`` with ``strict_requests`` off (everything else read from the real one)."""
+
+    def __init__(self, plan: Any) -> None:
+        self._plan = plan
+        config = plan.configuration
+        base = config if config is not None else SessionConfig()
+        self.configuration = base.model_copy(update={"strict_requests": False})
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._plan, name)
+
+
 class _WithoutStrictRules:
     """The session as a parser sees it, with ``strict_requests`` off: explains a request that a rule the
     parser itself runs (one that needs the resolved model, ``native_tool_model``) rejected."""
 
     def __init__(self, session: Session) -> None:
         self._session = session
-        config = session.configuration
-        base = config if config is not None else SessionConfig()
-        self.configuration = base.model_copy(update={"strict_requests": False})
+        self.plan = _LenientPlan(session.plan)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._session, name)
@@ -131,7 +142,7 @@ def _parse_wire(
         neutral = neutral.model_copy(update={"in_stream_faults": True})
     if route.strict_rules and call.strict_requests:
         try:
-            check_strict(route.strict_rules, request.body, request.json_object(), session.signatures)
+            check_strict(route.strict_rules, request.body, request.json_object(), session.plan.signatures)
         except StrictRequestRejected as rejected:
             return adapter.namespace, neutral, rejected
     return adapter.namespace, neutral, None
@@ -147,12 +158,14 @@ def explain_match(session: Session, environ: Mapping[str, Any], body: bytes) -> 
         assert parsed.request is not None  # the schema requires one of the two
         provider = parsed.provider_namespace
         try:
-            neutral = neutral_from_explained(parsed.request, provider, session.model_ids(_FALLBACK_MODEL)[0])
+            neutral = neutral_from_explained(
+                parsed.request, provider, session.plan.model_ids(_FALLBACK_MODEL)[0]
+            )
         except ValueError as exc:
             raise _invalid(str(exc), [{"path": "request.tool_choice", "message": str(exc)}]) from None
         if neutral.stream and (provider, neutral.operation) in _IN_STREAM_SURFACES:
             neutral = neutral.model_copy(update={"in_stream_faults": True})
-    credential = parsed.credential if parsed.credential is not None else session.credential_for(provider)
+    credential = parsed.credential if parsed.credential is not None else session.plan.credential_for(provider)
     explanation = session.explain(neutral, Caller(conversation_id, credential))
     if rejected is not None:  # the provider's 400 comes before any selection
         explanation = explanation.model_copy(

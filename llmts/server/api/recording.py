@@ -40,7 +40,7 @@ def recording_payload(session: Session, environ: Mapping[str, Any]) -> tuple[byt
             code="invalid_query",
             details=[{"path": "pacing", "message": "expected true or false"}],
         )
-    exchanges, dropped = session.recorded()
+    exchanges, dropped = session.recorder.recorded()
     config, omitted = recording_configuration(exchanges, pacing=_BOOLEANS[raw])
     _add_replay_config(config, exchanges)
     # Validated here, so what is served is what configure accepts.

@@ -58,9 +58,9 @@ def verify_session(session: Session, environ: Mapping[str, Any], body: bytes) ->
     request = parse_verification(body)
     header = environ.get(CONVERSATION_ENVIRON)
     conversation = conversation_id_from(header) if header is not None else None
-    statuses = session.conversation_status() if request.conversations else ()
+    statuses = session.conversations.status() if request.conversations else ()
     result = verify(
-        session.journal_snapshot(),
+        session.journal.snapshot(),
         request,
         conversation=conversation,
         statuses=statuses,

@@ -67,7 +67,7 @@ class _Pending:
         frames: tuple[bytes, ...] | None,
         first_byte: float,
     ) -> None:
-        if not self.session.recording:
+        if not self.session.recorder.active:
             return
         exchange = Exchange(
             provider=self.neutral.provider,
@@ -80,7 +80,7 @@ class _Pending:
             first_byte_seconds=first_byte - self.started,
             duration_seconds=time.monotonic() - self.started,
         )
-        self.session.keep_exchange(exchange, self.secrets, self.generation)
+        self.session.recorder.keep(exchange, self.secrets, self.generation)
 
 
 @dataclass(slots=True)
@@ -109,9 +109,9 @@ def forward(
     """Send the request upstream (signed again by the adapter's ``sign_upstream`` when it has one: the
     client's credential names llmts's host); a whole answer comes back as a ``Reply``, a stream as
     ``Forwarded``."""
-    config = session.configuration
+    config = session.plan.configuration
     settings = (config.recording if config is not None else None) or _DEFAULT_SETTINGS
-    session.recording_room()  # 507 before anything leaves when the recording is full
+    session.recorder.room()  # 507 before anything leaves when the recording is full
     path = request.path[len(adapter.prefix) :]
     url = upstream_url(upstream, path, str(request.environ.get("QUERY_STRING", "")))
     outgoing = forwarded_headers(request.environ)
@@ -191,7 +191,7 @@ def _relayed(
     response = forwarded.response
     # Chunks are kept only for a recording, and only within what a recorded answer may hold; the journal
     # preview keeps its own first ``preview_bytes`` (the relay itself buffers nothing).
-    recording = session.recording
+    recording = session.recorder.active
     frames: list[bytes] = []
     preview: list[bytes] = []
     preview_room = session.journal.preview_bytes
@@ -218,7 +218,7 @@ def _relayed(
                 ):
                     recording = False  # too large to replay: relayed, not kept
                     frames.clear()
-                    session.drop_exchange()
+                    session.recorder.drop()
         evidence.headers_committed = True
         evidence.terminal_marker_observed = evidence.emitted_frames > 0
         evidence.transport_outcome = "completed"
@@ -235,7 +235,7 @@ def _relayed(
             response.close()
         entry.capture_response(b"".join(preview), None, session.journal.preview_bytes, evidence.emitted_bytes)
         entry.apply_evidence(evidence, False)
-        session.journal_finish(entry)
+        session.journal.finish(entry)
         if metrics is not None:
             metrics.record(entry)
         if completed and recording and frames:

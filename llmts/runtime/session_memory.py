@@ -1,0 +1,65 @@
+"""One session part's share of the process memory budget (``MemoryBudget``, llmts/runtime/memory.py).
+
+Each part that retains what the budget never evicts (stored objects, conversation state, a recording)
+owns one share: it makes room before it grows and charges its new size after every change, so what the
+session has charged is always the sum of its parts' shares.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from llmts.errors import MemoryBudgetExceeded
+from llmts.runtime.memory import MemoryBudget
+
+__all__ = ["MemoryShare", "ShareKind"]
+
+ShareKind = Literal["store", "conversation", "recording"]
+
+
+class MemoryShare:
+    """The bytes one part has charged to the budget for one kind of state (None: no budget, as in unit
+    tests). Not thread-safe: its part calls it under the session lock."""
+
+    __slots__ = ("_budget", "_kind", "charged")
+
+    def __init__(self, budget: MemoryBudget | None, kind: ShareKind) -> None:
+        self._budget = budget
+        self._kind = kind
+        self.charged = 0
+
+    def make_room(self, growth: int, what: str) -> None:
+        """Raise 507 when ``growth`` more bytes cannot fit the process budget even without journals."""
+        budget = self._budget
+        if budget is not None and growth > 0 and not budget.make_room(growth):
+            raise MemoryBudgetExceeded(
+                f"{what} needs {growth} more bytes but the server's memory budget "
+                f"(--max-memory, {budget.max_bytes} bytes) is full of stored objects and conversation "
+                "state; delete or reset sessions"
+            )
+
+    def fits(self, growth: int) -> bool:
+        """Whether ``growth`` more bytes fit (evicting journal entries for them); a refusal is counted."""
+        budget = self._budget
+        return budget is None or budget.make_room(growth)
+
+    def charge(self, retained: int) -> None:
+        """The part now retains ``retained`` bytes: charge the change."""
+        budget = self._budget
+        if budget is None:
+            return
+        delta = retained - self.charged
+        if delta:
+            kind = self._kind
+            if kind == "store":
+                budget.state_changed(delta, 0)
+            elif kind == "conversation":
+                budget.state_changed(0, delta)
+            else:
+                budget.state_changed(0, 0, delta)
+        self.charged = retained
+
+    def detach(self) -> None:
+        """The session was deleted: give everything back and charge nothing more."""
+        self.charge(0)
+        self._budget = None

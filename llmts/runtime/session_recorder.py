@@ -1,0 +1,92 @@
+"""The session part that keeps what a ``record: true`` session recorded (docs/recording.md): the
+``Recorder`` of its configuration (None when not recording), charged to the process memory budget.
+
+Locking: ``room`` and ``active`` read one reference; ``keep``, ``drop`` and ``recorded`` take the session
+lock (``keep`` redacts before taking it: CPU only); the ``*_locked`` methods are the session's, called with
+that lock held.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from llmts.errors import RecordingFull
+from llmts.runtime.memory import MemoryBudget
+from llmts.runtime.recording import Exchange, Recorder
+from llmts.runtime.session_memory import MemoryShare
+
+__all__ = ["SessionRecorder"]
+
+
+class SessionRecorder:
+    """The kept exchanges of the session's current configuration, within ``recording``'s bounds."""
+
+    __slots__ = ("_is_current", "_lock", "_recorder", "_share")
+
+    def __init__(
+        self, lock: threading.Lock, budget: MemoryBudget | None, is_current: Callable[[int], bool]
+    ) -> None:
+        self._lock = lock
+        self._share = MemoryShare(budget, "recording")
+        # The session's generation check: an exchange of a reset or reconfigured session is not kept.
+        self._is_current = is_current
+        self._recorder: Recorder | None = None
+
+    @property
+    def active(self) -> bool:
+        """Whether the session records (``record: true``)."""
+        return self._recorder is not None
+
+    def room(self) -> None:
+        """Raise 507 when the recording already holds ``max_exchanges`` (before anything is forwarded)."""
+        recorder = self._recorder
+        if recorder is not None and recorder.full:
+            raise RecordingFull(
+                f"this session's recording already keeps {recorder.settings.max_exchanges} exchanges "
+                "(recording.max_exchanges); fetch it and reset the session"
+            )
+
+    def keep(self, exchange: Exchange, secrets: tuple[str, ...], generation: int) -> bool:
+        """Keep an answered exchange, redacted (``secrets``: the credential the client presented, and a
+        signer's own key id and token; and the configured patterns). False when it was not kept: no
+        recording, the session moved on (``generation``), or it does not fit ``max_bytes`` or the memory
+        budget (counted as dropped)."""
+        recorder = self._recorder
+        if recorder is None:
+            return False
+        redacted = recorder.redactor.exchange(exchange, secrets)  # outside the lock: CPU only
+        size = redacted.retained_bytes()
+        with self._lock:
+            if self._recorder is not recorder or not self._is_current(generation):
+                return False
+            if not recorder.fits(size) or not self._share.fits(size):
+                recorder.dropped += 1
+                return False
+            recorder.keep(redacted, size)
+            self._share.charge(recorder.retained_bytes)
+            return True
+
+    def drop(self) -> None:
+        """An answered exchange that could not be kept (over the recorded-answer limits): counted."""
+        with self._lock:
+            if self._recorder is not None:
+                self._recorder.dropped += 1
+
+    def recorded(self) -> tuple[list[Exchange], int]:
+        """The kept exchanges in arrival order, and how many were dropped."""
+        with self._lock:
+            recorder = self._recorder
+            return (recorder.exchanges(), recorder.dropped) if recorder is not None else ([], 0)
+
+    def install_locked(self, recorder: Recorder | None) -> None:
+        self._recorder = recorder
+
+    def clear_locked(self) -> None:
+        if self._recorder is not None:
+            self._recorder.clear()
+        self._share.charge(0)
+
+    def retire_locked(self) -> None:
+        self._recorder = None
+        self._share.detach()

@@ -1,5 +1,5 @@
-"""Cohere v2 on the wire (raw HTTP): exact SSE framing, the error envelope and retry headers, Bearer
-credentials, malformed requests, models pages, and the parser's mapping (in memory)."""
+"""Cohere v2 on the wire (raw HTTP through the app in process): exact SSE framing, the error envelope and
+retry headers, Bearer credentials, malformed requests, models pages, and the parser's mapping (in memory)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from llmts import ConfigBuilder, SessionClient
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, ProviderRequest
 from llmts.providers.cohere.parse import parse_chat_request
-from tests.helpers import RawResponse, raw_request
+from tests.helpers import RawResponse
+from tests.support.in_process import send_raw
 
 CHAT = "/cohere/v2/chat"
 MODEL = "command-a-03-2025"
@@ -22,7 +23,7 @@ WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters":
 
 
 def _post(session: SessionClient, body: Any, headers: dict[str, str] | None = None) -> RawResponse:
-    return raw_request(session.provider_base, "POST", CHAT, body, {**AUTH, **(headers or {})})
+    return send_raw(session, "POST", CHAT, body, {**AUTH, **(headers or {})})
 
 
 def _body(**fields: Any) -> dict[str, Any]:
@@ -55,12 +56,12 @@ def _assert_envelope(response: RawResponse, status: int, code: str) -> dict[str,
     return body
 
 
-def test_text_stream_frames_exactly(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_text_stream_frames_exactly(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder().models(MODEL).scenario().text("Hi there", chunks=["Hi", " there"]).build()
     )
 
-    response = _post(llmts_session, _body(stream=True))
+    response = _post(app_session, _body(stream=True))
 
     assert response.status == 200
     events = _sse(response)
@@ -116,8 +117,8 @@ def test_text_stream_frames_exactly(llmts_session: SessionClient) -> None:
     ]
 
 
-def test_tool_stream_frames_exactly(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_tool_stream_frames_exactly(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "models": [MODEL],
             "scenarios": [
@@ -139,7 +140,7 @@ def test_tool_stream_frames_exactly(llmts_session: SessionClient) -> None:
         }
     )
 
-    events = _sse(_post(llmts_session, _body(stream=True, tools=[WEATHER])))
+    events = _sse(_post(app_session, _body(stream=True, tools=[WEATHER])))
 
     assert [name for name, _ in events] == [
         "message-start",
@@ -173,12 +174,12 @@ def test_tool_stream_frames_exactly(llmts_session: SessionClient) -> None:
     assert events[6][1]["delta"]["finish_reason"] == "TOOL_CALL"
 
 
-def test_json_body_shape(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_json_body_shape(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder().models(MODEL).scenario().tool_call("get_weather", {"city": "Oslo"}, id="w").build()
     )
 
-    response = _post(llmts_session, _body(tools=[WEATHER]))
+    response = _post(app_session, _body(tools=[WEATHER]))
 
     assert response.status == 200 and response.headers["content-type"] == "application/json"
     body = response.json()
@@ -198,15 +199,15 @@ def test_json_body_shape(llmts_session: SessionClient) -> None:
     assert set(body["usage"]) == {"billed_units", "tokens", "cached_tokens"}
 
 
-def test_stream_false_and_absent_answer_json(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_stream_false_and_absent_answer_json(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder().models(MODEL).scenario(terminal_policy="repeat_last_response").text("ok").build()
     )
 
-    assert _post(llmts_session, _body(stream=False)).json()["message"]["content"] == [
+    assert _post(app_session, _body(stream=False)).json()["message"]["content"] == [
         {"type": "text", "text": "ok"}
     ]
-    assert _post(llmts_session, _body()).json()["finish_reason"] == "COMPLETE"
+    assert _post(app_session, _body()).json()["finish_reason"] == "COMPLETE"
 
 
 @pytest.mark.parametrize(
@@ -233,20 +234,18 @@ def test_stream_false_and_absent_answer_json(llmts_session: SessionClient) -> No
         ({"model": MODEL, "messages": HI, "documents": [7]}, "documents[0]"),
     ],
 )
-def test_bad_requests_get_cohere_400(llmts_session: SessionClient, body: Any, needle: str) -> None:
-    llmts_session.configure(ConfigBuilder().models(MODEL).scenario().text("unused").build())
+def test_bad_requests_get_cohere_400(app_session: SessionClient, body: Any, needle: str) -> None:
+    app_session.configure(ConfigBuilder().models(MODEL).scenario().text("unused").build())
 
     code = "invalid_json" if isinstance(body, bytes) else "invalid_request"
-    envelope = _assert_envelope(_post(llmts_session, body), 400, code)
+    envelope = _assert_envelope(_post(app_session, body), 400, code)
 
     assert needle in envelope["message"]
-    assert (
-        _post(llmts_session, _body()).json()["message"]["content"][0]["text"] == "unused"
-    )  # nothing consumed
+    assert _post(app_session, _body()).json()["message"]["content"][0]["text"] == "unused"  # nothing consumed
 
 
-def test_scripted_retry_after_is_sent_in_both_headers(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_scripted_retry_after_is_sent_in_both_headers(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder()
         .models(MODEL)
         .scenario()
@@ -254,24 +253,24 @@ def test_scripted_retry_after_is_sent_in_both_headers(llmts_session: SessionClie
         .build()
     )
 
-    response = _post(llmts_session, _body())
+    response = _post(app_session, _body())
 
     assert _assert_envelope(response, 429, "rate_limited")["message"] == "Slow down"
     assert (response.headers["retry-after"], response.headers["retry-after-ms"]) == ("2", "2000")
 
 
-def test_llmts_diagnostics_ask_for_a_one_millisecond_retry(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().models(MODEL).scenario().text("once").build())
-    _post(llmts_session, _body())
+def test_llmts_diagnostics_ask_for_a_one_millisecond_retry(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().models(MODEL).scenario().text("once").build())
+    _post(app_session, _body())
 
-    response = _post(llmts_session, _body())
+    response = _post(app_session, _body())
 
     _assert_envelope(response, 409, "llm_test_server_scenario_exhausted")
     assert response.headers["retry-after-ms"] == "1" and "retry-after" not in response.headers
 
 
-def test_bearer_credential_and_unknown_session(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_bearer_credential_and_unknown_session(app_session: SessionClient) -> None:
+    app_session.configure(
         ConfigBuilder()
         .models(MODEL)
         .credentials(cohere="co-key")
@@ -280,29 +279,27 @@ def test_bearer_credential_and_unknown_session(llmts_session: SessionClient) -> 
         .build()
     )
 
-    assert _post(llmts_session, _body()).status == 200
-    _assert_envelope(_post(llmts_session, _body(), {"Authorization": "Bearer wrong"}), 401, "invalid_api_key")
-    _assert_envelope(_post(llmts_session, _body(), {"Authorization": "co-key"}), 401, "invalid_api_key")
-    base = llmts_session.provider_base.rsplit("/sessions/", 1)[0]
-    missing = raw_request(f"{base}/sessions/ses_{'0' * 32}", "POST", CHAT, _body(), AUTH)
+    assert _post(app_session, _body()).status == 200
+    _assert_envelope(_post(app_session, _body(), {"Authorization": "Bearer wrong"}), 401, "invalid_api_key")
+    _assert_envelope(_post(app_session, _body(), {"Authorization": "co-key"}), 401, "invalid_api_key")
+    missing = _post(app_session.server.session(f"ses_{'0' * 32}"), _body())
     _assert_envelope(missing, 404, "llm_test_server_session_not_found")
 
 
-def test_models_routes(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().models(MODEL, "command-r7b", "c4ai-aya").build())
-    base = llmts_session.provider_base
-
-    page = raw_request(base, "GET", "/cohere/v1/models?page_size=2", headers=AUTH).json()
-    rest = raw_request(base, "GET", "/cohere/v1/models?page_size=2&page_token=2", headers=AUTH).json()
-    embed = raw_request(base, "GET", "/cohere/v1/models?endpoint=embed", headers=AUTH).json()
-    one = raw_request(base, "GET", f"/cohere/v1/models/{MODEL}", headers=AUTH)
+def test_models_routes(app_session: SessionClient) -> None:
+    app_session.configure(ConfigBuilder().models(MODEL, "command-r7b", "c4ai-aya").build())
+    page = send_raw(app_session, "GET", "/cohere/v1/models?page_size=2", None, AUTH).json()
+    rest = send_raw(app_session, "GET", "/cohere/v1/models?page_size=2&page_token=2", None, AUTH).json()
+    embed = send_raw(app_session, "GET", "/cohere/v1/models?endpoint=embed", None, AUTH).json()
+    one = send_raw(app_session, "GET", f"/cohere/v1/models/{MODEL}", None, AUTH)
 
     assert [m["name"] for m in page["models"]] == [MODEL, "command-r7b"] and page["next_page_token"] == "2"
     assert [m["name"] for m in rest["models"]] == ["c4ai-aya"] and rest["next_page_token"] is None
     assert embed == {"models": [], "next_page_token": None}
     assert one.status == 200 and one.json()["name"] == MODEL
-    _assert_envelope(raw_request(base, "GET", "/cohere/v1/models/nope", headers=AUTH), 404, "model_not_found")
-    bad = raw_request(base, "GET", "/cohere/v1/models?page_size=0", headers=AUTH)
+    missing = send_raw(app_session, "GET", "/cohere/v1/models/nope", None, AUTH)
+    _assert_envelope(missing, 404, "model_not_found")
+    bad = send_raw(app_session, "GET", "/cohere/v1/models?page_size=0", None, AUTH)
     _assert_envelope(bad, 400, "invalid_request")
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from llmts import ConfigBuilder, SessionClient
 from tests.helpers import RawResponse, raw_request
+from tests.support.configure import built
 from tests.support.envelopes import assert_anthropic_error
 from tests.support.in_process import send_raw
 from tests.support.sse import typed_events
@@ -31,8 +32,7 @@ def _body(**fields: Any) -> dict[str, Any]:
     return {"model": MODEL, "max_tokens": 64, "messages": HI, **fields}
 
 
-def _configure(session: SessionClient, builder: ConfigBuilder) -> None:
-    session.configure(builder.build())
+_configure = built
 
 
 def _sse(response: RawResponse) -> list[tuple[str, dict[str, Any]]]:

@@ -4,12 +4,14 @@ validation: ``openai.AzureOpenAI`` (deployment routes, ``api-key`` auth) and ``o
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import openai
 import pytest
 
 from llmts import SessionClient
+from tests.support.configure import script
 from tests.support.in_process import sdk_transport
 
 pytestmark = pytest.mark.sdk
@@ -19,16 +21,12 @@ KEY = "azure-key-123"
 USER_HI = [{"role": "user", "content": "Hi"}]
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any], **extra: Any) -> None:
-    session.configure(
-        {
-            "models": [MODEL, "gpt-4o"],
-            "provider_credentials": {"azure-openai": KEY},
-            "azure_deployments": {"my-deploy": MODEL, "big": "gpt-4o"},
-            "scenarios": [{"responses": list(responses)}],
-            **extra,
-        }
-    )
+_configure = partial(
+    script,
+    models=[MODEL, "gpt-4o"],
+    provider_credentials={"azure-openai": KEY},
+    azure_deployments={"my-deploy": MODEL, "big": "gpt-4o"},
+)
 
 
 def _azure(session: SessionClient, **kwargs: Any) -> Any:

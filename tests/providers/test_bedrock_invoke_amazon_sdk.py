@@ -5,6 +5,7 @@ against a real gunicorn+gevent server: Amazon Nova (``messages-v1``) and Amazon 
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import anthropic
@@ -12,6 +13,7 @@ import botocore.config
 import pytest
 
 from llmts import ConfigBuilder, SessionClient
+from tests.support.configure import script
 
 pytestmark = pytest.mark.sdk
 
@@ -27,8 +29,7 @@ WEATHER = {
 }
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any], **fields: Any) -> None:
-    session.configure({"models": [NOVA, TITAN], "scenarios": [{"responses": list(responses), **fields}]})
+_configure = partial(script, models=[NOVA, TITAN])
 
 
 def _boto(session: SessionClient) -> Any:

@@ -5,6 +5,7 @@ by the SDK) against a real gunicorn+gevent server."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import anthropic
@@ -12,6 +13,7 @@ import botocore.config
 import pytest
 
 from llmts import SessionClient
+from tests.support.configure import script
 
 pytestmark = pytest.mark.sdk
 
@@ -23,8 +25,7 @@ WEATHER = {
 }
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any], **fields: Any) -> None:
-    session.configure({"models": [MODEL], "scenarios": [{"responses": list(responses), **fields}]})
+_configure = partial(script, models=[MODEL])
 
 
 def _boto(session: SessionClient) -> Any:
@@ -104,7 +105,9 @@ def test_invoke_stream_scripted_throttle(llmts_session: SessionClient) -> None:
 
 def test_anthropic_bedrock_text_and_stream(llmts_session: SessionClient, claude: Any) -> None:
     _configure(
-        llmts_session, {"text": "One two", "chunks": ["One", " two"]}, terminal_policy="repeat_last_response"
+        llmts_session,
+        {"text": "One two", "chunks": ["One", " two"]},
+        scenario={"terminal_policy": "repeat_last_response"},
     )
 
     message = claude.messages.create(model=MODEL, max_tokens=64, messages=HI)

@@ -9,6 +9,7 @@ response mode); ``tests/providers/test_bedrock_wire.py`` checks what it hides (h
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import botocore.config
@@ -16,6 +17,7 @@ import botocore.exceptions
 import pytest
 
 from llmts import SessionClient
+from tests.support.configure import script
 
 pytestmark = pytest.mark.sdk
 
@@ -43,8 +45,7 @@ def client(llmts_session: SessionClient) -> Any:
     return _client(llmts_session)
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any], **fields: Any) -> None:
-    session.configure({"models": [MODEL], "scenarios": [{"id": "s", "responses": list(responses), **fields}]})
+_configure = partial(script, models=[MODEL], scenario={"id": "s"})
 
 
 def _converse(client: Any, **kwargs: Any) -> Any:
@@ -187,7 +188,7 @@ def test_structured_output(llmts_session: SessionClient, client: Any) -> None:
 
 
 def test_cache_points_write_then_read(llmts_session: SessionClient, client: Any) -> None:
-    _configure(llmts_session, {"text": "ok"}, terminal_policy="repeat_last_response")
+    _configure(llmts_session, {"text": "ok"}, scenario={"id": "s", "terminal_policy": "repeat_last_response"})
     system = [{"text": LONG_SYSTEM}, {"cachePoint": {"type": "default"}}]
 
     first = _converse(client, system=system)["usage"]
@@ -263,7 +264,7 @@ def test_botocore_retries_throttling_then_succeeds(llmts_session: SessionClient)
 
 def test_botocore_gives_up_after_max_attempts(llmts_session: SessionClient) -> None:
     throttle = {"error": {"status": 429, "code": "throttled", "message": "Too many requests"}}
-    _configure(llmts_session, throttle, terminal_policy="repeat_last_response")
+    _configure(llmts_session, throttle, scenario={"id": "s", "terminal_policy": "repeat_last_response"})
     client = _client(llmts_session, mode="standard", total_max_attempts=2)
 
     with pytest.raises(client.exceptions.ThrottlingException) as raised:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import struct
 from binascii import crc32
+from functools import partial
 from typing import Any
 from urllib.parse import quote
 
@@ -23,6 +24,7 @@ from llmts.providers.bedrock.eventstream import (
 )
 from llmts.providers.bedrock.stream import MALFORMED_EVENT
 from tests.helpers import raw_request
+from tests.support.configure import script
 
 MODEL = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
 CONVERSE = f"/bedrock/model/{quote(MODEL, safe='')}/converse"
@@ -95,8 +97,7 @@ def test_exception_message_headers() -> None:
 # --- raw HTTP --------------------------------------------------------------------------------------
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any], **extra: Any) -> None:
-    session.configure({"models": [MODEL], "scenarios": [{"responses": list(responses)}], **extra})
+_configure = partial(script, models=[MODEL])
 
 
 def test_converse_stream_frames_have_valid_crcs(llmts_session: SessionClient) -> None:

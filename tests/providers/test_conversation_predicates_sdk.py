@@ -24,8 +24,8 @@ QUESTION = "Weather in Paris?"
 PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}}}
 
 
-def _configure(session: SessionClient) -> None:
-    config = (
+FORECAST = {
+    **(
         ConfigBuilder()
         .models(MODEL)
         .conversation("forecast")
@@ -35,8 +35,9 @@ def _configure(session: SessionClient) -> None:
         .text("Sunny")
         .complete()
         .config.to_dict()
-    )
-    session.configure({**config, "azure_deployments": {"forecaster": MODEL}})
+    ),
+    "azure_deployments": {"forecaster": MODEL},
+}
 
 
 def _chat(session: SessionClient, conversation: str, matching: bool) -> str:
@@ -126,7 +127,7 @@ SURFACES: dict[str, tuple[Callable[[SessionClient, str, bool], str], type[Except
 @pytest.mark.parametrize("surface", list(SURFACES))
 def test_system_tool_and_pattern_predicates(app_session: SessionClient, surface: str) -> None:
     send, conflict = SURFACES[surface]
-    _configure(app_session)
+    app_session.configure(FORECAST)
 
     assert send(app_session, "match", True) == "Sunny"
     (state,) = app_session.conversations("match")
@@ -141,7 +142,7 @@ def test_system_tool_and_pattern_predicates(app_session: SessionClient, surface:
 
 
 def test_explain_sees_the_system_field_and_declared_tools(app_session: SessionClient) -> None:
-    _configure(app_session)
+    app_session.configure(FORECAST)
     messages = [{"role": "user", "text": QUESTION}]
     bare = app_session.explain({"messages": messages}, "anthropic")
     assert bare["candidates"][0]["steps"][0]["failed"] == ["declares_tool", "system_contains"]

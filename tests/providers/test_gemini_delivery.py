@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 import pytest
@@ -10,26 +11,14 @@ from google.genai import types
 
 from llmts import SessionClient
 from tests.helpers import transport_errors
+from tests.support.configure import delivery
 
 pytestmark = pytest.mark.sdk
 
 MODEL = "gemini-2.5-flash"
 
 
-def _configure(session: SessionClient, plan: dict[str, Any]) -> None:
-    session.configure(
-        {
-            "models": [MODEL],
-            "scenarios": [
-                {
-                    "responses": [
-                        {"text": "First second.", "chunks": ["First ", "second."], "stream_delivery": plan},
-                        {"text": "Next."},
-                    ]
-                }
-            ],
-        }
-    )
+_configure = partial(delivery, models=[MODEL], then="Next.")
 
 
 def _entry(session: SessionClient) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -11,6 +12,7 @@ import pytest
 
 from llmts import ConfigBuilder, SessionClient
 from tests.helpers import RawResponse, raw_request
+from tests.support.configure import built
 from tests.support.envelopes import assert_google_error
 from tests.support.in_process import send_raw
 from tests.support.sse import sse_events
@@ -30,8 +32,7 @@ def _generate(method: str = "generateContent", version: str = "v1beta", query: s
     return f"/gemini/{version}/models/{MODEL}:{method}{query}"
 
 
-def _configure(session: SessionClient, builder: Any) -> None:
-    session.configure(builder.config.models(MODEL).build())
+_configure = partial(built, models=[MODEL])
 
 
 def test_sse_stream_has_only_data_lines_each_followed_by_a_blank_line(app_session: SessionClient) -> None:

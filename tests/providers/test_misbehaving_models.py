@@ -14,6 +14,7 @@ import pytest
 from google.genai import types
 
 from llmts import SessionClient
+from tests.support.configure import script
 from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
@@ -37,16 +38,15 @@ RESPONSES_TOOL = {
 ANTHROPIC_TOOL = {"name": "get_weather", "input_schema": CHAT_TOOL["function"]["parameters"]}
 
 
-def _configure(session: SessionClient, raw: str, chunks: list[str] | None = None) -> None:
+def _tool_call(raw: str, chunks: list[str] | None = None) -> dict[str, Any]:
+    """A response whose one tool call has ``raw`` arguments (streamed in ``chunks`` when given)."""
     call: dict[str, Any] = {"id": "call_1", "name": "get_weather", "raw_arguments": raw}
     if chunks is not None:
         call["arguments_chunks"] = chunks
-    session.configure(
-        {
-            "models": MODELS,
-            "scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"tool_calls": [call]}]}],
-        }
-    )
+    return {"tool_calls": [call]}
+
+
+_REPEAT = {"terminal_policy": "repeat_last_response"}
 
 
 def _openai(session: SessionClient) -> Any:
@@ -87,7 +87,7 @@ def test_raw_arguments_schema_rules(app_session: SessionClient) -> None:
 def test_openai_chat_gives_the_raw_string_json_streamed_and_through_the_stream_helper(
     app_session: SessionClient, raw: str
 ) -> None:
-    _configure(app_session, raw)
+    script(app_session, _tool_call(raw), models=MODELS, scenario=_REPEAT)
     client = _openai(app_session)
 
     message = (
@@ -113,7 +113,7 @@ def test_openai_chat_gives_the_raw_string_json_streamed_and_through_the_stream_h
 def test_openai_responses_gives_the_raw_string_json_and_through_the_stream_helper(
     app_session: SessionClient, raw: str
 ) -> None:
-    _configure(app_session, raw)
+    script(app_session, _tool_call(raw), models=MODELS, scenario=_REPEAT)
     client = _openai(app_session)
 
     response = client.responses.create(model="gpt-test", input="Hi", tools=[RESPONSES_TOOL])
@@ -127,7 +127,7 @@ def test_openai_responses_gives_the_raw_string_json_and_through_the_stream_helpe
 
 
 def test_azure_chat_gives_the_raw_string(app_session: SessionClient) -> None:
-    _configure(app_session, GARBAGE)
+    script(app_session, _tool_call(GARBAGE), models=MODELS, scenario=_REPEAT)
     app_session.configure({**app_session.configuration(), "azure_deployments": {"gpt-test": "gpt-test"}})
     client = app_session.azure_openai_client(_strict_response_validation=True, max_retries=0)
     message = (
@@ -137,7 +137,7 @@ def test_azure_chat_gives_the_raw_string(app_session: SessionClient) -> None:
 
 
 def test_anthropic_stream_carries_the_raw_text_as_partial_json(app_session: SessionClient) -> None:
-    _configure(app_session, TRUNCATED, ['{"city": ', '"Par'])
+    script(app_session, _tool_call(TRUNCATED, ['{"city": ', '"Par']), models=MODELS, scenario=_REPEAT)
     client = app_session.anthropic_client(_strict_response_validation=True, max_retries=0)
 
     events = client.messages.create(
@@ -158,11 +158,11 @@ def test_anthropic_stream_helper_parses_partially_or_raises(app_session: Session
         "tools": [ANTHROPIC_TOOL],
     }
 
-    _configure(app_session, TRUNCATED)
+    script(app_session, _tool_call(TRUNCATED), models=MODELS, scenario=_REPEAT)
     with client.messages.stream(**kwargs) as stream:
         assert stream.get_final_message().content[0].input == {}
 
-    _configure(app_session, GARBAGE)
+    script(app_session, _tool_call(GARBAGE), models=MODELS, scenario=_REPEAT)
     # anthropic 0.77 (the floor tox's floor-anthropic installs) lets jiter's own ValueError through; newer
     # releases wrap it in their own message.
     with (
@@ -175,7 +175,7 @@ def test_anthropic_stream_helper_parses_partially_or_raises(app_session: Session
 def test_anthropic_json_body_carries_non_json_text_as_a_string_input(app_session: SessionClient) -> None:
     """A JSON body cannot carry invalid JSON: llmts sends the text as a JSON string in ``input``. The SDK
     without strict validation hands it over as ``str``; with strict validation it refuses the body."""
-    _configure(app_session, GARBAGE)
+    script(app_session, _tool_call(GARBAGE), models=MODELS, scenario=_REPEAT)
     kwargs: dict[str, Any] = {
         "model": "claude-test-1",
         "max_tokens": 64,
@@ -195,7 +195,7 @@ def test_anthropic_json_body_carries_non_json_text_as_a_string_input(app_session
 def test_gemini_wraps_text_that_is_not_an_object(app_session: SessionClient, raw: str) -> None:
     """Gemini's ``args`` is a protobuf Struct (always an object): the raw text arrives as ``{"value": raw}``,
     JSON and streamed."""
-    _configure(app_session, raw)
+    script(app_session, _tool_call(raw), models=MODELS, scenario=_REPEAT)
     client = app_session.gemini_client()
 
     answer = client.models.generate_content(model="gemini-test", contents="Hi", config=_gemini_config())
@@ -211,7 +211,7 @@ def test_gemini_wraps_text_that_is_not_an_object(app_session: SessionClient, raw
 
 
 def test_raw_frames_carry_the_text_verbatim(app_session: SessionClient) -> None:
-    _configure(app_session, TRUNCATED, ['{"city": ', '"Par'])
+    script(app_session, _tool_call(TRUNCATED, ['{"city": ', '"Par']), models=MODELS, scenario=_REPEAT)
     auth = {"Authorization": "Bearer " + app_session.credential("openai")}
 
     chat = send_raw(

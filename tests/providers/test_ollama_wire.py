@@ -5,12 +5,13 @@ and a broken line as ``malformed_frame`` sends it."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from functools import partial
 
 import pytest
 
 from llmts import SessionClient
 from llmts.providers.ollama.render import MALFORMED_LINE
+from tests.support.configure import script
 from tests.support.in_process import send_raw
 
 MODEL = "llama3.2:3b"
@@ -18,10 +19,7 @@ HI = [{"role": "user", "content": "Hi"}]
 FIXED = {"seed": "wire", "fixed_utc": "2026-01-01T00:00:00Z"}
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any], **extra: Any) -> None:
-    session.configure(
-        {"models": [MODEL], "scenarios": [{"responses": list(responses)}], "determinism": FIXED, **extra}
-    )
+_configure = partial(script, models=[MODEL], determinism=FIXED)
 
 
 def _lines(body: bytes) -> list[bytes]:

@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
 
 from llmts import SessionClient
+from tests.support.configure import script
 
 pytestmark = pytest.mark.sdk
 
@@ -28,8 +30,7 @@ def client(app_session: SessionClient) -> Any:
     return app_session.anthropic_client(_strict_response_validation=True, max_retries=0)
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
-    session.configure({"models": [MODEL], "scenarios": [{"model": MODEL, "responses": list(responses)}]})
+_configure = partial(script, models=[MODEL], scenario={"model": MODEL})
 
 
 def _create(client: Any, **kwargs: Any) -> Any:

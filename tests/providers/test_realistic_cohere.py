@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from tests.providers.cohere_helpers import HI, MODEL, WEATHER
 from tests.providers.cohere_helpers import chat as _chat
 from tests.providers.cohere_helpers import entries as _entries
 from tests.providers.cohere_helpers import stream as _stream
+from tests.support.configure import script
 from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
@@ -36,8 +38,7 @@ def live_client(llmts_session: SessionClient) -> Any:
     return llmts_session.cohere_client(max_retries=0)
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any], **fields: Any) -> None:
-    session.configure({"models": [MODEL], "scenarios": [{"responses": list(responses)}], **fields})
+_configure = partial(script, models=[MODEL])
 
 
 def test_reasoning_is_a_thinking_block_before_the_text(app_session: SessionClient, client: Any) -> None:

@@ -6,12 +6,14 @@ in a chat (docs/realistic-answers.md)."""
 from __future__ import annotations
 
 import base64
+from functools import partial
 from typing import Any
 
 import pytest
 from google.genai import types
 
 from llmts import SessionClient
+from tests.support.configure import script
 
 pytestmark = pytest.mark.sdk
 
@@ -36,8 +38,7 @@ def gemini(app_session: SessionClient) -> Any:
     return app_session.gemini_client()
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
-    session.configure({"models": [MODEL], "scenarios": [{"model": MODEL, "responses": list(responses)}]})
+_configure = partial(script, models=[MODEL], scenario={"model": MODEL})
 
 
 def test_thought_text_and_call(app_session: SessionClient, gemini: Any) -> None:

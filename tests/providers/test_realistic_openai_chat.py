@@ -4,6 +4,7 @@ refusals, JSON and streamed, and the SDK's ``parse()`` / ``stream()`` helpers (d
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import openai
@@ -12,6 +13,7 @@ import pytest
 
 from llmts import SessionClient
 from tests.helpers import USER_HI, WEATHER_TOOL
+from tests.support.configure import script
 
 pytestmark = pytest.mark.sdk
 
@@ -23,8 +25,7 @@ class Answer(pydantic.BaseModel):
     answer: int
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
-    session.configure({"models": [MODEL], "scenarios": [{"model": MODEL, "responses": list(responses)}]})
+_configure = partial(script, models=[MODEL], scenario={"model": MODEL})
 
 
 def _create(client: Any, **kwargs: Any) -> Any:

@@ -5,12 +5,14 @@ reasoning items (summaries, raw text, ``encrypted_content`` when ``include`` ask
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pydantic
 import pytest
 
 from llmts import SessionClient
+from tests.support.configure import script
 
 pytestmark = pytest.mark.sdk
 
@@ -29,8 +31,7 @@ class Answer(pydantic.BaseModel):
     answer: int
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
-    session.configure({"models": [MODEL], "scenarios": [{"model": MODEL, "responses": list(responses)}]})
+_configure = partial(script, models=[MODEL], scenario={"model": MODEL})
 
 
 def test_reasoning_then_text_then_call(app_session: SessionClient, app_openai: Any) -> None:

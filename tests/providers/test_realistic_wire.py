@@ -5,10 +5,12 @@ answer with reasoning, text and a tool call, streamed, exactly as each provider 
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 from llmts import SessionClient
 from tests.helpers import USER_HI, WEATHER_TOOL
+from tests.support.configure import script
 from tests.support.in_process import send_raw
 
 MODEL = "any-model"
@@ -21,8 +23,7 @@ MIXED = {
 }
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
-    session.configure({"models": [MODEL], "scenarios": [{"responses": list(responses)}]})
+_configure = partial(script, models=[MODEL])
 
 
 def _sse_events(body: bytes) -> list[tuple[str | None, dict[str, Any]]]:

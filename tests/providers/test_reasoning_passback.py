@@ -6,6 +6,7 @@ signature is keyed by the session's determinism seed."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import anthropic
@@ -17,6 +18,7 @@ from google.genai import errors as genai_errors
 from google.genai import types
 
 from llmts import SessionClient
+from tests.support.configure import script
 
 pytestmark = pytest.mark.sdk
 
@@ -29,16 +31,9 @@ THINKING = {"type": "enabled", "budget_tokens": 1024}
 TOOLS: Any = [{"name": "get_weather", "input_schema": {"type": "object"}}]
 
 
-def _configure(
-    session: SessionClient, first: dict[str, Any], *, seed: str = "passback", answers: int = 4
-) -> None:
-    session.configure(
-        {
-            "models": [CLAUDE, BEDROCK, GEMINI],
-            "determinism": {"seed": seed},
-            "scenarios": [{"responses": [first] + [{"text": "Sunny."}] * answers}],
-        }
-    )
+# The first answer, then plain ones for the loop's later turns.
+SUNNY = [{"text": "Sunny."}] * 4
+_configure = partial(script, models=[CLAUDE, BEDROCK, GEMINI], determinism={"seed": "passback"})
 
 
 def _loop(first: Any) -> list[dict[str, Any]]:
@@ -58,7 +53,7 @@ def _claude(client: Any, messages: list[dict[str, Any]]) -> Any:
 def test_anthropic_blocks_issued_by_llmts_pass_back_and_changed_ones_are_refused(
     app_session: SessionClient,
 ) -> None:
-    _configure(app_session, {"reasoning": {"text": THOUGHT}, "tool_calls": [CALL]})  # llmts signs it
+    _configure(app_session, {"reasoning": {"text": THOUGHT}, "tool_calls": [CALL]}, *SUNNY)  # llmts signs it
     client = app_session.anthropic_client(_strict_response_validation=True, max_retries=0)
     with client.messages.stream(
         model=CLAUDE, max_tokens=2048, thinking=THINKING, tools=TOOLS, messages=_loop("x")[:1]
@@ -78,7 +73,7 @@ def test_anthropic_blocks_issued_by_llmts_pass_back_and_changed_ones_are_refused
     assert _claude(client, _loop(first.content)).content[0].text == "Sunny."  # nothing was consumed
 
     # Another seed signs differently: the same block is now somebody else's.
-    _configure(app_session, {"text": "unused"}, seed="another")
+    _configure(app_session, {"text": "unused"}, *SUNNY, determinism={"seed": "another"})
     with pytest.raises(anthropic.BadRequestError):
         _claude(client, _loop(first.content))
 
@@ -86,7 +81,7 @@ def test_anthropic_blocks_issued_by_llmts_pass_back_and_changed_ones_are_refused
 def test_anthropic_redacted_thinking_passes_back_and_forged_data_is_refused(
     app_session: SessionClient,
 ) -> None:
-    _configure(app_session, {"reasoning": {"text": "secret", "redacted": True}, "tool_calls": [CALL]})
+    _configure(app_session, {"reasoning": {"text": "secret", "redacted": True}, "tool_calls": [CALL]}, *SUNNY)
     client = app_session.anthropic_client(_strict_response_validation=True, max_retries=0)
     first = _claude(client, _loop("x")[:1])
     assert first.content[0].type == "redacted_thinking"
@@ -99,7 +94,7 @@ def test_anthropic_redacted_thinking_passes_back_and_forged_data_is_refused(
 
 
 def test_anthropic_on_bedrock_invoke_verifies_the_blocks_too(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"reasoning": {"text": THOUGHT}, "tool_calls": [CALL]})
+    _configure(llmts_session, {"reasoning": {"text": THOUGHT}, "tool_calls": [CALL]}, *SUNNY)
     client = llmts_session.anthropic_bedrock_client(_strict_response_validation=True, max_retries=0)
     settings: Any = {"model": BEDROCK, "max_tokens": 2048, "thinking": THINKING, "tools": TOOLS}
     first = client.messages.create(messages=_loop("x")[:1], **settings)
@@ -158,7 +153,7 @@ def test_gemini_thought_signature_passes_back_unchanged_and_a_corrupted_one_is_r
     app_session: SessionClient,
 ) -> None:
     call = {"name": "get_weather", "arguments": {"city": "Paris"}}
-    _configure(app_session, {"reasoning": {"text": THOUGHT}, "tool_calls": [call]})
+    _configure(app_session, {"reasoning": {"text": THOUGHT}, "tool_calls": [call]}, *SUNNY)
     client = app_session.gemini_client()
     config = types.GenerateContentConfig(
         thinking_config=types.ThinkingConfig(include_thoughts=True),

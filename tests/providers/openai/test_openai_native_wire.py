@@ -11,7 +11,7 @@ import pytest
 
 from llmts import SessionClient
 from tests.helpers import RawResponse
-from tests.providers.native_fixtures import (
+from tests.providers.openai.native_fixtures import (
     CODE_ITEMS,
     CODE_MODEL,
     CODE_TOOL,

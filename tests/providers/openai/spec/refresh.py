@@ -1,9 +1,9 @@
 """Regenerate ``data/openapi.json``, the trimmed copy of OpenAI's published OpenAPI specification that
-``tests/providers/openai_spec/`` validates llmts's answers against (data/README.md says what is kept).
+``tests/providers/openai/spec/`` validates llmts's answers against (data/README.md says what is kept).
 
 One command (docs/contributing.md, "The OpenAI spec check")::
 
-    python -m tests.providers.openai_spec.refresh --ref <commit of openai/openai-openapi>
+    python -m tests.providers.openai.spec.refresh --ref <commit of openai/openai-openapi>
 
 downloads ``openapi.yaml`` of that commit (``--ref main`` for the newest; name the commit for the record)
 and writes the operations llmts implements, every component schema they reach, and a ``x-llmts-source``

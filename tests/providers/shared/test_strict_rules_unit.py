@@ -278,7 +278,7 @@ def test_every_rule_names_a_source_and_has_a_unique_name_per_table() -> None:
 def test_docs_table_lists_every_rule() -> None:
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[2] / "docs" / "realistic-answers.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[3] / "docs" / "realistic-answers.md").read_text(encoding="utf-8")
     for table in (CHAT_RULES, RESPONSES_RULES, MESSAGES_RULES, GENERATE_RULES, CONVERSE_RULES, COHERE_RULES):
         for rule in table:
             assert f"`{rule.name}`" in text, rule.name

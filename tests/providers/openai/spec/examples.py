@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmts import SessionClient
-from tests.providers.openai_spec.cases import CHAT_MODEL, PNG, UPLOAD
-from tests.providers.openai_spec.spec import load_spec
-from tests.providers.openai_spec.wire import FormField, request
+from tests.providers.openai.spec.cases import CHAT_MODEL, PNG, UPLOAD
+from tests.providers.openai.spec.spec import load_spec
+from tests.providers.openai.spec.wire import FormField, request
 
 __all__ = ["EXAMPLES", "Example", "example_request"]
 

@@ -1,8 +1,8 @@
 """Cohere v2 chat through the official ``cohere`` SDK (``ClientV2``) against a real gunicorn+gevent server.
 
 The SDK has no strict response validation (it builds its models leniently, and skips stream events it
-cannot parse), so these tests assert every field the SDK exposes, and tests/providers/test_cohere_wire.py
-asserts the bytes."""
+cannot parse), so these tests assert every field the SDK exposes, and
+tests/providers/cohere/test_cohere_wire.py asserts the bytes."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import cohere
 import pytest
 
 from llmts import ConfigBuilder, SessionClient
-from tests.providers.cohere_helpers import HI, MODEL, TIME, WEATHER
-from tests.providers.cohere_helpers import builder as _builder
-from tests.providers.cohere_helpers import chat as _chat
-from tests.providers.cohere_helpers import entries as _entries
-from tests.providers.cohere_helpers import stream as _stream
+from tests.providers.cohere.cohere_helpers import HI, MODEL, TIME, WEATHER
+from tests.providers.cohere.cohere_helpers import builder as _builder
+from tests.providers.cohere.cohere_helpers import chat as _chat
+from tests.providers.cohere.cohere_helpers import entries as _entries
+from tests.providers.cohere.cohere_helpers import stream as _stream
 
 pytestmark = pytest.mark.sdk
 

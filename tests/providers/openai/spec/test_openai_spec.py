@@ -4,7 +4,7 @@
 
 Raw HTTP against the run's real server (the ``llmts_session`` fixture), so what is validated is the bytes
 llmts sent. The spec is parsed once per process and each schema's validator built once
-(``tests/providers/openai_spec/spec.py``)."""
+(``tests/providers/openai/spec/spec.py``)."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ from jsonschema import Draft202012Validator
 
 from llmts import SessionClient
 from llmts.providers.openai.adapter import OPENAI
-from tests.providers.openai_spec import refresh
-from tests.providers.openai_spec.cases import CASES, CHAT_MODEL, Case
-from tests.providers.openai_spec.check import answer_failures, error_failures
-from tests.providers.openai_spec.examples import EXAMPLES, Example, example_request
-from tests.providers.openai_spec.spec import OpenAISpec, load_spec
-from tests.providers.openai_spec.wire import Answer, request
+from tests.providers.openai.spec import refresh
+from tests.providers.openai.spec.cases import CASES, CHAT_MODEL, Case
+from tests.providers.openai.spec.check import answer_failures, error_failures
+from tests.providers.openai.spec.examples import EXAMPLES, Example, example_request
+from tests.providers.openai.spec.spec import OpenAISpec, load_spec
+from tests.providers.openai.spec.wire import Answer, request
 
 
 @pytest.fixture(scope="session")

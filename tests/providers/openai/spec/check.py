@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.providers.openai_spec.spec import OpenAISpec
-from tests.providers.openai_spec.wire import Answer, sse_events
+from tests.providers.openai.spec.spec import OpenAISpec
+from tests.providers.openai.spec.wire import Answer, sse_events
 
 __all__ = ["Operation", "answer_failures", "error_failures"]
 

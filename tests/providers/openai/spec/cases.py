@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmts.runtime.media.png import generated_png
-from tests.providers.native_fixtures import (
+from tests.providers.openai.native_fixtures import (
     CODE_ITEMS,
     CODE_MODEL,
     CODE_TOOL,
@@ -21,7 +21,7 @@ from tests.providers.native_fixtures import (
     WEB_MODEL,
     WEB_TOOL,
 )
-from tests.providers.openai_spec.wire import FormField
+from tests.providers.openai.spec.wire import FormField
 
 __all__ = ["CASES", "PNG", "UPLOAD", "Case"]
 

@@ -3,7 +3,7 @@ against a real gunicorn+gevent server: text, model ids, tool round trip, structu
 usage, every modelled error class, botocore's retry of ``ThrottlingException``, and the event stream.
 
 botocore validates requests against its service model and parses responses by it (it has no strict
-response mode); ``tests/providers/test_bedrock_wire.py`` checks what it hides (headers, frames, CRCs).
+response mode); ``tests/providers/bedrock/test_bedrock_wire.py`` checks what it hides (headers, frames, CRCs).
 """
 
 from __future__ import annotations

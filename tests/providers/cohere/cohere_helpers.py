@@ -1,4 +1,4 @@
-"""Shared pieces of the Cohere SDK tests (tests/providers/test_cohere_*.py)."""
+"""Shared pieces of the Cohere SDK tests (tests/providers/cohere/test_cohere_*.py)."""
 
 from __future__ import annotations
 

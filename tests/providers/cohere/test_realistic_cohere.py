@@ -14,10 +14,10 @@ import pytest
 from cohere.errors import TooManyRequestsError
 
 from llmts import SessionClient
-from tests.providers.cohere_helpers import HI, MODEL, WEATHER
-from tests.providers.cohere_helpers import chat as _chat
-from tests.providers.cohere_helpers import entries as _entries
-from tests.providers.cohere_helpers import stream as _stream
+from tests.providers.cohere.cohere_helpers import HI, MODEL, WEATHER
+from tests.providers.cohere.cohere_helpers import chat as _chat
+from tests.providers.cohere.cohere_helpers import entries as _entries
+from tests.providers.cohere.cohere_helpers import stream as _stream
 from tests.support.configure import script
 from tests.support.in_process import send_raw
 

@@ -10,11 +10,11 @@ import cohere
 import pytest
 
 from llmts import ConfigBuilder, LlmTestServer, SessionClient
-from tests.providers.cohere_helpers import HI, MODEL, WEATHER
-from tests.providers.cohere_helpers import builder as _builder
-from tests.providers.cohere_helpers import chat as _chat
-from tests.providers.cohere_helpers import entries as _entries
-from tests.providers.cohere_helpers import stream as _stream
+from tests.providers.cohere.cohere_helpers import HI, MODEL, WEATHER
+from tests.providers.cohere.cohere_helpers import builder as _builder
+from tests.providers.cohere.cohere_helpers import chat as _chat
+from tests.providers.cohere.cohere_helpers import entries as _entries
+from tests.providers.cohere.cohere_helpers import stream as _stream
 
 pytestmark = pytest.mark.sdk
 

@@ -1,7 +1,7 @@
-"""Every stream delivery mode on the Ollama streaming routes that tests/providers/test_ollama_sdk.py does
-not cover mode by mode (it drives ``/api/chat``): ``/api/generate`` through the ``ollama`` client and
-the OpenAI-compatible ``/ollama/v1/chat/completions`` through the openai SDK. What each client sees and
-the journal's evidence (docs/stream-delivery.md, "Ollama" and "What the official SDKs do")."""
+"""Every stream delivery mode on the Ollama streaming routes that tests/providers/ollama/test_ollama_sdk.py
+does not cover mode by mode (it drives ``/api/chat``): ``/api/generate`` through the ``ollama`` client and
+the OpenAI-compatible ``/ollama/v1/chat/completions`` through the openai SDK. What each client sees and the
+journal's evidence (docs/stream-delivery.md, "Ollama" and "What the official SDKs do")."""
 
 from __future__ import annotations
 

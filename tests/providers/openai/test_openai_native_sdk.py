@@ -13,7 +13,7 @@ import openai
 import pytest
 
 from llmts import SessionClient
-from tests.providers.native_fixtures import (
+from tests.providers.openai.native_fixtures import (
     CODE_ITEMS,
     CODE_MODEL,
     CODE_TOOL,

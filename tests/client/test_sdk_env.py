@@ -23,6 +23,7 @@ from llmts.catalog.sdk_env import (
     sdk_environment,
 )
 from tests.helpers import USER_HI
+from tests.support import configure
 
 pytestmark = pytest.mark.sdk
 
@@ -74,16 +75,6 @@ SDK_CALLS = {
         "print(c.models.generate_content(model='gemini-2.5-flash', contents='Hi').text)"
     ),
 }
-
-
-def _configure(session: SessionClient) -> None:
-    session.configure(
-        {
-            "provider_credentials": CREDENTIALS,
-            "azure_deployments": {"chat-prod": "gpt-4.1-mini"},
-            "scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "from llmts"}]}],
-        }
-    )
 
 
 def _clean_environ() -> dict[str, str]:
@@ -170,7 +161,13 @@ def test_cli_works_offline_with_the_default_key() -> None:
 def test_cli_environment_lets_a_client_built_without_arguments_reach_the_session(
     llmts_server: LlmTestServer, llmts_session: SessionClient, namespace: str
 ) -> None:
-    _configure(llmts_session)
+    configure.script(
+        llmts_session,
+        {"text": "from llmts"},
+        scenario={"terminal_policy": "repeat_last_response"},
+        provider_credentials=CREDENTIALS,
+        azure_deployments={"chat-prod": "gpt-4.1-mini"},
+    )
     args = ["--url", llmts_server.url, "--session", llmts_session.id, "--shell", "sh"]
     if llmts_server.control_key:
         args += ["--control-key", llmts_server.control_key]

@@ -1,16 +1,18 @@
 """Image and audio routes over raw HTTP, for what the SDK hides: multipart edge cases (missing file,
 wrong field, bad boundary, malformed bodies, oversize uploads), the frames of the streams, the image
-URL route and OpenAI's envelope on every error (docs/images.md, docs/audio.md)."""
+URL route and OpenAI's envelope on every error (docs/images.md, docs/audio.md); through the app in process
+(the CLI's body limit over a real server is tests/server/test_configure.py's)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
-from llmts import LlmTestServer, SessionClient
+from llmts import SessionClient
 from llmts.runtime.media.png import generated_png
-from tests.helpers import RawResponse, raw_request
+from llmts.server.app import LlmtsApp
+from tests.helpers import RawResponse
+from tests.support.in_process import InProcessServer, send_raw
 
 BOUNDARY = "wire-boundary"
 PNG = generated_png(16, 16, b"wire")
@@ -34,9 +36,7 @@ def _post(
     body: bytes,
     content_type: str = f"multipart/form-data; boundary={BOUNDARY}",
 ) -> RawResponse:
-    return raw_request(
-        session.provider_base, "POST", "/openai/v1" + path, body, {"Content-Type": content_type}
-    )
+    return send_raw(session, "POST", "/openai/v1" + path, body, {"Content-Type": content_type})
 
 
 def _openai_error(response: RawResponse, status: int) -> dict[str, Any]:
@@ -51,7 +51,7 @@ _AUDIO = _part("file", b"\x00" * 3200, "a.mp3", "audio/mpeg")
 _MODEL = _part("model", b"whisper-1")
 
 
-def test_multipart_edge_cases_are_openai_400s(llmts_session: SessionClient) -> None:
+def test_multipart_edge_cases_are_openai_400s(app_session: SessionClient) -> None:
     cases: list[tuple[str, bytes, str, str | None]] = [
         ("/audio/transcriptions", _form(_MODEL), "missing_required_parameter", "file"),
         (
@@ -89,14 +89,14 @@ def test_multipart_edge_cases_are_openai_400s(llmts_session: SessionClient) -> N
         ),
     ]
     for path, body, code, param in cases:
-        error = _openai_error(_post(llmts_session, path, body), 400)
+        error = _openai_error(_post(app_session, path, body), 400)
         assert (error["code"], error["param"], error["type"]) == (code, param, "invalid_request_error"), (
             path,
             error,
         )
 
 
-def test_malformed_multipart_bodies(llmts_session: SessionClient) -> None:
+def test_malformed_multipart_bodies(app_session: SessionClient) -> None:
     good = _form(_AUDIO, _MODEL)
     for body, content_type, fragment in [
         (good, "multipart/form-data", "needs a boundary"),
@@ -105,17 +105,16 @@ def test_malformed_multipart_bodies(llmts_session: SessionClient) -> None:
         (b"just bytes", f"multipart/form-data; boundary={BOUNDARY}", "could not be parsed"),
         (json.dumps({"model": "whisper-1"}).encode(), "application/json", "expected multipart/form-data"),
     ]:
-        error = _openai_error(_post(llmts_session, "/audio/transcriptions", body, content_type), 400)
+        error = _openai_error(_post(app_session, "/audio/transcriptions", body, content_type), 400)
         assert fragment in error["message"]
     # A JSON route given a form: OpenAI's invalid_json.
-    form = _openai_error(_post(llmts_session, "/images/generations", _form(_part("prompt", b"x"))), 400)
+    form = _openai_error(_post(app_session, "/images/generations", _form(_part("prompt", b"x"))), 400)
     assert form["code"] == "invalid_json"
-    assert llmts_session.requests(success=True) == []
+    assert app_session.requests(success=True) == []
 
 
-def test_oversize_uploads(own_server_factory: Callable[..., LlmTestServer]) -> None:
-    server = own_server_factory(access_log=False, extra_args=["--max-body-bytes", "65536"])
-    session = server.create_session()
+def test_oversize_uploads() -> None:
+    session = InProcessServer(LlmtsApp(max_body_bytes=65536)).create_session()
     big = _form(_part("file", b"\x00" * 70_000, "a.mp3", "audio/mpeg"), _MODEL)
     response = _post(session, "/audio/transcriptions", big)
     assert _openai_error(response, 413)["code"] == "request_too_large"
@@ -124,8 +123,7 @@ def test_oversize_uploads(own_server_factory: Callable[..., LlmTestServer]) -> N
     many = _form(*(_part(f"f{i}", b"x") for i in range(70)), _AUDIO, _MODEL)
     assert "parts" in _openai_error(_post(session, "/audio/transcriptions", many), 400)["message"]
     # The mask limit (4 MB) applies under strict_requests once the body limit allows it.
-    roomy = own_server_factory(access_log=False, extra_args=["--max-body-bytes", str(6 * 1024 * 1024)])
-    roomy_session = roomy.create_session()
+    roomy_session = InProcessServer(LlmtsApp(max_body_bytes=6 * 1024 * 1024)).create_session()
     mask = PNG + b"\x00" * (4 * 1024 * 1024)
     body = _form(
         _part("image", PNG, "a.png", "image/png"),
@@ -136,9 +134,9 @@ def test_oversize_uploads(own_server_factory: Callable[..., LlmTestServer]) -> N
     assert error["param"] == "mask" and "less than 4MB" in error["message"]
 
 
-def test_image_stream_frames(llmts_session: SessionClient) -> None:
+def test_image_stream_frames(app_session: SessionClient) -> None:
     body = {"model": "gpt-image-1.5", "prompt": "a fox", "size": "64x64", "stream": True, "partial_images": 1}
-    response = raw_request(llmts_session.provider_base, "POST", "/openai/v1/images/generations", body)
+    response = send_raw(app_session, "POST", "/openai/v1/images/generations", body)
     assert response.status == 200 and response.headers["content-type"].startswith("text/event-stream")
     frames = response.body.decode().split("\n\n")[:-1]
     assert [frame.split("\n")[0] for frame in frames] == [
@@ -148,8 +146,8 @@ def test_image_stream_frames(llmts_session: SessionClient) -> None:
     assert json.loads(frames[0].split("\n")[1][6:])["type"] == "image_generation.partial_image"
 
 
-def test_transcript_stream_frames_and_the_text_formats(llmts_session: SessionClient) -> None:
-    llmts_session.configure(
+def test_transcript_stream_frames_and_the_text_formats(app_session: SessionClient) -> None:
+    app_session.configure(
         {
             "scenarios": [
                 {"operation": "transcription", "responses": [{"transcript": {"text": "Hi there."}}] * 2}
@@ -157,7 +155,7 @@ def test_transcript_stream_frames_and_the_text_formats(llmts_session: SessionCli
         }
     )
     stream = _post(
-        llmts_session,
+        app_session,
         "/audio/transcriptions",
         _form(_AUDIO, _part("model", b"gpt-4o-transcribe"), _part("stream", b"true")),
     )
@@ -168,13 +166,13 @@ def test_transcript_stream_frames_and_the_text_formats(llmts_session: SessionCli
         + stream.body.split(b'"usage":', 1)[1]
     )
     text = _post(
-        llmts_session, "/audio/transcriptions", _form(_AUDIO, _MODEL, _part("response_format", b"text"))
+        app_session, "/audio/transcriptions", _form(_AUDIO, _MODEL, _part("response_format", b"text"))
     )
     assert (text.body, text.headers["content-type"]) == (b"Hi there.\n", "text/plain; charset=utf-8")
 
 
-def test_image_url_route(llmts_session: SessionClient) -> None:
-    missing = raw_request(llmts_session.provider_base, "GET", "/openai/v1/images/files/img_nope")
+def test_image_url_route(app_session: SessionClient) -> None:
+    missing = send_raw(app_session, "GET", "/openai/v1/images/files/img_nope")
     assert _openai_error(missing, 404)["code"] == "image_not_found"
-    wrong_method = raw_request(llmts_session.provider_base, "POST", "/openai/v1/images/files/img_nope", b"")
+    wrong_method = send_raw(app_session, "POST", "/openai/v1/images/files/img_nope", b"")
     assert wrong_method.status == 405

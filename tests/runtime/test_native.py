@@ -27,7 +27,7 @@ from llmts.schema.native import (
     WebSearchDeclaration,
 )
 from llmts.schema.neutral import NeutralRequest, ScriptedOutput
-from tests.providers.native_fixtures import CODE_ITEMS, FILE_ITEMS, WEB_ITEMS
+from tests.providers.openai.native_fixtures import CODE_ITEMS, FILE_ITEMS, WEB_ITEMS
 
 
 def _filter(text: str) -> Any:

@@ -27,7 +27,7 @@ from llmts.schema import (
     parse_session_config,
     parse_session_config_json,
 )
-from tests.providers.native_fixtures import CODE_ITEMS, FILE_ITEMS, WEB_ITEMS
+from tests.providers.openai.native_fixtures import CODE_ITEMS, FILE_ITEMS, WEB_ITEMS
 
 N = 128
 

@@ -1,7 +1,8 @@
-"""What the dashboard needs from the server, over raw HTTP against a real server (docs/dashboard.md):
-its files with a strict CSP, the login cookie and what it authorizes, logout's revocation, the throttle
-on wrong control keys, and the public control API reads it uses (session counters,
-``GET /admin-api/queues``, the journal's ``after`` cursor and ``retry_group``)."""
+"""What the dashboard needs from the server, over raw HTTP (docs/dashboard.md): its files with a strict
+CSP, the login cookie and what it authorizes, logout's revocation, the throttle on wrong control keys,
+and the public control API reads it uses (session counters, ``GET /admin-api/queues``, the journal's
+``after`` cursor and ``retry_group``). A real server shows the cookie and the throttle's client address
+taken from the socket; the throttle's and the token table's counting runs on fresh apps in process."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from werkzeug.test import Client
 
 import llmts.server.api
 from llmts import LlmTestServer, SessionClient
@@ -30,7 +32,7 @@ from llmts.server.api.auth import (
     client_address,
 )
 from tests.helpers import DASHBOARD_CONTROL_KEY, RawResponse, raw_request
-from tests.support.in_process import send_raw
+from tests.support.in_process import InProcessServer, send_raw
 
 DASHBOARD = {"X-Llm-Test-Server-Dashboard": "1"}
 CHAT = "/openai/v1/chat/completions"
@@ -240,9 +242,7 @@ def test_logout_needs_the_dashboard_header(dashboard_server: LlmTestServer) -> N
     )
 
 
-def test_login_state_says_whether_a_key_is_needed_and_given(
-    dashboard_server: LlmTestServer, own_server_factory: Callable[..., LlmTestServer]
-) -> None:
+def test_login_state_says_whether_a_key_is_needed_and_given(dashboard_server: LlmTestServer) -> None:
     """The page shows "Log out" only with a control key and a login (docs/dashboard.md, "Login")."""
     url = dashboard_server.url
     answer = raw_request(url, "GET", "/dashboard/login", headers=DASHBOARD)
@@ -255,16 +255,13 @@ def test_login_state_says_whether_a_key_is_needed_and_given(
     assert (
         raw_request(url, "GET", "/dashboard/login", headers={"Cookie": cookie}).json()["logged_in"] is False
     )
-    open_server = own_server_factory()
-    no_key = raw_request(open_server.url, "GET", "/dashboard/login", headers=DASHBOARD)
+    no_key = send_raw(InProcessServer(), "GET", "/dashboard/login", None, DASHBOARD)
     assert no_key.json() == {"key_required": False, "logged_in": True}
 
 
-def test_the_login_tokens_are_bounded_and_a_new_login_forgets_the_oldest(
-    own_server_factory: Callable[..., LlmTestServer],
-) -> None:
-    server = own_server_factory(control_key=DASHBOARD_CONTROL_KEY, access_log=False)
-    with _Connection(server.url) as connection:
+def test_the_login_tokens_are_bounded_and_a_new_login_forgets_the_oldest() -> None:
+    server = InProcessServer(control_key=DASHBOARD_CONTROL_KEY)
+    with _Connection(server) as connection:
         oldest = _token_of(connection.request("POST", "/dashboard/login", {"key": DASHBOARD_CONTROL_KEY}))
         second = _token_of(connection.request("POST", "/dashboard/login", {"key": DASHBOARD_CONTROL_KEY}))
         for _ in range(MAX_LOGIN_TOKENS - 2):
@@ -279,13 +276,11 @@ def test_the_login_tokens_are_bounded_and_a_new_login_forgets_the_oldest(
         assert not authorized(oldest)
 
 
-def test_without_a_control_key_login_succeeds_and_sets_nothing(
-    own_server_factory: Callable[..., LlmTestServer],
-) -> None:
-    server = own_server_factory()
-    answer = raw_request(server.url, "POST", "/dashboard/login", {"key": "anything"}, DASHBOARD)
+def test_without_a_control_key_login_succeeds_and_sets_nothing() -> None:
+    server = InProcessServer()
+    answer = send_raw(server, "POST", "/dashboard/login", {"key": "anything"}, DASHBOARD)
     assert answer.status == 204 and "set-cookie" not in answer.headers
-    assert raw_request(server.url, "GET", "/admin-api/sessions").status == 200
+    assert send_raw(server, "GET", "/admin-api/sessions").status == 200
 
 
 # --- the throttle on wrong control keys ---------------------------------------------------------------
@@ -293,7 +288,7 @@ def test_without_a_control_key_login_succeeds_and_sets_nothing(
 
 
 def _from(source: str, server: LlmTestServer, method: str, path: str, **kwargs: Any) -> RawResponse:
-    with _Connection(server.url, source) as connection:
+    with _Connection(server, source) as connection:
         return connection.request(method, path, **kwargs)
 
 
@@ -332,10 +327,8 @@ def test_wrong_login_keys_lock_the_client_out_and_only_that_client(
     assert other.status == 204 and "set-cookie" in other.headers
 
 
-def test_wrong_bearer_keys_count_against_the_same_throttle(
-    own_server_factory: Callable[..., LlmTestServer],
-) -> None:
-    server = own_server_factory(control_key=DASHBOARD_CONTROL_KEY)
+def test_wrong_bearer_keys_count_against_the_same_throttle() -> None:
+    server = InProcessServer(control_key=DASHBOARD_CONTROL_KEY)
     for attempt in range(MAX_WRONG_KEYS):
         wrong = {"Authorization": f"Bearer guess-{attempt}"}
         assert _from("127.0.0.2", server, "GET", "/admin-api/sessions", headers=wrong).status == 401
@@ -347,11 +340,9 @@ def test_wrong_bearer_keys_count_against_the_same_throttle(
     assert _from("127.0.0.1", server, "GET", "/admin-api/sessions", headers=bearer).status == 200
 
 
-def test_wrong_keys_below_the_limit_and_other_refusals_lock_nothing(
-    own_server_factory: Callable[..., LlmTestServer],
-) -> None:
+def test_wrong_keys_below_the_limit_and_other_refusals_lock_nothing() -> None:
     """Only a wrong key counts: no key, another scheme, a forged cookie or a bad body do not."""
-    server = own_server_factory(control_key=DASHBOARD_CONTROL_KEY)
+    server = InProcessServer(control_key=DASHBOARD_CONTROL_KEY)
     for _ in range(3 * MAX_WRONG_KEYS):
         assert _from("127.0.0.1", server, "GET", "/admin-api/sessions").status == 401
         basic = {"Authorization": "Basic dXNlcjpwdw=="}
@@ -362,14 +353,18 @@ def test_wrong_keys_below_the_limit_and_other_refusals_lock_nothing(
         assert (
             _from("127.0.0.1", server, "POST", "/dashboard/login", body={"key": f"g{attempt}"}).status == 401
         )
-    assert _login(server)  # the right key, with one wrong key to spare
+    with _Connection(server) as connection:  # the right key, with one wrong key to spare
+        assert _token_of(connection.request("POST", "/dashboard/login", {"key": DASHBOARD_CONTROL_KEY}))
 
 
 class _Connection:
-    """One keep-alive HTTP connection from ``source`` (a loopback address) with the dashboard's header."""
+    """One keep-alive HTTP connection from ``source`` (a loopback address) with the dashboard's header; to
+    an in-process server, requests through the app whose ``REMOTE_ADDR`` is ``source``."""
 
-    def __init__(self, url: str, source: str = "127.0.0.1") -> None:
-        parts = urlsplit(url)
+    def __init__(self, server: LlmTestServer, source: str = "127.0.0.1") -> None:
+        self._app = server.wsgi if isinstance(server, InProcessServer) else None
+        self._source = source
+        parts = urlsplit(server.url)
         self._connection = http.client.HTTPConnection(
             parts.hostname or "127.0.0.1", parts.port, timeout=30, source_address=(source, 0)
         )
@@ -393,6 +388,17 @@ class _Connection:
         if cookie is not None:
             all_headers["Cookie"] = cookie if "=" in cookie else f"llmts_dashboard={cookie}"
         data = json.dumps(body).encode() if body is not None else None
+        if self._app is not None:
+            answer = Client(self._app, use_cookies=False).open(
+                path,
+                method=method,
+                data=data,
+                headers=all_headers,
+                environ_overrides={"REMOTE_ADDR": self._source},
+            )
+            return RawResponse(
+                answer.status_code, {k.lower(): v for k, v in answer.headers.items()}, answer.get_data()
+            )
         self._connection.request(method, path, body=data, headers=all_headers)
         response = self._connection.getresponse()
         return RawResponse(response.status, {k.lower(): v for k, v in response.getheaders()}, response.read())

@@ -18,39 +18,39 @@ from tests.support.in_process import send_raw
 ANSWERED = {"start", "execute", "restart", "repeat_last_response", "replay", "scenario"}
 
 
-def _configure(session: SessionClient) -> None:
-    session.configure(
-        ConfigBuilder()
-        .models("gpt-4.1-mini", "gpt-4.1", "gpt-4o", "gpt-4-turbo", "o3")
-        .conversation("approval", model="gpt-4.1-mini")
-        .step("ask")
-        .when(latest_user_equals="Start", turn=1)
-        .text("Approve or cancel?")
-        .then("approve", "cancel")
-        .step("approve")
-        .when(latest_user_equals="Approve", turn=2)
-        .text("Approved")
-        .complete()
-        .step("cancel")
-        .when(latest_user_equals="Cancel", turn=2)
-        .text("Cancelled")
-        .complete()
-        .conversation("strict", model="gpt-4o")
-        .step("go")
-        .when(latest_user_equals="Go")
-        .text("Going")
-        .complete()
-        .conversation("loop", model="gpt-4-turbo", max_steps=1)
-        .step("again")
-        .text("Again")
-        .then("again")
-        .scenario("fallback", model="gpt-4.1-mini")
-        .text("fallback")
-        .scenario("never", model="gpt-4.1-mini")  # shadowed by fallback
-        .text("never")
-        .scenario("tooly", model="gpt-4.1")
-        .tool_call("get_weather", {"city": "Paris"})
-    )
+# The conversations and scenarios both selection paths are checked against.
+GRAPH = (
+    ConfigBuilder()
+    .models("gpt-4.1-mini", "gpt-4.1", "gpt-4o", "gpt-4-turbo", "o3")
+    .conversation("approval", model="gpt-4.1-mini")
+    .step("ask")
+    .when(latest_user_equals="Start", turn=1)
+    .text("Approve or cancel?")
+    .then("approve", "cancel")
+    .step("approve")
+    .when(latest_user_equals="Approve", turn=2)
+    .text("Approved")
+    .complete()
+    .step("cancel")
+    .when(latest_user_equals="Cancel", turn=2)
+    .text("Cancelled")
+    .complete()
+    .conversation("strict", model="gpt-4o")
+    .step("go")
+    .when(latest_user_equals="Go")
+    .text("Going")
+    .complete()
+    .conversation("loop", model="gpt-4-turbo", max_steps=1)
+    .step("again")
+    .text("Again")
+    .then("again")
+    .scenario("fallback", model="gpt-4.1-mini")
+    .text("fallback")
+    .scenario("never", model="gpt-4.1-mini")  # shadowed by fallback
+    .text("never")
+    .scenario("tooly", model="gpt-4.1")
+    .tool_call("get_weather", {"city": "Paris"})
+).build()
 
 
 def _history(*texts: str) -> list[dict[str, str]]:
@@ -107,7 +107,7 @@ def _send(session: SessionClient, conversation: str, model: str, messages: Any) 
 
 @pytest.mark.sdk
 def test_admission_and_explanation_agree(app_session: SessionClient) -> None:
-    _configure(app_session)
+    app_session.configure(GRAPH)
     seen = set()
     for conversation, model, texts, expected in CASES:
         messages = _history(*texts)
@@ -135,7 +135,7 @@ def test_admission_and_explanation_agree(app_session: SessionClient) -> None:
 
 def test_explanations_name_the_messages_admission_answers(app_session: SessionClient) -> None:
     """The three messages the two copies used to word differently."""
-    _configure(app_session)
+    app_session.configure(GRAPH)
     unknown = app_session.explain({"model": "gpt-9", "messages": _history("Hi")})
     assert unknown["error_message"] == "The model `gpt-9` does not exist or you do not have access to it."
     nothing = app_session.explain({"model": "o3", "messages": _history("Hi")})

@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,9 +18,26 @@ import pytest
 from llmts import LlmTestServer, SessionClient
 from llmts.server.http.timeouts import Timeouts
 from tests.helpers import USER_HI, raw_request
+from tests.support.servers import BackgroundStops
 
 _FAST = ["--request-head-timeout", "0.5", "--keepalive-timeout", "0.5", "--body-timeout", "0.5"]
 _WORKERS = ["llmts", "gevent_pywsgi", "gevent"]
+
+
+@pytest.fixture(scope="module")
+def shared_server(background_stops: BackgroundStops) -> Iterator[Callable[..., LlmTestServer]]:
+    """One server per set of options for this module's tests that leave it serving (each uses its own
+    session and connections), instead of a start per test; tests that stop theirs start their own."""
+    servers: dict[tuple[str, ...], LlmTestServer] = {}
+
+    def get(*extra_args: str) -> LlmTestServer:
+        if extra_args not in servers:
+            servers[extra_args] = LlmTestServer.start(extra_args=list(extra_args))
+        return servers[extra_args]
+
+    yield get
+    for server in servers.values():
+        background_stops.stop(server)
 
 
 def _connect(server: LlmTestServer, rcvbuf: int | None = None) -> socket.socket:
@@ -59,9 +76,9 @@ def _chat_request(session: SessionClient, body: dict[str, Any], declared: int | 
 
 @pytest.mark.parametrize("worker", _WORKERS)
 def test_stuck_clients_are_closed_after_the_head_timeout_while_others_are_served(
-    own_server_factory: Callable[..., LlmTestServer], worker: str
+    shared_server: Callable[..., LlmTestServer], worker: str
 ) -> None:
-    server = own_server_factory(extra_args=[*_FAST, "--worker-class", worker])
+    server = shared_server(*_FAST, "--worker-class", worker)
     baseline = server.process_stats()["open_sockets"]
     stuck = [_connect(server) for _ in range(40)]
     for index, sock in enumerate(stuck):  # silent, half a request line, or headers without the blank line
@@ -86,9 +103,9 @@ def test_stuck_clients_are_closed_after_the_head_timeout_while_others_are_served
 
 @pytest.mark.parametrize("worker", _WORKERS)
 def test_idle_keepalive_connection_is_closed_after_the_keepalive_timeout(
-    own_server_factory: Callable[..., LlmTestServer], worker: str
+    shared_server: Callable[..., LlmTestServer], worker: str
 ) -> None:
-    server = own_server_factory(extra_args=[*_FAST, "--worker-class", worker])
+    server = shared_server(*_FAST, "--worker-class", worker)
     sock = _connect(server)
     sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     _read_health(sock)
@@ -100,9 +117,9 @@ def test_idle_keepalive_connection_is_closed_after_the_keepalive_timeout(
 
 @pytest.mark.parametrize("worker", _WORKERS)
 def test_body_shorter_than_content_length_gets_408_and_is_journaled(
-    own_server_factory: Callable[..., LlmTestServer], worker: str
+    shared_server: Callable[..., LlmTestServer], worker: str
 ) -> None:
-    server = own_server_factory(extra_args=[*_FAST, "--worker-class", worker])
+    server = shared_server(*_FAST, "--worker-class", worker)
     session = server.create_session()
     request = _chat_request(session, {"model": "gpt-4.1-mini", "messages": USER_HI}, declared=4000)
     sock = _connect(server)
@@ -151,9 +168,9 @@ def test_a_kept_alive_connections_later_body_is_bounded_too(
 
 
 def test_control_route_body_timeout_answers_in_the_control_envelope(
-    own_server_factory: Callable[..., LlmTestServer],
+    shared_server: Callable[..., LlmTestServer],
 ) -> None:
-    server = own_server_factory(extra_args=_FAST)
+    server = shared_server(*_FAST, "--worker-class", "llmts")
     sock = _connect(server)
     sock.sendall(b"POST /admin-api/configure HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 50\r\n\r\n{")
 
@@ -165,9 +182,9 @@ def test_control_route_body_timeout_answers_in_the_control_envelope(
 
 @pytest.mark.parametrize("worker", _WORKERS)
 def test_stream_nobody_reads_is_dropped_after_the_write_timeout(
-    own_server_factory: Callable[..., LlmTestServer], worker: str
+    shared_server: Callable[..., LlmTestServer], worker: str
 ) -> None:
-    server = own_server_factory(extra_args=["--write-timeout", "0.5", "--worker-class", worker])
+    server = shared_server("--write-timeout", "0.5", "--worker-class", worker)
     session = server.create_session()
     session.configure({"scenarios": [{"responses": [{"text": "x" * 6_000_000}]}]})  # > the kernel's buffers
     # A tiny receive window and a reader that never reads: the server's sendall blocks.
@@ -190,11 +207,11 @@ def test_stream_nobody_reads_is_dropped_after_the_write_timeout(
 
 @pytest.mark.parametrize("worker", _WORKERS)
 def test_whole_body_nobody_reads_is_dropped_after_the_write_timeout(
-    own_server_factory: Callable[..., LlmTestServer], worker: str
+    shared_server: Callable[..., LlmTestServer], worker: str
 ) -> None:
     # Non-stream answers are one write; under the llmts and gevent_pywsgi workers the server arms the deadline
     # only for the part the socket buffer refused (docs/architecture.md, "The server's hot path").
-    server = own_server_factory(extra_args=["--write-timeout", "0.5", "--worker-class", worker])
+    server = shared_server("--write-timeout", "0.5", "--worker-class", worker)
     session = server.create_session()
     session.configure({"scenarios": [{"responses": [{"text": "x" * 6_000_000}]}]})
     sock = _connect(server, rcvbuf=4096)
@@ -219,8 +236,9 @@ def test_each_write_gets_the_whole_write_timeout_however_long_earlier_ones_waite
 ) -> None:
     """A deadline is re-armed for every write: two answers on one connection that each wait 2.5 s for a
     slow reader both arrive under a 4 s write timeout (a resumed timer would have 1.5 s left and fire
-    during the second wait). The 1.5 s left after each wait is the margin for reading the 6 MB answer
-    on a busy machine."""
+    during the second wait). The 1.5 s left after each wait is the margin for reading the 6 MB answer,
+    which the reader takes with a large receive buffer: through the 4 KB one the wait needs, the ~1,500
+    wake-ups of the read overran 1.5 s on a busy machine."""
     server = own_server_factory(extra_args=["--write-timeout", "4", "--worker-class", worker])
     session = server.create_session()
     text = "x" * 6_000_000  # more than the kernel buffers: the server's write waits for the reader
@@ -228,8 +246,10 @@ def test_each_write_gets_the_whole_write_timeout_however_long_earlier_ones_waite
     sock = _connect(server, rcvbuf=4096)
     request = _chat_request(session, {"model": "gpt-4.1-mini", "messages": USER_HI})
     for _ in range(2):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         sock.sendall(request)
         time.sleep(2.5)  # the server's write is blocked meanwhile
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
         head = b""
         while b"\r\n\r\n" not in head:
             head += sock.recv(65536)

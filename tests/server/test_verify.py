@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from functools import partial
 from typing import Any
 
 import anthropic
@@ -16,22 +17,17 @@ from llmts import LlmTestServer, ServerError, SessionClient
 from llmts.schema.journal import JournalQuery
 from llmts.schema.verify import RequestExpectation, ToolExpectation, VerificationRequest
 from tests.helpers import APPROVAL_STEPS, USER_HI, WEATHER_TOOL
+from tests.support.configure import script
 from tests.support.in_process import send_raw
 
 pytestmark = pytest.mark.sdk
 
 GPT, BIG, CLAUDE = "gpt-4.1-mini", "gpt-4o", "claude-test-1"
 REPEAT = "repeat_last_response"
+OK = {"text": "ok"}
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any], **extra: Any) -> None:
-    session.configure(
-        {
-            "models": [GPT, BIG, CLAUDE],
-            "scenarios": [{"terminal_policy": REPEAT, "responses": list(responses or [{"text": "ok"}])}],
-            **extra,
-        }
-    )
+_configure = partial(script, models=[GPT, BIG, CLAUDE], scenario={"terminal_policy": REPEAT})
 
 
 def _chat(session: SessionClient, model: str = GPT, **kwargs: Any) -> Any:
@@ -48,7 +44,7 @@ def _kinds(result: Any) -> list[str]:
 
 
 def test_counts_pass_and_fail(app_session: SessionClient) -> None:
-    _configure(app_session)
+    _configure(app_session, OK)
     _chat(app_session)
     _chat(app_session)
     ids = [e["request_id"] for e in app_session.requests(order="asc")]
@@ -86,7 +82,7 @@ def test_counts_pass_and_fail(app_session: SessionClient) -> None:
 
 
 def test_in_order(app_session: SessionClient) -> None:
-    _configure(app_session)
+    _configure(app_session, OK)
     _chat(app_session, GPT)
     _chat(app_session, BIG)
     small = {"name": "small", "query": {"model": GPT}}
@@ -101,7 +97,7 @@ def test_in_order(app_session: SessionClient) -> None:
 
 
 def test_no_unexpected_calls(app_session: SessionClient) -> None:
-    _configure(app_session)
+    _configure(app_session, OK)
     _chat(app_session)
     assert app_session.verify(
         no_unexpected_calls=True, requests=[{"name": "chat", "query": {"provider": "openai"}}]
@@ -426,7 +422,7 @@ def test_conversation_header_scopes_verification(app_session: SessionClient) -> 
 
 
 def test_eviction_makes_verification_fail_conservatively(app_session: SessionClient) -> None:
-    _configure(app_session, journal={"max_entries": 2})
+    _configure(app_session, OK, journal={"max_entries": 2})
     for model in (BIG, GPT, GPT):
         _chat(app_session, model)
     # The retained entries would satisfy this, but the evicted one is unknown.
@@ -440,7 +436,7 @@ def test_eviction_makes_verification_fail_conservatively(app_session: SessionCli
 
 
 def test_truncation_makes_verification_fail_conservatively(app_session: SessionClient) -> None:
-    _configure(app_session, journal={"preview_bytes": 16})
+    _configure(app_session, OK, journal={"preview_bytes": 16})
     _chat(app_session)
     result = app_session.verify(requests=[{"name": "chat", "query": {}}])
     assert (result.passed, result.evidence_complete, _kinds(result)) == (False, False, ["evidence_truncated"])
@@ -602,7 +598,7 @@ def test_other_sessions_are_out_of_scope(llmts_app_server: LlmTestServer) -> Non
 
 
 def test_failures_are_a_result_and_assert_passed_reports_them(app_session: SessionClient) -> None:
-    _configure(app_session)
+    _configure(app_session, OK)
     with pytest.raises(anthropic.NotFoundError):
         app_session.anthropic_client(max_retries=0).messages.create(
             model="nope", max_tokens=8, messages=USER_HI

@@ -52,7 +52,7 @@ def _minimal_plan(name: str, spec: ModeSpec) -> dict[str, Any]:
     return {"mode": name, **{need.parameter: min(need.accepts) for need in spec.needs}}
 
 
-def _configure(plan: dict[str, Any]) -> StreamDelivery:
+def _parse_plan(plan: dict[str, Any]) -> StreamDelivery:
     config = parse_session_config(
         {"scenarios": [{"responses": [{"text": "ab", "chunks": ["a", "b"], "stream_delivery": plan}]}]}
     )
@@ -92,29 +92,29 @@ def test_derived_sets_partition_the_table() -> None:
 @pytest.mark.parametrize("name", list(MODES))
 def test_configuration_accepts_every_table_mode_with_exactly_its_parameters(name: str) -> None:
     spec = MODES[name]
-    plan = _configure(_minimal_plan(name, spec))
+    plan = _parse_plan(_minimal_plan(name, spec))
     assert plan.mode == name and plan.in_stream is spec.in_stream and plan.harmless is spec.harmless
     for need in spec.needs:  # a needed parameter cannot be left out, nor be outside what the mode accepts
         missing = {key: value for key, value in _minimal_plan(name, spec).items() if key != need.parameter}
         with pytest.raises(ConfigurationInvalid, match=re.escape(need.message)):
-            _configure(missing)
+            _parse_plan(missing)
         with pytest.raises(ConfigurationInvalid, match=need.parameter):  # the table's or the field's bound
-            _configure({**_minimal_plan(name, spec), need.parameter: max(need.accepts) + 1})
+            _parse_plan({**_minimal_plan(name, spec), need.parameter: max(need.accepts) + 1})
     needed = {need.parameter for need in spec.needs}
     for parameter, value in (("delay_ms", 5), ("cut_bytes", 4), ("bytes_per_second", 9), ("status", 503)):
         if parameter not in needed:  # any other parameter is refused
             with pytest.raises(ConfigurationInvalid, match=parameter):
-                _configure({**_minimal_plan(name, spec), parameter: value})
+                _parse_plan({**_minimal_plan(name, spec), parameter: value})
     if spec.in_stream:
-        assert _configure({**_minimal_plan(name, spec), "after_content_frames": 2}).after_content_frames == 2
+        assert _parse_plan({**_minimal_plan(name, spec), "after_content_frames": 2}).after_content_frames == 2
     else:
         with pytest.raises(ConfigurationInvalid, match="does not take after_content_frames"):
-            _configure({**_minimal_plan(name, spec), "after_content_frames": 1})
+            _parse_plan({**_minimal_plan(name, spec), "after_content_frames": 1})
 
 
 def test_configuration_refuses_a_name_outside_the_table() -> None:
     with pytest.raises(ConfigurationInvalid) as caught:
-        _configure({"mode": "teleport"})
+        _parse_plan({"mode": "teleport"})
     assert caught.value.details[0]["path"].endswith("stream_delivery.mode")
 
 

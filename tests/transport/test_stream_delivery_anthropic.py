@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 import anthropic
@@ -10,26 +11,14 @@ import pytest
 
 from llmts import SessionClient
 from tests.helpers import transport_errors
+from tests.support.configure import delivery
 
 pytestmark = pytest.mark.sdk
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
 
 
-def _configure(session: SessionClient, plan: dict[str, Any]) -> None:
-    session.configure(
-        {
-            "models": ["claude-llmts-test"],
-            "scenarios": [
-                {
-                    "responses": [
-                        {"text": "First second.", "chunks": ["First ", "second."], "stream_delivery": plan},
-                        {"text": "Explicit next attempt."},
-                    ]
-                }
-            ],
-        }
-    )
+_configure = partial(delivery, models=["claude-llmts-test"])
 
 
 def _events(client: Any) -> list[Any]:

@@ -4,6 +4,7 @@ the SDK shows for each (the Cohere column of docs/stream-delivery.md) and what t
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 import cohere
@@ -11,6 +12,7 @@ import httpx
 import pytest
 
 from llmts import SessionClient
+from tests.support.configure import delivery
 
 pytestmark = pytest.mark.sdk
 
@@ -20,20 +22,7 @@ WHOLE = ["message-start", "content-start", "content-delta", "content-delta", "co
 PREFIX = ["message-start", "content-start", "content-delta"]
 
 
-def _configure(session: SessionClient, plan: dict[str, Any]) -> None:
-    session.configure(
-        {
-            "models": [MODEL],
-            "scenarios": [
-                {
-                    "responses": [
-                        {"text": "First second.", "chunks": ["First ", "second."], "stream_delivery": plan},
-                        {"text": "Explicit next attempt."},
-                    ]
-                }
-            ],
-        }
-    )
+_configure = partial(delivery, models=[MODEL])
 
 
 def _events(client: Any) -> list[Any]:

@@ -15,26 +15,14 @@ import pytest
 
 from llmts import SessionClient
 from tests.helpers import USER_HI, timeout_errors, transport_errors
+from tests.support.configure import delivery
 
 pytestmark = pytest.mark.sdk
 
 CHAT = "/openai/v1/chat/completions"
 
 
-def _configure(session: SessionClient, plan: dict[str, Any], chunks: list[str] | None = None) -> None:
-    chunks = chunks or ["First ", "second."]
-    session.configure(
-        {
-            "scenarios": [
-                {
-                    "responses": [
-                        {"text": "".join(chunks), "chunks": chunks, "stream_delivery": plan},
-                        {"text": "Explicit next attempt."},
-                    ]
-                }
-            ]
-        }
-    )
+_configure = delivery
 
 
 def _stream(client: Any, **extra: Any) -> Any:

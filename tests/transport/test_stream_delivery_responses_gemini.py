@@ -3,30 +3,19 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 import pytest
 
 from llmts import SessionClient
 from tests.helpers import transport_errors
+from tests.support.configure import delivery
 
 pytestmark = pytest.mark.sdk
 
 
-def _configure(session: SessionClient, plan: dict[str, Any]) -> None:
-    session.configure(
-        {
-            "models": ["gpt-4.1-mini", "gemini-2.5-flash"],
-            "scenarios": [
-                {
-                    "responses": [
-                        {"text": "First second.", "chunks": ["First ", "second."], "stream_delivery": plan},
-                        {"text": "Explicit next attempt."},
-                    ]
-                }
-            ],
-        }
-    )
+_configure = partial(delivery, models=["gpt-4.1-mini", "gemini-2.5-flash"])
 
 
 def _entry(session: SessionClient, provider: str) -> dict[str, Any]:

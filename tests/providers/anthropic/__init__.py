@@ -1,0 +1,1 @@
+"""Tests of llmts/providers/anthropic/ (Anthropic Messages)."""

@@ -111,27 +111,23 @@ def test_routes_declare_the_streams_without_a_terminal_marker() -> None:
     assert unmarked_stream_surfaces(ADAPTERS) == {("bedrock", "invoke-with-response-stream")}
 
 
-def _request(*, stream: bool, in_stream_faults: bool) -> NeutralRequest:
+def _request(*, stream: bool) -> NeutralRequest:
     return NeutralRequest(
-        provider="any",
-        operation="any",
-        model="m",
-        messages=(neutral_message("user", "hi"),),
-        stream=stream,
-        in_stream_faults=in_stream_faults,
+        provider="any", operation="any", model="m", messages=(neutral_message("user", "hi"),), stream=stream
     )
 
 
-def test_the_delivery_check_reads_the_flag_not_provider_names() -> None:
+def test_the_delivery_check_reads_the_routes_word_not_provider_names() -> None:
+    """Whether in-stream plans act on a stream is the route's to say (the server passes it as
+    ``in_stream``); the request carries no such flag (nothing writes into the frozen request)."""
     plan = StreamDelivery(mode="early_clean_end")
-    check_delivery_fits(_request(stream=True, in_stream_faults=True), plan, "r")
+    check_delivery_fits(_request(stream=True), plan, "r", in_stream=True)
     with pytest.raises(FixtureMismatch, match="does not apply to any any streams"):
-        check_delivery_fits(_request(stream=True, in_stream_faults=False), plan, "r")
+        check_delivery_fits(_request(stream=True), plan, "r", in_stream=False)
     with pytest.raises(FixtureMismatch, match="not streaming"):
-        check_delivery_fits(_request(stream=False, in_stream_faults=True), plan, "r")
-    check_delivery_fits(
-        _request(stream=False, in_stream_faults=False), StreamDelivery(mode="empty_response"), "r"
-    )
+        check_delivery_fits(_request(stream=False), plan, "r", in_stream=True)
+    check_delivery_fits(_request(stream=False), StreamDelivery(mode="empty_response"), "r", in_stream=False)
+    assert "in_stream_faults" not in NeutralRequest.model_fields
 
 
 def test_every_sdk_client_names_a_served_namespace() -> None:
@@ -186,7 +182,6 @@ def _parse(call):
         preamble="",
         cache_mode="none",
         cache_breakpoints=(),
-        in_stream_faults=False,
         choices=1,
     )
 

@@ -62,19 +62,24 @@ def check_output_fits(request: NeutralRequest, output: ScriptedOutput, where: st
 
 
 def check_delivery_fits(
-    request: NeutralRequest, plan: StreamDelivery, where: str, output: ScriptedOutput | None = None
+    request: NeutralRequest,
+    plan: StreamDelivery,
+    where: str,
+    output: ScriptedOutput | None = None,
+    *,
+    in_stream: bool,
 ) -> None:
-    """In-stream plans need a plain-text stream (SSE events, NDJSON lines) on a route that declares it (the
-    request's ``in_stream_faults``, set from the route); connection faults fit anything. A media answer's
-    content frames depend on the request (an image stream's ``partial_images``): its boundary must be
-    reachable."""
+    """In-stream plans need a plain-text stream (SSE events, NDJSON lines) on a route that declares it
+    (``in_stream``: the server's word, from the request's route); connection faults fit anything. A media
+    answer's content frames depend on the request (an image stream's ``partial_images``): its boundary
+    must be reachable."""
     if plan.mode in CONNECTION_MODES:
         return
     if not request.stream:
         raise FixtureMismatch(
             f"{where} has a {plan.mode} stream_delivery plan but the request is not streaming"
         )
-    if not request.in_stream_faults:
+    if not in_stream:
         raise FixtureMismatch(
             f"{where} has a {plan.mode} stream_delivery plan, which does not apply to "
             f"{request.provider} {request.operation} streams"

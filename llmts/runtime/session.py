@@ -146,16 +146,24 @@ class Session:
         )
 
     def admit(
-        self, request: NeutralRequest, caller: Caller | None = None, record: JournalRecord | None = None
+        self,
+        request: NeutralRequest,
+        caller: Caller | None = None,
+        record: JournalRecord | None = None,
+        *,
+        in_stream: bool = False,
     ) -> Admission:
         """``caller``: the conversation identity inputs (header, credential); ``record``: the journal
-        entry to tag with the conversation, step and turn."""
+        entry to tag with the conversation, step and turn; ``in_stream``: the request's route lets
+        in-stream ``stream_delivery`` plans act on its stream (the server knows routes, the runtime not)."""
         tokens = input_tokens(request)
         with self._lock:
             # The same selection POST /admin-api/match/explain renders; admitting adds the commit.
             cursors = self.queues.cursors
             book = self.conversations.book
-            chosen = select(self.plan.current, cursors, book, request, caller or DEFAULT_CALLER)
+            chosen = select(
+                self.plan.current, cursors, book, request, caller or DEFAULT_CALLER, in_stream=in_stream
+            )
             if chosen.outcome == "echo":
                 text = request.latest_user_text()
                 echo = ScriptedOutput(
@@ -189,11 +197,14 @@ class Session:
                 more=tuple(responses[position] for position in scenario.more),
             )
 
-    def explain(self, request: NeutralRequest, caller: Caller) -> MatchExplanation:
+    def explain(
+        self, request: NeutralRequest, caller: Caller, *, in_stream: bool = False
+    ) -> MatchExplanation:
         """What ``admit`` would do with this request, without changing anything."""
         with self._lock:
             cursors = list(self.queues.cursors)
-            return explain_match(self.plan.current, cursors, self.conversations.book, request, caller)
+            book = self.conversations.book
+            return explain_match(self.plan.current, cursors, book, request, caller, in_stream=in_stream)
 
     def complete(
         self, admission: Admission, request: NeutralRequest, wire: WireIdentity | None = None

@@ -183,10 +183,6 @@ class NeutralRequest(BaseModel):
     cache_breakpoints: tuple[int, ...] = ()
     # How many answers (choices) the request asks for (a wire's ``n``, at most 8), else 1.
     choices: int = 1
-    # The stream is plain text frames (SSE events, NDJSON lines) that in-stream ``stream_delivery`` plans
-    # act on: set by the server from what the request's route declares (``InferenceRoute.in_stream_faults``),
-    # never by parsers.
-    in_stream_faults: bool = False
     # The request's reasoning settings as sent (OpenAI ``reasoning``/``reasoning_effort``, Anthropic
     # ``thinking``, Gemini ``thinkingConfig``), scalars only; journaled as ``reasoning_settings``.
     reasoning_settings: dict[str, Any] | None = None

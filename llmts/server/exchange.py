@@ -49,6 +49,7 @@ class Exchange:
         "delivery",
         "entry",
         "environ",
+        "in_stream",
         "keep_frames",
         "method",
         "neutral",
@@ -81,6 +82,8 @@ class Exchange:
         self.request: ProviderRequest | None = None
         self.call: ProviderCall | None = None
         self.caller: Caller | None = None
+        # The route lets in-stream delivery plans act on this request's stream (set by ``_parse``).
+        self.in_stream = False
         # The conversation id the client named by header (None: it named none).
         self.conversation: str | None = None
         # Set by the inference stages.

@@ -238,10 +238,7 @@ class ProviderPath:
         call, entry, session = ex.call, ex.entry, ex.session
         assert call is not None and entry is not None and session is not None
         neutral = route.parse(call)
-        if neutral.stream and neutral.operation in route.in_stream_faults:
-            # The parser built this request for this call alone: set the flag in place (a model_copy
-            # costs several microseconds on the hot path).
-            neutral.__dict__["in_stream_faults"] = True
+        ex.in_stream = neutral.stream and neutral.operation in route.in_stream_faults
         ex.neutral = neutral
         entry.parsed(neutral.operation, neutral.model, neutral.stream, neutral.reasoning_settings)
         entry.capture_history(neutral.messages, session.journal.preview_bytes)
@@ -270,7 +267,7 @@ class ProviderPath:
         session, neutral, caller, entry = ex.session, ex.neutral, ex.caller, ex.entry
         assert session is not None and neutral is not None and caller is not None and entry is not None
         try:
-            admission = session.admit(neutral, caller, entry)
+            admission = session.admit(neutral, caller, entry, in_stream=ex.in_stream)
         except MISSES:
             if ex.upstream is None:
                 raise

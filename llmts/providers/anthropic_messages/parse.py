@@ -355,6 +355,5 @@ def parse_messages_request(call: ProviderCall, *, provider: str) -> NeutralReque
         cache_mode="explicit",
         cache_breakpoints=prompt.cache_breakpoints,
         choices=1,
-        in_stream_faults=False,
         reasoning_settings=reasoning_settings(body.get("thinking")),
     )

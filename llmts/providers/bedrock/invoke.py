@@ -102,7 +102,6 @@ def _parse_anthropic(body: dict[str, Any], model: str, stream: bool) -> NeutralR
         cache_mode="explicit",
         cache_breakpoints=prompt.cache_breakpoints,
         choices=1,
-        in_stream_faults=False,
         reasoning_settings=reasoning_settings(body.get("thinking")),
     )
 

@@ -266,6 +266,5 @@ def converse_request(body: dict[str, Any], model: str, operation: str, stream: b
         cache_mode="explicit",
         cache_breakpoints=tuple(sorted(points.segments)),
         choices=1,
-        in_stream_faults=False,
         reasoning_settings=_reasoning_settings(body),
     )

@@ -80,7 +80,6 @@ def parse_titan(body: dict[str, Any], model: str, stream: bool) -> NeutralReques
         cache_mode="none",
         cache_breakpoints=(),
         choices=1,
-        in_stream_faults=False,
         reasoning_settings=None,
     )
 

@@ -236,7 +236,6 @@ def chat_request_from_body(
         system="",
         cache_mode="implicit",
         cache_breakpoints=(),
-        in_stream_faults=False,
         reasoning_settings=reasoning_settings({"effort": body.get("reasoning_effort")})
         if body.get("reasoning_effort") is not None
         else None,

@@ -202,6 +202,5 @@ def parse_chat_request(call: ProviderCall) -> NeutralRequest:
         system="",
         cache_mode="implicit",
         cache_breakpoints=(),
-        in_stream_faults=False,
         reasoning_settings=reasoning_settings(body.get("thinking")),
     )

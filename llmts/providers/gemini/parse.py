@@ -313,7 +313,6 @@ def parse_body(body: dict[str, Any], model: str, operation: str) -> NeutralReque
         cache_mode="implicit",
         cache_breakpoints=(),
         choices=1,
-        in_stream_faults=False,
         reasoning_settings=_thinking_config(body),
     )
 

@@ -189,7 +189,6 @@ def chat_request(body: dict[str, Any]) -> NeutralRequest:
         system="",
         cache_mode="none",
         cache_breakpoints=(),
-        in_stream_faults=False,
         reasoning_settings=thinking,
     )
 
@@ -214,7 +213,6 @@ def generate_request(body: dict[str, Any]) -> NeutralRequest:
         system=system,
         cache_mode="none",
         cache_breakpoints=(),
-        in_stream_faults=False,
         reasoning_settings=thinking,
     )
 

@@ -325,7 +325,6 @@ def parse_responses_body(
         cache_mode="implicit",
         cache_breakpoints=(),
         choices=1,
-        in_stream_faults=False,
         reasoning_settings=reasoning_settings(body.get("reasoning")),
         echo=echo,
         instructions=instructions,

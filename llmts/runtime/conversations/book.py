@@ -184,8 +184,9 @@ class ConversationBook:
             ConversationCompleted(f"{owned.where} is complete (terminal_policy {action.value})")
         )
 
-    def obstacle(self, verdict: Verdict, request: NeutralRequest) -> LlmtsError | None:
-        """Why an owning verdict cannot be admitted (its error, a fixture misfit, capacity), or None."""
+    def obstacle(self, verdict: Verdict, request: NeutralRequest, *, in_stream: bool) -> LlmtsError | None:
+        """Why an owning verdict cannot be admitted (its error, a fixture misfit, capacity), or None;
+        ``in_stream``: the request's route lets in-stream plans act on its stream."""
         if verdict.error is not None:
             return verdict.error
         step = verdict.step
@@ -200,7 +201,7 @@ class ConversationBook:
             if output is not None:
                 check_output_fits(request, output, where)
             if delivery is not None:
-                check_delivery_fits(request, delivery, where)
+                check_delivery_fits(request, delivery, where, in_stream=in_stream)
         except FixtureMismatch as mismatch:
             return mismatch
         if verdict.action is Action.REPLAY:

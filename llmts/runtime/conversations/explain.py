@@ -70,11 +70,22 @@ def neutral_from_explained(explained: ExplainedRequest, provider: str, default_m
 
 
 def _graph_candidate(
-    book: ConversationBook, verdict: Verdict, request: NeutralRequest, selection: Selection, shadowed: bool
+    book: ConversationBook,
+    verdict: Verdict,
+    request: NeutralRequest,
+    selection: Selection,
+    shadowed: bool,
+    in_stream: bool,
 ) -> ExplainedCandidate:
     selected = verdict is selection.graph
     # The owner's error is the selection's own; another claiming graph's is what it would answer alone.
-    error = selection.error if selected else book.obstacle(verdict, request) if verdict.claims else None
+    error = (
+        selection.error
+        if selected
+        else book.obstacle(verdict, request, in_stream=in_stream)
+        if verdict.claims
+        else None
+    )
     first_match = next((check.step for check in verdict.checks if check.matched), None)
     steps = [
         ExplainedStep(
@@ -110,9 +121,11 @@ def explain_match(
     book: ConversationBook | None,
     request: NeutralRequest,
     caller: Caller,
+    *,
+    in_stream: bool,
 ) -> MatchExplanation:
     """``select`` without the commit, with every candidate's own verdict."""
-    selection = select(plan, cursors, book, request, caller, explain=True)
+    selection = select(plan, cursors, book, request, caller, in_stream=in_stream, explain=True)
     candidates: list[ExplainedCandidate] = []
     owner_seen = False
     for graph, verdict in selection.graphs:
@@ -130,7 +143,9 @@ def explain_match(
             )
             continue
         assert book is not None
-        candidates.append(_graph_candidate(book, verdict, request, selection, verdict.claims and owner_seen))
+        candidates.append(
+            _graph_candidate(book, verdict, request, selection, verdict.claims and owner_seen, in_stream)
+        )
         owner_seen = owner_seen or verdict.claims
     offset = len(book.graphs) if book is not None else 0
     for scenario in selection.scenarios:

@@ -119,7 +119,7 @@ class Selection:
 
 
 def judge_scenario(
-    index: int, scenario: ScenarioPlan, cursor: int, request: NeutralRequest
+    index: int, scenario: ScenarioPlan, cursor: int, request: NeutralRequest, *, in_stream: bool
 ) -> ScenarioVerdict:
     """The scenario's next response (after its terminal policy) and whether it fits the request; for a
     request asking ``request.choices`` > 1 answers (a wire's ``n``), the next that many responses, all
@@ -151,7 +151,9 @@ def judge_scenario(
             if response.output is not None:
                 check_output_fits(request, response.output, where)
             if response.stream_delivery is not None and not positions:
-                check_delivery_fits(request, response.stream_delivery, where, response.output)
+                check_delivery_fits(
+                    request, response.stream_delivery, where, response.output, in_stream=in_stream
+                )
         except FixtureMismatch as mismatch:
             return ScenarioVerdict(index, scenario, True, first if first is not None else position, mismatch)
         positions.append(position)
@@ -180,12 +182,13 @@ def select(
     request: NeutralRequest,
     caller: Caller,
     *,
+    in_stream: bool,
     explain: bool = False,
 ) -> Selection:
     """Who owns ``request`` and why; changes nothing. ``explain`` also judges the candidates after the
     owner (for ``/admin-api/match/explain``); admission stops at the owner. In a session that holds
     recorded answers, a miss is explained against the closest recorded request."""
-    selection = _select(plan, cursors, book, request, caller, explain=explain)
+    selection = _select(plan, cursors, book, request, caller, in_stream=in_stream, explain=explain)
     error = selection.error
     if plan is not None and plan.recordings and isinstance(error, MISSES):
         selection.error = no_recorded_match(plan.recordings, request, error.message)
@@ -199,6 +202,7 @@ def _select(
     request: NeutralRequest,
     caller: Caller,
     *,
+    in_stream: bool,
     explain: bool = False,
 ) -> Selection:
     operation = operation_family(request.operation)
@@ -225,7 +229,7 @@ def _select(
             selection.graphs.append((graph, verdict))
         if verdict.claims and selection.graph is None:
             selection.graph = verdict
-            selection.error = book.obstacle(verdict, request)
+            selection.error = book.obstacle(verdict, request, in_stream=in_stream)
             if verdict.action is not None and selection.error is None:
                 selection.outcome = verdict.action.value  # type: ignore[assignment]
             if not explain:
@@ -238,7 +242,7 @@ def _select(
             if explain:
                 selection.scenarios.append(ScenarioVerdict(index, scenario, False))
             continue
-        scenario_verdict = judge_scenario(index, scenario, cursors[index], request)
+        scenario_verdict = judge_scenario(index, scenario, cursors[index], request, in_stream=in_stream)
         if explain:
             selection.scenarios.append(scenario_verdict)
         if not owned:

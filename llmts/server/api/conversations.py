@@ -138,8 +138,6 @@ def _parse_wire(
     except LlmtsError as exc:
         detail = {"path": "wire.body", "message": exc.message, "code": exc.code}
         raise _invalid(f"the provider would refuse wire.body: {exc.message}", [detail]) from None
-    if neutral.stream and neutral.operation in route.in_stream_faults:
-        neutral = neutral.model_copy(update={"in_stream_faults": True})
     if route.strict_rules and call.strict_requests:
         try:
             check_strict(route.strict_rules, request.body, request.json_object(), session.plan.signatures)
@@ -163,10 +161,9 @@ def explain_match(session: Session, environ: Mapping[str, Any], body: bytes) -> 
             )
         except ValueError as exc:
             raise _invalid(str(exc), [{"path": "request.tool_choice", "message": str(exc)}]) from None
-        if neutral.stream and (provider, neutral.operation) in _IN_STREAM_SURFACES:
-            neutral = neutral.model_copy(update={"in_stream_faults": True})
     credential = parsed.credential if parsed.credential is not None else session.plan.credential_for(provider)
-    explanation = session.explain(neutral, Caller(conversation_id, credential))
+    in_stream = neutral.stream and (provider, neutral.operation) in _IN_STREAM_SURFACES
+    explanation = session.explain(neutral, Caller(conversation_id, credential), in_stream=in_stream)
     if rejected is not None:  # the provider's 400 comes before any selection
         explanation = explanation.model_copy(
             update={

@@ -5,7 +5,7 @@ Starts ``llmts serve --no-access-log`` (plus ``--server-arg``s, e.g. ``--max-mem
 session with ``PUT /admin-api/sessions/{id}`` (unconfigured, so it echoes each ~1 MB message back; or,
 with ``--scripted``, answering a short scripted text), sends ``--requests`` chat completions of
 ``--size`` bytes over ``--connections`` keep-alive connections, sampling the worker's VmRSS every 20 ms,
-then deletes the session. See benchmarks/README.md ("Memory flood") and docs/architecture.md ("Memory
+then deletes the session. See benchmarks/README.md ("Memory flood") and docs/design/memory.md ("Memory
 beyond the accounted bytes").
 
     python benchmarks/memory_flood.py                                   # 1,000 x 1 MB, 8 connections

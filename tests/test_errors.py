@@ -1,4 +1,5 @@
-"""Every error class names its status and when it is raised in a one-line docstring (docs/architecture.md)."""
+"""Every error class names its status and when it is raised in a one-line docstring
+(docs/architecture.md, "Layers")."""
 
 from __future__ import annotations
 

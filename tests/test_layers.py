@@ -1,4 +1,5 @@
-"""The import direction of docs/architecture.md, checked mechanically by parsing every module's imports."""
+"""The import direction of docs/architecture.md ("Layers"), checked mechanically by parsing every
+module's imports."""
 
 from __future__ import annotations
 

@@ -301,9 +301,9 @@ _PROVIDER_WORDS = re.compile(
     "|".join([*(re.escape(n) for n in CATALOG.namespaces), "azure", "claude", "google", "genai", "gpt-"]),
     re.IGNORECASE,
 )
-# Documented exceptions (docs/architecture.md, "Providers"): the public config field ``azure_deployments``
-# (a name of the configuration contract), and the native-items fit message of runtime/native (which names
-# the only wire that carries ``items`` fixtures).
+# Documented exceptions (docs/design/providers.md, "What stays provider-neutral, and the two exceptions"):
+# the public config field ``azure_deployments`` (a name of the configuration contract), and the
+# native-items fit message of runtime/native (which names the only wire that carries ``items`` fixtures).
 _ALLOWED = {
     ("schema/config.py", "azure_deployments"),
     ("schema/config.py", "azure_deployments["),

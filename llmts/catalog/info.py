@@ -3,7 +3,7 @@
 Each provider package declares its namespaces in its own ``info.py`` with these classes: plain frozen
 data and the standard library only, so the schema (which validates namespace names), the Python API
 (which builds SDK clients and their environment) and the catalog read it without importing the runtime or
-the adapter (docs/architecture.md, "Providers").
+the adapter (docs/architecture.md, "Providers and the adapter registry").
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@
 A registered package has an ``info.py`` (``PROVIDERS``: its namespaces as ``ProviderInfo`` data, standard
 library only) and an ``adapter.py`` (``ADAPTERS``: the same namespaces' routes, loaded by
 ``llmts/providers/adapters.py``). This module reads only the ``info.py`` modules, so the schema and the
-Python API can use it without importing the runtime (docs/architecture.md, "Providers").
+Python API can use it without importing the runtime (docs/architecture.md, "Providers and the adapter
+registry").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ terminal policies.
 
 Scenarios (``config.py``) and conversation graphs (``conversations.py``) both answer with these
 fixtures, so they live below both: ``config.py`` imports ``conversations.py``, and neither is imported
-back (docs/architecture.md, "Conversation predicates").
+back (docs/architecture.md, "Layers").
 """
 
 from __future__ import annotations

@@ -227,7 +227,7 @@ def create_app(
     from llmts.server.process.single_process import gunicorn_binds, refuse_several_gunicorn_workers
 
     refuse_several_gunicorn_workers()
-    tune_allocator()  # docs/architecture.md, "Memory beyond the accounted bytes"
+    tune_allocator()  # docs/design/memory.md, "Memory beyond the accounted bytes"
 
     env = os.environ
     registry = SessionRegistry(

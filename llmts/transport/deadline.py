@@ -4,8 +4,8 @@ Under gevent a blocked ``recv``/``sendall`` only returns when the peer acts, so 
 reading (its receive window fills) or stops sending holds a greenlet and a socket forever. A
 ``Deadline`` is a hub timer that throws an exception into the greenlet that armed it; armed around the
 server's ``sendall`` of one chunk (the code after a ``yield`` runs once ``sendall`` returned, see
-docs/architecture.md), it bounds that one write. Without gevent (werkzeug's dev server, in-memory
-tests) deadlines are no-ops: the workers llmts supports are gevent's.
+docs/architecture.md, "The path of one request"), it bounds that one write. Without gevent (werkzeug's
+dev server, in-memory tests) deadlines are no-ops: the workers llmts supports are gevent's.
 
 ``guard_writes`` wraps a body iterator: it arms the write deadline around each chunk's write, and it
 ends a stream cleanly (stop yielding: the server writes the chunked terminator) once the server's

@@ -1,4 +1,5 @@
-"""Notice a client that left, without consuming its bytes (docs/architecture.md, the request path)."""
+"""Notice a client that left, without consuming its bytes (docs/architecture.md, "The path of one
+request")."""
 
 from __future__ import annotations
 

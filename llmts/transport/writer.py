@@ -118,7 +118,7 @@ def whole_stream(
 ) -> WholeStream:
     """The coalesced stream (``body``: the frames joined) as a ``WholeStream``, only for a server that sets
     ``SERVER_WRITE_DEADLINE``. The evidence is counted now, so the frames are not kept alive beside their
-    joined copy while a slow client reads (docs/architecture.md, "Memory beyond the accounted bytes")."""
+    joined copy while a slow client reads (docs/design/memory.md, "Memory beyond the accounted bytes")."""
     count, content = len(frames), kinds.count(FrameKind.CONTENT)
     terminal = FrameKind.TERMINAL in kinds
 

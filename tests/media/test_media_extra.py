@@ -1,6 +1,6 @@
 """The optional extra ``llmts[media]`` (PyAV, Pillow): a server without it answers the formats that need it
 with a 501 in OpenAI's envelope naming the extra, and still generates the formats it writes itself; and
-loading the app imports neither (the idle server's memory budget, docs/architecture.md)."""
+loading the app imports neither (docs/design/memory.md, "The two processes' import sets")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A message longer than the prompt cache's hashing slice (64 KiB) is hashed a slice at a time instead
-of as one joined copy (docs/architecture.md, "Memory beyond the accounted bytes"): the cache still
+of as one joined copy (docs/design/memory.md, "Memory beyond the accounted bytes"): the cache still
 recognises the same prefix, and any change inside the long text, or at a slice boundary, is a miss."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""No import cycle inside ``llmts/schema`` (docs/architecture.md, "Conversation predicates"): every
+"""No import cycle inside ``llmts/schema`` (docs/architecture.md, "Layers"): every
 ``import`` counts, including those under ``if TYPE_CHECKING:`` and inside functions."""
 
 from __future__ import annotations

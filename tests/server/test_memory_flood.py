@@ -1,6 +1,6 @@
 """The worker's real memory under large requests stays within ``--max-memory`` plus the documented
 constant, falls back when the session is deleted, and a client that does not read a large answer is
-charged to the budget (docs/server.md, "Memory"; docs/architecture.md, "Memory beyond the accounted
+charged to the budget (docs/server.md, "Memory"; docs/design/memory.md, "Memory beyond the accounted
 bytes"). Raw HTTP: what is measured is the server's process, not a client's behaviour."""
 
 from __future__ import annotations

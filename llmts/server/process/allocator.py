@@ -1,5 +1,5 @@
 """The worker's C allocator: large buffers are mapped and unmapped on their own, and freed heap pages
-go back to the system when a session is deleted or reset (docs/architecture.md, "Memory beyond the
+go back to the system when a session is deleted or reset (docs/design/memory.md, "Memory beyond the
 accounted bytes").
 
 glibc's ``malloc`` raises its mmap threshold to the size of the largest mapped block freed so far (up to

@@ -83,7 +83,7 @@ def test_a_copy_of_a_fixture_never_gets_the_originals_frames() -> None:
 def test_a_one_off_answer_is_freed_when_its_response_is_over_not_by_the_garbage_collector() -> None:
     # An echoed or generated answer is made per request; when its memo named it strongly it was a
     # reference cycle, and a flood of 1 MB echoes kept hundreds of MB until a full collection
-    # (docs/architecture.md, "Memory beyond the accounted bytes").
+    # (docs/design/memory.md, "Memory beyond the accounted bytes").
     gc.disable()
     try:
         output = ScriptedOutput(kind="text", text="echo " * 1000, chunks=("echo " * 1000,))

@@ -1,4 +1,4 @@
-"""Deterministic token estimates (documented in docs/configuration.md#usage).
+"""Deterministic token estimates (documented in docs/configuration.md#token-usage).
 
 Real tokenizers are model-specific; tests need numbers that are stable, plausible and explainable:
 

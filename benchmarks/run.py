@@ -478,18 +478,23 @@ def _process_tree(pid: int) -> list[int]:
     return tree
 
 
-def tree_rss_mib(pids: Sequence[int]) -> list[float]:
-    """Resident memory (VmRSS, MiB) of each process, in order; empty without /proc."""
-    sizes = []
-    for pid in pids:
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                sizes.append(int(line.split()[1]) / 1024)
-    return sizes
+def _memory_kib(pid: int, path: str, field: str) -> int | None:
+    try:
+        text = Path(f"/proc/{pid}/{path}").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return None
+
+
+def tree_memory_mib(pids: Sequence[int]) -> dict[str, list[float]]:
+    """Per process, in order: resident memory (VmRSS, MiB) and its proportional share (Pss: pages shared
+    between the arbiter and its forked worker count half in each), empty lists without /proc."""
+    rss = [kib / 1024 for pid in pids if (kib := _memory_kib(pid, "status", "VmRSS")) is not None]
+    pss = [kib / 1024 for pid in pids if (kib := _memory_kib(pid, "smaps_rollup", "Pss")) is not None]
+    return {"rss": rss, "pss": pss}
 
 
 def _pin(pids: Sequence[int], cpu: int | None) -> None:
@@ -928,10 +933,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             name, kind = case.split("-")
             check_answers(servers[SERVER_OF[name]], kind == "stream", chunks)
         # Idle memory: configured, a few requests answered, no load yet (the whole process tree).
-        idle_rss = {name: tree_rss_mib(server.pids) for name, server in servers.items()}
-        for name, sizes in idle_rss.items():
-            parts = " + ".join(f"{size:.1f}" for size in sizes)
-            print(f"{name}: idle RSS {sum(sizes):.1f} MiB ({parts})")
+        idle_memory = {name: tree_memory_mib(server.pids) for name, server in servers.items()}
+        for name, sizes in idle_memory.items():
+            rss, pss = sizes["rss"], sizes["pss"]
+            parts = " + ".join(f"{size:.1f}" for size in rss)
+            print(f"{name}: idle RSS {sum(rss):.1f} MiB ({parts}), PSS {sum(pss):.1f} MiB")
         print(f"{args.connections} connections, {args.warmup:g} s warm-up + {args.duration:g} s per case")
         print(HEADER, flush=True)
         rounds: list[dict[str, LoadResult]] = []
@@ -967,7 +973,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "results": {name: asdict(r) for name, r in rounds[-1].items()},
                 "rounds": [{name: asdict(r) for name, r in one.items()} for one in rounds],
                 "summary": summary,
-                "idle_rss_mib": idle_rss,
+                "idle_memory_mib": idle_memory,
                 "server_log_findings": findings,
             }
             Path(args.json).write_text(json.dumps(document, indent=2) + "\n")

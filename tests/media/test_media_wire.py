@@ -1,7 +1,7 @@
 """Image and audio routes over raw HTTP, for what the SDK hides: multipart edge cases (missing file,
 wrong field, bad boundary, malformed bodies, oversize uploads), the frames of the streams, the image
 URL route and OpenAI's envelope on every error (docs/images.md, docs/audio.md); through the app in process
-(the CLI's body limit over a real server is tests/server/test_configure.py's)."""
+(the CLI's body limit over a real server is tests/server/api/test_configure.py's)."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ from tests.support.servers import BackgroundStops
 
 pytestmark = pytest.mark.sdk
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 _NGINX = shutil.which("nginx") or next(
     (path for path in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(path, os.X_OK)), None
 )

@@ -1,0 +1,1 @@
+"""Tests of llmts/server/process/ and the CLI: processes, workers, restarts, nginx in front."""

@@ -8,7 +8,9 @@ that lock held.
 
 from __future__ import annotations
 
+import inspect
 import threading
+import weakref
 from collections.abc import Callable
 
 from llmts.errors import RecordingFull
@@ -29,8 +31,12 @@ class SessionRecorder:
     ) -> None:
         self._lock = lock
         self._share = MemoryShare(budget, "recording")
-        # The session's generation check: an exchange of a reset or reconfigured session is not kept.
-        self._is_current = is_current
+        # The session's generation check: an exchange of a reset or reconfigured session is not kept. Held
+        # weakly: a strong reference to the session's bound method would make session and part a cycle,
+        # so a deleted session (its plan, caches, queues) would wait for the cyclic collector.
+        self._is_current: Callable[[], Callable[[int], bool] | None] = (
+            weakref.WeakMethod(is_current) if inspect.ismethod(is_current) else lambda: is_current
+        )
         self._recorder: Recorder | None = None
 
     @property
@@ -58,7 +64,8 @@ class SessionRecorder:
         redacted = recorder.redactor.exchange(exchange, secrets)  # outside the lock: CPU only
         size = redacted.retained_bytes()
         with self._lock:
-            if self._recorder is not recorder or not self._is_current(generation):
+            is_current = self._is_current()
+            if self._recorder is not recorder or is_current is None or not is_current(generation):
                 return False
             if not recorder.fits(size) or not self._share.fits(size):
                 recorder.dropped += 1

@@ -176,7 +176,8 @@ class LlmtsApp:
         return self.drain_seconds
 
     def worker_restarted(self, restart: WorkerRestart) -> None:
-        """This worker replaced one that died (server/worker.py calls this): requests naming a session it
+        """This worker replaced one that died (``ReplacementAware`` in server/http/connections.py calls
+        this): requests naming a session it
         lost get 500 ``llm_test_server_worker_restarted`` and /ready answers 503 from now on."""
         self.lost = self._control.lost = self._provider.lost = LostSessions(restart)
 

@@ -4,7 +4,9 @@ journal's clock, each with its memory charge and its share of the one session lo
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 
 import pytest
 
@@ -19,6 +21,7 @@ from llmts.runtime.session_recorder import SessionRecorder
 from llmts.runtime.session_store import SessionStore
 from llmts.runtime.store import MAX_STORED_OBJECTS
 from llmts.schema import ConfigBuilder
+from llmts.schema.config import SessionConfig
 from llmts.schema.determinism import Determinism
 from llmts.schema.neutral import NeutralMessage, NeutralRequest
 from llmts.schema.pacing import Pacing, RateLimits
@@ -309,3 +312,31 @@ def test_the_session_facade_stays_narrow() -> None:
     session = Session("s", clock=FixedClock(), ids=CountingIds())
     public = [name for name in dir(session) if not name.startswith("_")]
     assert len(public) <= 20, public
+
+
+def _recording_config() -> SessionConfig:
+    # Built in a frame of its own: pydantic may read its caller's locals when it first builds a model,
+    # which keeps them alive as long as that frame (here: the helper's, not the test's).
+    return SessionConfig.model_validate(
+        {
+            "record": True,
+            "upstreams": {"openai": "http://127.0.0.1:9"},
+            "scenarios": [{"responses": [{"text": "x"}]}],
+        }
+    )
+
+
+def test_a_deleted_session_is_freed_without_the_cycle_collector() -> None:
+    """No part holds its session strongly: a retired session (its plan, caches, queues) goes as soon as
+    the registry lets go, not at some later full collection the memory budget never sees."""
+    budget = MemoryBudget(None)
+    session = Session("s", clock=FixedClock(), ids=CountingIds(), budget=budget)
+    session.configure(_recording_config())
+    alive = weakref.ref(session)
+    gc.disable()
+    try:
+        session.retire()
+        del session
+        assert alive() is None
+    finally:
+        gc.enable()

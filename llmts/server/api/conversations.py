@@ -123,18 +123,24 @@ class _WithoutStrictRules:
         return getattr(self._session, name)
 
 
+def _in_stream(route: InferenceRoute, neutral: NeutralRequest) -> bool:
+    return neutral.stream and neutral.operation in route.in_stream_faults
+
+
 def _parse_wire(
     session: Session, wire: ExplainedWire
-) -> tuple[str, NeutralRequest, StrictRequestRejected | None]:
+) -> tuple[str, NeutralRequest, bool, StrictRequestRejected | None]:
     """Parse as the route would, then run its strict rules; a parse error is a bad explain request. A
-    strict rule the parser runs is reported like the table's rules (outcome ``rejected``)."""
+    strict rule the parser runs is reported like the table's rules (outcome ``rejected``). Also whether
+    in-stream delivery plans act on the request's stream, by the route's own word (as the provider path)."""
     adapter, route, request = _wire_route(wire)
     call = ProviderCall(request, session, "req_explain", None)
     try:
         neutral = route.parse(call)
     except StrictRequestRejected as rejected:
         lenient = cast(SessionView, _WithoutStrictRules(session))
-        return adapter.namespace, route.parse(ProviderCall(request, lenient, "req_explain", None)), rejected
+        neutral = route.parse(ProviderCall(request, lenient, "req_explain", None))
+        return adapter.namespace, neutral, _in_stream(route, neutral), rejected
     except LlmtsError as exc:
         detail = {"path": "wire.body", "message": exc.message, "code": exc.code}
         raise _invalid(f"the provider would refuse wire.body: {exc.message}", [detail]) from None
@@ -142,8 +148,8 @@ def _parse_wire(
         try:
             check_strict(route.strict_rules, request.body, request.json_object(), session.plan.signatures)
         except StrictRequestRejected as rejected:
-            return adapter.namespace, neutral, rejected
-    return adapter.namespace, neutral, None
+            return adapter.namespace, neutral, _in_stream(route, neutral), rejected
+    return adapter.namespace, neutral, _in_stream(route, neutral), None
 
 
 def explain_match(session: Session, environ: Mapping[str, Any], body: bytes) -> dict[str, Any]:
@@ -151,7 +157,7 @@ def explain_match(session: Session, environ: Mapping[str, Any], body: bytes) -> 
     parsed = _parse(body)
     rejected: StrictRequestRejected | None = None
     if parsed.wire is not None:
-        provider, neutral, rejected = _parse_wire(session, parsed.wire)
+        provider, neutral, in_stream, rejected = _parse_wire(session, parsed.wire)
     else:
         assert parsed.request is not None  # the schema requires one of the two
         provider = parsed.provider_namespace
@@ -161,8 +167,9 @@ def explain_match(session: Session, environ: Mapping[str, Any], body: bytes) -> 
             )
         except ValueError as exc:
             raise _invalid(str(exc), [{"path": "request.tool_choice", "message": str(exc)}]) from None
+        # No route named: the provider's routes together say which streams in-stream plans act on.
+        in_stream = neutral.stream and (provider, neutral.operation) in _IN_STREAM_SURFACES
     credential = parsed.credential if parsed.credential is not None else session.plan.credential_for(provider)
-    in_stream = neutral.stream and (provider, neutral.operation) in _IN_STREAM_SURFACES
     explanation = session.explain(neutral, Caller(conversation_id, credential), in_stream=in_stream)
     if rejected is not None:  # the provider's 400 comes before any selection
         explanation = explanation.model_copy(

@@ -88,7 +88,8 @@ class _Arbiter(Arbiter):  # type: ignore[misc]
                 self.log.error("llmts: cannot append to --restart-file %s: %s", path, exc)
 
     def spawn_worker(self) -> Any:
-        # The forked worker reads how its predecessor ended here (server/worker.py).
+        # The forked worker reads how its predecessor ended here (ReplacementAware,
+        # server/http/connections.py).
         self.app.llmts_last_worker_end, self._llmts_end = self._llmts_end, None
         return super().spawn_worker()
 

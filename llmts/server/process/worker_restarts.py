@@ -9,7 +9,8 @@ sessions' requests with a quiet 404. Instead:
   status before gunicorn reaps it (``peek_end``), logs one error line, appends a JSON line to
   ``--restart-file`` (what the ``--workers N`` supervisor watches) and leaves the ``WorkerEnd`` on the
   gunicorn application object, where the next forked worker finds it;
-- a worker whose gunicorn generation (``age``) is above 1 is a replacement (server/worker.py): it hands
+- a worker whose gunicorn generation (``age``) is above 1 is a replacement (``ReplacementAware``,
+server/http/connections.py): it hands
   the app a ``WorkerRestart``, under ``llmts serve`` or any gunicorn arbiter;
 - the app then answers through ``LostSessions`` (server/lost_sessions.py): every request naming a
   session this process does not know, or the ``default`` session until it is reset or configured, gets 500

@@ -24,19 +24,20 @@ __all__ = ["DEFAULT_WORKER_CLASS", "LOG_FORMATS", "WORKER_CLASSES", "GunicornSer
 # the default: the least CPU per request (docs/architecture.md, "The server's hot path");
 # ``gevent_pywsgi`` (gevent's pywsgi, the previous default) stays selectable for a while; ``gevent`` uses
 # gunicorn's own parser.
-WORKER_CLASSES = ("llmts", "gevent_pywsgi", "gevent")
-DEFAULT_WORKER_CLASS = "llmts"
-# --log-format -> gunicorn logger class (both escape client text; server/http/log_text.py).
-LOG_FORMATS = ("text", "json")
-_LOGGER_PATHS = {
-    "text": "llmts.server.http.log_text.EscapingLogger",
-    "json": "llmts.server.http.log_text.JsonLogger",
-}
+# --worker-class -> gunicorn worker class.
 _WORKER_PATHS = {
     "llmts": "llmts.server.worker.LlmtsWorker",
     "gevent_pywsgi": "llmts.server.worker.LlmtsPyWSGIWorker",
     "gevent": "llmts.server.worker.LlmtsGeventWorker",
 }
+WORKER_CLASSES = tuple(_WORKER_PATHS)
+DEFAULT_WORKER_CLASS = "llmts"
+# --log-format -> gunicorn logger class (both escape client text; server/http/log_text.py).
+_LOGGER_PATHS = {
+    "text": "llmts.server.http.log_text.EscapingLogger",
+    "json": "llmts.server.http.log_text.JsonLogger",
+}
+LOG_FORMATS = tuple(_LOGGER_PATHS)
 
 
 def _watch_parent(pid: int) -> None:

@@ -16,6 +16,7 @@ anything else (``init_process``). So the arbiter, which serves nothing, never im
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from gunicorn.workers.base_async import AsyncWorker
@@ -36,6 +37,13 @@ class _GeventOnFork(AsyncWorker):  # type: ignore[misc]
     child becomes ``_BECOMES`` (same base, same instance layout) and runs as it."""
 
     _BECOMES: ClassVar[str]
+
+    @classmethod
+    def check_config(cls, cfg: Any, log: Any) -> None:
+        """In the arbiter (gunicorn calls it before it forks): a missing gevent is a clear start-up error
+        here, not a traceback from every worker that fails to boot."""
+        if importlib.util.find_spec("gevent") is None:
+            raise RuntimeError("llmts's workers need gevent: pip install 'gevent>=24.10.1'")
 
     def init_process(self) -> None:
         real = getattr(importlib.import_module(_GEVENT_WORKERS), self._BECOMES)

@@ -220,3 +220,21 @@ def test_server_exits_with_its_parent(tmp_path: Path) -> None:
     finally:
         parent.kill()
         server.stop()
+
+
+def test_a_missing_gevent_is_a_start_up_error_in_the_arbiter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The arbiter holds stand-ins for the gevent workers (llmts/server/worker.py) and never imports gevent;
+    gunicorn's ``check_config`` still says so before the fork, instead of every worker failing to boot."""
+    import importlib.util
+
+    import llmts.server.worker as worker
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "gevent" else real(name, *a)
+    )
+    for stand_in in (worker.LlmtsWorker, worker.LlmtsGeventWorker):
+        with pytest.raises(RuntimeError, match="need gevent"):
+            stand_in.check_config(None, None)
+    monkeypatch.undo()
+    worker.LlmtsWorker.check_config(None, None)  # gevent is installed here

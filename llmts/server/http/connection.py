@@ -27,15 +27,14 @@ from gevent import get_hub, getcurrent
 from gevent import sleep as _sleep
 
 from llmts.errors import LlmtsError, MalformedHttp, RequestLineTooLong, WebSocketNotSupported
-from llmts.runtime.memory import MemoryBudget
 from llmts.server.http.access_log import AccessLog, basic_auth_user
 from llmts.server.http.body import BodyBroken, BufferedBody, StreamingBody
 from llmts.server.http.connections import ConnectionTracker, HeadTimeout
+from llmts.server.http.held_writes import memory_budget, send_held
 from llmts.server.http.log_text import log_text
 from llmts.server.http.parser import Rejection, Request, RequestParser
 from llmts.server.http.response import HttpDate, ResponseHead, error_response
 from llmts.server.http.upgrade import UpgradeRequest, upgrade_handler, wants_websocket
-from llmts.transport.abort import ConnectionAborted
 from llmts.transport.deadline import (
     SERVER_CONNECTION_DEADLINES,
     SERVER_WRITE_DEADLINE,
@@ -86,7 +85,7 @@ class Http1Server:
         self.gunicorn_access = gunicorn_access and access is None
         self.buffer = bytearray(READ_BYTES)
         self.view = memoryview(self.buffer)
-        self.memory = _memory_budget(app)
+        self.memory = memory_budget(app)
         self.date = HttpDate()
         self.loop = get_hub().loop
 
@@ -414,26 +413,8 @@ class Connection:
             if deadline is None:
                 sock.sendall(rest)
             else:
-                self._wait_for_reader(deadline, rest, len(data))
+                send_held(self.sock, rest, deadline, self.server.memory, len(data))
         self.sent += len(data)
-
-    def _wait_for_reader(self, deadline: Deadline, rest: memoryview, held: int) -> None:
-        """Send what the socket buffer refused under the write deadline, the ``held`` bytes of this write
-        charged to the process memory budget while it waits (docs/journal.md, "Process memory budget"):
-        a client that does not read keeps them alive until the write timeout. A write the budget cannot
-        hold ends the connection at once, journaled as ``llm_test_server_memory_exhausted``."""
-        budget = self.server.memory
-        if budget is not None and not budget.hold(held):
-            deadline.expired = True
-            deadline.ended_by = "memory_budget"
-            raise ConnectionAborted("llmts dropped a client that stopped reading: the memory budget is full")
-        deadline.arm()
-        try:
-            self.sock.sendall(rest)
-        finally:
-            deadline.disarm()
-            if budget is not None:
-                budget.release(held)
 
     # --- a body still arriving ---------------------------------------------------------------------
 
@@ -563,9 +544,3 @@ class _AccessResponse:
         self.status = status
         self.headers = headers
         self.sent = sent
-
-
-def _memory_budget(app: Any) -> MemoryBudget | None:
-    """The process memory budget of llmts's app (None for another WSGI app)."""
-    budget = getattr(getattr(app, "registry", None), "memory", None)
-    return budget if isinstance(budget, MemoryBudget) else None

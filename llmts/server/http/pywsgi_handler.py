@@ -22,7 +22,6 @@ Two jobs (docs/architecture.md, "The server's hot path" and "Hostile input, limi
 from __future__ import annotations
 
 import io
-import time
 from typing import Any
 
 import orjson
@@ -31,14 +30,14 @@ from gevent.pywsgi import MAX_REQUEST_LINE, Input, unquote_latin1
 from gunicorn.workers.ggevent import GeventPyWSGIWorker, PyWSGIHandler
 
 from llmts.errors import LlmtsError, MalformedHttp, RequestLineTooLong
-from llmts.runtime.memory import MemoryBudget
 from llmts.server.http.access_log import AccessLog, basic_auth_user
 from llmts.server.http.connections import GracefulWorker, HeadDeadlineHandler, ReplacementAware
+from llmts.server.http.held_writes import memory_budget, send_held
 from llmts.server.http.log_text import log_text
 from llmts.server.http.request_head import HeaderFields, environ_key, header_fields_from, read_header_block
+from llmts.server.http.response import HttpDate
 from llmts.server.http.response import error_response as _error_response
 from llmts.server.http.wsgi import status_line
-from llmts.transport.abort import ConnectionAborted
 from llmts.transport.deadline import (
     SERVER_CONNECTION_DEADLINES,
     SERVER_WRITE_DEADLINE,
@@ -72,30 +71,6 @@ class _BufferedBody(io.BytesIO):
         return None
 
 
-class _HttpDate:
-    """The ``Date`` header value, formatted once per second."""
-
-    __slots__ = ("_second", "_value")
-
-    _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-    _MONTHS = ("", "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-    def __init__(self) -> None:
-        self._second = -1
-        self._value = b""
-
-    def now(self) -> bytes:
-        second = int(time.time())
-        if second != self._second:
-            t = time.gmtime(second)
-            text = (
-                f"{self._DAYS[t.tm_wday]}, {t.tm_mday:02d} {self._MONTHS[t.tm_mon]} {t.tm_year:04d} "
-                f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d} GMT"
-            )
-            self._value, self._second = text.encode("ascii"), second
-        return self._value
-
-
 class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
     """gunicorn's pywsgi handler with a lean request head and response path (see the module docstring)."""
 
@@ -104,7 +79,7 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
     headers: HeaderFields
     status: Any  # bytes once start_response ran; gevent's own str for what it rejected
     code: int
-    _http_date = _HttpDate()
+    _http_date = HttpDate()
     # The connection's write deadline (transport/deadline.py), made at its first request, and the
     # deadlines the app keeps per connection (the request body's), closed with the connection.
     _llmts_write_deadline: Deadline | None = None
@@ -404,31 +379,13 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
                 if deadline is None:
                     self.socket.sendall(rest)
                 else:
-                    self._wait_for_reader(deadline, rest, len(data))
+                    send_held(self.socket, rest, deadline, memory_budget(self.server.application), len(data))
         except OSError as ex:
             self.status = f"socket error: {ex}"
             if self.code > 0:
                 self.code = -self.code
             raise
         self.response_length += len(data)
-
-    def _wait_for_reader(self, deadline: Deadline, rest: memoryview, held: int) -> None:
-        """Send what the socket buffer refused under the write deadline, the ``held`` bytes of this write
-        charged to the process memory budget while it waits (docs/journal.md, "Process memory budget"):
-        a client that does not read keeps them alive until the write timeout. A write the budget cannot
-        hold ends the connection at once, journaled as ``llm_test_server_memory_exhausted``."""
-        budget = _memory_budget(self.server.application)
-        if budget is not None and not budget.hold(held):
-            deadline.expired = True
-            deadline.ended_by = "memory_budget"
-            raise ConnectionAborted("llmts dropped a client that stopped reading: the memory budget is full")
-        deadline.arm()
-        try:
-            self.socket.sendall(rest)
-        finally:
-            deadline.disarm()
-            if budget is not None:
-                budget.release(held)
 
     # --- malformed HTTP (rejected before the app) --------------------------------------------------
 
@@ -491,12 +448,6 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
             self.time_start,
             self.time_finish,
         )
-
-
-def _memory_budget(app: Any) -> MemoryBudget | None:
-    """The process memory budget of llmts's app (None for another WSGI app)."""
-    budget = getattr(getattr(app, "registry", None), "memory", None)
-    return budget if isinstance(budget, MemoryBudget) else None
 
 
 def _remote_addr(address: Any) -> str:

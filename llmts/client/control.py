@@ -90,13 +90,13 @@ def config_payload(config: ConfigInput) -> dict[str, Any]:
     )
 
 
-def server_error(exc: urllib.error.HTTPError) -> ServerError:
-    raw = exc.read()
+def server_error(status: int, raw: bytes) -> ServerError:
+    """The ``ServerError`` of an error answer, from the control envelope (or the start of its body)."""
     try:
         error = json.loads(raw)["error"]
     except (ValueError, KeyError, TypeError):
-        return ServerError(exc.code, "http_error", raw.decode(errors="replace")[:500])
-    return ServerError(exc.code, error.get("code", ""), error.get("message", ""), error.get("details"))
+        return ServerError(status, "http_error", raw.decode(errors="replace")[:500])
+    return ServerError(status, error.get("code", ""), error.get("message", ""), error.get("details"))
 
 
 def new_session_id() -> str:

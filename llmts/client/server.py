@@ -218,29 +218,31 @@ class LlmTestServer:
         headers = dict(headers or {})
         if data is not None:
             headers["Content-Type"] = "application/json"
+        status, response_headers, body = self._send(method, path, data, self._headers(headers, session_id))
+        return status, response_headers, json.loads(body) if body else None
+
+    def request_text(self, method: str, path: str, *, session_id: str | None = None) -> str:
+        """Like ``request`` for routes that answer text (NDJSON exports)."""
+        return self._send(method, path, None, self._headers({}, session_id))[2].decode()
+
+    def _headers(self, headers: dict[str, str], session_id: str | None) -> dict[str, str]:
+        """``headers`` with the control key and the session header."""
         if self.control_key:
             headers["Authorization"] = f"Bearer {self.control_key}"
         if session_id is not None:
             headers[SESSION_HEADER] = session_id
+        return headers
+
+    def _send(
+        self, method: str, path: str, data: bytes | None, headers: dict[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
+        """One control call over HTTP: (status, headers, body), or ``ServerError`` for an error answer."""
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=30) as response:
-                body = response.read()
-                return response.status, dict(response.headers), json.loads(body) if body else None
+                return response.status, dict(response.headers), response.read()
         except urllib.error.HTTPError as exc:
-            raise server_error(exc) from None
-
-    def request_text(self, method: str, path: str, *, session_id: str | None = None) -> str:
-        """Like ``request`` for routes that answer text (NDJSON exports)."""
-        headers = {"Authorization": f"Bearer {self.control_key}"} if self.control_key else {}
-        if session_id is not None:
-            headers[SESSION_HEADER] = session_id
-        req = urllib.request.Request(self.url + path, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(req, timeout=30) as response:
-                return str(response.read().decode())
-        except urllib.error.HTTPError as exc:
-            raise server_error(exc) from None
+            raise server_error(exc.code, exc.read()) from None
 
     def process_stats(self) -> dict[str, Any]:
         """Greenlets, open sockets and RSS of the server's worker (for leak checks)."""

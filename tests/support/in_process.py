@@ -20,8 +20,9 @@ from urllib.parse import urlsplit
 
 from werkzeug.test import Client
 
-from llmts import LlmTestServer, ServerError, SessionClient
+from llmts import LlmTestServer, SessionClient
 from llmts.catalog.registry import CATALOG
+from llmts.client.control import server_error
 from llmts.server.app import LlmtsApp
 from tests.helpers import RawResponse, raw_request
 
@@ -29,16 +30,6 @@ __all__ = ["BASE_URL", "InProcessServer", "InProcessSession", "app_raw_request",
 
 # The URL the in-process app answers under (any Host is answered: ``LlmtsApp`` without a host policy).
 BASE_URL = "http://llmts.in-process"
-_SESSION_HEADER = "X-Llm-Test-Server-Session"
-
-
-def _server_error(status: int, body: bytes) -> ServerError:
-    """What ``LlmTestServer.request`` raises for an error answer, from the control error envelope."""
-    try:
-        error = json.loads(body)["error"]
-    except (ValueError, KeyError, TypeError):
-        return ServerError(status, "http_error", body.decode(errors="replace")[:500])
-    return ServerError(status, error.get("code", ""), error.get("message", ""), error.get("details"))
 
 
 class InProcessServer(LlmTestServer):
@@ -50,37 +41,15 @@ class InProcessServer(LlmTestServer):
         self.wsgi = delivered(self.app)
         self._client = Client(self.wsgi)
 
-    def _open(
-        self, method: str, path: str, data: bytes | None, headers: dict[str, str], session_id: str | None
+    def _send(
+        self, method: str, path: str, data: bytes | None, headers: dict[str, str]
     ) -> tuple[int, dict[str, str], bytes]:
-        if self.control_key:
-            headers["Authorization"] = f"Bearer {self.control_key}"
-        if session_id is not None:
-            headers[_SESSION_HEADER] = session_id
+        """``LlmTestServer``'s one transport seam, through werkzeug's test client instead of a socket."""
         response = self._client.open(path, base_url=BASE_URL, method=method, data=data, headers=headers)
         body = response.get_data()
         if response.status_code >= 400:
-            raise _server_error(response.status_code, body)
+            raise server_error(response.status_code, body)
         return response.status_code, dict(response.headers), body
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        payload: Any = None,
-        *,
-        session_id: str | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, dict[str, str], Any]:
-        data = None if payload is None else json.dumps(payload).encode()
-        headers = dict(headers or {})
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        status, response_headers, body = self._open(method, path, data, headers, session_id)
-        return status, response_headers, json.loads(body) if body else None
-
-    def request_text(self, method: str, path: str, *, session_id: str | None = None) -> str:
-        return self._open(method, path, None, {}, session_id)[2].decode()
 
     def health(self) -> bool:
         return self._client.get("/health", base_url=BASE_URL).status_code == 200

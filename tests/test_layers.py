@@ -17,6 +17,8 @@ ALLOWED = {
     "schema": {"errors"},
     "runtime": {"schema", "errors"},
     "providers": {"runtime", "schema", "errors"},
+    # MCP servers and A2A agents: sans-IO protocol engines (docs/architecture.md, "The agent's peers").
+    "peers": {"runtime", "schema", "errors"},
     "transport": {"schema", "errors"},
     "client": {"schema", "errors"},
     "pytest": {"client", "schema", "errors"},
@@ -29,6 +31,7 @@ _HTTP_CLIENTS = {"urllib3", "httpx", "requests", "http"}
 FORBIDDEN_THIRD_PARTY = {
     "runtime": {"werkzeug", "gunicorn", "gevent", "socket"} | _HTTP_CLIENTS,
     "providers": {"werkzeug", "gunicorn", "gevent", "socket"},
+    "peers": {"werkzeug", "gunicorn", "gevent", "socket"} | _HTTP_CLIENTS,
 }
 
 

@@ -136,6 +136,15 @@ class JournalRecord:
     request_tool_calls: tuple[ToolCallItem, ...] = ()
     tool_results: tuple[ToolResultItem, ...] = ()
     truncated: bool = False
+    # The agent's other peers (docs/journal.md, "MCP and A2A entries"): the MCP server or A2A agent the
+    # request went to, a tool call's name and arguments, and what the client answered to the server's own
+    # requests (elicitation, sampling, roots), each kept only within the preview limit.
+    mcp_server: str | None = None
+    a2a_agent: str | None = None
+    tool_name: str | None = None
+    arguments: dict[str, Any] | None = None
+    client_answers: tuple[dict[str, Any], ...] = ()
+    peer_bytes: int = 0
     # Bytes the journal accounts for this record while it holds it; 0 once evicted (or never held).
     accounted: int = 0
 
@@ -259,6 +268,37 @@ class JournalRecord:
         if self.response_bytes > limit:
             self.truncated = True
 
+    def peer_call(
+        self,
+        *,
+        mcp_server: str | None = None,
+        a2a_agent: str | None = None,
+        tool_name: str | None = None,
+        arguments: dict[str, Any] | None = None,
+        arguments_bytes: int = 0,
+        limit: int,
+    ) -> None:
+        """An MCP or A2A request: whom it addressed and, for a tool call, its name and arguments (kept
+        when their JSON fits in ``limit`` bytes, else dropped and the entry marked truncated)."""
+        self.mcp_server = mcp_server
+        self.a2a_agent = a2a_agent
+        self.tool_name = tool_name
+        if arguments is not None:
+            if arguments_bytes <= limit:
+                self.arguments = arguments
+                self.peer_bytes += arguments_bytes
+            else:
+                self.truncated = True
+
+    def client_answered(self, answer: dict[str, Any], answer_bytes: int, limit: int) -> None:
+        """The client's answer to a server-to-client request (at most ``_MAX_TOOL_ITEMS`` per entry, all
+        within ``limit`` bytes together)."""
+        if len(self.client_answers) >= _MAX_TOOL_ITEMS or self.peer_bytes + answer_bytes > limit:
+            self.truncated = True
+            return
+        self.client_answers = (*self.client_answers, answer)
+        self.peer_bytes += answer_bytes
+
     def retained_bytes(self) -> int:
         """Accounted size: the measured fixed cost plus the variable-length strings and previews."""
         size = _ENTRY_BYTES + len(self.request_id) + len(self.path)
@@ -269,6 +309,11 @@ class JournalRecord:
         for items in (self.response_tool_calls, self.request_tool_calls, self.tool_results):
             for item in items:
                 size += _TOOL_ITEM_BYTES + len(item[0]) + len(item[1] or "") + len(item[2])
+        if self.peer_bytes:  # parsed JSON costs a few times its text
+            size += 4 * self.peer_bytes
+        for name in (self.mcp_server, self.a2a_agent, self.tool_name):
+            if name is not None:
+                size += _BYTES_OBJECT + len(name)
         if self.reasoning_settings is not None:  # at most 16 scalars of 128 characters
             size += _SETTINGS_BYTES + sum(len(k) + len(str(v)) for k, v in self.reasoning_settings.items())
         return size
@@ -297,6 +342,7 @@ class JournalRecord:
             {"call_id": call_id, "name": name, "content": content, "truncated": cut}
             for call_id, name, content, cut in self.tool_results
         ]
+        values["client_answers"] = list(self.client_answers)
         return JournalEntry.model_validate(values)
 
 
@@ -321,6 +367,8 @@ _DERIVED = frozenset(
         "tool_results",
         "usage",
         "accounted",
+        "peer_bytes",
+        "client_answers",
     }
 )
 _PLAIN_FIELDS = tuple(f.name for f in fields(JournalRecord) if f.name not in _DERIVED)

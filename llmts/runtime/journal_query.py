@@ -26,6 +26,9 @@ _EXACT_FIELDS = (
     "error_code",
     "retry_group",
     "forwarded",
+    "mcp_server",
+    "a2a_agent",
+    "tool_name",
 )
 
 

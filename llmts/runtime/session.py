@@ -8,7 +8,8 @@ The parts, each with its own small interface (callers reach them as ``session.<p
 * ``rates`` (``SessionRates``): the ``rate_limits`` window;
 * ``recorder`` (``SessionRecorder``): what a ``record: true`` session keeps;
 * ``queues`` (``SessionQueues``): each scenario's cursor;
-* ``conversations`` (``SessionConversations``): the conversation graphs' state.
+* ``conversations`` (``SessionConversations``): the conversation graphs' state;
+* ``peers`` (``SessionPeers``): the state of the session's MCP servers and A2A agents.
 
 Locking: one ``threading.Lock`` per session, shared by every part but the journal. A part's public
 methods take it for their own step; its ``*_locked`` methods are the session's, called with it held, so the
@@ -44,6 +45,7 @@ from llmts.runtime.plans import compile_config
 from llmts.runtime.prompt_cache import MIN_CACHEABLE_TOKENS, NO_CACHE_EFFECT, PromptCache
 from llmts.runtime.recording import Recorder
 from llmts.runtime.session_conversations import SessionConversations
+from llmts.runtime.session_peers import SessionPeers
 from llmts.runtime.session_plan import PlanView
 from llmts.runtime.session_queues import SessionQueues
 from llmts.runtime.session_rates import SessionRates
@@ -77,6 +79,7 @@ class Session:
         self.recorder = SessionRecorder(lock, budget, self.is_current)
         self.queues = SessionQueues(lock)
         self.conversations = SessionConversations(lock, budget)
+        self.peers = SessionPeers(lock)
 
     # --- the lifecycle of the whole session --------------------------------------------------------
 
@@ -111,6 +114,7 @@ class Session:
         self._prompt_cache.clear()
         self.conversations.clear_locked()
         self.store.clear_locked()
+        self.peers.clear_locked()
         self.recorder.clear_locked()
         self.journal.clear()
         if plan is not None:
@@ -127,6 +131,7 @@ class Session:
             # Nobody can reach a deleted session's state any more: give its memory back to the process.
             self.conversations.retire_locked()
             self.store.retire_locked()
+            self.peers.clear_locked()
             self.recorder.retire_locked()
         self.journal.detach()
 

@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from llmts.catalog import registry as catalog
+from llmts.schema.a2a import A2aAgent
 from llmts.schema.conversations import (
     ConversationCapacity,
     ConversationGraph,
@@ -35,6 +36,7 @@ from llmts.schema.fixtures import (
     UsageOverride,
 )
 from llmts.schema.journal import JournalSettings
+from llmts.schema.mcp import McpServer, check_unique_names
 from llmts.schema.operations import CHAT, OPERATIONS, Operation
 from llmts.schema.pacing import Pacing, RateLimits
 from llmts.schema.recorded import RecordingSettings, check_upstreams
@@ -133,6 +135,9 @@ class SessionConfig(BaseModel):
     upstreams: dict[str, str] = Field(default_factory=dict)
     record: bool = False
     recording: RecordingSettings | None = None
+    # The agent's other peers (docs/mcp.md, docs/a2a.md): scripted MCP servers and A2A agents.
+    mcp_servers: list[McpServer] = Field(default_factory=list, max_length=LIMITS["mcp_servers"])
+    a2a_agents: list[A2aAgent] = Field(default_factory=list, max_length=LIMITS["a2a_agents"])
 
     @field_validator("upstreams")
     @classmethod
@@ -186,6 +191,9 @@ class SessionConfig(BaseModel):
             data.pop("record")
         if data.get("recording") is None:
             data.pop("recording", None)
+        for peers in ("mcp_servers", "a2a_agents"):
+            if not data.get(peers):
+                data.pop(peers, None)
         return data
 
     @field_validator("azure_deployments")
@@ -226,6 +234,12 @@ class SessionConfig(BaseModel):
                     f"azure_deployments[{deployment!r}] maps to {model!r}, "
                     "which is not one of the session's models"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _peer_names(self) -> SessionConfig:
+        check_unique_names(self.mcp_servers, "mcp_servers")
+        check_unique_names(self.a2a_agents, "a2a_agents")
         return self
 
     @model_validator(mode="after")

@@ -31,6 +31,7 @@ from llmts.schema.media import (
 from llmts.schema.operation_fixtures import EmbeddingsFixture, ModerationFixtures, RerankFixture
 from llmts.schema.operations import CHAT, OPERATION_LIMITS, OPERATIONS
 from llmts.schema.pacing import PACING_LIMITS, Pacing
+from llmts.schema.peer_limits import PEER_LIMITS
 from llmts.schema.recorded import RECORDING_LIMITS, RecordedReply
 
 __all__ = [
@@ -72,6 +73,7 @@ LIMITS: dict[str, int] = {
     **OPERATION_LIMITS,
     **MEDIA_LIMITS,
     **RECORDING_LIMITS,
+    **PEER_LIMITS,
 }
 
 TerminalPolicy = Literal["reject", "repeat_last_response", "restart"]

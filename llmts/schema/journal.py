@@ -133,6 +133,13 @@ class JournalEntry(BaseModel):
     tool_results: list[RecordedToolResult] = Field(default_factory=list)
     # Something of this entry (a preview, a tool list or text) was cut to the retention limits.
     truncated: bool = False
+    # MCP and A2A requests (provider ``mcp`` / ``a2a``; docs/journal.md): the server or agent addressed,
+    # a tool call's name and arguments, and the client's answers to the server's own requests.
+    mcp_server: str | None = None
+    a2a_agent: str | None = None
+    tool_name: str | None = None
+    arguments: dict[str, Any] | None = None
+    client_answers: list[dict[str, Any]] = Field(default_factory=list)
 
     def public(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -157,6 +164,9 @@ class JournalQuery(BaseModel):
     error_code: str | None = None
     retry_group: str | None = None
     forwarded: bool | None = None
+    mcp_server: str | None = None
+    a2a_agent: str | None = None
+    tool_name: str | None = None
     # A cursor: only entries whose sequence is greater (the dashboard polls with it for what is new).
     after: int | None = Field(default=None, ge=0)
     from_: datetime | None = Field(default=None, alias="from")

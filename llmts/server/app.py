@@ -36,6 +36,7 @@ from llmts.server.http.wsgi import (
     send,
 )
 from llmts.server.lost_sessions import LostSessions
+from llmts.server.peers.path import PEER_PREFIXES, PeerPath
 from llmts.server.process.worker_restarts import WorkerRestart
 from llmts.server.provider_path import ProviderPath
 from llmts.transport.deadline import ActiveDelivery, deadlines_available
@@ -116,12 +117,20 @@ class LlmtsApp:
             body_timeout=self._body_timeout,
             write_timeout=self._write_timeout,
         )
+        # MCP servers and A2A agents (server/peers/): JSON-RPC peers of the agent under test.
+        self._peers = PeerPath(
+            self.registry,
+            self._metrics,
+            max_body_bytes=max_body_bytes,
+            body_timeout=self._body_timeout,
+            write_timeout=self._write_timeout,
+        )
 
     def track_deliveries(self) -> set[ActiveDelivery]:
         """The registry of responses being written, for a worker's graceful stop
         (server/http/connections.py)."""
         if self._deliveries is None:
-            self._deliveries = self._provider.deliveries = set()
+            self._deliveries = self._provider.deliveries = self._peers.deliveries = set()
         return self._deliveries
 
     # --- entry ------------------------------------------------------------------------------------
@@ -147,6 +156,8 @@ class LlmtsApp:
                 return self._metrics_page(environ, start_response)
             if path.startswith("/dashboard"):
                 return self._dashboard(environ, start_response, path)
+        if path.startswith(PEER_PREFIXES):
+            return self._peers(environ, start_response, path, path_session)
         return self._provider(environ, start_response, path, path_session)
 
     def _refuse_host(
@@ -179,7 +190,7 @@ class LlmtsApp:
         """This worker replaced one that died (``ReplacementAware`` in server/http/connections.py calls
         this): requests naming a session it
         lost get 500 ``llm_test_server_worker_restarted`` and /ready answers 503 from now on."""
-        self.lost = self._control.lost = self._provider.lost = LostSessions(restart)
+        self.lost = self._control.lost = self._provider.lost = self._peers.lost = LostSessions(restart)
 
     def _ready(self, start_response: StartResponse) -> Iterable[bytes]:
         if self.draining:

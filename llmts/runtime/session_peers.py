@@ -1,0 +1,63 @@
+"""The session part that keeps the state of the session's MCP servers and A2A agents (docs/mcp.md,
+docs/a2a.md): one state object per (protocol, name), built on first use from the configuration by the
+protocol's own code (``llmts/peers/``), and dropped by reset, configure and delete.
+
+The runtime does not know the protocols: a state object is opaque here. Each one guards its own
+mutable parts with its own lock (an MCP server's tool cursors, its client sessions), so a slow stream
+of one server never holds the session lock. What a state retains is bounded by the protocol's limits
+(``PEER_LIMITS``), not charged byte by byte.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+__all__ = ["PeerState", "SessionPeers"]
+
+
+class PeerState(Protocol):
+    def close(self) -> None:
+        """The configuration that built this state is gone: end open streams and pending waits (must not
+        block; called with the session lock held)."""
+
+
+_State = TypeVar("_State", bound=PeerState)
+
+
+class SessionPeers:
+    __slots__ = ("_generation", "_lock", "_states")
+
+    def __init__(self, lock: threading.Lock) -> None:
+        self._lock = lock
+        self._states: dict[tuple[str, str], PeerState] = {}
+        self._generation = 0
+
+    def state(self, protocol: str, name: str, build: Callable[[], _State]) -> _State:
+        """The state of ``protocol``'s peer ``name`` for the current configuration, built by ``build`` (a
+        cheap constructor, called with the session lock held) the first time it is asked for."""
+        key = (protocol, name)
+        with self._lock:
+            state = self._states.get(key)
+            if state is None:
+                state = self._states[key] = build()
+            return state  # type: ignore[return-value]
+
+    def existing(self, protocol: str) -> list[PeerState]:
+        """The states built so far for ``protocol`` (e.g. to notify their clients of a change)."""
+        with self._lock:
+            return [state for (kind, _), state in self._states.items() if kind == protocol]
+
+    @property
+    def generation(self) -> int:
+        """Bumped by every clear: a state built before it belongs to a configuration no longer in force."""
+        return self._generation
+
+    def clear_locked(self) -> None:
+        """Reset, configure or delete (lock held): every state goes, and is closed."""
+        dropped = list(self._states.values())
+        self._states = {}
+        self._generation += 1
+        for state in dropped:
+            state.close()

@@ -1,0 +1,26 @@
+"""Bounds of the ``mcp_servers`` and ``a2a_agents`` sections (docs/configuration.md, "Limits"): a leaf,
+so ``fixtures.LIMITS`` can list them without importing the models."""
+
+from __future__ import annotations
+
+__all__ = ["PEER_LIMITS"]
+
+PEER_LIMITS: dict[str, int] = {
+    "mcp_servers": 32,
+    "mcp_tools_per_server": 256,
+    "mcp_results_per_tool": 1024,
+    "mcp_resources_per_server": 1024,
+    "mcp_resource_templates_per_server": 256,
+    "mcp_prompts_per_server": 256,
+    "mcp_messages_per_prompt": 64,
+    "mcp_content_blocks": 64,
+    "mcp_progress_notifications": 256,
+    "mcp_text_chars": 1_000_000,
+    "mcp_sessions_per_server": 1024,
+    "a2a_agents": 32,
+    "a2a_skills_per_agent": 64,
+    "a2a_responses_per_agent": 1024,
+    "a2a_artifacts_per_task": 64,
+    "a2a_states_per_task": 16,
+    "a2a_tasks_per_agent": 1024,
+}

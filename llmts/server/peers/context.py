@@ -1,0 +1,120 @@
+"""What every peer protocol's HTTP handler is given: the request (``PeerRequest``) and the process-level
+parts it shares with the provider path (``PeerServices``): body limits, write deadlines, the shutdown
+registry, metrics and request ids."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, MutableSet
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from llmts.providers.base import Reply
+from llmts.runtime import RandomIds, Session
+from llmts.runtime.journal import JournalRecord
+from llmts.schema.faults import FrameKind, StreamDelivery
+from llmts.server.api.metrics import ProcessMetrics
+from llmts.server.http.wsgi import StartResponse, read_body
+from llmts.server.respond import respond
+from llmts.transport.deadline import ActiveDelivery
+
+__all__ = ["PeerRequest", "PeerServices", "sse_frames"]
+
+
+@dataclass(slots=True)
+class PeerServices:
+    """Built once per process by ``PeerPath``."""
+
+    metrics: ProcessMetrics
+    max_body_bytes: int
+    body_timeout: float | None
+    write_timeout: float | None
+    request_ids: RandomIds = field(default_factory=RandomIds)
+    # Set by the app: the worker's shutdown registry (a graceful stop ends open streams cleanly).
+    deliveries: MutableSet[ActiveDelivery] | None = None
+
+    def new_request_id(self, prefix: str) -> str:
+        return prefix + self.request_ids.new_hex(12)
+
+
+@dataclass(slots=True)
+class PeerRequest:
+    """One HTTP request to a peer: ``name`` is the MCP server or A2A agent, ``rest`` the path after it
+    (``""``, ``"/sse"``, ``"/.well-known/agent-card.json"``...), ``mount`` the URL path the peer answers
+    at (with the ``/sessions/{id}`` prefix when the request used one)."""
+
+    environ: dict[str, Any]
+    start_response: StartResponse
+    method: str
+    session: Session
+    protocol: str
+    name: str
+    rest: str
+    mount: str
+    services: PeerServices
+    entry: JournalRecord | None = None
+
+    def header(self, name: str) -> str | None:
+        value = self.environ.get("HTTP_" + name.upper().replace("-", "_"))
+        return value if isinstance(value, str) else None
+
+    def read_body(self) -> bytes:
+        services = self.services
+        return read_body(self.environ, services.max_body_bytes, services.body_timeout)
+
+    def journal(self, operation: str, request_id: str, body: bytes | None = None) -> JournalRecord:
+        """Open this request's journal entry (provider ``mcp`` / ``a2a``)."""
+        journal = self.session.journal
+        entry = self.entry = journal.start(request_id, self.protocol, self.method, self.mount + self.rest)
+        entry.parsed(operation)
+        if body is not None:
+            entry.capture_request(body, journal.preview_bytes)
+        if self.protocol == "mcp":
+            entry.peer_call(mcp_server=self.name, limit=journal.preview_bytes)
+        else:
+            entry.peer_call(a2a_agent=self.name, limit=journal.preview_bytes)
+        return entry
+
+    def reply(
+        self,
+        reply: Reply,
+        *,
+        plan: StreamDelivery | None = None,
+        entry: JournalRecord | None = None,
+    ) -> Iterable[bytes]:
+        """Write ``reply`` through the transport (with ``plan``'s faults on a stream) and complete the
+        journal entry with what was really delivered."""
+        services = self.services
+        return respond(
+            self.start_response,
+            reply,
+            self.environ,
+            self.session if entry is not None else None,
+            entry,
+            plan=plan,
+            write_timeout=services.write_timeout,
+            active=services.deliveries,
+            metrics=services.metrics,
+        )
+
+    def json(
+        self,
+        status: int,
+        payload: Any,
+        headers: list[tuple[str, str]] | None = None,
+        entry: JournalRecord | None = None,
+    ) -> Iterable[bytes]:
+        reply = Reply(status, [("Content-Type", "application/json"), *(headers or [])], orjson.dumps(payload))
+        return self.reply(reply, entry=entry)
+
+
+def sse_frames(
+    messages: Iterable[Mapping[str, Any]], *, event: str | None = None
+) -> tuple[list[bytes], list[FrameKind]]:
+    """JSON-RPC messages as SSE frames (``data: <json>``); the last one is the answer's terminal frame
+    (the result), the others content (notifications, requests)."""
+    prefix = f"event: {event}\n".encode() if event else b""
+    frames = [prefix + b"data: " + orjson.dumps(message) + b"\n\n" for message in messages]
+    kinds = [FrameKind.CONTENT] * (len(frames) - 1) + [FrameKind.TERMINAL] if frames else []
+    return frames, kinds

@@ -12,8 +12,18 @@ const FILTERS = [
   ["conversation", "Conversation", "text"],
   ["streaming", "Streaming", "select"],
   ["retry_group", "Retry group", "text"],
+  ["mcp_server", "MCP server", "text"],
+  ["tool_name", "Tool", "text"],
+  ["a2a_agent", "A2A agent", "text"],
 ];
-const COLUMNS = ["#", "Started", "Provider", "Operation", "Model", "Status", "Stream", "Outcome", "Answered by", "ms"];
+const COLUMNS = ["#", "Started", "Provider", "Operation", "Model / peer", "Status", "Stream", "Outcome", "Answered by", "ms"];
+
+// MCP and A2A entries sit in the same timeline as the model calls; their "model" is the peer addressed.
+function target(entry) {
+  if (entry.mcp_server) return entry.tool_name ? `${entry.mcp_server} › ${entry.tool_name}` : entry.mcp_server;
+  if (entry.a2a_agent) return entry.a2a_agent;
+  return entry.model || "";
+}
 
 function outcome(entry) {
   if (!entry.completed) return "in progress";
@@ -94,7 +104,7 @@ export function mountJournal(root, ctx) {
       clock(entry.started_at),
       entry.provider,
       entry.operation || "",
-      entry.model || "",
+      target(entry),
       h("span", { class: `badge ${statusClass}` }, status),
       entry.streaming ? "stream" : "",
       outcome(entry),

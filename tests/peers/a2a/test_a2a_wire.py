@@ -466,3 +466,12 @@ def _wait_for(condition: Callable[[], Any], timeout: float = 10.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.02)
+
+
+def test_the_pytest_expectations_filter_on_the_agent(llmts_session: SessionClient, llmts_expect: Any) -> None:
+    _configure(llmts_session)
+    rpc(llmts_session, "helper", "message/send", {"message": v03_message("hi")})
+    llmts_expect.request("asked the helper", provider="a2a", a2a_agent="helper", operation="message/send")
+    llmts_expect.request(
+        "never cancelled", a2a_agent="helper", operation="tasks/cancel", minimum_count=0, maximum_count=0
+    )

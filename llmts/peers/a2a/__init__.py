@@ -10,7 +10,7 @@ task and message), ``wire``/``wire_v1``/``wire_v03`` (the two spellings). Sans-I
 from __future__ import annotations
 
 from llmts.peers.a2a.card import agent_card
-from llmts.peers.a2a.engine import A2aAnswer, A2aCall, answer, is_method, is_streaming
+from llmts.peers.a2a.engine import A2aAnswer, A2aCall, answer, is_method
 from llmts.peers.a2a.state import A2aAgentState
 
-__all__ = ["A2aAgentState", "A2aAnswer", "A2aCall", "agent_card", "answer", "is_method", "is_streaming"]
+__all__ = ["A2aAgentState", "A2aAnswer", "A2aCall", "agent_card", "answer", "is_method"]

@@ -52,7 +52,6 @@ __all__ = [
     "A2aCall",
     "answer",
     "is_method",
-    "is_streaming",
 ]
 
 # The A2A error codes (the same in both wires).
@@ -107,11 +106,6 @@ Handler = Callable[[A2aAgentState, Wire, A2aCall, bool], A2aAnswer]
 
 def is_method(method: str) -> bool:
     return method in _METHODS
-
-
-def is_streaming(method: str) -> bool:
-    entry = _METHODS.get(method)
-    return entry is not None and entry[2]
 
 
 def answer(state: A2aAgentState, call: A2aCall) -> A2aAnswer:

@@ -11,6 +11,7 @@ import urllib.parse
 import urllib.request
 from typing import Any, Protocol
 
+from llmts.schema.a2a_builder import A2aAgentBuilder
 from llmts.schema.builder import ConfigBuilder, ConversationBuilder, ScenarioBuilder, StepBuilder
 from llmts.schema.config import SessionConfig
 from llmts.schema.journal import JournalQuery
@@ -47,7 +48,13 @@ SERVER_ENV = frozenset(
 )
 
 ConfigInput = (
-    SessionConfig | ConfigBuilder | ScenarioBuilder | ConversationBuilder | StepBuilder | dict[str, Any]
+    SessionConfig
+    | ConfigBuilder
+    | ScenarioBuilder
+    | ConversationBuilder
+    | StepBuilder
+    | A2aAgentBuilder[ConfigBuilder]
+    | dict[str, Any]
 )
 
 
@@ -76,7 +83,7 @@ class ServerError(Exception):
 
 
 def config_payload(config: ConfigInput) -> dict[str, Any]:
-    if isinstance(config, ScenarioBuilder | ConversationBuilder | StepBuilder):
+    if isinstance(config, ScenarioBuilder | ConversationBuilder | StepBuilder | A2aAgentBuilder):
         config = config.config
     if isinstance(config, ConfigBuilder):
         return config.to_dict()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 from typing import Any
+from urllib.parse import quote
 
 from llmts.catalog.registry import CATALOG
 from llmts.catalog.sdk_env import sdk_environment
@@ -220,6 +221,29 @@ class SessionClient(SdkClientShortcuts):
             "POST", "/admin-api/match/explain", payload, session_id=self.id, headers=headers
         )
         return dict(explanation)
+
+    def a2a_base_url(self, name: str) -> str:
+        """Where this session's A2A agent ``name`` answers (docs/a2a.md): the URL an A2A client is given;
+        its card is at ``{base}/.well-known/agent-card.json``."""
+        return f"{self.provider_base}/a2a/{quote(name, safe='')}"
+
+    def a2a_card_url(self, name: str) -> str:
+        """The agent card of this session's A2A agent ``name``."""
+        return self.a2a_base_url(name) + "/.well-known/agent-card.json"
+
+    async def a2a_client(self, name: str, /, **client_config: Any) -> Any:
+        """A connected official ``a2a-sdk`` client of this session's agent ``name`` (the card fetched and
+        its interface chosen: 1.x speaks the 1.0 wire, 0.3.x the 0.3 wire). ``client_config`` goes to the
+        SDK's ``ClientConfig`` (``streaming``, ``polling``, ``httpx_client``...); without an
+        ``httpx_client`` the SDK makes one (httpx's 5 s read timeout) and ``await client.close()`` closes
+        it. The SDK is imported on first use."""
+        from a2a.client import ClientConfig, ClientFactory
+
+        config = ClientConfig(**client_config)
+        factory: Any = ClientFactory
+        if hasattr(factory, "connect"):  # a2a-sdk 0.3
+            return await factory.connect(self.a2a_base_url(name), client_config=config)
+        return await factory(config).create_from_url(self.a2a_base_url(name))
 
     def for_conversation(self, conversation_id: str) -> ConversationClient:
         """SDK clients (and status/explain) for one conversation identity: every request they send carries

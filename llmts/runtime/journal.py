@@ -290,6 +290,14 @@ class JournalRecord:
             else:
                 self.truncated = True
 
+    def peer_answered(self, response_index: int | None, error_code: str | None) -> None:
+        """An MCP or A2A answer: the scripted response that gave it, and the code of a JSON-RPC error sent
+        with HTTP 200 (the attempt failed though its status is a success; call after ``answered``)."""
+        self.response_index = response_index
+        if error_code is not None:
+            self.error_code = error_code
+            self.success = False
+
     def client_answered(self, answer: dict[str, Any], answer_bytes: int, limit: int) -> None:
         """The client's answer to a server-to-client request (at most ``_MAX_TOOL_ITEMS`` per entry, all
         within ``limit`` bytes together)."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
-from llmts.schema.faults import StreamDelivery
+from llmts.schema.faults import IN_STREAM_MODES, StreamDelivery
 from llmts.schema.fixtures import LIMITS, TerminalPolicy
 from llmts.schema.mcp import McpError, check_unique_names
 from llmts.schema.peer_limits import PEER_LIMITS
@@ -33,6 +33,11 @@ TaskState = Literal[
     "rejected",
     "auth-required",
 ]
+
+
+def _drop_unset(data: dict[str, Any]) -> dict[str, Any]:
+    """The configuration as the user wrote it: no nulls, no zero delay (configure echoes it back)."""
+    return {key: value for key, value in data.items() if value is not None and (key != "delay_ms" or value)}
 
 
 class A2aSkill(BaseModel):
@@ -61,6 +66,10 @@ class A2aArtifact(BaseModel):
             raise ValueError("an artifact needs exactly one of text, data")
         return self
 
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: Any) -> dict[str, Any]:
+        return _drop_unset(handler(self))
+
 
 def _default_states() -> list[TaskState]:
     return ["submitted", "working", "completed"]
@@ -82,6 +91,10 @@ class A2aTask(BaseModel):
     )
     message: str | None = Field(default=None, max_length=_TEXT_CHARS)
 
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: Any) -> dict[str, Any]:
+        return _drop_unset(handler(self))
+
 
 class A2aResponse(BaseModel):
     """One scripted answer to a message: exactly one of ``text``, ``task``, ``error``."""
@@ -99,7 +112,27 @@ class A2aResponse(BaseModel):
         given = [name for name in ("text", "task", "error") if getattr(self, name) is not None]
         if len(given) != 1:
             raise ValueError("an A2A response needs exactly one of text, task, error")
+        plan = self.stream_delivery
+        # An in-stream fault acts after a content frame: only a task streamed through two or more states
+        # has one (a message, an error and a one-state task are one event, the stream's terminal frame).
+        if (
+            plan is not None
+            and plan.mode in IN_STREAM_MODES
+            and (self.task is None or len(self.task.states) < 2)
+        ):
+            raise ValueError(
+                f"stream_delivery {plan.mode} acts between the events of a stream: it needs a task with at "
+                "least two states (a message, an error or a one-state task is a single event)"
+            )
         return self
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: Any) -> dict[str, Any]:
+        data = _drop_unset(handler(self))
+        error = data.get("error")
+        if isinstance(error, dict) and error.get("data") is None:
+            error.pop("data", None)
+        return data
 
 
 class A2aAgent(BaseModel):
@@ -115,7 +148,10 @@ class A2aAgent(BaseModel):
         default_factory=list, max_length=PEER_LIMITS["a2a_responses_per_agent"]
     )
     terminal_policy: TerminalPolicy = "reject"
+    # The card's ``capabilities``: streaming methods answer only when ``streaming``; the push-notification
+    # config methods store configurations only with ``push_notifications`` (llmts never calls the webhook).
     streaming: bool = True
+    push_notifications: bool = False
 
     @model_validator(mode="after")
     def _unique(self) -> A2aAgent:

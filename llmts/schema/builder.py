@@ -36,6 +36,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from llmts.schema.a2a_builder import A2aAgentBuilder
 from llmts.schema.config import SessionConfig
 from llmts.schema.conversations import StepWhen
 from llmts.schema.fixtures import TerminalPolicy
@@ -66,6 +67,9 @@ class ChildBuilder:
     def scenario(self, id: str | None = None, **fields: Any) -> ScenarioBuilder:
         return self._parent.scenario(id, **fields)
 
+    def a2a_agent(self, name: str, **fields: Any) -> A2aAgentBuilder[ConfigBuilder]:
+        return self._parent.a2a_agent(name, **fields)
+
     def build(self) -> SessionConfig:
         return self._parent.build()
 
@@ -75,6 +79,7 @@ class ConfigBuilder:
         self._data: dict[str, Any] = {}
         self._scenarios: list[ScenarioBuilder] = []
         self._conversations: list[ConversationBuilder] = []
+        self._a2a_agents: list[A2aAgentBuilder[ConfigBuilder]] = []
 
     def models(self, *model_ids: str) -> ConfigBuilder:
         self._data["models"] = list(model_ids)
@@ -177,12 +182,40 @@ class ConfigBuilder:
         self._data["rate_limits"] = {k: v for k, v in limits.items() if v is not None}
         return self
 
+    def a2a_agent(
+        self,
+        name: str,
+        *,
+        description: str | None = None,
+        version: str | None = None,
+        skills: list[dict[str, Any]] | None = None,
+        terminal_policy: TerminalPolicy | None = None,
+        streaming: bool | None = None,
+        push_notifications: bool | None = None,
+    ) -> A2aAgentBuilder[ConfigBuilder]:
+        """A scripted A2A agent at ``/a2a/{name}`` (docs/a2a.md); add its responses with ``.text(...)``,
+        ``.task(...)``, ``.error(...)``."""
+        builder = A2aAgentBuilder(
+            self,
+            name,
+            description=description,
+            version=version,
+            skills=skills,
+            terminal_policy=terminal_policy,
+            streaming=streaming,
+            push_notifications=push_notifications,
+        )
+        self._a2a_agents.append(builder)
+        return builder
+
     def to_dict(self) -> dict[str, Any]:
         data = dict(self._data)
         if self._scenarios:
             data["scenarios"] = [scenario.to_dict() for scenario in self._scenarios]
         if self._conversations:
             data["conversations"] = [graph.to_dict() for graph in self._conversations]
+        if self._a2a_agents:
+            data["a2a_agents"] = [agent.to_dict() for agent in self._a2a_agents]
         return data
 
     def build(self) -> SessionConfig:

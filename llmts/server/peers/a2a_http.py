@@ -1,13 +1,55 @@
-"""Placeholder: the a2a HTTP handler (being written)."""
+"""``/a2a/{name}``: a session's scripted A2A agent over HTTP (docs/a2a.md).
+
+``GET /a2a/{name}/.well-known/agent-card.json`` is the agent card; ``POST /a2a/{name}`` one JSON-RPC
+request, answered as JSON or, for the streaming methods, as an SSE stream of JSON-RPC responses. The
+engine (``llmts/peers/a2a``) decides and commits the answer under the agent's lock; here the answer's
+``delay_ms`` is waited outside every lock (the client leaving ends it) and the reply is written through
+the transport with the answer's ``stream_delivery`` plan. Every card fetch and JSON-RPC request of a
+known agent is one journal entry (provider ``a2a``, operation the method, ``a2a_agent``); JSON-RPC errors
+are answered with HTTP 200, as the SDKs expect, and journaled as failures with the JSON-RPC code.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from llmts.errors import RouteNotFound
-from llmts.server.peers.context import PeerRequest, PeerServices
+import orjson
 
-__all__ = ["A2aHttp"]
+from llmts.errors import LlmtsError, MethodNotAllowed, RequestSuperseded, RouteNotFound
+from llmts.peers.a2a import A2aAgentState, A2aAnswer, A2aCall, agent_card, answer, is_method
+from llmts.peers.jsonrpc import INVALID_REQUEST, JsonRpcError, error_response, parse_message
+from llmts.providers.base import Reply
+from llmts.runtime import Session
+from llmts.runtime.journal import JournalRecord
+from llmts.server.peers.context import PeerRequest, PeerServices, sse_frames
+from llmts.transport import WaitOutcome, client_socket, wait
+
+__all__ = ["CARD_PATH", "A2aHttp"]
+
+CARD_PATH = "/.well-known/agent-card.json"
+_SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store")]
+_JSON_HEADERS = [("Content-Type", "application/json")]
+
+
+def _builder(session: Session, name: str) -> Callable[[], A2aAgentState]:
+    def build() -> A2aAgentState:  # with the session lock held: the configuration cannot change meanwhile
+        config = session.plan.configuration
+        for agent in config.a2a_agents if config is not None else ():
+            if agent.name == name:
+                return A2aAgentState(agent)
+        raise RouteNotFound(f"no A2A agent {name!r} in this session (configure it under a2a_agents)")
+
+    return build
+
+
+def _endpoint(environ: dict[str, Any], mount: str) -> str:
+    """The agent's absolute JSON-RPC URL as this client reached it (the card sends clients there)."""
+    host = (
+        environ.get("HTTP_HOST")
+        or f"{environ.get('SERVER_NAME', 'localhost')}:{environ.get('SERVER_PORT', '80')}"
+    )
+    return f"{environ.get('wsgi.url_scheme', 'http')}://{host}{mount}"
 
 
 class A2aHttp:
@@ -15,4 +57,99 @@ class A2aHttp:
         self._services = services
 
     def __call__(self, request: PeerRequest) -> Iterable[bytes]:
-        raise RouteNotFound(f"no a2a peer {request.name!r} in this session")
+        state = request.session.peers.state("a2a", request.name, _builder(request.session, request.name))
+        rest = request.rest
+        if rest in ("", "/"):
+            if request.method != "POST":
+                return _not_allowed(request, "POST")
+            return self._rpc(request, state)
+        if rest == CARD_PATH:
+            if request.method != "GET":
+                return _not_allowed(request, "GET")
+            entry = request.journal("agent_card", self._services.new_request_id("a2a_"))
+            card = agent_card(state.agent, _endpoint(request.environ, request.mount))
+            return request.json(200, card, entry=entry)
+        raise RouteNotFound(
+            f"no route {request.mount}{rest[:200]}: an A2A agent answers JSON-RPC at {request.mount} and "
+            f"serves its card at {request.mount}{CARD_PATH}"
+        )
+
+    def _rpc(self, request: PeerRequest, state: A2aAgentState) -> Iterable[bytes]:
+        request_id = self._services.new_request_id("a2a_")
+        try:
+            body = request.read_body()
+        except LlmtsError as error:  # too large, too slow, cut short: journaled, the connection closed
+            entry = request.journal(None, request_id)
+            entry.failed(error.code)
+            payload = error_response(None, INVALID_REQUEST, str(error), {"code": error.code})
+            return request.json(error.http_status, payload, [("Connection", "close")], entry=entry)
+        try:
+            message = parse_message(body)
+        except JsonRpcError as error:
+            return self._write(request, request.journal(None, request_id, body), _refusal(error, None))
+        if message.method is None or message.id is None:  # a notification, or a response to nothing
+            refused = JsonRpcError(INVALID_REQUEST, "an A2A request needs a method and an id")
+            return self._write(
+                request, request.journal(None, request_id, body), _refusal(refused, message.id)
+            )
+        operation = message.method if is_method(message.method) else None
+        entry = request.journal(operation, request_id, body)
+        session = request.session
+        generation = session.generation
+        wire = session.plan.wire_identity(entry)
+        epoch = wire.fixed_epoch if wire.fixed_epoch is not None else entry.started_epoch
+        call = A2aCall(message.method, message.id, message.params, wire.id_for, epoch, len(body))
+        result = answer(state, call)
+        if result.delay_ms:
+            outcome = wait(
+                result.delay_ms / 1000,
+                client_socket(request.environ),
+                lambda: not session.is_current(generation),
+            )
+            if outcome is WaitOutcome.CLIENT_GONE:
+                return self._client_gone(request, entry)
+            if outcome is WaitOutcome.CANCELLED:
+                superseded = RequestSuperseded(
+                    "the session was reset, reconfigured or deleted during this answer's delay"
+                )
+                entry.failed(superseded.code)
+                payload = error_response(
+                    message.id, INVALID_REQUEST, str(superseded), {"code": superseded.code}
+                )
+                return request.json(superseded.http_status, payload, entry=entry)
+        return self._write(request, entry, result)
+
+    def _write(self, request: PeerRequest, entry: JournalRecord, result: A2aAnswer) -> Iterable[bytes]:
+        if result.stream:  # only the streaming methods answer as a stream: their operation is known
+            entry.parsed(entry.operation or "", streaming=True)
+            frames, kinds = sse_frames(result.payloads)
+            reply = Reply(200, list(_SSE_HEADERS), frames=frames, frame_kinds=kinds)
+        else:
+            reply = Reply(200, list(_JSON_HEADERS), orjson.dumps(result.payloads[0]))
+        # Before the reply (a connection fault may end the request inside it) and again after it set the
+        # status: a JSON-RPC error over HTTP 200 is still a failed attempt.
+        entry.peer_answered(result.response_index, result.error_code)
+        written = request.reply(reply, plan=result.plan, entry=entry)
+        entry.peer_answered(result.response_index, result.error_code)
+        return written
+
+    def _client_gone(self, request: PeerRequest, entry: JournalRecord) -> Iterable[bytes]:
+        entry.client_gone()
+        request.session.journal.finish(entry)
+        self._services.metrics.record(entry)
+        request.start_response("499 Client Closed Request", [("Content-Length", "0")])
+        return []
+
+
+def _refusal(error: JsonRpcError, request_id: Any) -> A2aAnswer:
+    return A2aAnswer(
+        [error_response(request_id, error.code, error.message, error.data)], False, error_code=str(error.code)
+    )
+
+
+def _not_allowed(request: PeerRequest, allowed: str) -> Iterable[bytes]:
+    error = MethodNotAllowed(
+        f"{request.mount}{request.rest[:200]} takes {allowed}, not {request.method[:16]}"
+    )
+    payload = error_response(None, INVALID_REQUEST, str(error), {"code": error.code})
+    return request.json(405, payload, [("Allow", allowed)])

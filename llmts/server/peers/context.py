@@ -63,11 +63,13 @@ class PeerRequest:
         services = self.services
         return read_body(self.environ, services.max_body_bytes, services.body_timeout)
 
-    def journal(self, operation: str, request_id: str, body: bytes | None = None) -> JournalRecord:
-        """Open this request's journal entry (provider ``mcp`` / ``a2a``)."""
+    def journal(self, operation: str | None, request_id: str, body: bytes | None = None) -> JournalRecord:
+        """Open this request's journal entry (provider ``mcp`` / ``a2a``; ``operation`` None: the body
+        named no method of the protocol)."""
         journal = self.session.journal
         entry = self.entry = journal.start(request_id, self.protocol, self.method, self.mount + self.rest)
-        entry.parsed(operation)
+        if operation is not None:
+            entry.parsed(operation)
         if body is not None:
             entry.capture_request(body, journal.preview_bytes)
         if self.protocol == "mcp":

@@ -90,6 +90,8 @@ class PeerPath:
             code = INVALID_REQUEST if error.http_status < 500 else INTERNAL_ERROR
             body = error_response(None, code, str(error), {"code": error.code})
             return json_body(start_response, error.http_status, body)
+        except ConnectionResetError:  # a stream_delivery plan dropped the connection (transport/abort.py)
+            raise
         except Exception:  # a bug: a JSON-RPC error, never a traceback page
             _log.exception(
                 "unhandled error on %s %s", log_text(environ.get("REQUEST_METHOD")), log_text(path)

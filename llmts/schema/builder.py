@@ -39,6 +39,7 @@ from typing import Any
 from llmts.schema.config import SessionConfig
 from llmts.schema.conversations import StepWhen
 from llmts.schema.fixtures import TerminalPolicy
+from llmts.schema.mcp_builder import McpServerBuilder
 from llmts.schema.operations import Operation
 from llmts.schema.predicates import PREDICATES_BY_NAME
 from llmts.schema.validation import parse_part, parse_session_config
@@ -66,6 +67,9 @@ class ChildBuilder:
     def scenario(self, id: str | None = None, **fields: Any) -> ScenarioBuilder:
         return self._parent.scenario(id, **fields)
 
+    def mcp_server(self, name: str, **fields: Any) -> McpServerBuilder[ConfigBuilder]:
+        return self._parent.mcp_server(name, **fields)
+
     def build(self) -> SessionConfig:
         return self._parent.build()
 
@@ -75,6 +79,7 @@ class ConfigBuilder:
         self._data: dict[str, Any] = {}
         self._scenarios: list[ScenarioBuilder] = []
         self._conversations: list[ConversationBuilder] = []
+        self._mcp_servers: list[McpServerBuilder[ConfigBuilder]] = []
 
     def models(self, *model_ids: str) -> ConfigBuilder:
         self._data["models"] = list(model_ids)
@@ -177,12 +182,36 @@ class ConfigBuilder:
         self._data["rate_limits"] = {k: v for k, v in limits.items() if v is not None}
         return self
 
+    def mcp_server(
+        self,
+        name: str,
+        *,
+        instructions: str | None = None,
+        version: str | None = None,
+        page_size: int | None = None,
+        answer_timeout_ms: int | None = None,
+    ) -> McpServerBuilder[ConfigBuilder]:
+        """A scripted MCP server at ``/mcp/{name}`` (docs/mcp.md); add ``.tool(...)``, ``.resource(...)``,
+        ``.prompt(...)``."""
+        builder = McpServerBuilder(
+            self,
+            name,
+            instructions=instructions,
+            version=version,
+            page_size=page_size,
+            answer_timeout_ms=answer_timeout_ms,
+        )
+        self._mcp_servers.append(builder)
+        return builder
+
     def to_dict(self) -> dict[str, Any]:
         data = dict(self._data)
         if self._scenarios:
             data["scenarios"] = [scenario.to_dict() for scenario in self._scenarios]
         if self._conversations:
             data["conversations"] = [graph.to_dict() for graph in self._conversations]
+        if self._mcp_servers:
+            data["mcp_servers"] = [server.to_dict() for server in self._mcp_servers]
         return data
 
     def build(self) -> SessionConfig:

@@ -48,6 +48,23 @@ def arguments_contain(actual: Any, expected: Any) -> bool:
     return bool(actual == expected)
 
 
+# What a list method shows of each item: a change elsewhere (a tool's results, a resource's content, a
+# prompt's messages) is not a list change.
+_LISTED = {
+    "tools": ("tools", ("results", "terminal_policy")),
+    "resources": ("resources", ("text", "blob")),
+    "prompts": ("prompts", ("messages",)),
+}
+
+
+def _listing(server: McpServer, kind: str) -> list[Any]:
+    attribute, hidden = _LISTED[kind]
+    items: list[Any] = [item.model_dump(exclude=set(hidden)) for item in getattr(server, attribute)]
+    if kind == "resources":
+        items.extend(template.model_dump() for template in server.resource_templates)
+    return items
+
+
 def _matches(result: McpToolResult, arguments: dict[str, Any]) -> bool:
     return result.when is None or arguments_contain(arguments, result.when.arguments)
 
@@ -117,13 +134,11 @@ class McpServerState:
             return None
         self.closed = True
         old = self.config
-        changes = []
-        if old.tools != new.tools:
-            changes.append(_notification("notifications/tools/list_changed"))
-        if old.resources != new.resources or old.resource_templates != new.resource_templates:
-            changes.append(_notification("notifications/resources/list_changed"))
-        if old.prompts != new.prompts:
-            changes.append(_notification("notifications/prompts/list_changed"))
+        changes = [
+            _notification(f"notifications/{kind}/list_changed")
+            for kind in ("tools", "resources", "prompts")
+            if _listing(old, kind) != _listing(new, kind)
+        ]
         before = {resource.uri: resource for resource in old.resources}
         after = {resource.uri: resource for resource in new.resources}
         for client in self.clients.live():

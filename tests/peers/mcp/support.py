@@ -85,6 +85,10 @@ class Wire:
         body = message if isinstance(message, bytes) else json.dumps(message).encode()
         return raw_request(self.base, "POST", self.path, body, sent)
 
+    @property
+    def last_id(self) -> int:
+        return self._ids
+
     def request(self, method: str, params: dict[str, Any] | None = None, **kwargs: Any) -> RawResponse:
         self._ids += 1
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._ids, "method": method}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from importlib.metadata import version
 from typing import Any
 
@@ -32,9 +33,12 @@ async def connect_mcp(
 ) -> AsyncIterator[Any]:
     """An initialized ``mcp.ClientSession`` on the Streamable HTTP endpoint ``url``; ``session_options``
     go to ``ClientSession`` (``elicitation_callback``, ``sampling_callback``, ``list_roots_callback``,
-    ``logging_callback``, ``message_handler``, ``read_timeout_seconds``...). Enter and leave it in one
-    task (the SDK's task groups require it)."""
+    ``logging_callback``, ``message_handler``, ``read_timeout_seconds``...; seconds as a number work with
+    both majors). Enter and leave it in one task (the SDK's task groups require it)."""
     mcp: Any = importlib.import_module("mcp")
+    seconds = session_options.get("read_timeout_seconds")
+    if mcp_major() < 2 and isinstance(seconds, (int, float)):  # 1.x takes a timedelta
+        session_options["read_timeout_seconds"] = timedelta(seconds=seconds)
     transport_module: Any = importlib.import_module("mcp.client.streamable_http")
     # Each major's transport takes its own HTTP client library.
     http: Any = importlib.import_module("httpx2" if mcp_major() >= 2 else "httpx")

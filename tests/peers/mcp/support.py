@@ -3,9 +3,10 @@ Streamable HTTP client for what the SDKs hide (status codes, headers, frames, th
 
 from __future__ import annotations
 
+import builtins
 import http.client
+import importlib
 import json
-import socket
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -18,6 +19,10 @@ from llmts.client.mcp import mcp_major
 from tests.helpers import RawResponse, raw_request
 
 MCP_MAJOR = mcp_major()
+# What escapes the SDK's task groups (the ``exceptiongroup`` backport before Python 3.11).
+EXCEPTION_GROUP: type[BaseException] = getattr(builtins, "BaseExceptionGroup", None) or (
+    importlib.import_module("exceptiongroup").BaseExceptionGroup
+)
 LATEST = "2025-11-25"
 ACCEPT_BOTH = "application/json, text/event-stream"
 
@@ -97,7 +102,11 @@ class Wire:
         return self.post(message, **kwargs)
 
     def initialize(self, version: str = LATEST, capabilities: dict[str, Any] | None = None) -> str:
-        params = {"protocolVersion": version, "capabilities": capabilities or {}, "clientInfo": {"name": "raw", "version": "1"}}
+        params = {
+            "protocolVersion": version,
+            "capabilities": capabilities or {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        }
         response = self.request("initialize", params)
         assert response.status == 200, response.body
         session = response.headers["mcp-session-id"]
@@ -105,7 +114,9 @@ class Wire:
         assert ack.status == 202
         return session
 
-    def raw(self, method: str, headers: dict[str, str] | None = None, body: bytes | None = None) -> RawResponse:
+    def raw(
+        self, method: str, headers: dict[str, str] | None = None, body: bytes | None = None
+    ) -> RawResponse:
         return raw_request(self.base, method, self.path, body, headers)
 
     @contextmanager
@@ -114,7 +125,11 @@ class Wire:
         parts = urlsplit(self.base)
         connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
         try:
-            headers = {"Accept": "text/event-stream", "Mcp-Session-Id": session, "Mcp-Protocol-Version": version}
+            headers = {
+                "Accept": "text/event-stream",
+                "Mcp-Session-Id": session,
+                "Mcp-Protocol-Version": version,
+            }
             connection.request("GET", parts.path.rstrip("/") + self.path, headers=headers)
             response = connection.getresponse()
             yield StreamReader(response)
@@ -135,7 +150,7 @@ class StreamReader:
         while time.monotonic() < deadline:
             try:
                 line = self.response.readline()
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 continue
             if not line:
                 return None

@@ -69,7 +69,9 @@ def test_each_revision_is_negotiated_and_shapes_the_answers(
     # Fields a revision does not define are left out of its answers.
     assert ("outputSchema" in tool, "title" in tool) == ((answered >= "2025-06-18"),) * 2
     assert ("annotations" in tool) == (answered >= "2025-03-26")
-    call = wire.request("tools/call", {"name": "t", "_meta": {"progressToken": "p"}}, session=session, version=answered)
+    call = wire.request(
+        "tools/call", {"name": "t", "_meta": {"progressToken": "p"}}, session=session, version=answered
+    )
     *notes, final = events(call.body)
     assert ("structuredContent" in final["result"]) == (answered >= "2025-06-18")
     assert ("message" in notes[0]["params"]) == (answered >= "2025-03-26")
@@ -231,7 +233,9 @@ def test_http_level_refusals(llmts_session: SessionClient) -> None:
     wrong_type = wire.post(ping, session, headers={"Content-Type": "text/plain"})
     assert wrong_type.status == 415
     bad_version = wire.post(ping, session, version="1999-01-01")
-    assert bad_version.status == 400 and "Unsupported protocol version" in bad_version.json()["error"]["message"]
+    assert (
+        bad_version.status == 400 and "Unsupported protocol version" in bad_version.json()["error"]["message"]
+    )
     assert wire.raw("GET", {**headers, "Accept": "application/json"}).status == 406
     assert wire.raw("GET", {"Accept": "text/event-stream"}).status == 400
     for method in ("PUT", "PATCH"):
@@ -246,7 +250,9 @@ def test_http_level_refusals(llmts_session: SessionClient) -> None:
 def test_discover_probe_is_refused_at_once(llmts_session: SessionClient) -> None:
     wire = _configure(llmts_session)
     probe = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}
-    response = wire.post(probe, headers={"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"})
+    response = wire.post(
+        probe, headers={"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}
+    )
     assert response.status == 404 and response.json()["error"]["code"] == -32601
 
 

@@ -30,7 +30,13 @@ def test_handshake_lists_every_page_and_describes_the_server(llmts_session: Sess
     config = (
         ConfigBuilder()
         .mcp_server("files", instructions="Search the team's files.", version="2.1.0", page_size=1)
-        .tool("search", title="Search", description="Find files", input_schema=Q_SCHEMA, output_schema=ANSWER_SCHEMA)
+        .tool(
+            "search",
+            title="Search",
+            description="Find files",
+            input_schema=Q_SCHEMA,
+            output_schema=ANSWER_SCHEMA,
+        )
         .tool("open", annotations={"readOnlyHint": True})
         .resource("file:///notes.txt", "notes", text="milk", mime_type="text/plain")
         .resource("file:///logo.png", "logo", blob=b"\x89PNG", mime_type="image/png")
@@ -58,7 +64,7 @@ def test_handshake_lists_every_page_and_describes_the_server(llmts_session: Sess
             assert [str(r.uri) for r in resources.resources] == ["file:///notes.txt"]
             assert field(resources.resources[0], "mime_type") == "text/plain"
             templates = await session.list_resource_templates()
-            assert field(templates.resource_templates[0], "uri_template") == "file:///{path}"
+            assert field(field(templates, "resource_templates")[0], "uri_template") == "file:///{path}"
             prompts = await session.list_prompts()
             assert prompts.prompts[0].name == "summarize"
             assert prompts.prompts[0].arguments[0].required is True
@@ -69,7 +75,9 @@ def test_handshake_lists_every_page_and_describes_the_server(llmts_session: Sess
 
 
 def test_initialize_answers_the_revision_and_server_info(llmts_session: SessionClient) -> None:
-    llmts_session.configure(ConfigBuilder().mcp_server("s", instructions="Be brief.", version="3.0.0").build())
+    llmts_session.configure(
+        ConfigBuilder().mcp_server("s", instructions="Be brief.", version="3.0.0").build()
+    )
 
     async def scenario() -> Any:
         from llmts.client.mcp import connect_mcp
@@ -167,7 +175,9 @@ def test_structured_content_is_error_content_blocks_and_jsonrpc_errors(llmts_ses
 
 def test_progress_notifications_reach_the_callback_and_delay_is_waited(llmts_session: SessionClient) -> None:
     progress = [{"progress": 1, "total": 2, "message": "half"}, {"progress": 2, "total": 2}]
-    config = ConfigBuilder().mcp_server("s").tool("slow").text("done", progress=progress, delay_ms=300).build()
+    config = (
+        ConfigBuilder().mcp_server("s").tool("slow").text("done", progress=progress, delay_ms=300).build()
+    )
     llmts_session.configure(config)
     seen: list[tuple[float, float | None, str | None]] = []
 
@@ -221,7 +231,9 @@ def test_resources_prompts_logging_completion_and_ping(llmts_session: SessionCli
     run(scenario)
 
 
-def test_subscriptions_and_list_changed_reach_the_client_on_its_get_stream(llmts_session: SessionClient) -> None:
+def test_subscriptions_and_list_changed_reach_the_client_on_its_get_stream(
+    llmts_session: SessionClient,
+) -> None:
     builder = ConfigBuilder().mcp_server("s").tool("a").text("x").resource("file:///n.txt", "n", text="v1")
     llmts_session.configure(builder.build())
     received: list[str] = []
@@ -230,7 +242,9 @@ def test_subscriptions_and_list_changed_reach_the_client_on_its_get_stream(llmts
         root = getattr(message, "root", message)
         method = getattr(root, "method", None)
         if method is not None:
-            received.append(method if method != "notifications/resources/updated" else f"{method} {root.params.uri}")
+            received.append(
+                method if method != "notifications/resources/updated" else f"{method} {root.params.uri}"
+            )
 
     async def scenario() -> None:
         async with llmts_session.mcp_session("s", message_handler=on_message) as session:
@@ -256,7 +270,10 @@ def test_elicitation_sampling_and_roots_answers_are_journaled(llmts_session: Ses
         .tool("book")
         .text(
             "booked",
-            elicit={"message": "Name?", "requested_schema": {"type": "object", "properties": {"name": {"type": "string"}}}},
+            elicit={
+                "message": "Name?",
+                "requested_schema": {"type": "object", "properties": {"name": {"type": "string"}}},
+            },
             sample={"messages": "Pick a seat", "max_tokens": 20, "system_prompt": "Be brief"},
             list_roots=True,
             progress=[{"progress": 1}],
@@ -271,9 +288,14 @@ def test_elicitation_sampling_and_roots_answers_are_journaled(llmts_session: Ses
         return types.ElicitResult(action="accept", content={"name": "Ada"})
 
     async def on_sample(context: Any, params: Any) -> Any:
-        asked.append((params.messages[0].content.text, field(params, "max_tokens"), field(params, "system_prompt")))
+        asked.append(
+            (params.messages[0].content.text, field(params, "max_tokens"), field(params, "system_prompt"))
+        )
         return types.CreateMessageResult(
-            role="assistant", content=types.TextContent(type="text", text="12A"), model="m", stopReason="endTurn"
+            role="assistant",
+            content=types.TextContent(type="text", text="12A"),
+            model="m",
+            stopReason="endTurn",
         )
 
     async def on_roots(context: Any) -> Any:
@@ -291,7 +313,11 @@ def test_elicitation_sampling_and_roots_answers_are_journaled(llmts_session: Ses
     assert asked == ["Name?", ("Pick a seat", 20, "Be brief"), "roots"]
     (entry,) = llmts_session.requests(provider="mcp", operation="tools/call")
     answers = entry["client_answers"]
-    assert [answer["method"] for answer in answers] == ["elicitation/create", "sampling/createMessage", "roots/list"]
+    assert [answer["method"] for answer in answers] == [
+        "elicitation/create",
+        "sampling/createMessage",
+        "roots/list",
+    ]
     assert answers[0]["result"] == {"action": "accept", "content": {"name": "Ada"}}
     assert answers[1]["result"]["content"]["text"] == "12A"
     assert answers[2]["result"]["roots"][0]["uri"] == "file:///work"

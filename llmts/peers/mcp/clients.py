@@ -158,6 +158,10 @@ class McpClient:
             self._in_flight[request_id] = cancelled
         return cancelled
 
+    def calls_in_flight(self) -> int:
+        with self._lock:
+            return len(self._in_flight)
+
     def call_ended(self, request_id: RequestId) -> None:
         with self._lock:
             self._in_flight.pop(request_id, None)

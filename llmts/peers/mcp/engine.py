@@ -63,9 +63,12 @@ def error_answer(request_id: RequestId | None, error: JsonRpcError) -> Answer:
     return Answer({"jsonrpc": "2.0", "id": request_id, "error": error.to_object()}, f"jsonrpc_{error.code}")
 
 
-def initialize(state: McpServerState, message: Message) -> tuple[McpClient | None, Answer]:
-    """``initialize``: a new client session at the client's revision when llmts speaks it, else the
-    newest (the client then decides whether it can go on)."""
+def initialize(
+    state: McpServerState, message: Message, client: McpClient | None = None
+) -> tuple[McpClient | None, Answer]:
+    """``initialize``: a new client session (or ``client``, one the legacy transport opened with its
+    stream) at the client's revision when llmts speaks it, else the newest (the client then decides
+    whether it can go on)."""
     assert message.id is not None
     params = message.params
     capabilities = params.get("capabilities")
@@ -76,7 +79,10 @@ def initialize(state: McpServerState, message: Message) -> tuple[McpClient | Non
         )
         return None, error_answer(message.id, error)
     version = negotiate(params.get("protocolVersion"))
-    client = state.clients.open(version, capabilities, client_info)
+    if client is None:
+        client = state.clients.open(version, capabilities, client_info)
+    else:
+        client.version, client.capabilities, client.client_info = version, capabilities, client_info
     return client, _result(message.id, initialize_result(state.config, version))
 
 

@@ -46,7 +46,7 @@ from llmts.server.peers.mcp_streams import (
 )
 from llmts.transport import WaitOutcome, client_socket, wait
 
-__all__ = ["McpHttp", "accepts", "mcp_state"]
+__all__ = ["McpHttp", "accepts", "journal_call", "mcp_state"]
 
 _JSON = "application/json"
 _SESSION_HEADER = "Mcp-Session-Id"
@@ -81,6 +81,19 @@ def mcp_state(request: PeerRequest) -> McpServerState:
 
 def _error_message(request_id: RequestId | None, code: int, text: str, data: Any = None) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": JsonRpcError(code, text, data).to_object()}
+
+
+def journal_call(request: PeerRequest, entry: JournalRecord, message: Message) -> None:
+    """A ``tools/call``'s tool name and arguments on its journal entry (left out when malformed)."""
+    try:
+        name, arguments = call_arguments(message)
+    except JsonRpcError:
+        return
+    size = len(orjson.dumps(arguments))
+    limit = request.session.journal.preview_bytes
+    entry.peer_call(
+        mcp_server=request.name, tool_name=name, arguments=arguments, arguments_bytes=size, limit=limit
+    )
 
 
 class McpHttp:
@@ -183,7 +196,7 @@ class McpHttp:
         operation = message.method if message.method in KNOWN_METHODS else "unknown"
         entry = request.journal(operation, self._services.new_request_id("mcp_"), body)
         if message.method == "tools/call":
-            self._journal_call(request, entry, message)
+            journal_call(request, entry, message)
         if isinstance(client, str):
             return self._session_refused(request, client, message.id, entry)
         outcome = answer(state, client, message)
@@ -205,17 +218,6 @@ class McpHttp:
             self._services.metrics.reject("mcp", status)
             return request.json(status, message)
         return self._send(request, entry, Answer(message, f"mcp_session_{why}"), status, sse=False)
-
-    def _journal_call(self, request: PeerRequest, entry: JournalRecord, message: Message) -> None:
-        try:
-            name, arguments = call_arguments(message)
-        except JsonRpcError:
-            return
-        size = len(orjson.dumps(arguments))
-        limit = request.session.journal.preview_bytes
-        entry.peer_call(
-            mcp_server=request.name, tool_name=name, arguments=arguments, arguments_bytes=size, limit=limit
-        )
 
     def _send(
         self,

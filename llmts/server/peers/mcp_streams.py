@@ -219,10 +219,16 @@ def staged_call(
             _finish_unanswered(request, entry, sent, "client_gone")
 
 
-def get_stream(request: PeerRequest, client: McpClient, token: object) -> Iterator[bytes]:
-    """The GET stream of a client session: its queued notifications as they come, a keep-alive comment
-    when idle; it ends when the session ends, a newer GET stream takes over, the client leaves or the
-    server stops."""
+def get_stream(
+    request: PeerRequest,
+    client: McpClient,
+    token: object,
+    opening: bytes = OPENING_FRAME,
+    on_end: Callable[[], None] | None = None,
+) -> Iterator[bytes]:
+    """The GET stream of a client session: ``opening``, then its queued messages as they come, a
+    keep-alive comment when idle; it ends when the session ends, a newer stream takes over, the client
+    leaves or the server stops (then ``on_end`` runs)."""
     sock = client_socket(request.environ)
     evidence = DeliveryEvidence(None)
     delivery = ActiveDelivery(evidence, sock)
@@ -230,7 +236,7 @@ def get_stream(request: PeerRequest, client: McpClient, token: object) -> Iterat
     if active is not None:
         active.add(delivery)
     try:
-        yield OPENING_FRAME
+        yield opening
         quiet_since = time.monotonic()
         while client.usable and client.owns_stream(token) and evidence.ended_by is None:
             messages = client.drain()
@@ -249,3 +255,5 @@ def get_stream(request: PeerRequest, client: McpClient, token: object) -> Iterat
         client.detach_stream(token)
         if active is not None:
             active.discard(delivery)
+        if on_end is not None:
+            on_end()

@@ -23,19 +23,17 @@ from llmts.errors import RouteNotFound
 from llmts.peers.jsonrpc import (
     INVALID_REQUEST,
     JsonRpcError,
-    Message,
     RequestId,
     parse_message,
 )
 from llmts.peers.mcp import Answer, CallPlan, McpClient, McpServerState, answer, initialize, notified
-from llmts.peers.mcp.calls import call_arguments
 from llmts.peers.mcp.engine import KNOWN_METHODS
 from llmts.peers.mcp.revisions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from llmts.providers.base import Reply
 from llmts.runtime.journal import JournalRecord
 from llmts.schema.faults import CONNECTION_MODES, FrameKind
-from llmts.schema.mcp import McpServer
 from llmts.server.peers.context import PeerRequest, PeerServices
+from llmts.server.peers.mcp_common import accepts, journal_call, mcp_state
 from llmts.server.peers.mcp_streams import (
     OPENING_FRAME,
     SSE_HEADERS,
@@ -46,54 +44,15 @@ from llmts.server.peers.mcp_streams import (
 )
 from llmts.transport import WaitOutcome, client_socket, wait
 
-__all__ = ["McpHttp", "accepts", "journal_call", "mcp_state"]
+__all__ = ["McpHttp"]
 
 _JSON = "application/json"
 _SESSION_HEADER = "Mcp-Session-Id"
 _ALLOW = [("Allow", "GET, POST, DELETE")]
 
 
-def accepts(header: str | None) -> tuple[bool, bool]:
-    """Whether an ``Accept`` header admits a JSON answer and an SSE answer (no header admits both)."""
-    if not header:
-        return True, True
-    types = {part.split(";", 1)[0].strip().lower() for part in header.split(",")}
-    anything = "*/*" in types
-    return (
-        anything or _JSON in types or "application/*" in types,
-        anything or "text/event-stream" in types or "text/*" in types,
-    )
-
-
-def _server_config(request: PeerRequest) -> McpServer:
-    config = request.session.plan.configuration
-    for server in config.mcp_servers if config is not None else ():
-        if server.name == request.name:
-            return server
-    raise RouteNotFound(f"no MCP server {request.name!r} in this session")
-
-
-def mcp_state(request: PeerRequest) -> McpServerState:
-    """The session's state of the server the request names (404 when it is not configured)."""
-    server = _server_config(request)
-    return request.session.peers.state("mcp", request.name, lambda: McpServerState(server))
-
-
 def _error_message(request_id: RequestId | None, code: int, text: str, data: Any = None) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": JsonRpcError(code, text, data).to_object()}
-
-
-def journal_call(request: PeerRequest, entry: JournalRecord, message: Message) -> None:
-    """A ``tools/call``'s tool name and arguments on its journal entry (left out when malformed)."""
-    try:
-        name, arguments = call_arguments(message)
-    except JsonRpcError:
-        return
-    size = len(orjson.dumps(arguments))
-    limit = request.session.journal.preview_bytes
-    entry.peer_call(
-        mcp_server=request.name, tool_name=name, arguments=arguments, arguments_bytes=size, limit=limit
-    )
 
 
 class McpHttp:

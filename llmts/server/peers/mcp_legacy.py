@@ -26,7 +26,7 @@ from llmts.peers.mcp.revisions import LATEST_HANDSHAKE
 from llmts.providers.base import Reply
 from llmts.runtime.journal import JournalRecord
 from llmts.server.peers.context import PeerRequest
-from llmts.server.peers.mcp_http import accepts, journal_call
+from llmts.server.peers.mcp_common import accepts, journal_call
 from llmts.server.peers.mcp_streams import (
     REQUEST_TIMEOUT,
     SSE_HEADERS,

@@ -289,7 +289,7 @@ def test_verify_filters_on_server_and_tool(llmts_session: SessionClient) -> None
 
 
 def test_accept_header_parsing() -> None:
-    from llmts.server.peers.mcp_http import accepts
+    from llmts.server.peers.mcp_common import accepts
 
     assert accepts(None) == (True, True)
     assert accepts(ACCEPT_BOTH) == (True, True)

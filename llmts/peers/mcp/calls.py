@@ -16,7 +16,7 @@ from llmts.peers.mcp.state import McpServerState
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.mcp import McpToolResult
 
-__all__ = ["MISSING_CAPABILITY", "CallPlan", "ServerAsk", "call_arguments", "plan_call"]
+__all__ = ["MISSING_CAPABILITY", "CallPlan", "ServerAsk", "call_arguments", "plan_call", "planned"]
 
 # The 2026-07-28 revision's code for a request the client's declared capabilities cannot serve; llmts
 # answers it at every revision (a clear, documented error).
@@ -43,6 +43,8 @@ class CallPlan:
     error_code: str | None
     delivery: StreamDelivery | None
     expire: bool
+    # What the client answered in an earlier round (2026-07-28 ``inputResponses``), for the journal.
+    client_answers: tuple[dict[str, Any], ...] = ()
 
     @property
     def streams(self) -> bool:
@@ -158,12 +160,21 @@ def plan_call(state: McpServerState, client: McpClient, message: Message) -> Cal
             {"code": "llm_test_server_tool_exhausted"},
         )
     index, result = taken
+    return planned(message, client, name, index, result)
+
+
+def planned(
+    message: Message, client: McpClient, name: str, index: int, result: McpToolResult, *, asks: bool = True
+) -> CallPlan:
+    """The plan of ``result`` (the tool's ``index``-th) answering ``message``; ``asks=False``: the client
+    already answered the server's requests (the 2026-07-28 revision's second round)."""
+    assert message.id is not None
     response, error_code = _response(message.id, result, client.version)
     return CallPlan(
         tool=name,
         index=index,
         delay_seconds=result.delay_ms / 1000,
-        asks=_asks(result, client),
+        asks=_asks(result, client) if asks else (),
         notifications=_notifications(result, _progress_token(message), client.version),
         response=response,
         error_code=error_code,

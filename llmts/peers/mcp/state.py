@@ -11,11 +11,14 @@ content changed) on its GET stream. A server no longer configured, or a deleted 
 
 from __future__ import annotations
 
+import secrets
 import threading
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from llmts.peers.mcp.clients import ClientBook
 from llmts.schema.mcp import McpPrompt, McpResource, McpServer, McpTool, McpToolResult
+from llmts.schema.peer_limits import PEER_LIMITS
 
 if TYPE_CHECKING:
     from llmts.schema.config import SessionConfig
@@ -80,7 +83,17 @@ class _Cursor:
 
 
 class McpServerState:
-    __slots__ = ("_cursors", "_lock", "clients", "closed", "config", "prompts", "resources", "tools")
+    __slots__ = (
+        "_cursors",
+        "_inputs",
+        "_lock",
+        "clients",
+        "closed",
+        "config",
+        "prompts",
+        "resources",
+        "tools",
+    )
 
     def __init__(self, config: McpServer, clients: ClientBook | None = None) -> None:
         self.config = config
@@ -91,6 +104,8 @@ class McpServerState:
         self.closed = False
         self._lock = threading.Lock()
         self._cursors: dict[str, _Cursor] = {}
+        # 2026-07-28 calls waiting for the client's input: requestState -> (tool, result index).
+        self._inputs: OrderedDict[str, tuple[str, int, tuple[str, ...]]] = OrderedDict()
 
     # --- the tool script ----------------------------------------------------------------------------
 
@@ -122,6 +137,21 @@ class McpServerState:
             if not cursor.used[index] and _matches(result, arguments):
                 return index
         return None
+
+    def await_input(self, tool: str, index: int, methods: tuple[str, ...]) -> str:
+        """Remember a consumed result whose call asked the client for input (``methods``: the 2026-07-28
+        revision's ``InputRequiredResult``); the ``requestState`` the client sends back with its answers."""
+        token = secrets.token_hex(16)
+        with self._lock:
+            self._inputs[token] = (tool, index, methods)
+            while len(self._inputs) > PEER_LIMITS["mcp_sessions_per_server"]:
+                self._inputs.popitem(last=False)
+        return token
+
+    def resume(self, token: str) -> tuple[str, int, tuple[str, ...]] | None:
+        """The call a ``requestState`` names (once), or None when it is unknown or was forgotten."""
+        with self._lock:
+            return self._inputs.pop(token, None)
 
     # --- the session part's lifecycle ---------------------------------------------------------------
 

@@ -23,11 +23,22 @@ from llmts.errors import RouteNotFound
 from llmts.peers.jsonrpc import (
     INVALID_REQUEST,
     JsonRpcError,
+    Message,
     RequestId,
     parse_message,
 )
-from llmts.peers.mcp import Answer, CallPlan, McpClient, McpServerState, answer, initialize, notified
+from llmts.peers.mcp import (
+    Answer,
+    CallPlan,
+    McpClient,
+    McpServerState,
+    answer,
+    error_answer,
+    initialize,
+    notified,
+)
 from llmts.peers.mcp.engine import KNOWN_METHODS
+from llmts.peers.mcp.modern import envelope, modern_answer, status_for
 from llmts.peers.mcp.revisions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from llmts.providers.base import Reply
 from llmts.runtime.journal import JournalRecord
@@ -115,10 +126,6 @@ class McpHttp:
         json_ok, sse_ok = accepts(request.header("Accept"))
         content_type = str(request.environ.get("CONTENT_TYPE", "")).split(";", 1)[0].strip().lower()
         body = request.read_body()
-        if request.header("Mcp-Protocol-Version") in MODERN_VERSIONS:
-            from llmts.server.peers.mcp_modern import modern_post
-
-            return modern_post(request, state, body, json_ok, sse_ok)
         try:
             message = parse_message(body)
         except JsonRpcError as error:
@@ -134,6 +141,8 @@ class McpHttp:
             return self._refuse(
                 request, 415, INVALID_REQUEST, "Unsupported Media Type: send application/json"
             )
+        if request.header("Mcp-Protocol-Version") in MODERN_VERSIONS:
+            return self._modern(request, state, message, body, json_ok, sse_ok)
         if (problem := self._version_error(request)) is not None:
             return self._refuse(request, 400, INVALID_REQUEST, problem, request_id=message.id)
         if message.method == "initialize" and message.id is not None:
@@ -161,6 +170,39 @@ class McpHttp:
         outcome = answer(state, client, message)
         if isinstance(outcome, Answer):
             return self._send(request, entry, outcome, 200, sse=not json_ok)
+        return self._call(request, state, client, message.id, outcome, entry, json_ok, sse_ok)
+
+    def _modern(
+        self,
+        request: PeerRequest,
+        state: McpServerState,
+        message: Message,
+        body: bytes,
+        json_ok: bool,
+        sse_ok: bool,
+    ) -> Iterable[bytes]:
+        """A 2026-07-28 request: no session, the envelope in ``params._meta`` (llmts/peers/mcp/modern.py)."""
+        if not message.is_request:  # nothing to answer: a cancel aborts its own POST at this revision
+            return self._accepted(request)
+        assert message.method is not None and message.id is not None
+        known = message.method in KNOWN_METHODS or message.method == "server/discover"
+        operation = message.method if known else "unknown"
+        entry = request.journal(operation, self._services.new_request_id("mcp_"), body)
+        if message.method == "tools/call":
+            journal_call(request, entry, message)
+        try:
+            client = envelope(message, request.header)
+        except JsonRpcError as error:
+            refused = error_answer(message.id, error)
+            return self._send(request, entry, refused, status_for(error.code), sse=not json_ok)
+        outcome = modern_answer(state, client, message)
+        if isinstance(outcome, Answer):
+            failure = outcome.message.get("error")
+            status = status_for(failure.get("code") if isinstance(failure, dict) else None)
+            return self._send(request, entry, outcome, status, sse=not json_ok)
+        limit = request.session.journal.preview_bytes
+        for record in outcome.client_answers:
+            entry.client_answered(record, len(orjson.dumps(record)), limit)
         return self._call(request, state, client, message.id, outcome, entry, json_ok, sse_ok)
 
     def _session_refused(

@@ -24,6 +24,7 @@ EXCEPTION_GROUP: type[BaseException] = getattr(builtins, "BaseExceptionGroup", N
     importlib.import_module("exceptiongroup").BaseExceptionGroup
 )
 LATEST = "2025-11-25"
+MODERN = "2026-07-28"
 ACCEPT_BOTH = "application/json, text/event-stream"
 
 

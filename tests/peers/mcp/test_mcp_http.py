@@ -11,7 +11,7 @@ import pytest
 
 from llmts import ConfigBuilder, SessionClient
 from tests.helpers import raw_request
-from tests.peers.mcp.support import ACCEPT_BOTH, LATEST, Wire, events
+from tests.peers.mcp.support import ACCEPT_BOTH, LATEST, MODERN, Wire, events
 
 OUTPUT = {"type": "object", "properties": {"a": {"type": "string"}}}
 
@@ -247,13 +247,88 @@ def test_http_level_refusals(llmts_session: SessionClient) -> None:
     assert raw_request(llmts_session.provider_base, "POST", "/mcp/", ping).status == 404
 
 
-def test_discover_probe_is_refused_at_once(llmts_session: SessionClient) -> None:
+def _modern(wire: Wire, method: str, params: dict[str, Any] | None = None, **headers: str) -> Any:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    }
+    sent = {"Mcp-Protocol-Version": MODERN, "Mcp-Method": method, **headers}
+    return wire.request(method, {**(params or {}), "_meta": meta}, headers=sent, version=None)
+
+
+def test_stateless_revision_discover_and_stamped_results(llmts_session: SessionClient) -> None:
     wire = _configure(llmts_session)
-    probe = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}
-    response = wire.post(
-        probe, headers={"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}
+    discover = _modern(wire, "server/discover")
+    assert discover.status == 200 and "mcp-session-id" not in discover.headers
+    result = discover.json()["result"]
+    assert result["supportedVersions"] == [MODERN] and result["instructions"] == "hi"
+    assert (result["resultType"], result["ttlMs"], result["cacheScope"]) == ("complete", 0, "private")
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "s", "version": "1.0.0"}
+    listed = _modern(wire, "tools/list").json()["result"]
+    assert listed["tools"][0]["name"] == "t" and listed["ttlMs"] == 0
+    called = _modern(wire, "tools/call", {"name": "t"}, **{"Mcp-Name": "t"}).json()["result"]
+    assert called["resultType"] == "complete" and "ttlMs" not in called
+    # Header values that are not ASCII travel base64-encoded.
+    read = _modern(wire, "resources/read", {"uri": "file:///r"}, **{"Mcp-Name": "=?base64?ZmlsZTovLy9y?="})
+    assert read.json()["result"]["contents"][0]["text"] == "R"
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "headers", "status", "code"),
+    [
+        ("tools/list", {"_meta": None}, {}, 400, -32602),
+        ("tools/call", {"name": "t"}, {"Mcp-Name": "other"}, 400, -32020),
+        ("tools/list", None, {"Mcp-Method": "tools/call"}, 400, -32020),
+        ("initialize", None, {}, 404, -32601),
+        ("ping", None, {}, 404, -32601),
+        ("resources/subscribe", {"uri": "file:///r"}, {}, 404, -32601),
+        ("tools/call", {"name": "t", "requestState": "forged"}, {}, 400, -32602),
+        ("tools/call", {"name": "nope"}, {}, 400, -32602),
+    ],
+)
+def test_stateless_revision_errors(
+    llmts_session: SessionClient,
+    method: str,
+    params: dict[str, Any] | None,
+    headers: dict[str, str],
+    status: int,
+    code: int,
+) -> None:
+    wire = _configure(llmts_session)
+    if params is not None and params.get("_meta", 1) is None:  # no envelope at all
+        response = wire.request(method, {}, headers={"Mcp-Protocol-Version": MODERN}, version=None)
+    else:
+        response = _modern(wire, method, params, **headers)
+    assert response.status == status
+    assert response.json()["error"]["code"] == code
+
+
+def test_stateless_input_required_round_trip(llmts_session: SessionClient) -> None:
+    llmts_session.configure(
+        ConfigBuilder().mcp_server("s").tool("t").text("done", elicit={"message": "Name?"}).build()
     )
-    assert response.status == 404 and response.json()["error"]["code"] == -32601
+    wire = Wire(llmts_session.provider_base, "s")
+    first = _modern(wire, "tools/call", {"name": "t"}).json()["result"]
+    assert first["resultType"] == "input_required"
+    assert first["inputRequests"] == {
+        "n1": {
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": "Name?",
+                "requestedSchema": {"type": "object", "properties": {}},
+            },
+        }
+    }
+    answers = {"n1": {"action": "accept", "content": {"name": "Ada"}}}
+    again = {"name": "t", "inputResponses": answers, "requestState": first["requestState"]}
+    second = _modern(wire, "tools/call", again).json()["result"]
+    assert second["content"] == [{"type": "text", "text": "done"}]
+    # A requestState answers once.
+    assert _modern(wire, "tools/call", again).json()["error"]["code"] == -32602
+    notification = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    assert wire.post(notification, headers={"Mcp-Protocol-Version": MODERN}, version=None).status == 202
 
 
 def test_every_request_is_one_journal_entry(llmts_session: SessionClient) -> None:

@@ -355,19 +355,73 @@ def test_a_declined_elicitation_is_journaled_and_the_result_follows(llmts_sessio
     assert entry["client_answers"][0]["result"] == {"action": "decline"}
 
 
-@pytest.mark.skipif(MCP_MAJOR < 2, reason="mcp.Client and its server/discover probe are new in mcp 2")
-def test_high_level_client_falls_back_from_discover_at_once(llmts_session: SessionClient) -> None:
+@pytest.mark.skipif(MCP_MAJOR < 2, reason="mcp.Client and the 2026-07-28 revision are new in mcp 2")
+def test_high_level_client_speaks_the_stateless_revision(llmts_session: SessionClient) -> None:
+    from mcp import Client
+
+    config = (
+        ConfigBuilder()
+        .mcp_server("s", instructions="Stateless.")
+        .tool("t", output_schema=ANSWER_SCHEMA)
+        .structured({"answer": "one"}, progress=[{"progress": 1, "total": 1}])
+        .text(
+            "booked", structured={"answer": "two"}, elicit={"message": "Name?"}, sample={"messages": "Seat?"}
+        )
+        .resource("file:///n.txt", "n", text="milk")
+        .prompt("p", "Hi {who}", arguments=["who"])
+        .build()
+    )
+    llmts_session.configure(config)
+    seen: list[Any] = []
+
+    async def on_elicit(context: Any, params: Any) -> Any:
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async def on_sample(context: Any, params: Any) -> Any:
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="12A"), model="m"
+        )
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append(value)
+
+    async def scenario() -> Any:
+        async with Client(
+            llmts_session.mcp_url("s"), elicitation_callback=on_elicit, sampling_callback=on_sample
+        ) as client:
+            assert client.protocol_version == "2026-07-28" and client.instructions == "Stateless."
+            assert [tool.name for tool in (await client.list_tools()).tools] == ["t"]
+            first = await client.call_tool("t", {}, progress_callback=on_progress)
+            second = await client.call_tool("t", {"seat": True})
+            text = (await client.read_resource("file:///n.txt")).contents[0].text
+            prompt = await client.get_prompt("p", {"who": "Ada"})
+            return first, second, text, prompt
+
+    first, second, text, prompt = run(scenario)
+    assert first.structured_content == {"answer": "one"} and seen == [1.0]
+    assert second.structured_content == {"answer": "two"} and _texts(second) == ["booked"]
+    assert text == "milk" and prompt.messages[0].content.text == "Hi Ada"
+    operations = [entry["operation"] for entry in reversed(llmts_session.requests(provider="mcp"))]
+    assert operations[0] == "server/discover" and "initialize" not in operations
+    # The call that asked for input is two entries: the InputRequiredResult, then the answered call.
+    asked, answered = [entry for entry in reversed(llmts_session.requests(tool_name="t"))][1:]
+    assert asked["client_answers"] == []
+    assert [answer["method"] for answer in answered["client_answers"]] == [
+        "elicitation/create",
+        "sampling/createMessage",
+    ]
+    assert answered["client_answers"][0]["result"] == {"action": "accept", "content": {"name": "Ada"}}
+
+
+@pytest.mark.skipif(MCP_MAJOR < 2, reason="mcp.Client is new in mcp 2")
+def test_high_level_client_in_legacy_mode_uses_the_handshake(llmts_session: SessionClient) -> None:
     from mcp import Client
 
     llmts_session.configure(ConfigBuilder().mcp_server("s").tool("t").text("hi").build())
 
     async def scenario() -> Any:
-        started = time.monotonic()
-        async with Client(llmts_session.mcp_url("s")) as client:
-            result = await client.call_tool("t", {})
-            return client.protocol_version, result, time.monotonic() - started
+        async with Client(llmts_session.mcp_url("s"), mode="legacy") as client:
+            return client.protocol_version, await client.call_tool("t", {})
 
-    version, result, elapsed = run(scenario)
-    assert version == LATEST
-    assert _texts(result) == ["hi"]
-    assert elapsed < 5  # the probe is refused at once, not after the client's 10 s discover timeout
+    version, result = run(scenario)
+    assert version == LATEST and _texts(result) == ["hi"]

@@ -102,3 +102,19 @@ def test_model_tool_call_mcp_tool_model(llmts_session: SessionClient) -> None:
     assert call["arguments"] == {"city": "Paris"}
     timeline = [entry["provider"] for entry in reversed(llmts_session.requests())]
     assert timeline == ["mcp", "mcp", "openai", "mcp", "openai"]  # initialize, tools/list, model, call, model
+
+
+def test_llmts_expect_filters_on_mcp_fields(llmts_session: SessionClient, llmts_expect: Any) -> None:
+    llmts_session.configure(ConfigBuilder().mcp_server("weather").tool("forecast").text("Sunny").build())
+
+    async def agent() -> None:
+        async with llmts_session.mcp_session("weather") as mcp:
+            await mcp.call_tool("forecast", {"city": "Paris"})
+
+    run(agent)
+    llmts_expect.request("one forecast", provider="mcp", mcp_server="weather", tool_name="forecast")
+    llmts_expect.request(
+        "no other tool", provider="mcp", operation="tools/call", minimum_count=1, maximum_count=1
+    )
+    verdict = llmts_expect.verify()
+    assert verdict.passed, verdict.failures

@@ -160,6 +160,11 @@ def staged_call(
     journal = request.session.journal
     sent: list[bytes] = []
     handed_over = False
+    # Visible to a graceful stop while it waits (which shuts the read side: the wait sees the client gone).
+    waiting = ActiveDelivery(DeliveryEvidence(None), sock)
+    active = request.services.deliveries
+    if active is not None:
+        active.add(waiting)
     try:
         final: list[dict[str, Any]] = []
         error_code: str | None = None
@@ -193,6 +198,8 @@ def staged_call(
                 message, error_code = _stopped_error(request_id, reason)
                 final.append(message)
             break
+        if active is not None:
+            active.discard(waiting)
         if final:
             frames = [event_frame(message) for message in final]
             kinds = [FrameKind.CONTENT] * (len(frames) - 1) + [FrameKind.TERMINAL]
@@ -215,6 +222,8 @@ def staged_call(
         yield from body
     finally:
         client.call_ended(request_id)
+        if active is not None:
+            active.discard(waiting)
         if not handed_over:  # the client left while a request was being written
             _finish_unanswered(request, entry, sent, "client_gone")
 

@@ -21,6 +21,7 @@ import orjson
 
 from llmts.errors import RouteNotFound
 from llmts.peers.jsonrpc import (
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     JsonRpcError,
     Message,
@@ -328,7 +329,7 @@ class McpHttp:
             code = "llm_test_server_request_superseded"
         else:
             text, code = "llmts: the client cancelled the call", "mcp_call_cancelled"
-        message = _error_message(request_id, -32603, text, {"code": code})
+        message = _error_message(request_id, INTERNAL_ERROR, text, {"code": code})
         return self._send(request, entry, Answer(message, code), 200, sse=not json_ok)
 
     # --- GET and DELETE ------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 from urllib.parse import quote
 
@@ -157,6 +158,18 @@ class SessionClient(SdkClientShortcuts):
         if spec.credential_header is None:
             kwargs.setdefault("api_key", self.credential(info.namespace))
         return factory(**kwargs)
+
+    def mcp_url(self, name: str) -> str:
+        """The Streamable HTTP endpoint of this session's MCP server ``name`` (docs/mcp.md)."""
+        return f"{self.provider_base}/mcp/{name}"
+
+    def mcp_session(self, name: str, /, **options: Any) -> AbstractAsyncContextManager[Any]:
+        """An async context manager yielding an initialized official ``mcp.ClientSession`` connected to
+        this session's MCP server ``name``; ``options`` go to ``llmts.client.mcp.connect_mcp`` (``headers``,
+        ``timeout``, and ``ClientSession``'s callbacks). ``mcp`` is imported on first use."""
+        from llmts.client.mcp import connect_mcp
+
+        return connect_mcp(self.mcp_url(name), **options)
 
     def conversations(self, conversation_id: str | None = None) -> list[dict[str, Any]]:
         """``GET /admin-api/conversations``: the state of every conversation identity of this session

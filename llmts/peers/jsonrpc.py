@@ -19,6 +19,7 @@ __all__ = [
     "PARSE_ERROR",
     "JsonRpcError",
     "Message",
+    "RequestId",
     "error_object",
     "error_response",
     "parse_message",

@@ -217,6 +217,11 @@ class JournalRecord:
         if self.success and (evidence.transport_outcome != "completed" or damaged):
             self.success = False
 
+    def rpc_error(self, code: str) -> None:
+        """A JSON-RPC error answered with a 2xx status (MCP, A2A): the request failed all the same."""
+        self.error_code = code
+        self.success = False
+
     def fault_outcome(self, status: int | None) -> None:
         """A connection-level fault answered instead: a proxy page's status, or None (no HTTP answer)."""
         self.status = status

@@ -114,7 +114,7 @@ class Session:
         self._prompt_cache.clear()
         self.conversations.clear_locked()
         self.store.clear_locked()
-        self.peers.clear_locked()
+        self.peers.clear_locked(plan.config if plan is not None else None)
         self.recorder.clear_locked()
         self.journal.clear()
         if plan is not None:

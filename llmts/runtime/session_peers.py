@@ -1,6 +1,11 @@
 """The session part that keeps the state of the session's MCP servers and A2A agents (docs/mcp.md,
 docs/a2a.md): one state object per (protocol, name), built on first use from the configuration by the
-protocol's own code (``llmts/peers/``), and dropped by reset, configure and delete.
+protocol's own code (``llmts/peers/``).
+
+Reset and configure start every peer's script over. A state may carry what a client holds across that
+(an MCP server's client sessions: an agent keeps its ``Mcp-Session-Id`` through a reconfiguration and is
+told what changed) by implementing ``renew``; a state without it, or one whose ``renew`` returns None, is
+closed and dropped. Deleting the session closes everything.
 
 The runtime does not know the protocols: a state object is opaque here. Each one guards its own
 mutable parts with its own lock (an MCP server's tool cursors, its client sessions), so a slow stream
@@ -12,7 +17,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from llmts.schema.config import SessionConfig
 
 __all__ = ["PeerState", "SessionPeers"]
 
@@ -21,6 +29,10 @@ class PeerState(Protocol):
     def close(self) -> None:
         """The configuration that built this state is gone: end open streams and pending waits (must not
         block; called with the session lock held)."""
+
+    # Optional: ``renew(self, config: SessionConfig) -> PeerState | None``: the state for ``config`` after
+    # a reset or configure, keeping what a client holds; None when the peer no longer exists (must not
+    # block; called with the session lock held; the old state is closed by ``renew`` itself).
 
 
 _State = TypeVar("_State", bound=PeerState)
@@ -54,10 +66,16 @@ class SessionPeers:
         """Bumped by every clear: a state built before it belongs to a configuration no longer in force."""
         return self._generation
 
-    def clear_locked(self) -> None:
-        """Reset, configure or delete (lock held): every state goes, and is closed."""
-        dropped = list(self._states.values())
+    def clear_locked(self, config: SessionConfig | None = None) -> None:
+        """Reset or configure (lock held, ``config`` the configuration now in force): each state is renewed
+        for it where it can be, else closed. Without ``config`` (delete) every state is closed."""
+        previous = self._states
         self._states = {}
         self._generation += 1
-        for state in dropped:
-            state.close()
+        for key, state in previous.items():
+            renew = getattr(state, "renew", None) if config is not None else None
+            renewed = renew(config) if renew is not None else None
+            if renewed is not None:
+                self._states[key] = renewed
+            elif renew is None:
+                state.close()

@@ -40,6 +40,7 @@ from llmts.schema.a2a_builder import A2aAgentBuilder
 from llmts.schema.config import SessionConfig
 from llmts.schema.conversations import StepWhen
 from llmts.schema.fixtures import TerminalPolicy
+from llmts.schema.mcp_builder import McpServerBuilder
 from llmts.schema.operations import Operation
 from llmts.schema.predicates import PREDICATES_BY_NAME
 from llmts.schema.validation import parse_part, parse_session_config
@@ -70,6 +71,9 @@ class ChildBuilder:
     def a2a_agent(self, name: str, **fields: Any) -> A2aAgentBuilder[ConfigBuilder]:
         return self._parent.a2a_agent(name, **fields)
 
+    def mcp_server(self, name: str, **fields: Any) -> McpServerBuilder[ConfigBuilder]:
+        return self._parent.mcp_server(name, **fields)
+
     def build(self) -> SessionConfig:
         return self._parent.build()
 
@@ -80,6 +84,7 @@ class ConfigBuilder:
         self._scenarios: list[ScenarioBuilder] = []
         self._conversations: list[ConversationBuilder] = []
         self._a2a_agents: list[A2aAgentBuilder[ConfigBuilder]] = []
+        self._mcp_servers: list[McpServerBuilder[ConfigBuilder]] = []
 
     def models(self, *model_ids: str) -> ConfigBuilder:
         self._data["models"] = list(model_ids)
@@ -208,6 +213,28 @@ class ConfigBuilder:
         self._a2a_agents.append(builder)
         return builder
 
+    def mcp_server(
+        self,
+        name: str,
+        *,
+        instructions: str | None = None,
+        version: str | None = None,
+        page_size: int | None = None,
+        answer_timeout_ms: int | None = None,
+    ) -> McpServerBuilder[ConfigBuilder]:
+        """A scripted MCP server at ``/mcp/{name}`` (docs/mcp.md); add ``.tool(...)``, ``.resource(...)``,
+        ``.prompt(...)``."""
+        builder = McpServerBuilder(
+            self,
+            name,
+            instructions=instructions,
+            version=version,
+            page_size=page_size,
+            answer_timeout_ms=answer_timeout_ms,
+        )
+        self._mcp_servers.append(builder)
+        return builder
+
     def to_dict(self) -> dict[str, Any]:
         data = dict(self._data)
         if self._scenarios:
@@ -216,6 +243,8 @@ class ConfigBuilder:
             data["conversations"] = [graph.to_dict() for graph in self._conversations]
         if self._a2a_agents:
             data["a2a_agents"] = [agent.to_dict() for agent in self._a2a_agents]
+        if self._mcp_servers:
+            data["mcp_servers"] = [server.to_dict() for server in self._mcp_servers]
         return data
 
     def build(self) -> SessionConfig:

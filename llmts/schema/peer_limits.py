@@ -17,6 +17,12 @@ PEER_LIMITS: dict[str, int] = {
     "mcp_progress_notifications": 256,
     "mcp_text_chars": 1_000_000,
     "mcp_sessions_per_server": 1024,
+    # Per client session: resources it subscribes to, server notifications waiting for its GET stream
+    # (the oldest are dropped beyond it), and the longest wait for its answer to a server request.
+    "mcp_subscriptions_per_session": 1024,
+    "mcp_pending_notifications": 1024,
+    "mcp_answer_timeout_ms": 300_000,
+    "mcp_flood_notifications": 10_000,
     "a2a_agents": 32,
     "a2a_skills_per_agent": 64,
     "a2a_responses_per_agent": 1024,

@@ -124,3 +124,72 @@ def test_retry_honours_retry_after(llmts_session: SessionClient, api: str) -> No
     assert (first["status"], second["status"]) == (429, 200)
     assert second["started_monotonic_seconds"] - first["started_monotonic_seconds"] >= 0.9
     assert time.monotonic() - started < 30
+
+
+def test_an_agent_calls_an_llmts_mcp_tool_between_two_model_turns(
+    llmts_session: SessionClient, api: str
+) -> None:
+    """The agent's whole loop against one session (docs/mcp.md, "A complete agent test"): the model asks
+    for a tool, the Agents SDK calls it on the session's MCP server (its own MCP client, Streamable HTTP),
+    passes the result back, and the conversation graph's next step branches on what the tool returned."""
+    from agents.mcp import MCPServerStreamableHttp
+
+    forecast = {
+        "name": "get_forecast",
+        "description": "The forecast for a city.",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        "results": [{"when": {"arguments": {"city": "Paris"}}, "text": "Rain, 14 C"}],
+    }
+    call = {"id": "call_1", "name": "get_forecast", "arguments": {"city": "Paris"}}
+    llmts_session.configure(
+        {
+            "models": MODELS,
+            "mcp_servers": [{"name": "weather", "tools": [forecast]}],
+            "conversations": [
+                {
+                    "id": "agent",
+                    "start_at": "ask",
+                    "steps": [
+                        {
+                            "id": "ask",
+                            "when": {"latest_user_contains": "Paris"},
+                            "response": {"tool_calls": [call]},
+                            "then": ["rain", "dry"],
+                        },
+                        {
+                            "id": "rain",
+                            "when": {"tool_result": {"name": "get_forecast"}, "latest_text_contains": "Rain"},
+                            "response": {"text": "Take an umbrella."},
+                            "complete": True,
+                        },
+                        {
+                            "id": "dry",
+                            "when": {"tool_result": {"name": "get_forecast"}},
+                            "response": {"text": "No umbrella needed."},
+                            "complete": True,
+                        },
+                    ],
+                }
+            ],
+        }
+    )
+    server = MCPServerStreamableHttp(
+        params={"url": f"{llmts_session.provider_base}/mcp/weather"}, cache_tools_list=True
+    )
+
+    async def run() -> Any:
+        async with server:
+            agent = agents.Agent(
+                name="weather", mcp_servers=[server], model=_model(llmts_session, chat=api == "chat")
+            )
+            return await agents.Runner.run(agent, "Do I need an umbrella in Paris?")
+
+    result = asyncio.run(run())
+    assert result.final_output == "Take an umbrella."
+    entries = llmts_session.requests(order="asc")
+    calls = [e for e in entries if e["provider"] == "mcp" and e["operation"] == "tools/call"]
+    assert [(e["mcp_server"], e["tool_name"], e["arguments"]) for e in calls] == [
+        ("weather", "get_forecast", {"city": "Paris"})
+    ]
+    steps = [e["step"] for e in entries if e["provider"] == "openai"]
+    assert steps == ["ask", "rain"]

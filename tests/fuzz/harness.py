@@ -240,6 +240,10 @@ def assert_envelope(answer: Answer, family: str, method: str) -> None:
         assert set(body) == {"message"} and isinstance(body["message"], str), body
         return
     error = body.get("error")
+    if family == "mcp":  # JSON-RPC: {"jsonrpc": "2.0", "id", "error": {"code": int, "message": str}}
+        assert body.get("jsonrpc") == "2.0" and "id" in body and isinstance(error, dict), body
+        assert isinstance(error.get("code"), int) and isinstance(error.get("message"), str), body
+        return
     if family == "ollama" and not isinstance(error, dict):  # Ollama's native envelope: {"error": "<text>"}
         assert set(body) == {"error"} and isinstance(error, str) and error, body
         return

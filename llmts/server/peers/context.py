@@ -84,17 +84,21 @@ class PeerRequest:
         *,
         plan: StreamDelivery | None = None,
         entry: JournalRecord | None = None,
+        start_response: StartResponse | None = None,
     ) -> Iterable[bytes]:
         """Write ``reply`` through the transport (with ``plan``'s faults on a stream) and complete the
-        journal entry with what was really delivered."""
+        journal entry with what was really delivered. ``start_response``: another one than the request's
+        (a stream whose head the handler already sent continues with this reply's frames, each written on
+        its own)."""
         services = self.services
         return respond(
-            self.start_response,
+            start_response or self.start_response,
             reply,
             self.environ,
             self.session if entry is not None else None,
             entry,
             plan=plan,
+            keep_frames=start_response is not None,
             write_timeout=services.write_timeout,
             active=services.deliveries,
             metrics=services.metrics,

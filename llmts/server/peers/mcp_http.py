@@ -1,13 +1,70 @@
-"""Placeholder: the mcp HTTP handler (being written)."""
+"""``/mcp/{name}``: a session's scripted MCP server over Streamable HTTP (docs/mcp.md).
+
+POST carries one JSON-RPC message: a request is answered as JSON, or as an SSE stream when something
+precedes its result (the server's own requests, progress, a notification flood) or a delivery plan acts
+on it; a notification or a response (the client answering the server) gets 202. ``initialize`` issues the
+``Mcp-Session-Id`` every later request must carry (400 without it, 404 for one llmts does not know or that
+ended); DELETE ends it; GET opens the session's notification stream (``mcp_streams.py``). The legacy
+HTTP+SSE transport is ``mcp_legacy.py``.
+
+Status codes follow what the official clients survive (docs/mcp.md, "Status codes"): a JSON-RPC error to
+a well-formed request is HTTP 200 (mcp 1.x drops its whole session on any other 4xx but 404); malformed
+messages and header errors are 4xx with a JSON-RPC error body; nothing is a 500.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
+
+import orjson
 
 from llmts.errors import RouteNotFound
+from llmts.peers.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    JsonRpcError,
+    Message,
+    RequestId,
+    parse_message,
+)
+from llmts.peers.mcp import (
+    Answer,
+    CallPlan,
+    McpClient,
+    McpServerState,
+    answer,
+    error_answer,
+    initialize,
+    notified,
+)
+from llmts.peers.mcp.engine import KNOWN_METHODS
+from llmts.peers.mcp.modern import envelope, modern_answer, status_for
+from llmts.peers.mcp.revisions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from llmts.providers.base import Reply
+from llmts.runtime.journal import JournalRecord
+from llmts.schema.faults import CONNECTION_MODES, FrameKind
 from llmts.server.peers.context import PeerRequest, PeerServices
+from llmts.server.peers.mcp_common import accepts, journal_call, mcp_state
+from llmts.server.peers.mcp_streams import (
+    OPENING_FRAME,
+    SSE_HEADERS,
+    event_frame,
+    get_stream,
+    staged_call,
+    stopper,
+)
+from llmts.transport import WaitOutcome, client_socket, wait
 
 __all__ = ["McpHttp"]
+
+_JSON = "application/json"
+_SESSION_HEADER = "Mcp-Session-Id"
+_ALLOW = [("Allow", "GET, POST, DELETE")]
+
+
+def _error_message(request_id: RequestId | None, code: int, text: str, data: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": JsonRpcError(code, text, data).to_object()}
 
 
 class McpHttp:
@@ -15,4 +72,286 @@ class McpHttp:
         self._services = services
 
     def __call__(self, request: PeerRequest) -> Iterable[bytes]:
-        raise RouteNotFound(f"no mcp peer {request.name!r} in this session")
+        if request.rest in ("/sse", "/messages"):
+            from llmts.server.peers.mcp_legacy import legacy
+
+            return legacy(request, mcp_state(request))
+        if request.rest:
+            raise RouteNotFound(f"no route {request.method} {request.mount}{request.rest}")
+        state = mcp_state(request)
+        method = request.method
+        if method == "POST":
+            return self._post(request, state)
+        if method == "GET":
+            return self._get(request, state)
+        if method == "DELETE":
+            return self._delete(request, state)
+        return self._refuse(request, 405, INVALID_REQUEST, f"{method} is not allowed here", _ALLOW)
+
+    # --- answers without a journal entry ----------------------------------------------------------------
+
+    def _refuse(
+        self,
+        request: PeerRequest,
+        status: int,
+        code: int,
+        text: str,
+        headers: list[tuple[str, str]] | None = None,
+        request_id: RequestId | None = None,
+    ) -> Iterable[bytes]:
+        self._services.metrics.reject("mcp", status)
+        return request.json(status, _error_message(request_id, code, text), headers)
+
+    def _accepted(self, request: PeerRequest) -> Iterable[bytes]:
+        return request.reply(Reply(202, [("Content-Type", _JSON)]))
+
+    def _client(self, request: PeerRequest, state: McpServerState) -> McpClient | str:
+        """The request's client session, or why there is none (400: no header, 404: unknown or ended)."""
+        session_id = request.header(_SESSION_HEADER)
+        if not session_id:
+            return "missing"
+        client = state.clients.get(session_id)
+        if client is None or not client.usable:
+            return "expired" if client is not None and client.expired else "unknown"
+        return client
+
+    def _version_error(self, request: PeerRequest) -> str | None:
+        version = request.header("Mcp-Protocol-Version")
+        if version is None or version in HANDSHAKE_VERSIONS:
+            return None
+        return f"Unsupported protocol version: {version} (supported: {', '.join(HANDSHAKE_VERSIONS)})"
+
+    # --- POST ----------------------------------------------------------------------------------------
+
+    def _post(self, request: PeerRequest, state: McpServerState) -> Iterable[bytes]:
+        json_ok, sse_ok = accepts(request.header("Accept"))
+        content_type = str(request.environ.get("CONTENT_TYPE", "")).split(";", 1)[0].strip().lower()
+        body = request.read_body()
+        try:
+            message = parse_message(body)
+        except JsonRpcError as error:
+            entry = request.journal("invalid", self._services.new_request_id("mcp_"), body)
+            return self._send(
+                request, entry, Answer(_error_message(None, error.code, error.message)), 400, sse=False
+            )
+        if not (json_ok or sse_ok):
+            return self._refuse(
+                request, 406, INVALID_REQUEST, "Not Acceptable: accept application/json or text/event-stream"
+            )
+        if content_type != _JSON:
+            return self._refuse(
+                request, 415, INVALID_REQUEST, "Unsupported Media Type: send application/json"
+            )
+        if request.header("Mcp-Protocol-Version") in MODERN_VERSIONS:
+            return self._modern(request, state, message, body, json_ok, sse_ok)
+        if (problem := self._version_error(request)) is not None:
+            return self._refuse(request, 400, INVALID_REQUEST, problem, request_id=message.id)
+        if message.method == "initialize" and message.id is not None:
+            entry = request.journal("initialize", self._services.new_request_id("mcp_"), body)
+            opened, reply = initialize(state, message)
+            headers = [(_SESSION_HEADER, opened.id)] if opened is not None else []
+            return self._send(request, entry, reply, 200, sse=not json_ok, headers=headers)
+        client = self._client(request, state)
+        if not message.is_request:
+            if isinstance(client, str):
+                return self._session_refused(request, client, None)
+            if message.is_response:
+                client.answered(message)
+            else:
+                notified(client, message)
+            return self._accepted(request)
+        assert message.method is not None and message.id is not None
+        # A method llmts does not serve is journaled as ``unknown``: a client cannot grow the metrics' labels.
+        operation = message.method if message.method in KNOWN_METHODS else "unknown"
+        entry = request.journal(operation, self._services.new_request_id("mcp_"), body)
+        if message.method == "tools/call":
+            journal_call(request, entry, message)
+        if isinstance(client, str):
+            return self._session_refused(request, client, message.id, entry)
+        outcome = answer(state, client, message)
+        if isinstance(outcome, Answer):
+            return self._send(request, entry, outcome, 200, sse=not json_ok)
+        return self._call(request, state, client, message.id, outcome, entry, json_ok, sse_ok)
+
+    def _modern(
+        self,
+        request: PeerRequest,
+        state: McpServerState,
+        message: Message,
+        body: bytes,
+        json_ok: bool,
+        sse_ok: bool,
+    ) -> Iterable[bytes]:
+        """A 2026-07-28 request: no session, the envelope in ``params._meta`` (llmts/peers/mcp/modern.py)."""
+        if not message.is_request:  # nothing to answer: a cancel aborts its own POST at this revision
+            return self._accepted(request)
+        assert message.method is not None and message.id is not None
+        known = message.method in KNOWN_METHODS or message.method == "server/discover"
+        operation = message.method if known else "unknown"
+        entry = request.journal(operation, self._services.new_request_id("mcp_"), body)
+        if message.method == "tools/call":
+            journal_call(request, entry, message)
+        try:
+            client = envelope(message, request.header)
+        except JsonRpcError as error:
+            refused = error_answer(message.id, error)
+            return self._send(request, entry, refused, status_for(error.code), sse=not json_ok)
+        outcome = modern_answer(state, client, message)
+        if isinstance(outcome, Answer):
+            failure = outcome.message.get("error")
+            status = status_for(failure.get("code") if isinstance(failure, dict) else None)
+            return self._send(request, entry, outcome, status, sse=not json_ok)
+        limit = request.session.journal.preview_bytes
+        for record in outcome.client_answers:
+            entry.client_answered(record, len(orjson.dumps(record)), limit)
+        return self._call(request, state, client, message.id, outcome, entry, json_ok, sse_ok)
+
+    def _session_refused(
+        self, request: PeerRequest, why: str, request_id: RequestId | None, entry: JournalRecord | None = None
+    ) -> Iterable[bytes]:
+        if why == "missing":
+            status, text = 400, "Bad Request: an Mcp-Session-Id header is required (send initialize first)"
+        elif why == "expired":
+            status, text = 404, "Session not found: it expired (a scripted session_expired fault)"
+        else:
+            status, text = 404, "Session not found"
+        message = _error_message(request_id, INVALID_REQUEST, text)
+        if entry is None:
+            self._services.metrics.reject("mcp", status)
+            return request.json(status, message)
+        return self._send(request, entry, Answer(message, f"mcp_session_{why}"), status, sse=False)
+
+    def _send(
+        self,
+        request: PeerRequest,
+        entry: JournalRecord,
+        reply: Answer,
+        status: int,
+        *,
+        sse: bool,
+        headers: list[tuple[str, str]] | None = None,
+    ) -> Iterable[bytes]:
+        """One JSON-RPC response: JSON, or a one-event SSE stream for a client that accepts only that."""
+        if sse:
+            entry.parsed(entry.operation or "unknown", streaming=True)
+            frames = [event_frame(reply.message)]
+            answer_reply = Reply(
+                status, [*SSE_HEADERS, *(headers or [])], frames=frames, frame_kinds=[FrameKind.TERMINAL]
+            )
+        else:
+            answer_reply = Reply(
+                status, [("Content-Type", _JSON), *(headers or [])], orjson.dumps(reply.message)
+            )
+        body = request.reply(answer_reply, entry=entry)
+        if reply.error_code is not None:
+            entry.rpc_error(reply.error_code)
+        return body
+
+    # --- tools/call -------------------------------------------------------------------------------------
+
+    def _call(
+        self,
+        request: PeerRequest,
+        state: McpServerState,
+        client: McpClient,
+        request_id: RequestId,
+        plan: CallPlan,
+        entry: JournalRecord,
+        json_ok: bool,
+        sse_ok: bool,
+    ) -> Iterable[bytes]:
+        session = request.session
+        cancelled = client.call_started(request_id)
+        stop = stopper(request, client, session.generation, cancelled)
+        handed_over = False
+        try:
+            if plan.delay_seconds:
+                outcome = wait(plan.delay_seconds, client_socket(request.environ), lambda: stop() is not None)
+                if outcome is WaitOutcome.CLIENT_GONE:
+                    return self._client_gone(request, entry)
+                if outcome is WaitOutcome.CANCELLED:
+                    return self._stopped(request, entry, request_id, stop() or "superseded", json_ok)
+            if plan.expire:
+                client.end(expired=True)
+                return self._session_refused(request, "expired", request_id, entry)
+            delivery = plan.delivery
+            if delivery is not None and delivery.mode in CONNECTION_MODES:
+                # Before any byte: the server's own requests are never sent either.
+                reply = Reply(200, [("Content-Type", _JSON)], orjson.dumps(plan.response))
+                return request.reply(reply, plan=delivery, entry=entry)
+            if not plan.streams:
+                return self._send(
+                    request, entry, Answer(plan.response, plan.error_code), 200, sse=not json_ok
+                )
+            if not sse_ok:
+                if plan.asks:
+                    text = "this call asks the client something first: accept text/event-stream"
+                    return self._send(
+                        request,
+                        entry,
+                        Answer(_error_message(request_id, INVALID_REQUEST, text), "mcp_not_acceptable"),
+                        200,
+                        sse=False,
+                    )
+                # A client that takes only JSON gets the result alone.
+                return self._send(request, entry, Answer(plan.response, plan.error_code), 200, sse=False)
+            entry.parsed("tools/call", streaming=True)
+            if plan.asks:
+                timeout = state.config.answer_timeout_ms / 1000
+                handed_over = True
+                return staged_call(request, client, request_id, plan, entry, stop, timeout)
+            frames = [OPENING_FRAME, *map(event_frame, plan.notifications), event_frame(plan.response)]
+            kinds = [FrameKind.CONTENT] * (len(frames) - 1) + [FrameKind.TERMINAL]
+            body = request.reply(
+                Reply(200, list(SSE_HEADERS), frames=frames, frame_kinds=kinds), plan=delivery, entry=entry
+            )
+            if plan.error_code is not None:
+                entry.rpc_error(plan.error_code)
+            return body
+        finally:
+            if not handed_over:
+                client.call_ended(request_id)
+
+    def _client_gone(self, request: PeerRequest, entry: JournalRecord) -> Iterable[bytes]:
+        entry.client_gone()
+        request.session.journal.finish(entry)
+        self._services.metrics.record(entry)
+        request.start_response("499 Client Closed Request", [("Content-Length", "0")])
+        return []
+
+    def _stopped(
+        self, request: PeerRequest, entry: JournalRecord, request_id: RequestId, reason: str, json_ok: bool
+    ) -> Iterable[bytes]:
+        if reason == "ended":
+            return self._session_refused(request, "unknown", request_id, entry)
+        if reason == "superseded":
+            text = "llmts: the session was reset, reconfigured or deleted during the call"
+            code = "llm_test_server_request_superseded"
+        else:
+            text, code = "llmts: the client cancelled the call", "mcp_call_cancelled"
+        message = _error_message(request_id, INTERNAL_ERROR, text, {"code": code})
+        return self._send(request, entry, Answer(message, code), 200, sse=not json_ok)
+
+    # --- GET and DELETE ------------------------------------------------------------------------------
+
+    def _get(self, request: PeerRequest, state: McpServerState) -> Iterable[bytes]:
+        _, sse_ok = accepts(request.header("Accept"))
+        if not sse_ok:
+            return self._refuse(
+                request, 406, INVALID_REQUEST, "Not Acceptable: the GET stream is text/event-stream"
+            )
+        if (problem := self._version_error(request)) is not None:
+            return self._refuse(request, 400, INVALID_REQUEST, problem)
+        client = self._client(request, state)
+        if isinstance(client, str):
+            return self._session_refused(request, client, None)
+        token = client.attach_stream()
+        request.start_response("200 OK", list(SSE_HEADERS))
+        return get_stream(request, client, token)
+
+    def _delete(self, request: PeerRequest, state: McpServerState) -> Iterable[bytes]:
+        client = self._client(request, state)
+        if isinstance(client, str):
+            return self._session_refused(request, client, None)
+        state.clients.remove(client.id)
+        return request.reply(Reply(204, []))

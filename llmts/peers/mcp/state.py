@@ -1,0 +1,184 @@
+"""One scripted MCP server's state in a session: its configuration indexed by name, each tool's result
+cursor (guarded by the state's own lock, never the session's), and its client sessions.
+
+Reset and configure (``SessionPeers.clear_locked``) call ``renew``: the tool cursors start over, and the
+client sessions carry over to the new state as long as the server is still configured, each told what
+changed (``notifications/tools/list_changed``, ``.../resources/list_changed``,
+``.../prompts/list_changed``, and ``notifications/resources/updated`` for a subscribed resource whose
+content changed) on its GET stream. A server no longer configured, or a deleted session, ends them
+(their GET streams end, their waits return, their ids answer 404).
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from llmts.peers.mcp.clients import ClientBook
+from llmts.schema.mcp import McpPrompt, McpResource, McpServer, McpTool, McpToolResult
+from llmts.schema.peer_limits import PEER_LIMITS
+
+if TYPE_CHECKING:
+    from llmts.schema.config import SessionConfig
+
+__all__ = ["McpServerState", "arguments_contain"]
+
+
+def _notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def arguments_contain(actual: Any, expected: Any) -> bool:
+    """``expected`` is a structural subset of ``actual``: every key of an object (recursively), lists
+    element by element and of equal length, scalars equal and of the same JSON type."""
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            key in actual and arguments_contain(actual[key], value) for key, value in expected.items()
+        )
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(arguments_contain(a, e) for a, e in zip(actual, expected, strict=True))
+        )
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return actual is expected
+    return bool(actual == expected)
+
+
+# What a list method shows of each item: a change elsewhere (a tool's results, a resource's content, a
+# prompt's messages) is not a list change.
+_LISTED = {
+    "tools": ("tools", ("results", "terminal_policy")),
+    "resources": ("resources", ("text", "blob")),
+    "prompts": ("prompts", ("messages",)),
+}
+
+
+def _listing(server: McpServer, kind: str) -> list[Any]:
+    attribute, hidden = _LISTED[kind]
+    items: list[Any] = [item.model_dump(exclude=set(hidden)) for item in getattr(server, attribute)]
+    if kind == "resources":
+        items.extend(template.model_dump() for template in server.resource_templates)
+    return items
+
+
+def _matches(result: McpToolResult, arguments: dict[str, Any]) -> bool:
+    return result.when is None or arguments_contain(arguments, result.when.arguments)
+
+
+class _Cursor:
+    """Which of a tool's results were consumed, and in which order (for ``repeat_last_response``)."""
+
+    __slots__ = ("order", "used")
+
+    def __init__(self, count: int) -> None:
+        self.used = [False] * count
+        self.order: list[int] = []
+
+
+class McpServerState:
+    __slots__ = (
+        "_cursors",
+        "_inputs",
+        "_lock",
+        "clients",
+        "closed",
+        "config",
+        "prompts",
+        "resources",
+        "tools",
+    )
+
+    def __init__(self, config: McpServer, clients: ClientBook | None = None) -> None:
+        self.config = config
+        self.tools: dict[str, McpTool] = {tool.name: tool for tool in config.tools}
+        self.resources: dict[str, McpResource] = {resource.uri: resource for resource in config.resources}
+        self.prompts: dict[str, McpPrompt] = {prompt.name: prompt for prompt in config.prompts}
+        self.clients = clients if clients is not None else ClientBook()
+        self.closed = False
+        self._lock = threading.Lock()
+        self._cursors: dict[str, _Cursor] = {}
+        # 2026-07-28 calls waiting for the client's input: requestState -> (tool, result index).
+        self._inputs: OrderedDict[str, tuple[str, int, tuple[str, ...]]] = OrderedDict()
+
+    # --- the tool script ----------------------------------------------------------------------------
+
+    def take_result(self, tool: McpTool, arguments: dict[str, Any]) -> tuple[int, McpToolResult] | None:
+        """The result that answers this call, consumed: the first unconsumed one whose ``when`` matches;
+        when none is left, the tool's ``terminal_policy`` decides (None: reject)."""
+        results = tool.results
+        with self._lock:
+            cursor = self._cursors.get(tool.name)
+            if cursor is None:
+                cursor = self._cursors[tool.name] = _Cursor(len(results))
+            index = self._first(results, cursor, arguments)
+            if index is None and tool.terminal_policy == "restart" and cursor.order:
+                cursor = self._cursors[tool.name] = _Cursor(len(results))
+                index = self._first(results, cursor, arguments)
+            if index is None and tool.terminal_policy == "repeat_last_response":
+                for consumed in reversed(cursor.order):
+                    if _matches(results[consumed], arguments):
+                        return consumed, results[consumed]
+            if index is None:
+                return None
+            cursor.used[index] = True
+            cursor.order.append(index)
+            return index, results[index]
+
+    @staticmethod
+    def _first(results: list[McpToolResult], cursor: _Cursor, arguments: dict[str, Any]) -> int | None:
+        for index, result in enumerate(results):
+            if not cursor.used[index] and _matches(result, arguments):
+                return index
+        return None
+
+    def await_input(self, tool: str, index: int, methods: tuple[str, ...]) -> str:
+        """Remember a consumed result whose call asked the client for input (``methods``: the 2026-07-28
+        revision's ``InputRequiredResult``); the ``requestState`` the client sends back with its answers."""
+        token = secrets.token_hex(16)
+        with self._lock:
+            self._inputs[token] = (tool, index, methods)
+            while len(self._inputs) > PEER_LIMITS["mcp_sessions_per_server"]:
+                self._inputs.popitem(last=False)
+        return token
+
+    def resume(self, token: str) -> tuple[str, int, tuple[str, ...]] | None:
+        """The call a ``requestState`` names (once), or None when it is unknown or was forgotten."""
+        with self._lock:
+            return self._inputs.pop(token, None)
+
+    # --- the session part's lifecycle ---------------------------------------------------------------
+
+    def renew(self, config: SessionConfig) -> McpServerState | None:
+        """After a reset or configure: a fresh script for the server's new configuration keeping the client
+        sessions (each told what changed), or None when the server is gone (its sessions end)."""
+        new = next((server for server in config.mcp_servers if server.name == self.config.name), None)
+        if new is None:
+            self.close()
+            return None
+        self.closed = True
+        old = self.config
+        changes = [
+            _notification(f"notifications/{kind}/list_changed")
+            for kind in ("tools", "resources", "prompts")
+            if _listing(old, kind) != _listing(new, kind)
+        ]
+        before = {resource.uri: resource for resource in old.resources}
+        after = {resource.uri: resource for resource in new.resources}
+        for client in self.clients.live():
+            for change in changes:
+                client.push(change)
+            for uri in sorted(client.subscriptions):
+                if before.get(uri) != after.get(uri):
+                    client.push(_notification("notifications/resources/updated", {"uri": uri}))
+        return McpServerState(new, self.clients)
+
+    def close(self) -> None:
+        self.closed = True
+        self.clients.end_all()

@@ -1,0 +1,101 @@
+"""The sans-IO parts of a scripted MCP server (llmts/peers/mcp/): argument matching, client sessions and
+their bounds, and what a reset or configure does to them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from llmts.peers.jsonrpc import Message
+from llmts.peers.mcp import ClientBook, McpClient, McpServerState
+from llmts.peers.mcp.render import page
+from llmts.peers.mcp.state import arguments_contain
+from llmts.schema.config import SessionConfig
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "contains"),
+    [
+        ({"a": 1, "b": 2}, {"a": 1}, True),
+        ({"a": {"x": 1, "y": 2}}, {"a": {"x": 1}}, True),
+        ({"a": [1, 2]}, {"a": [1, 2]}, True),
+        ({"a": [1, 2]}, {"a": [1]}, False),
+        ({"a": 1}, {"a": True}, False),
+        ({"a": True}, {"a": 1}, False),
+        ({"a": 1.0}, {"a": 1}, True),
+        ({"a": "1"}, {"a": 1}, False),
+        ({}, {"a": None}, False),
+        ({"a": None}, {"a": None}, True),
+    ],
+)
+def test_arguments_contain(actual: Any, expected: Any, contains: bool) -> None:
+    assert arguments_contain(actual, expected) is contains
+
+
+def _config(**server: Any) -> SessionConfig:
+    return SessionConfig.model_validate({"mcp_servers": [{"name": "s", **server}]})
+
+
+def test_the_oldest_client_session_is_evicted_beyond_the_bound() -> None:
+    book = ClientBook(limit=2)
+    first, second, third = (book.open("2025-11-25", {}, {}) for _ in range(3))
+    assert book.get(first.id) is None and first.ended and not first.usable
+    assert book.get(second.id) is second and book.get(third.id) is third
+    assert len(book) == 2
+
+
+def test_an_ended_session_wakes_its_waits_and_stream() -> None:
+    client = McpClient("2025-11-25", {"elicitation": {}}, {})
+    pending = client.ask("elicitation/create")
+    cancelled = client.call_started(1)
+    client.end()
+    assert pending.done.is_set() and pending.answer is None
+    assert cancelled.is_set() and client.wake.is_set()
+
+
+def test_answers_match_the_server_requests_by_id() -> None:
+    client = McpClient("2025-11-25", {}, {})
+    pending = client.ask("roots/list")
+    assert client.answered(Message(None, "other", {}, result={})) is None
+    assert client.answered(Message(None, pending.id, {}, result={"roots": []})) is pending
+    assert pending.done.is_set() and pending.answer is not None
+
+
+def test_the_outbox_keeps_the_newest_notifications() -> None:
+    client = McpClient("2025-11-25", {}, {})
+    for number in range(2000):
+        client.push({"n": number})
+    drained = client.drain()
+    assert len(drained) == 1024 and drained[-1] == {"n": 1999}
+    assert not client.wake.is_set()
+
+
+def test_renew_keeps_sessions_and_tells_them_only_what_changed() -> None:
+    resource = {"uri": "file:///a", "name": "a", "text": "one"}
+    old = _config(tools=[{"name": "t", "results": [{"text": "x"}]}], resources=[resource])
+    state = McpServerState(old.mcp_servers[0])
+    client = state.clients.open("2025-11-25", {}, {})
+    client.subscriptions.add("file:///a")
+    # New results and new content: no list changed, but the subscribed resource was updated.
+    changed = _config(
+        tools=[{"name": "t", "results": [{"text": "y"}]}], resources=[{**resource, "text": "two"}]
+    )
+    renewed = state.renew(changed)
+    assert renewed is not None and renewed.clients is state.clients
+    assert client.drain() == [
+        {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "file:///a"}}
+    ]
+    # A reset (the same configuration) says nothing.
+    assert renewed.renew(changed) is not None and client.drain() == []
+    # A configuration without the server ends its sessions.
+    assert renewed.renew(SessionConfig.model_validate({})) is None
+    assert client.ended
+
+
+def test_page_cursors() -> None:
+    items = list(range(5))
+    assert page(items, None, None) == (items, None)
+    assert page(items, None, 2) == ([0, 1], "2")
+    assert page(items, "4", 2) == ([4], None)
+    assert page(items, "5", 2) == ([], None)

@@ -632,3 +632,71 @@ def test_a_server_without_a_control_key_needs_no_login(chromium: Any, llmts_serv
         expect(page.locator("#login-form")).to_have_count(0)
     finally:
         context.close()
+
+
+def test_mcp_and_a2a_calls_share_the_timeline_with_the_model_calls(
+    page: Any, dashboard_server: LlmTestServer, session: SessionClient
+) -> None:
+    """One timeline for the agent's whole loop (docs/dashboard.md): a model call, a tool call on the
+    session's MCP server (the official mcp client) and a message to its A2A agent, in order, each row naming
+    the peer it addressed, filterable by peer, and the tool call's page showing its arguments."""
+    import asyncio
+    import urllib.request
+
+    expect = _expect()
+    forecast = {"name": "get_forecast", "results": [{"text": "Rain, 14 C"}]}
+    session.configure(
+        {
+            "scenarios": [{"responses": [{"text": "Let me check."}]}],
+            "mcp_servers": [{"name": "weather", "tools": [forecast]}],
+            "a2a_agents": [{"name": "planner", "responses": [{"text": "Trip planned."}]}],
+        }
+    )
+    session.openai_client(max_retries=0).chat.completions.create(
+        model="gpt-4.1-mini", messages=[{"role": "user", "content": "Umbrella in Paris?"}]
+    )
+
+    async def call_tool() -> Any:
+        async with session.mcp_session("weather") as mcp:
+            return await mcp.call_tool("get_forecast", {"city": "Paris"})
+
+    # Playwright's sync API runs an event loop in this thread: the MCP client gets a thread of its own.
+    results: list[Any] = []
+    worker = threading.Thread(target=lambda: results.append(asyncio.run(call_tool())))
+    worker.start()
+    worker.join(30)
+    assert results[0].content[0].text == "Rain, 14 C"
+    message = {
+        "role": "user",
+        "parts": [{"kind": "text", "text": "Plan it"}],
+        "messageId": "m1",
+        "kind": "message",
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+    request = urllib.request.Request(
+        session.a2a_base_url("planner"),
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert json.loads(answer.read())["result"]["parts"][0]["text"] == "Trip planned."
+
+    _login(page, dashboard_server)
+    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    rows = page.locator("#journal-body tr")
+    operations = [entry["operation"] for entry in session.requests(order="asc")]
+    assert operations[0] == "chat.completions" and operations[-1] == "message/send", operations
+    expect(rows).to_have_count(len(operations))
+    call = page.locator("#journal-body tr", has_text="tools/call")
+    expect(call).to_contain_text("mcp")
+    expect(call).to_contain_text("weather \u203a get_forecast")
+    expect(page.locator("#journal-body tr", has_text="message/send")).to_contain_text("planner")
+    _shot(page, "journal-peers")
+
+    page.fill("#filter-tool_name", "get_forecast")
+    page.click("#journal-filters button[type=submit]")
+    expect(rows).to_have_count(1)
+    rows.first.click()
+    facts = page.locator("dl.facts")
+    expect(facts).to_contain_text("weather")
+    expect(facts).to_contain_text('{"city":"Paris"}')

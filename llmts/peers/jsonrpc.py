@@ -15,6 +15,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "MAX_NESTING",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "JsonRpcError",
@@ -33,6 +34,10 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 RequestId = str | int
+
+# Nesting of a message's JSON (docs/mcp.md and docs/a2a.md, "Limits"): orjson reads about 1,024 levels
+# but writes only about 254, so a deeper value could be accepted and then fail to be journaled or echoed.
+MAX_NESTING = 64
 
 
 class JsonRpcError(Exception):
@@ -95,13 +100,33 @@ def _request_id(value: Any) -> RequestId | None:
     raise JsonRpcError(INVALID_REQUEST, "id must be a string or an integer")
 
 
+def _nesting_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests objects and arrays deeper than ``limit`` (iterative: no recursion limit)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
 def parse_message(body: bytes) -> Message:
     """One JSON-RPC 2.0 message from a request body; ``JsonRpcError`` (parse error or invalid request)
-    for anything else. Batches are refused: no revision the SDKs speak sends them over HTTP."""
+    for anything else. Batches are refused: no revision the SDKs speak sends them over HTTP. JSON nested
+    deeper than ``MAX_NESTING`` is an invalid request."""
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
         raise JsonRpcError(PARSE_ERROR, "Parse error: the body is not JSON") from None
+    if _nesting_exceeds(data, MAX_NESTING):
+        raise JsonRpcError(INVALID_REQUEST, f"the message nests JSON deeper than {MAX_NESTING} levels")
     if isinstance(data, list):
         raise JsonRpcError(INVALID_REQUEST, "JSON-RPC batches are not supported")
     if not isinstance(data, dict):

@@ -153,10 +153,10 @@ def chromium() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def dashboard_server() -> Iterator[LlmTestServer]:
+def dashboard_server(background_stops: BackgroundStops) -> Iterator[LlmTestServer]:
     """A real gunicorn server with a control key, so the dashboard must log in."""
     server = LlmTestServer.start(control_key=DASHBOARD_CONTROL_KEY)
     try:
         yield server
     finally:
-        server.stop()
+        background_stops.stop(server)

@@ -12,6 +12,7 @@ import pytest
 from llmts import LlmTestServer
 from llmts.pytest.recording import fixture_file_name
 from tests.support.inner_pytest import run_in_process
+from tests.support.servers import discard
 
 pytestmark = pytest.mark.sdk
 
@@ -85,7 +86,7 @@ def test_once_records_then_replays_with_the_upstream_gone(
     assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"  # stable, sorted, diffable
     assert json.loads(text)["scenarios"][0]["model"] == "gpt-4o"
 
-    upstream_server.stop()  # the "real provider" is gone: the files answer
+    discard(upstream_server)  # the "real provider" is gone: the files answer
     again = _run(pytester, llmts_server, "--llmts-record=once")
     assert again.parseoutcomes().get("passed") == 3, again.stdout.str()
     assert sorted(p.name for p in directory.iterdir()) == files

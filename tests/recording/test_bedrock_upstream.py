@@ -190,11 +190,11 @@ def _run(client: Any) -> dict[str, Any]:
 
 
 def test_boto3_records_through_a_signed_upstream_and_replays_with_it_gone(
-    signing_server: LlmTestServer,
+    signing_server: LlmTestServer, upstream_server: LlmTestServer
 ) -> None:
-    provider = LlmTestServer.start()  # the "real provider": llmts's Bedrock surface (it checks the
-    try:  # signature's shape, not its value)
-        real = provider.create_session()
+    # The "real provider": llmts's Bedrock surface (it checks the signature's shape, not its value).
+    real = upstream_server.create_session()
+    try:
         answers = [{"text": t, "chunks": [t[:2], t[2:]]} for t in ("Paris", "Paris", "Rome", "Madrid")]
         real.configure({"scenarios": [{"model": MODEL, "responses": answers}]})
         recorder = recording_session(signing_server, {"bedrock": provider_upstream(real, "bedrock")})
@@ -219,7 +219,7 @@ def test_boto3_records_through_a_signed_upstream_and_replays_with_it_gone(
             types = [value for name, value in stream["headers"] if name.lower() == "content-type"]
             assert types == ["application/vnd.amazon.eventstream"]
     finally:
-        discard(provider)  # gone before the replay
+        real.delete()  # gone before the replay: a request reaching it would get a 404
 
     replay = signing_server.create_session()
     replay.configure(config)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,6 +16,15 @@ from llmts import LlmTestServer, SessionClient
 from tests.helpers import CHROMIUM_ARGS, DASHBOARD_CONTROL_KEY, RawResponse, raw_request
 from tests.support.in_process import InProcessServer, InProcessSession
 from tests.support.servers import BackgroundStops
+
+# Cache compiled code even where the environment says not to (PYTHONDONTWRITEBYTECODE): without it every
+# xdist worker re-rewrites the asserts of all test modules (about 6 of its 10 s of collection on the 2-core
+# VM) and every server, CLI and inner pytest the suite starts recompiles llmts (0.2 s of CPU each). The
+# writes land only in this checkout's gitignored __pycache__ folders (pip compiled site-packages at install),
+# atomically and checked against the source, and fail silently where the checkout is read-only. Set here, not
+# earlier: what matters is the test modules, imported after this conftest (docs/contributing.md).
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 @pytest.fixture
@@ -143,10 +153,10 @@ def chromium() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def dashboard_server() -> Iterator[LlmTestServer]:
+def dashboard_server(background_stops: BackgroundStops) -> Iterator[LlmTestServer]:
     """A real gunicorn server with a control key, so the dashboard must log in."""
     server = LlmTestServer.start(control_key=DASHBOARD_CONTROL_KEY)
     try:
         yield server
     finally:
-        server.stop()
+        background_stops.stop(server)

@@ -9,9 +9,9 @@ Conventions for documentation code blocks (so examples read naturally and still 
   server started by ``llmts serve`` reads its URL with ``os.environ.get("LLMTS_URL",
   "http://127.0.0.1:8080")``; this test sets ``LLMTS_URL``. Blocks may also start their own server with
   ``with LlmTestServer.start() as server:``. A block that works only in sessions it creates
-  (``create_session``; no default session, session list, log or process) shares one real server with the
-  other such blocks; any other block gets a dedicated, unconfigured server, so it may configure (and echo
-  from) the ``default`` session.
+  (``create_session``; no default session, session list, log or process) shares the run's real server
+  with the other such blocks; any other block gets a dedicated, unconfigured server, so it may configure
+  (and echo from) the ``default`` session.
 * Blocks in other languages (``sh``, ``json``, ``yaml``...) are not executed.
 
 Test ids are ``<file>:<line of the opening fence>``. Scripts are compiled with the Markdown file as their
@@ -125,18 +125,22 @@ def _own_sessions_only(block: Block) -> bool:
 
 
 class _Servers:
-    """The script blocks' servers. A block that works only in sessions it creates shares one server with
-    the others (``LLMTS_URL``, or what its ``LlmTestServer.start()`` returns: a handle whose ``stop`` leaves
-    the shared server running). Any other block gets a fresh server, started while the previous block ran
-    (``start(access_log=False)`` and ``start()``; other options start one as usual)."""
+    """The script blocks' servers. A block that works only in sessions it creates shares a server with
+    the other such blocks and with the rest of the run: the run's server (``LLMTS_URL``, or what its
+    ``LlmTestServer.start()`` returns: a handle whose ``stop`` leaves the server running). Any other block
+    gets a fresh server, started while the previous block ran (``start(access_log=False)`` and
+    ``start()``; other options start one as usual)."""
 
-    def __init__(self, stops: BackgroundStops) -> None:
+    def __init__(self, stops: BackgroundStops, run_server: LlmTestServer) -> None:
         self._stops = stops
+        self._run_server = run_server
         self._shared: LlmTestServer | None = None
         self.quiet = SpareServers(stops, access_log=False)
         self.logging = SpareServers(stops)
 
     def shared(self) -> LlmTestServer:
+        if self._run_server.control_key is None:  # the blocks call the control API without a key
+            return LlmTestServer.attach(self._run_server.url)
         if self._shared is None:
             self._shared = _START(LlmTestServer, access_log=False)
         return LlmTestServer.attach(self._shared.url)
@@ -167,8 +171,8 @@ _START = LlmTestServer.start.__func__  # type: ignore[attr-defined]
 
 
 @pytest.fixture(scope="module")
-def spare_servers(background_stops: BackgroundStops) -> Iterator[_Servers]:
-    servers = _Servers(background_stops)
+def spare_servers(background_stops: BackgroundStops, llmts_server: LlmTestServer) -> Iterator[_Servers]:
+    servers = _Servers(background_stops, llmts_server)
     yield servers
     servers.close()
 

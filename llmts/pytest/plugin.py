@@ -162,13 +162,26 @@ def _terminate(pid: int, timeout: float = 10.0) -> None:
         return
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not _running(pid):
             return
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` still runs. The server's parent (the xdist worker that started it) is gone, so once
+    it exits it waits as a zombie until the system's init reaps it: a second in some containers, forever
+    where pytest itself is pid 1. A zombie has exited."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True  # no procfs: the signal above is all there is
 
 
 def pytest_configure(config: pytest.Config) -> None:

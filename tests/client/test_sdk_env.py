@@ -1,6 +1,6 @@
 """``llmts env`` and the ``llmts_env`` fixture: official SDK clients built with no arguments, reading only
-the environment, reach the session (each SDK in a clean subprocess for the CLI, in process for the
-fixture), and the printed lines survive each shell's quoting."""
+the environment, reach the session (in a clean subprocess for the CLI, in process for the fixture), and
+the printed lines survive each shell's quoting."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from llmts.catalog.sdk_env import (
 )
 from tests.helpers import USER_HI
 from tests.support import configure
+from tests.support.inner_pytest import run_in_process
 
 pytestmark = pytest.mark.sdk
 
@@ -157,9 +158,8 @@ def test_cli_works_offline_with_the_default_key() -> None:
     assert env["OPENAI_API_KEY"] == "llmts-test-key"
 
 
-@pytest.mark.parametrize("namespace", list(SDK_CALLS))
-def test_cli_environment_lets_a_client_built_without_arguments_reach_the_session(
-    llmts_server: LlmTestServer, llmts_session: SessionClient, namespace: str
+def test_cli_environment_lets_clients_built_without_arguments_reach_the_session(
+    llmts_server: LlmTestServer, llmts_session: SessionClient
 ) -> None:
     configure.script(
         llmts_session,
@@ -174,7 +174,8 @@ def test_cli_environment_lets_a_client_built_without_arguments_reach_the_session
     printed = _cli(*args)
     assert printed.returncode == 0, printed.stderr
     script = f'{printed.stdout}\nexec "$PYTHON" -c "$SNIPPET"\n'
-    snippet = f"HI = {USER_HI!r}\n{SDK_CALLS[namespace]}"
+    # One interpreter builds every SDK's client from that environment alone (nothing else is set in it).
+    snippet = f"HI = {USER_HI!r}\n" + "\n".join(SDK_CALLS.values())
 
     run = subprocess.run(
         ["sh", "-c", script],
@@ -194,9 +195,9 @@ def test_cli_environment_lets_a_client_built_without_arguments_reach_the_session
     )
 
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == "from llmts"
-    (entry,) = llmts_session.requests()
-    assert (entry["provider"], entry["status"]) == (namespace, 200)
+    assert run.stdout.split() == ["from", "llmts"] * len(SDK_CALLS)
+    entries = llmts_session.requests(order="asc")
+    assert [(e["provider"], e["status"]) for e in entries] == [(namespace, 200) for namespace in SDK_CALLS]
 
 
 def test_llmts_env_fixture_points_clients_built_without_arguments_at_the_session(
@@ -247,6 +248,6 @@ def test_llmts_env_fixture_restores_the_environment_after_the_test(
     if llmts_server.control_key:
         args += ["--llmts-control-key", llmts_server.control_key]
 
-    result = pytester.runpytest_subprocess(*args)
+    result = run_in_process(pytester, *args)
 
     assert result.parseoutcomes().get("passed") == 2, result.stdout.str()

@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from llmts import ConfigBuilder, LlmTestServer
+from tests.support.servers import discard
 
 CONTROL_KEY = "fuzz-control-key"
 # Client text that would start a forged log line if the server logged it verbatim.
@@ -198,7 +199,7 @@ def fuzz_server() -> Iterator[FuzzServer]:
         target.assert_log_clean()
     finally:
         target.close()
-        server.stop()
+        discard(server)
 
 
 # --- envelopes --------------------------------------------------------------------------------------

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -50,7 +53,7 @@ def _port_open(url: str) -> bool:
         return False
 
 
-def test_xdist_workers_share_one_server_and_never_see_each_others_sessions(
+def test_xdist_workers_share_the_runs_servers_by_worker_index_and_never_see_each_others_sessions(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     record = tmp_path / "record"
@@ -59,36 +62,17 @@ def test_xdist_workers_share_one_server_and_never_see_each_others_sessions(
     monkeypatch.delenv("LLMTS_URL", raising=False)
     pytester.makepyfile(test_inner=INNER_TESTS)
 
-    # One server, said explicitly: the default depends on the machine's CPU count. Two workers show the
-    # sharing (each worker is an interpreter that imports the SDK: more only cost time).
-    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "--llmts-servers", "1")
-
-    result.assert_outcomes(passed=12)
-    records = _records(record)
-    assert len(records) == 12
-    assert len({r["worker"] for r in records}) == 2, "both workers ran tests"
-    urls = {r["url"] for r in records}
-    assert len(urls) == 1, f"workers used different servers: {urls}"
-    assert len({r["session"] for r in records}) == 12
-    assert not _port_open(urls.pop()), "the run's server must be stopped when the run ends"
-
-
-def test_xdist_workers_spread_over_several_servers_by_worker_index(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    record = tmp_path / "record"
-    record.mkdir()
-    monkeypatch.setenv("LLMTS_PLUGIN_RECORD", str(record))
-    monkeypatch.delenv("LLMTS_URL", raising=False)
-    pytester.makepyfile(test_inner=INNER_TESTS)
-
-    # Three workers on two servers: gw2 wraps around to gw0's server.
+    # Three workers on two servers (said explicitly: the default depends on the machine's CPU count): gw2
+    # wraps around to gw0's server, so one run shows both the sharing and the spreading (each worker is an
+    # interpreter that imports the SDK: more only cost time).
     result = pytester.runpytest_subprocess(
         "-n", "3", "-p", "no:cacheprovider", "--llmts-servers", "2", "--dist", "load"
     )
 
     result.assert_outcomes(passed=12)
     records = _records(record)
+    assert len(records) == 12
+    assert len({r["session"] for r in records}) == 12, "every test has a session of its own"
     by_worker = {r["worker"]: r["url"] for r in records}
     assert all(by_worker[r["worker"]] == r["url"] for r in records), "a worker keeps one server"
     urls = set(by_worker.values())
@@ -129,6 +113,23 @@ def test_default_server_count_follows_cpus_and_workers() -> None:
     assert default_server_count(8, None) == 1
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="a zombie is recognised through procfs")
+def test_stopping_a_server_nobody_reaps_returns_once_it_exited() -> None:
+    # The run's server outlives the xdist worker that started it, so once it exits only init reaps it:
+    # stopping it must not wait for that (here nobody reaps it until the end of the test).
+    from llmts.pytest.plugin import _terminate
+
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        started = time.monotonic()
+        _terminate(process.pid, timeout=30)
+        assert time.monotonic() - started < 10, "waited for the zombie to be reaped"
+        assert process.wait(timeout=5) == -15, "SIGTERM stopped it, not SIGKILL"
+    finally:
+        process.kill()
+        process.wait()
+
+
 def test_invalid_server_count_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_inner="def test_one(llmts_server):\n    pass\n")
     result = run_in_process(pytester, "-p", "no:xdist", "--llmts-servers", "0")
@@ -157,39 +158,47 @@ def test_without_xdist_the_run_starts_and_stops_its_server(
     assert not _port_open(url)
 
 
-def test_llmts_url_attaches_to_an_external_server(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, own_server_factory: Any
-) -> None:
-    external = own_server_factory()
-    monkeypatch.setenv("LLMTS_PLUGIN_RECORD", str(tmp_path))
-    pytester.makepyfile(test_inner=INNER_TESTS)
-
-    result = pytester.runpytest_subprocess("-n", "2", "--llmts-url", external.url)
-
-    result.assert_outcomes(passed=12)
-    assert {r["url"] for r in _records(tmp_path)} == {external.url}
-    assert external.health(), "an attached server is left running"
-    # Every test's session was deleted afterwards: only the default session remains.
-    assert [s["id"] for s in external.sessions()] == ["default"]
-
-
-def test_several_external_urls_are_spread_over_xdist_workers(
+def test_llmts_url_attaches_to_external_servers_spread_over_xdist_workers(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, own_server_factory: Any
 ) -> None:
     first, second = own_server_factory(), own_server_factory()
     monkeypatch.setenv("LLMTS_PLUGIN_RECORD", str(tmp_path))
+    monkeypatch.delenv("LLMTS_URL", raising=False)
     pytester.makepyfile(test_inner=INNER_TESTS)
 
-    result = pytester.runpytest_subprocess("-n", "2", "--llmts-url", f"{first.url},{second.url}")
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "-p", "no:cacheprovider", "--llmts-url", f"{first.url},{second.url}"
+    )
 
     result.assert_outcomes(passed=12)
     by_worker = {r["worker"]: r["url"] for r in _records(tmp_path)}
     assert by_worker == {"gw0": first.url, "gw1": second.url}  # worker index mod 2
     assert first.health() and second.health(), "attached servers are left running"
+    # Every test's session was deleted afterwards: only the default session remains.
+    assert [s["id"] for s in first.sessions()] == ["default"]
+    assert [s["id"] for s in second.sessions()] == ["default"]
+
+    # One URL, from the environment, without xdist: every test uses it.
+    for stale in tmp_path.glob("*.json"):
+        stale.unlink()
+    monkeypatch.setenv("LLMTS_URL", first.url)
+    result = run_in_process(pytester, "-p", "no:xdist", "-p", "no:cacheprovider", preload=("openai",))
+
+    result.assert_outcomes(passed=12)
+    assert {r["url"] for r in _records(tmp_path)} == {first.url}
+    assert first.health(), "an attached server is left running"
+    assert [s["id"] for s in first.sessions()] == ["default"]
 
 
-def test_tests_that_need_no_server_start_none(pytester: pytest.Pytester, tmp_path: Path) -> None:
+def test_tests_that_need_no_server_start_none(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A server started under xdist leaves its working directory (llmts-*/server.log) in the temporary
+    # directory: the run gets one of its own to look in.
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
     pytester.makepyfile(test_plain="def test_nothing():\n    assert True\n")
-    result = pytester.runpytest_subprocess("-n", "2")
+    result = pytester.runpytest_subprocess("-n", "1", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
-    assert not list(Path(pytester.path).glob("**/server.log"))
+    assert not list(temporary.glob("llmts-*")), "a server was started"

@@ -12,16 +12,18 @@ from typing import Any
 import pytest
 
 from llmts import LlmTestServer
+from tests.support.servers import BackgroundStops
 
 
-@pytest.fixture(scope="module")
-def upstream_server() -> Iterator[LlmTestServer]:
-    """The "real provider": a second llmts server, scripted per test through its own sessions."""
+@pytest.fixture(scope="session")
+def upstream_server(background_stops: BackgroundStops) -> Iterator[LlmTestServer]:
+    """The "real provider": a second llmts server, scripted per test through its own sessions (so one
+    serves every module of this folder)."""
     server = LlmTestServer.start()
     try:
         yield server
     finally:
-        server.stop()
+        background_stops.stop(server)
 
 
 class EchoUpstream:

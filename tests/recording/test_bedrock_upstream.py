@@ -29,6 +29,7 @@ from llmts.providers.bedrock.sigv4 import SigV4Signer
 from llmts.providers.signing import UpstreamRequest
 from tests.recording.conftest import EchoUpstream
 from tests.recording.support import chunked_request, provider_upstream, recording_session
+from tests.support.servers import BackgroundStops, discard
 
 pytestmark = pytest.mark.sdk
 
@@ -69,13 +70,13 @@ _SIGV4 = re.compile(
 
 
 @pytest.fixture(scope="module")
-def signing_server() -> Iterator[LlmTestServer]:
+def signing_server(background_stops: BackgroundStops) -> Iterator[LlmTestServer]:
     """An llmts server whose process has AWS credentials (from its environment)."""
     server = LlmTestServer.start(env=_SERVER_CREDENTIALS)
     try:
         yield server
     finally:
-        server.stop()
+        background_stops.stop(server)
 
 
 def _client_headers(region: str = "eu-west-3") -> dict[str, str]:
@@ -189,11 +190,11 @@ def _run(client: Any) -> dict[str, Any]:
 
 
 def test_boto3_records_through_a_signed_upstream_and_replays_with_it_gone(
-    signing_server: LlmTestServer,
+    signing_server: LlmTestServer, upstream_server: LlmTestServer
 ) -> None:
-    provider = LlmTestServer.start()  # the "real provider": llmts's Bedrock surface (it checks the
-    try:  # signature's shape, not its value)
-        real = provider.create_session()
+    # The "real provider": llmts's Bedrock surface (it checks the signature's shape, not its value).
+    real = upstream_server.create_session()
+    try:
         answers = [{"text": t, "chunks": [t[:2], t[2:]]} for t in ("Paris", "Paris", "Rome", "Madrid")]
         real.configure({"scenarios": [{"model": MODEL, "responses": answers}]})
         recorder = recording_session(signing_server, {"bedrock": provider_upstream(real, "bedrock")})
@@ -218,7 +219,7 @@ def test_boto3_records_through_a_signed_upstream_and_replays_with_it_gone(
             types = [value for name, value in stream["headers"] if name.lower() == "content-type"]
             assert types == ["application/vnd.amazon.eventstream"]
     finally:
-        provider.stop()
+        real.delete()  # gone before the replay: a request reaching it would get a 404
 
     replay = signing_server.create_session()
     replay.configure(config)
@@ -304,7 +305,7 @@ def test_without_credentials_the_request_is_bedrocks_502_journaled(echo_upstream
         )
         assert answer.status == 200
     finally:
-        server.stop()
+        discard(server)
 
 
 def test_without_botocore_the_request_is_bedrocks_502_naming_the_extra(
@@ -324,7 +325,7 @@ def test_without_botocore_the_request_is_bedrocks_502_naming_the_extra(
         assert echo_upstream.seen == []
         assert session.requests()[0]["error_code"] == "llm_test_server_upstream_unsigned"
     finally:
-        server.stop()
+        discard(server)
 
 
 def test_an_aws_host_without_a_region_is_refused_at_configure_time(signing_server: LlmTestServer) -> None:

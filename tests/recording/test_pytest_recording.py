@@ -4,7 +4,6 @@ then replays them with the upstream gone; ``none`` refuses a missing file; files
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -55,9 +54,8 @@ def _run(pytester: pytest.Pytester, server: LlmTestServer, *extra: str) -> pytes
 def test_once_records_then_replays_with_the_upstream_gone(
     pytester: pytest.Pytester,
     llmts_server: LlmTestServer,
-    own_server_factory: Callable[..., LlmTestServer],
+    upstream_server: LlmTestServer,
 ) -> None:
-    upstream_server = own_server_factory()
     upstream = upstream_server.create_session()
     upstream.configure(
         {
@@ -85,7 +83,7 @@ def test_once_records_then_replays_with_the_upstream_gone(
     assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"  # stable, sorted, diffable
     assert json.loads(text)["scenarios"][0]["model"] == "gpt-4o"
 
-    upstream_server.stop()  # the "real provider" is gone: the files answer
+    upstream.delete()  # the "real provider" is gone (a request would get a 404): the files answer
     again = _run(pytester, llmts_server, "--llmts-record=once")
     assert again.parseoutcomes().get("passed") == 3, again.stdout.str()
     assert sorted(p.name for p in directory.iterdir()) == files

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import types
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, get_args
 
@@ -47,9 +48,17 @@ from llmts.transport.modes.base import load_units, registry_of
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
+def _bound(accepts: range | frozenset[int], pick: Callable[[Iterable[int]], int]) -> int:
+    """``min`` or ``max`` of what a parameter accepts; a range's are its ends (``min`` and ``max`` would
+    walk all of it, up to ten million values)."""
+    if isinstance(accepts, range):
+        return accepts[0] if pick is min else accepts[-1]
+    return pick(accepts)
+
+
 def _minimal_plan(name: str, spec: ModeSpec) -> dict[str, Any]:
     """The smallest valid plan of a mode, built from its table row alone."""
-    return {"mode": name, **{need.parameter: min(need.accepts) for need in spec.needs}}
+    return {"mode": name, **{need.parameter: _bound(need.accepts, min) for need in spec.needs}}
 
 
 def _parse_plan(plan: dict[str, Any]) -> StreamDelivery:
@@ -99,7 +108,7 @@ def test_configuration_accepts_every_table_mode_with_exactly_its_parameters(name
         with pytest.raises(ConfigurationInvalid, match=re.escape(need.message)):
             _parse_plan(missing)
         with pytest.raises(ConfigurationInvalid, match=need.parameter):  # the table's or the field's bound
-            _parse_plan({**_minimal_plan(name, spec), need.parameter: max(need.accepts) + 1})
+            _parse_plan({**_minimal_plan(name, spec), need.parameter: _bound(need.accepts, max) + 1})
     needed = {need.parameter for need in spec.needs}
     for parameter, value in (("delay_ms", 5), ("cut_bytes", 4), ("bytes_per_second", 9), ("status", 503)):
         if parameter not in needed:  # any other parameter is refused

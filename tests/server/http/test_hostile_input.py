@@ -14,17 +14,18 @@ from typing import Any
 import pytest
 
 from llmts import ConfigBuilder, LlmTestServer
+from tests.support.servers import BackgroundStops
 
 _KEY = "hostile-control-key"
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[LlmTestServer]:
+def server(background_stops: BackgroundStops) -> Iterator[LlmTestServer]:
     """A dedicated server (its log is read here), access log on as users run it."""
     fixtures = ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok").build()
     started = LlmTestServer.start(control_key=_KEY, fixtures=fixtures)
     yield started
-    started.stop()
+    background_stops.stop(started)
 
 
 def _exchange(

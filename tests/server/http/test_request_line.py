@@ -18,17 +18,18 @@ from llmts import ConfigBuilder, LlmTestServer
 from llmts.server.http.pywsgi_handler import LlmtsPyWSGIHandler
 from llmts.server.http.wsgi import read_body
 from llmts.transport.deadline import SERVER_CONNECTION_DEADLINES
+from tests.support.servers import BackgroundStops
 
 _CHAT = "/openai/v1/chat/completions"
 _BODY = b'{"model":"gpt-4.1-mini","messages":[{"role":"user","content":"hi"}]}'
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[LlmTestServer]:
+def server(background_stops: BackgroundStops) -> Iterator[LlmTestServer]:
     fixtures = ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok").build()
     started = LlmTestServer.start(fixtures=fixtures)
     yield started
-    started.stop()
+    background_stops.stop(started)
 
 
 def _connect(server: LlmTestServer) -> socket.socket:

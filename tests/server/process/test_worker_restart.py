@@ -23,6 +23,7 @@ import pytest
 from llmts import ConfigBuilder, LlmTestServer, SessionClient
 from llmts.client import ServerError, new_session_id
 from tests.helpers import USER_HI, RawResponse, raw_request
+from tests.support.servers import BackgroundStops
 
 pytestmark = [
     pytest.mark.sdk,
@@ -101,11 +102,11 @@ def _assert_names_the_restart(message: str, old: int, new: int) -> None:
 
 
 @pytest.fixture
-def started() -> Iterator[list[LlmTestServer]]:
+def started(background_stops: BackgroundStops) -> Iterator[list[LlmTestServer]]:
     servers: list[LlmTestServer] = []
     yield servers
     for server in servers:
-        server.stop()
+        background_stops.stop(server)
 
 
 def test_workers_2_a_killed_worker_fails_its_lost_sessions_loudly_and_the_rest_keep_serving(

@@ -20,7 +20,7 @@ from llmts.schema.peer_limits import PEER_LIMITS
 __all__ = ["A2aAgent", "A2aArtifact", "A2aResponse", "A2aSkill", "A2aTask", "TaskState"]
 
 _STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
-_TEXT_CHARS = PEER_LIMITS["mcp_text_chars"]
+_TEXT_CHARS = PEER_LIMITS["a2a_text_chars"]
 
 # The task states of the A2A specification, in its lower-case JSON spelling.
 TaskState = Literal[
@@ -113,16 +113,24 @@ class A2aResponse(BaseModel):
         if len(given) != 1:
             raise ValueError("an A2A response needs exactly one of text, task, error")
         plan = self.stream_delivery
+        if plan is None or plan.mode not in IN_STREAM_MODES:
+            return self
         # An in-stream fault acts after a content frame: only a task streamed through two or more states
         # has one (a message, an error and a one-state task are one event, the stream's terminal frame).
-        if (
-            plan is not None
-            and plan.mode in IN_STREAM_MODES
-            and (self.task is None or len(self.task.states) < 2)
-        ):
+        if self.task is None or len(self.task.states) < 2:
             raise ValueError(
                 f"stream_delivery {plan.mode} acts between the events of a stream: it needs a task with at "
                 "least two states (a message, an error or a one-state task is a single event)"
+            )
+        # Every event but the last status update is a content frame: the task as it starts, a status
+        # update per state between the first and the last, an artifact update per artifact.
+        states, artifacts = len(self.task.states), len(self.task.artifacts)
+        frames = states - 1 + artifacts
+        if plan.after_content_frames > frames:
+            raise ValueError(
+                f"stream_delivery.after_content_frames {plan.after_content_frames} is unreachable: the "
+                f"stream has {frames} content frame(s) (the task as it starts, {states - 2} status "
+                f"update(s) between its first and last state, {artifacts} artifact update(s))"
             )
         return self
 

@@ -11,8 +11,9 @@
     )
 
 Each response method appends one scripted response (consumed in order); ``.config`` returns to the
-``ConfigBuilder``, ``.a2a_agent(...)`` starts the next agent and ``.build()`` validates the whole. It
-lives beside ``builder.py`` and is generic over its parent, so the two modules do not import each other.
+``ConfigBuilder``, ``.a2a_agent(...)`` starts the next agent, ``.mcp_server(...)`` an MCP server, and
+``.build()`` validates the whole. It lives beside ``builder.py`` and is generic over its parent, so the
+two modules do not import each other.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from llmts.schema.fixtures import TerminalPolicy
 
 if TYPE_CHECKING:
     from llmts.schema.config import SessionConfig
+    from llmts.schema.mcp_builder import McpServerBuilder
 
 __all__ = ["A2aAgentBuilder"]
 
@@ -43,6 +45,16 @@ class _Parent(Protocol):
         streaming: bool | None = None,
         push_notifications: bool | None = None,
     ) -> A2aAgentBuilder[Any]: ...
+
+    def mcp_server(
+        self,
+        name: str,
+        *,
+        instructions: str | None = None,
+        version: str | None = None,
+        page_size: int | None = None,
+        answer_timeout_ms: int | None = None,
+    ) -> McpServerBuilder[Any]: ...
 
 
 _P = TypeVar("_P", bound=_Parent)
@@ -90,6 +102,24 @@ class A2aAgentBuilder(Generic[_P]):
             terminal_policy=terminal_policy,
             streaming=streaming,
             push_notifications=push_notifications,
+        )
+
+    def mcp_server(
+        self,
+        name: str,
+        *,
+        instructions: str | None = None,
+        version: str | None = None,
+        page_size: int | None = None,
+        answer_timeout_ms: int | None = None,
+    ) -> McpServerBuilder[Any]:
+        """An MCP server of the same configuration (``ConfigBuilder.mcp_server``)."""
+        return self._parent.mcp_server(
+            name,
+            instructions=instructions,
+            version=version,
+            page_size=page_size,
+            answer_timeout_ms=answer_timeout_ms,
         )
 
     def build(self) -> SessionConfig:

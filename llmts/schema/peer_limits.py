@@ -29,4 +29,5 @@ PEER_LIMITS: dict[str, int] = {
     "a2a_artifacts_per_task": 64,
     "a2a_states_per_task": 16,
     "a2a_tasks_per_agent": 1024,
+    "a2a_text_chars": 1_000_000,
 }

@@ -12,8 +12,10 @@ from urllib.parse import unquote
 import pytest
 from hypothesis import strategies as st
 
+from llmts.peers.jsonrpc import MAX_NESTING
 from tests.fuzz.harness import (
     BOUNDED,
+    CONTROL_KEY,
     DEEP,
     DEEP_TIMEOUT,
     Answer,
@@ -81,8 +83,37 @@ _PARAMS: dict[str, dict[str, Any]] = {
     "tasks/pushNotificationConfig/delete": {"id": "task-x", "pushNotificationConfigId": "c1"},
     "agent/getAuthenticatedExtendedCard": {},
 }
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+# Found by review: ``"²".isdigit()`` is true but ``int("²")`` raises (a 500), and ``int("٣")`` is 3.
+_UNICODE_DIGITS = ("²", "٣", "\uff11", "-²", "1²")  # \uff11: a full-width 1
+# A data part as deep as a message may nest (docs/a2a.md "Limits") and one level deeper.
+_DEPTH_INSIDE_DATA = MAX_NESTING - 5  # the request, params, message, parts, the part
+_EXTRA: list[tuple[str, dict[str, Any]]] = [
+    *(("GetTask", {"id": "task-x", "historyLength": digits}) for digits in _UNICODE_DIGITS),
+    *(("ListTasks", {"pageToken": digits, "historyLength": digits}) for digits in _UNICODE_DIGITS),
+    ("ListTasks", {"pageSize": "٣"}),
+    ("ListTasks", {"pageSize": 0}),
+    ("SendMessage", {"message": _MESSAGE_V1, "configuration": {"historyLength": "²"}}),
+    ("message/send", {"message": _MESSAGE_V03, "configuration": {"historyLength": "٣"}}),
+    *(
+        (
+            "message/send",
+            {"message": {**_MESSAGE_V03, "parts": [{"kind": "data", "data": _nested(depth)}]}},
+        )
+        for depth in (_DEPTH_INSIDE_DATA, _DEPTH_INSIDE_DATA + 1)
+    ),
+]
 SEEDS = [
-    {"jsonrpc": "2.0", "id": "r1", "method": method, "params": params} for method, params in _PARAMS.items()
+    {"jsonrpc": "2.0", "id": "r1", "method": method, "params": params}
+    for method, params in [*_PARAMS.items(), *_EXTRA]
 ]
 _RULES = [
     "/a2a/<agent>",
@@ -171,8 +202,25 @@ def _check(server: FuzzServer, request: tuple[str, str, dict[str, str], bytes]) 
     server.assert_lines_clean(lines)
 
 
+def _assert_journal_readable(server: FuzzServer) -> None:
+    """What the fuzzed requests left in the default session's journal can still be listed (a message
+    orjson read but could not write back once broke this listing)."""
+    listing = server.send(
+        "GET", "/admin-api/requests?provider=a2a", {"Authorization": f"Bearer {CONTROL_KEY}"}
+    )
+    assert listing.status == 200, listing.body[:500]
+    assert isinstance(listing.json(), list)
+
+
+def test_the_seeds_are_answered_without_a_server_error(fuzz_server: FuzzServer) -> None:
+    for seed in SEEDS:
+        _check(fuzz_server, ("POST", "/a2a/helper", {}, json.dumps(seed).encode()))
+    _assert_journal_readable(fuzz_server)
+
+
 def test_a2a_routes_survive_hostile_requests(fuzz_server: FuzzServer) -> None:
     survive(fuzz_server, _family(), lambda request: _check(fuzz_server, request), BOUNDED, "a2a")
+    _assert_journal_readable(fuzz_server)
 
 
 def test_every_param_node_replaced_by_a_hostile_value(fuzz_server: FuzzServer) -> None:
@@ -182,9 +230,11 @@ def test_every_param_node_replaced_by_a_hostile_value(fuzz_server: FuzzServer) -
             for value in ({}, [], None, 1.5, "x", True, -1):
                 body = json.dumps(mutate(seed, node, "replace", value)).encode()
                 _check(fuzz_server, ("POST", "/a2a/helper", {}, body))
+    _assert_journal_readable(fuzz_server)
 
 
 @pytest.mark.fuzz
 @pytest.mark.timeout(DEEP_TIMEOUT)
 def test_a2a_routes_survive_hostile_requests_deep(fuzz_server: FuzzServer) -> None:
     survive(fuzz_server, _family(), lambda request: _check(fuzz_server, request), DEEP, "a2a")
+    _assert_journal_readable(fuzz_server)

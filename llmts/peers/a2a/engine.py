@@ -8,7 +8,8 @@ task, continues) a task that moves through its ``states`` with its ``artifacts``
 JSON-RPC error. A send answers with the task in its last state (or, non-blocking, as it started); a
 streaming send with the task as it started, a status update per state and an artifact update per
 artifact, the last status update ending the stream. Everything is decided and rendered under the agent's
-lock; a request the agent refuses (unknown task, bad params, streaming disabled) consumes nothing.
+lock; a request the agent refuses (unknown task, bad params, streaming disabled, a task that would hold
+more than the agent's task bytes) consumes nothing and changes nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from llmts.peers.a2a.wire import (
     optional_bool,
     optional_int,
     optional_str,
+    parse_digits,
     required_str,
 )
 from llmts.peers.a2a.wire_v03 import WIRE_V03
@@ -178,7 +180,7 @@ def _send(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: bool) -> A
         _push_allowed(state)
         if task is not None:
             _check_push_room(task, options.push.id or task.id)
-    picked = state.next_response_locked()
+    picked = state.peek_response_locked()
     if picked is None:
         count = len(agent.responses)
         raise _Refused(
@@ -190,16 +192,44 @@ def _send(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: bool) -> A
         )
     index, response = picked
     if response.error is not None:
+        state.consume_locked(index)
         error = JsonRpcError(response.error.code, response.error.message, response.error.data)
         return _scripted(_error(call, streaming, error), response, index)
     context_id = task.context_id if task is not None else message.context_id or "ctx-" + call.ids("context")
     if response.text is not None:
+        if task is not None:  # both messages join the task's history
+            _check_size(state, state.task_bytes_locked(task, (call.size, len(response.text))), task, False)
+        state.consume_locked(index)
         result = _reply_message(state, wire, call, message, task, context_id, response.text)
         payloads = [result_response(call.id, wire.send_result(result, False))]
         return _scripted(A2aAnswer(payloads, streaming), response, index)
-    events = _run_task(state, wire, call, message, task, context_id, response, options, streaming)
+    script = response.task
+    assert script is not None
+    created = task is None
+    if task is None:
+        start = Status(script.states[0], _timestamp(call.epoch))
+        task = TaskRecord("task-" + call.ids("task"), context_id, start, updated=call.epoch)
+    push = options.push
+    if push is not None:
+        push = dataclasses.replace(push, id=push.id or task.id)
+    artifacts = state.artifact_bytes_locked(index)
+    _check_size(state, state.task_bytes_locked(task, (call.size,), artifacts, push), task, created)
+    state.consume_locked(index)
+    events = _run_task(state, wire, call, message, task, created, index, options, push, streaming)
     payloads = [result_response(call.id, event) for event in events]
     return _scripted(A2aAnswer(payloads, streaming), response, index)
+
+
+def _check_size(state: A2aAgentState, size: int, task: TaskRecord, created: bool) -> None:
+    """Refuse, before anything changes, a request that would make one task hold more than the agent's
+    tasks may hold in all (its history, artifacts and push configurations; docs/a2a.md "Limits")."""
+    limit = state.task_byte_limit
+    if size > limit:
+        which = "the new task" if created else f"task {task.id}"
+        raise bad_params(
+            f"{which} would hold {size} bytes of messages, artifacts and push notification configs; a "
+            f"task holds at most {limit}"
+        )
 
 
 def _scripted(answer: A2aAnswer, response: A2aResponse, index: int) -> A2aAnswer:
@@ -233,21 +263,20 @@ def _run_task(
     wire: Wire,
     call: A2aCall,
     message: Msg,
-    task: TaskRecord | None,
-    context_id: str,
-    response: A2aResponse,
+    task: TaskRecord,
+    created: bool,
+    index: int,
     options: SendOptions,
+    push: PushConfig | None,
     streaming: bool,
 ) -> list[dict[str, Any]]:
-    script = response.task
+    script = state.agent.responses[index].task
     assert script is not None
     timestamp = _timestamp(call.epoch)
     states = script.states
     start = Status(states[0], timestamp)
+    context_id = task.context_id
     final_message = None
-    created = task is None
-    if task is None:
-        task = TaskRecord("task-" + call.ids("task"), context_id, start, updated=call.epoch)
     if script.message is not None:
         parts = (Part("text", text=script.message),)
         final_message = Msg("msg-" + call.ids("status"), "agent", parts, context_id, task.id)
@@ -255,18 +284,17 @@ def _run_task(
     before = len(task.artifacts)
     added = [_artifact(before + number, item) for number, item in enumerate(script.artifacts, 1)]
     # Commit first: what the client then sees of the answer (a fault may cut it) never changes the task.
-    task.artifacts.extend(added)
+    state.add_artifacts_locked(task, added, state.artifact_bytes_locked(index))
     task.status = final
     task.updated = call.epoch
+    received = dataclasses.replace(message, context_id=context_id, task_id=task.id)
+    state.remember_locked(task, received, call.size)
+    if push is not None:
+        state.set_push_locked(task, push)
     if created:
         state.add_locked(task)
     else:
         state.touch_locked(task)
-    state.remember_locked(
-        task, dataclasses.replace(message, context_id=context_id, task_id=task.id), call.size
-    )
-    if options.push is not None:
-        _store_push(task, dataclasses.replace(options.push, id=options.push.id or task.id))
     history = options.history_length
     if len(states) == 1 or (not streaming and options.blocking):
         return [wire.send_result(wire.task(task.view(history_length=history)), True)]
@@ -298,8 +326,10 @@ def _list(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: bool) -> A
     context_id = optional_str(params, "contextId", "")
     status = params.get("status")
     wanted = wire.parse_state(status) if status not in (None, "", "TASK_STATE_UNSPECIFIED") else None
-    page_size = optional_int(params, "pageSize", "", minimum=0) or _PAGE_SIZE
-    if page_size > _MAX_PAGE_SIZE:
+    page_size = optional_int(params, "pageSize", "", minimum=1)
+    if page_size is None:
+        page_size = _PAGE_SIZE
+    elif page_size > _MAX_PAGE_SIZE:
         raise bad_params(f"maximum page size is {_MAX_PAGE_SIZE}")
     token = optional_str(params, "pageToken", "")
     history = optional_int(params, "historyLength", "")
@@ -316,9 +346,9 @@ def _list(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: bool) -> A
     tasks.sort(key=lambda task: task.order, reverse=True)
     total = len(tasks)
     if token:
-        if not token.isdigit() or len(token) > 18:
+        position = parse_digits(token)
+        if position is None:
             raise bad_params(f"Invalid page token: {token[:64]}")
-        position = int(token)
         tasks = [task for task in tasks if task.order < position]
     page = tasks[:page_size]
     result: dict[str, Any] = {
@@ -366,16 +396,13 @@ def _check_push_room(task: TaskRecord, config_id: str) -> None:
         raise bad_params(f"a task keeps at most {PUSH_CONFIGS_PER_TASK} push notification configs")
 
 
-def _store_push(task: TaskRecord, config: PushConfig) -> None:
-    _check_push_room(task, config.id)
-    task.push_configs[config.id] = config
-
-
 def _push_set(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: bool) -> A2aAnswer:
     _push_allowed(state)
     task_id, config = wire.push_set(call.params)
     task = _task_or_fail(state, task_id)
-    _store_push(task, config)
+    _check_push_room(task, config.id)
+    _check_size(state, state.task_bytes_locked(task, push=config), task, False)
+    state.set_push_locked(task, config)
     return A2aAnswer([result_response(call.id, wire.push_config(task.id, config))], False)
 
 
@@ -402,7 +429,7 @@ def _push_delete(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: boo
     _push_allowed(state)
     task_id, config_id = wire.push_ref(call.params)
     task = _task_or_fail(state, task_id)
-    task.push_configs.pop(config_id or task.id, None)
+    state.delete_push_locked(task, config_id or task.id)
     return A2aAnswer([result_response(call.id, None)], False)
 
 

@@ -110,7 +110,10 @@ class TaskRecord:
     push_configs: dict[str, PushConfig] = field(default_factory=dict)
     # When the status last changed (epoch seconds: ListTasks' statusTimestampAfter).
     updated: float = 0.0
-    # The order of the last change (newest first in ListTasks) and the bytes of the messages it holds.
+    # The bytes of each ``history`` message (its request body's size, or a reply's text).
+    history_bytes: list[int] = field(default_factory=list)
+    # The order of the last change (newest first in ListTasks) and the bytes the task holds: its history,
+    # artifacts and push configurations (``A2aAgentState`` keeps it, docs/a2a.md "Limits").
     order: int = 0
     retained: int = 0
 

@@ -1,32 +1,65 @@
 """One scripted agent's state in a session (``session.peers.state("a2a", name, ...)``): the cursor over its
 ``responses``, the tasks it created and their push-notification configurations.
 
-Bounds (docs/a2a.md, "Limits"): at most ``a2a_tasks_per_agent`` tasks and ``TASK_BYTES`` bytes of the
-messages they keep, the oldest task evicted first (a later get answers TaskNotFound); a task keeps its
-last ``HISTORY_PER_TASK`` messages and at most ``PUSH_CONFIGS_PER_TASK`` push configurations.
+Bounds (docs/a2a.md, "Limits"): at most ``a2a_tasks_per_agent`` tasks, holding at most ``TASK_BYTES``
+bytes in all: each history message at the size of the request body that brought it (a reply at its text's
+length), each artifact and push configuration at the length of its texts (data as JSON) plus
+``ITEM_BYTES``. The oldest task is evicted first (a later get answers TaskNotFound); the engine refuses a
+request that would make one task hold more than ``TASK_BYTES`` by itself, so the task being answered
+never has to go. A task keeps its last ``HISTORY_PER_TASK`` messages and at most ``PUSH_CONFIGS_PER_TASK``
+push configurations.
 
 Locking: ``lock`` guards everything here; the engine holds it for one request's decision and rendering
-(never across a wait or a write), so one agent's slow client never holds the session lock.
+(never across a wait or a write), so one agent's slow client never holds the session lock. ``closed`` is
+set (without that lock) when the configuration is gone: an answer decided from a closed state is
+superseded, since what it changed is in a state nobody reads any more.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Sequence
 
-from llmts.peers.a2a.model import Msg, TaskRecord
+import orjson
+
+from llmts.peers.a2a.model import Artifact, Msg, PushConfig, TaskRecord
 from llmts.schema.a2a import A2aAgent, A2aResponse
 from llmts.schema.peer_limits import PEER_LIMITS
 
-__all__ = ["HISTORY_PER_TASK", "PUSH_CONFIGS_PER_TASK", "TASK_BYTES", "A2aAgentState"]
+__all__ = [
+    "HISTORY_PER_TASK",
+    "ITEM_BYTES",
+    "PUSH_CONFIGS_PER_TASK",
+    "TASK_BYTES",
+    "A2aAgentState",
+    "push_bytes",
+]
 
 HISTORY_PER_TASK = 64
 PUSH_CONFIGS_PER_TASK = 16
 TASK_BYTES = 8 * 1024 * 1024
+# What an artifact or a push configuration counts beyond its texts (so empty ones are not free).
+ITEM_BYTES = 64
 _TASKS = PEER_LIMITS["a2a_tasks_per_agent"]
 
 
+def push_bytes(config: PushConfig) -> int:
+    texts = (config.id, config.url, config.token or "", config.credentials or "", *config.schemes)
+    return ITEM_BYTES + sum(len(text) for text in texts)
+
+
 class A2aAgentState:
-    __slots__ = ("_bytes", "_next", "_order", "_tasks", "agent", "closed", "evicted", "lock")
+    __slots__ = (
+        "_artifact_bytes",
+        "_bytes",
+        "_next",
+        "_order",
+        "_tasks",
+        "agent",
+        "closed",
+        "evicted",
+        "lock",
+    )
 
     def __init__(self, agent: A2aAgent) -> None:
         self.agent = agent
@@ -38,17 +71,29 @@ class A2aAgentState:
         self._bytes = 0
         # Insertion order is creation order: eviction takes the first.
         self._tasks: dict[str, TaskRecord] = {}
+        # The bytes of each task response's artifacts, by response index (measured on first use).
+        self._artifact_bytes: dict[int, int] = {}
 
     def close(self) -> None:
-        """The configuration is gone (reset, configure, delete): nothing waits on this state, so there is
-        nothing to end; answers already decided are still written."""
+        """The configuration is gone (reset, configure, delete): answers decided from now on are
+        superseded (must not block: called with the session lock held)."""
         self.closed = True
+
+    @property
+    def retained_bytes(self) -> int:
+        """What the agent's tasks hold in all (at most ``TASK_BYTES``)."""
+        return self._bytes
+
+    @property
+    def task_byte_limit(self) -> int:
+        """What all tasks, and so each one, may hold: ``TASK_BYTES``."""
+        return TASK_BYTES
 
     # --- with ``lock`` held -----------------------------------------------------------------------------
 
-    def next_response_locked(self) -> tuple[int, A2aResponse] | None:
-        """The next scripted response and its index, under the agent's ``terminal_policy``; None when the
-        script is exhausted (``reject``) or empty."""
+    def peek_response_locked(self) -> tuple[int, A2aResponse] | None:
+        """The next scripted response and its index, under the agent's ``terminal_policy``, without
+        consuming it (``consume_locked``); None when the script is exhausted (``reject``) or empty."""
         responses = self.agent.responses
         if not responses:
             return None
@@ -61,8 +106,44 @@ class A2aAgentState:
                 index = 0
             else:
                 return None
-        self._next = index + 1
         return index, responses[index]
+
+    def consume_locked(self, index: int) -> None:
+        self._next = index + 1
+
+    def artifact_bytes_locked(self, index: int) -> int:
+        """What the artifacts of task response ``index`` count (``ITEM_BYTES`` plus the texts of each)."""
+        size = self._artifact_bytes.get(index)
+        if size is None:
+            task = self.agent.responses[index].task
+            size = 0
+            for artifact in task.artifacts if task is not None else ():
+                text = artifact.text
+                content = len(text) if text is not None else len(orjson.dumps(artifact.data))
+                size += ITEM_BYTES + content + len(artifact.name or "") + len(artifact.description or "")
+            self._artifact_bytes[index] = size
+        return size
+
+    def task_bytes_locked(
+        self,
+        task: TaskRecord | None,
+        messages: Sequence[int] = (),
+        artifacts: int = 0,
+        push: PushConfig | None = None,
+    ) -> int:
+        """The bytes ``task`` (None: a new one) would hold with ``messages`` (their sizes) added to its
+        history (the oldest beyond ``HISTORY_PER_TASK`` dropped), ``artifacts`` bytes more artifacts and
+        ``push`` stored (replacing the configuration with its id)."""
+        held = task.history_bytes if task is not None else []
+        sizes = [*held, *messages]
+        dropped = sum(sizes[: max(0, len(sizes) - HISTORY_PER_TASK)])
+        total = (task.retained if task is not None else 0) + sum(messages) - dropped + artifacts
+        if push is not None:
+            total += push_bytes(push)
+            replaced = task.push_configs.get(push.id) if task is not None else None
+            if replaced is not None:
+                total -= push_bytes(replaced)
+        return total
 
     def task_locked(self, task_id: str) -> TaskRecord | None:
         return self._tasks.get(task_id)
@@ -70,34 +151,53 @@ class A2aAgentState:
     def tasks_locked(self) -> list[TaskRecord]:
         return list(self._tasks.values())
 
-    def touch_locked(self, task: TaskRecord) -> None:
-        """The task changed: it moves to the front of ListTasks."""
-        self._order += 1
-        task.order = self._order
-
     def add_locked(self, task: TaskRecord) -> None:
-        self.touch_locked(task)
+        """Store a new task (what it holds already counted in ``task.retained``)."""
         self._tasks[task.id] = task
         self._bytes += task.retained
-        self._evict_locked()
+        self.touch_locked(task)
+
+    def touch_locked(self, task: TaskRecord) -> None:
+        """The task changed: it moves to the front of ListTasks, and older tasks go to make room."""
+        self._order += 1
+        task.order = self._order
+        self._evict_locked(keep=task.id)
 
     def remember_locked(self, task: TaskRecord, message: Msg, size: int) -> None:
         """Append ``message`` (``size``: an upper bound of the bytes it holds) to the task's history."""
         task.history.append(message)
-        task.retained += size
-        if task.id in self._tasks:
-            self._bytes += size
+        task.history_bytes.append(size)
+        grown = size
         while len(task.history) > HISTORY_PER_TASK:
             task.history.pop(0)
+            grown -= task.history_bytes.pop(0)
+        self._grow_locked(task, grown)
+
+    def add_artifacts_locked(self, task: TaskRecord, artifacts: Iterable[Artifact], size: int) -> None:
+        task.artifacts.extend(artifacts)
+        self._grow_locked(task, size)
+
+    def set_push_locked(self, task: TaskRecord, config: PushConfig) -> None:
+        replaced = task.push_configs.get(config.id)
+        task.push_configs[config.id] = config
+        self._grow_locked(task, push_bytes(config) - (push_bytes(replaced) if replaced is not None else 0))
         self._evict_locked(keep=task.id)
 
-    def _evict_locked(self, keep: str | None = None) -> None:
+    def delete_push_locked(self, task: TaskRecord, config_id: str) -> None:
+        removed = task.push_configs.pop(config_id, None)
+        if removed is not None:
+            self._grow_locked(task, -push_bytes(removed))
+
+    def _grow_locked(self, task: TaskRecord, size: int) -> None:
+        task.retained += size
+        if self._tasks.get(task.id) is task:
+            self._bytes += size
+
+    def _evict_locked(self, keep: str) -> None:
+        # The kept task fits by itself (the engine refuses a request that would make it not), so taking
+        # every other task is always enough.
         tasks = self._tasks
         while len(tasks) > _TASKS or (self._bytes > TASK_BYTES and len(tasks) > 1):
-            oldest = next(iter(tasks))
-            if oldest == keep:  # the task being answered stays; take the next oldest
-                oldest = next((task_id for task_id in tasks if task_id != keep), keep)
-                if oldest == keep:
-                    return
+            oldest = next(task_id for task_id in tasks if task_id != keep)
             self._bytes -= tasks.pop(oldest).retained
             self.evicted += 1

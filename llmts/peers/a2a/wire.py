@@ -9,6 +9,7 @@ parameter of the wrong shape is the protocol's invalid-params error (-32602) nam
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -23,8 +24,12 @@ __all__ = [
     "optional_int",
     "optional_object",
     "optional_str",
+    "parse_digits",
     "required_str",
 ]
+
+# ASCII digits only: ``str.isdigit`` is true for "²" and "٣" too, which ``int`` refuses or reads as 3.
+_DIGITS = re.compile(r"[0-9]{1,18}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,13 +102,21 @@ def required_str(obj: dict[str, Any], key: str, where: str) -> str:
     return value
 
 
+def parse_digits(text: str) -> int | None:
+    """A non-negative integer spelt in 1-18 ASCII digits, else None."""
+    return int(text) if _DIGITS.fullmatch(text) else None
+
+
 def optional_int(obj: dict[str, Any], key: str, where: str, minimum: int = 0) -> int | None:
     value = obj.get(key)
     if value is None:
         return None
     # ProtoJSON may spell an integer as a string; a bool is not one.
-    if isinstance(value, str) and value.lstrip("-").isdigit() and len(value) < 12:
-        value = int(value)
+    if isinstance(value, str):
+        number = parse_digits(value[1:] if value.startswith("-") else value)
+        if number is None:
+            raise bad_params(f"{where}{key} must be an integer")
+        value = -number if value.startswith("-") else number
     if not isinstance(value, int) or isinstance(value, bool):
         raise bad_params(f"{where}{key} must be an integer")
     if value < minimum:

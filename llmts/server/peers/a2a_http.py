@@ -7,21 +7,33 @@ engine (``llmts/peers/a2a``) decides and commits the answer under the agent's lo
 the transport with the answer's ``stream_delivery`` plan. Every card fetch and JSON-RPC request of a
 known agent is one journal entry (provider ``a2a``, operation the method, ``a2a_agent``); JSON-RPC errors
 are answered with HTTP 200, as the SDKs expect, and journaled as failures with the JSON-RPC code.
+
+The agent's state is taken once the body has arrived, so a request is answered from the configuration
+in force when it was complete; a reset, configure or delete after that supersedes it (-32603 with
+``data.code`` ``llm_test_server_request_superseded``, as the MCP servers answer).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
 
 from llmts.errors import LlmtsError, MethodNotAllowed, RequestSuperseded, RouteNotFound
 from llmts.peers.a2a import A2aAgentState, A2aAnswer, A2aCall, agent_card, answer, is_method
-from llmts.peers.jsonrpc import INVALID_REQUEST, JsonRpcError, error_response, parse_message
+from llmts.peers.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    JsonRpcError,
+    RequestId,
+    error_response,
+    parse_message,
+)
 from llmts.providers.base import Reply
 from llmts.runtime import Session
 from llmts.runtime.journal import JournalRecord
+from llmts.schema.a2a import A2aAgent
 from llmts.server.peers.context import PeerRequest, PeerServices, sse_frames
 from llmts.transport import WaitOutcome, client_socket, wait
 
@@ -32,15 +44,18 @@ _SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-sto
 _JSON_HEADERS = [("Content-Type", "application/json")]
 
 
-def _builder(session: Session, name: str) -> Callable[[], A2aAgentState]:
-    def build() -> A2aAgentState:  # with the session lock held: the configuration cannot change meanwhile
-        config = session.plan.configuration
-        for agent in config.a2a_agents if config is not None else ():
-            if agent.name == name:
-                return A2aAgentState(agent)
-        raise RouteNotFound(f"no A2A agent {name!r} in this session (configure it under a2a_agents)")
+def _agent(session: Session, name: str) -> A2aAgent:
+    config = session.plan.configuration
+    for agent in config.a2a_agents if config is not None else ():
+        if agent.name == name:
+            return agent
+    raise RouteNotFound(f"no A2A agent {name!r} in this session (configure it under a2a_agents)")
 
-    return build
+
+def _state(session: Session, name: str) -> A2aAgentState:
+    """The agent's state for the configuration in force now (built inside the session lock, so from
+    the same configuration the state belongs to)."""
+    return session.peers.state("a2a", name, lambda: A2aAgentState(_agent(session, name)))
 
 
 def _endpoint(environ: dict[str, Any], mount: str) -> str:
@@ -57,24 +72,24 @@ class A2aHttp:
         self._services = services
 
     def __call__(self, request: PeerRequest) -> Iterable[bytes]:
-        state = request.session.peers.state("a2a", request.name, _builder(request.session, request.name))
+        agent = _agent(request.session, request.name)  # an unknown agent is a 404 before anything else
         rest = request.rest
         if rest in ("", "/"):
             if request.method != "POST":
                 return _not_allowed(request, "POST")
-            return self._rpc(request, state)
+            return self._rpc(request)
         if rest == CARD_PATH:
             if request.method != "GET":
                 return _not_allowed(request, "GET")
             entry = request.journal("agent_card", self._services.new_request_id("a2a_"))
-            card = agent_card(state.agent, _endpoint(request.environ, request.mount))
+            card = agent_card(agent, _endpoint(request.environ, request.mount))
             return request.json(200, card, entry=entry)
         raise RouteNotFound(
             f"no route {request.mount}{rest[:200]}: an A2A agent answers JSON-RPC at {request.mount} and "
             f"serves its card at {request.mount}{CARD_PATH}"
         )
 
-    def _rpc(self, request: PeerRequest, state: A2aAgentState) -> Iterable[bytes]:
+    def _rpc(self, request: PeerRequest) -> Iterable[bytes]:
         request_id = self._services.new_request_id("a2a_")
         try:
             body = request.read_body()
@@ -83,6 +98,16 @@ class A2aHttp:
             entry.failed(error.code)
             payload = error_response(None, INVALID_REQUEST, str(error), {"code": error.code})
             return request.json(error.http_status, payload, [("Connection", "close")], entry=entry)
+        # Only now, so a reset or configure while the body arrived is not answered from the old
+        # configuration (the agent may be gone: 404). One from here on closes this state (a delete
+        # before it was built retires the session): the request is then superseded.
+        session = request.session
+        state = _state(session, request.name)
+        generation = session.generation
+
+        def superseded() -> bool:
+            return state.closed or not session.is_current(generation)
+
         try:
             message = parse_message(body)
         except JsonRpcError as error:
@@ -94,29 +119,18 @@ class A2aHttp:
             )
         operation = message.method if is_method(message.method) else None
         entry = request.journal(operation, request_id, body)
-        session = request.session
-        generation = session.generation
         wire = session.plan.wire_identity(entry)
         epoch = wire.fixed_epoch if wire.fixed_epoch is not None else entry.started_epoch
         call = A2aCall(message.method, message.id, message.params, wire.id_for, epoch, len(body))
         result = answer(state, call)
+        if superseded():  # what the answer changed is in a state nobody reads any more
+            return self._write(request, entry, _superseded(message.id, result.stream))
         if result.delay_ms:
-            outcome = wait(
-                result.delay_ms / 1000,
-                client_socket(request.environ),
-                lambda: not session.is_current(generation),
-            )
+            outcome = wait(result.delay_ms / 1000, client_socket(request.environ), superseded)
             if outcome is WaitOutcome.CLIENT_GONE:
                 return self._client_gone(request, entry)
             if outcome is WaitOutcome.CANCELLED:
-                superseded = RequestSuperseded(
-                    "the session was reset, reconfigured or deleted during this answer's delay"
-                )
-                entry.failed(superseded.code)
-                payload = error_response(
-                    message.id, INVALID_REQUEST, str(superseded), {"code": superseded.code}
-                )
-                return request.json(superseded.http_status, payload, entry=entry)
+                return self._write(request, entry, _superseded(message.id, result.stream))
         return self._write(request, entry, result)
 
     def _write(self, request: PeerRequest, entry: JournalRecord, result: A2aAnswer) -> Iterable[bytes]:
@@ -139,6 +153,19 @@ class A2aHttp:
         self._services.metrics.record(entry)
         request.start_response("499 Client Closed Request", [("Content-Length", "0")])
         return []
+
+
+def _superseded(request_id: RequestId, stream: bool) -> A2aAnswer:
+    """The answer to a request whose configuration went (reset, configure, delete) before it was written:
+    an internal error with ``data.code``, as the MCP servers answer it (HTTP 200: the SDKs read nothing
+    else as a JSON-RPC error)."""
+    payload = error_response(
+        request_id,
+        INTERNAL_ERROR,
+        "llmts: the session was reset, reconfigured or deleted during this request",
+        {"code": RequestSuperseded.code},
+    )
+    return A2aAnswer([payload], stream, error_code=RequestSuperseded.code)
 
 
 def _refusal(error: JsonRpcError, request_id: Any) -> A2aAnswer:

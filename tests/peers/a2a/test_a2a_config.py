@@ -9,8 +9,10 @@ import pytest
 
 from llmts import ConfigBuilder, ServerError, SessionClient
 from llmts.errors import ConfigurationInvalid
+from llmts.schema.a2a import A2aAgent, A2aResponse
+from llmts.schema.peer_limits import PEER_LIMITS
 from llmts.schema.validation import parse_session_config
-from tests.peers.a2a.a2a_helpers import rpc, v1_message
+from tests.peers.a2a.a2a_helpers import rpc, rpc_events, v03_message, v1_message
 
 
 def _agents(*agents: dict[str, Any]) -> dict[str, Any]:
@@ -79,6 +81,26 @@ def _agents(*agents: dict[str, Any]) -> dict[str, Any]:
             "a2a_agents[0].responses[0]",
             "at least two states",
         ),
+        (  # 2 content frames: the task as it starts and its artifact update (the last status ends it)
+            _agents(
+                {
+                    "name": "a",
+                    "responses": [
+                        {
+                            "task": {"states": ["submitted", "completed"], "artifacts": [{"text": "r"}]},
+                            "stream_delivery": {"mode": "abort_connection", "after_content_frames": 3},
+                        }
+                    ],
+                }
+            ),
+            "a2a_agents[0].responses[0]",
+            "stream_delivery.after_content_frames 3 is unreachable: the stream has 2 content frame(s)",
+        ),
+        (
+            _agents({"name": "a", "responses": [{"text": "x" * (PEER_LIMITS["a2a_text_chars"] + 1)}]}),
+            "a2a_agents[0].responses[0].text",
+            f"at most {PEER_LIMITS['a2a_text_chars']} characters",
+        ),
         (
             _agents({"name": "a", "responses": [{"text": "x", "delay_ms": -1}]}),
             "a2a_agents[0].responses[0].delay_ms",
@@ -110,6 +132,33 @@ def test_connection_and_pacing_plans_fit_any_answer() -> None:
         }
     )
     assert len(parse_session_config(config).a2a_agents[0].responses) == 2
+
+
+def test_after_content_frames_reaches_the_last_content_frame(llmts_session: SessionClient) -> None:
+    """The largest accepted ``after_content_frames`` acts: the stream ends after every content frame and
+    before the last status update; one more is refused at configure time, naming the field."""
+    task = {"states": ["submitted", "working", "completed"], "artifacts": [{"text": "a"}, {"text": "b"}]}
+
+    def agent(frames: int) -> dict[str, Any]:
+        plan = {"mode": "early_clean_end", "after_content_frames": frames}
+        return _agents({"name": "helper", "responses": [{"task": task, "stream_delivery": plan}]})
+
+    with pytest.raises(ServerError) as caught:
+        llmts_session.configure(agent(5))
+    assert caught.value.status == 400 and caught.value.code == "invalid_configuration"
+    assert "stream_delivery.after_content_frames 5 is unreachable" in str(caught.value.details)
+    llmts_session.configure(agent(4))
+    events = rpc_events(rpc(llmts_session, "helper", "message/stream", {"message": v03_message("go")}))
+    kinds = [event["result"]["kind"] for event in events]
+    assert kinds == ["task", "status-update", "artifact-update", "artifact-update"]
+    (entry,) = llmts_session.requests(provider="a2a")
+    assert entry["emitted_content_frames"] == 4 and entry["transport_outcome"] == "early_end"
+
+
+def test_a2a_texts_have_their_own_limit() -> None:
+    limit = PEER_LIMITS["a2a_text_chars"]
+    fields = A2aResponse.model_fields["text"].metadata + A2aAgent.model_fields["description"].metadata
+    assert [item.max_length for item in fields if hasattr(item, "max_length")] == [limit, limit]
 
 
 def test_a_refused_configuration_changes_nothing(llmts_session: SessionClient) -> None:
@@ -152,6 +201,21 @@ def test_the_builder_and_the_echo_are_compact(llmts_session: SessionClient) -> N
     # What configure echoes is a configuration that loads unchanged.
     assert parse_session_config(effective).model_dump(mode="json")["a2a_agents"] == effective["a2a_agents"]
     assert builder.config.build().a2a_agents[1].name == "second"
+
+
+def test_the_agent_builder_chains_on_to_an_mcp_server() -> None:
+    config = (
+        ConfigBuilder()
+        .a2a_agent("researcher")
+        .text("found it")
+        .mcp_server("files", instructions="Search the files.")
+        .tool("search")
+        .text("notes.txt")
+        .build()
+    )
+    assert [agent.name for agent in config.a2a_agents] == ["researcher"]
+    assert [server.name for server in config.mcp_servers] == ["files"]
+    assert config.mcp_servers[0].instructions == "Search the files."
 
 
 def test_urls_of_an_agent(llmts_session: SessionClient) -> None:

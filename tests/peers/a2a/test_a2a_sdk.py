@@ -311,6 +311,32 @@ def test_a_delay_holds_the_answer(llmts_session: SessionClient) -> None:
     assert entry["completed_monotonic_seconds"] - entry["started_monotonic_seconds"] >= 0.4
 
 
+@pytest.mark.parametrize("streaming", [False, True])
+def test_a_reset_during_a_delay_reaches_the_client_as_a_json_rpc_error(
+    llmts_session: SessionClient, streaming: bool
+) -> None:
+    """Superseded requests used to get HTTP 409, which the SDK reports as a bare HTTP error."""
+    from a2a.utils.errors import InternalError
+
+    llmts_session.configure(ConfigBuilder().a2a_agent("helper").text("late", delay_ms=3000).build())
+
+    async def body() -> BaseException:
+        async with await llmts_session.a2a_client("helper", streaming=streaming) as client:
+            call = asyncio.ensure_future(_collect(client, "x"))
+            while not llmts_session.requests(provider="a2a", operation=_SEND[streaming]):
+                await asyncio.sleep(0.02)
+            await asyncio.to_thread(llmts_session.reset)
+            with pytest.raises(InternalError) as caught:
+                await asyncio.wait_for(call, timeout=10)
+            return caught.value
+
+    # The SDK maps -32603 to InternalError (it keeps the message, not the data).
+    assert "reset, reconfigured or deleted" in str(_run(body))
+
+
+_SEND = {False: "SendMessage", True: "SendStreamingMessage"}
+
+
 def _faulted(
     session: SessionClient, plan: dict[str, Any]
 ) -> tuple[list[Any], BaseException | None, dict[str, Any]]:

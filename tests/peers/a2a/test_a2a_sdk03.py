@@ -183,6 +183,34 @@ def test_errors_and_a_stream_cut_short(llmts_session: SessionClient) -> None:
     ]
 
 
+@pytest.mark.parametrize("streaming", [False, True])
+def test_a_reset_during_a_delay_reaches_the_client_as_a_json_rpc_error(
+    llmts_session: SessionClient, streaming: bool
+) -> None:
+    """Superseded requests used to get HTTP 409, which the 0.3 client reports as an HTTP error."""
+    from a2a.client.errors import A2AClientJSONRPCError
+
+    llmts_session.configure(ConfigBuilder().a2a_agent("helper").text("late", delay_ms=3000).build())
+    operation = "message/stream" if streaming else "message/send"
+
+    async def body() -> A2AClientJSONRPCError:
+        client = await llmts_session.a2a_client("helper", streaming=streaming)
+        try:
+            call = asyncio.ensure_future(_collect(client, "x"))
+            while not llmts_session.requests(provider="a2a", operation=operation):
+                await asyncio.sleep(0.02)
+            await asyncio.to_thread(llmts_session.reset)
+            with pytest.raises(A2AClientJSONRPCError) as caught:
+                await asyncio.wait_for(call, timeout=10)
+            return caught.value
+        finally:
+            await client.close()
+
+    error = _run(body).error
+    assert error.code == -32603 and "reset, reconfigured or deleted" in error.message
+    assert error.data == {"code": "llm_test_server_request_superseded"}
+
+
 @pytest.mark.parametrize(
     ("plan", "error_name", "seen", "outcome"),
     [

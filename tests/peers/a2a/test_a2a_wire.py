@@ -6,12 +6,10 @@ journal and determinism. Runs in the default suite whichever a2a-sdk major is in
 
 from __future__ import annotations
 
-import concurrent.futures
 import http.client
 import importlib
 import json
 import socket
-import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -423,49 +421,6 @@ def test_connection_faults_drop_the_connection_without_a_traceback(
     assert server.log_path is not None
     log = server.log_path.read_text()
     assert "Traceback" not in log and "unhandled error" not in log
-
-
-def test_a_reset_during_a_delay_answers_409_and_a_client_leaving_is_journaled(
-    llmts_session: SessionClient,
-) -> None:
-    llmts_session.configure(
-        ConfigBuilder()
-        .a2a_agent("helper")
-        .text("slow", delay_ms=3000)
-        .text("slow too", delay_ms=3000)
-        .build()
-    )
-    started = time.monotonic()
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(rpc, llmts_session, "helper", "SendMessage", {"message": v1_message("x")})
-        _wait_for(lambda: llmts_session.requests(provider="a2a"))
-        llmts_session.reset()
-        superseded = pending.result(timeout=10)
-    assert superseded.status == 409 and time.monotonic() - started < 2.5
-    assert superseded.json()["error"]["data"] == {"code": "llm_test_server_request_superseded"}
-    # A client that leaves during the delay: the wait ends, the entry says so.
-    parts = urlsplit(llmts_session.provider_base)
-    body = json.dumps(
-        {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": v1_message("y")}}
-    )
-    head = f"POST {parts.path}/a2a/helper HTTP/1.1\r\nHost: {parts.netloc}\r\n"
-    head += f"Content-Length: {len(body)}\r\n\r\n"
-    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
-        sock.sendall(head.encode() + body.encode())
-        _wait_for(lambda: llmts_session.requests(provider="a2a"))
-    _wait_for(lambda: llmts_session.requests(provider="a2a", completed=True))
-    (entry,) = llmts_session.requests(provider="a2a")
-    assert (
-        entry["status"] == 499 and entry["transport_outcome"] == "client_gone" and entry["success"] is False
-    )
-    assert entry["completed_monotonic_seconds"] - entry["started_monotonic_seconds"] < 2.5
-
-
-def _wait_for(condition: Callable[[], Any], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
 
 
 def test_the_pytest_expectations_filter_on_the_agent(llmts_session: SessionClient, llmts_expect: Any) -> None:

@@ -1,9 +1,12 @@
 """The session part that keeps what a ``record: true`` session recorded (docs/recording.md): the
 ``Recorder`` of its configuration (None when not recording), charged to the process memory budget.
 
-Locking: ``room`` and ``active`` read one reference; ``keep``, ``drop`` and ``recorded`` take the session
-lock (``keep`` redacts before taking it: CPU only); the ``*_locked`` methods are the session's, called with
-that lock held.
+Order: a request takes its place with ``reserve`` when it is admitted and ``keep`` puts its exchange
+there, so the recording is in request order, not completion order (``Recorder``).
+
+Locking: ``room`` and ``active`` read one reference; ``reserve``, ``keep``, ``drop`` and ``recorded`` take
+the session lock (``keep`` redacts before taking it: CPU only); the ``*_locked`` methods are the
+session's, called with that lock held.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ __all__ = ["SessionRecorder"]
 class SessionRecorder:
     """The kept exchanges of the session's current configuration, within ``recording``'s bounds."""
 
-    __slots__ = ("_is_current", "_lock", "_recorder", "_share")
+    __slots__ = ("_is_current", "_last_ordinal", "_lock", "_recorder", "_share")
 
     def __init__(
         self, lock: threading.Lock, budget: MemoryBudget | None, is_current: Callable[[int], bool]
@@ -38,6 +41,9 @@ class SessionRecorder:
             weakref.WeakMethod(is_current) if inspect.ismethod(is_current) else lambda: is_current
         )
         self._recorder: Recorder | None = None
+        # The last place handed out (``reserve``). Never reset, not even by a reconfigure: a place always
+        # names one request, and an earlier request always has a smaller one.
+        self._last_ordinal = 0
 
     @property
     def active(self) -> bool:
@@ -53,11 +59,23 @@ class SessionRecorder:
                 "(recording.max_exchanges); fetch it and reset the session"
             )
 
-    def keep(self, exchange: Exchange, secrets: tuple[str, ...], generation: int) -> bool:
+    def reserve(self) -> int | None:
+        """A request's place in the recording, taken when it is admitted (None: the session does not
+        record). A place that is never kept leaves no gap and holds nothing back."""
+        if self._recorder is None:
+            return None
+        with self._lock:
+            self._last_ordinal += 1
+            return self._last_ordinal
+
+    def keep(
+        self, exchange: Exchange, secrets: tuple[str, ...], generation: int, ordinal: int | None = None
+    ) -> bool:
         """Keep an answered exchange, redacted (``secrets``: the credential the client presented, and a
-        signer's own key id and token; and the configured patterns). False when it was not kept: no
-        recording, the session moved on (``generation``), or it does not fit ``max_bytes`` or the memory
-        budget (counted as dropped)."""
+        signer's own key id and token; and the configured patterns), at the place ``ordinal`` that
+        ``reserve`` gave its request (None: after every place taken so far). False when it was not kept: no
+        recording, the session moved on (``generation``: a place of an earlier recording is never kept),
+        or it does not fit ``max_exchanges``, ``max_bytes`` or the memory budget (counted as dropped)."""
         recorder = self._recorder
         if recorder is None:
             return False
@@ -70,7 +88,10 @@ class SessionRecorder:
             if not recorder.fits(size) or not self._share.fits(size):
                 recorder.dropped += 1
                 return False
-            recorder.keep(redacted, size)
+            if ordinal is None:
+                self._last_ordinal += 1
+                ordinal = self._last_ordinal
+            recorder.keep(redacted, size, ordinal)
             self._share.charge(recorder.retained_bytes)
             return True
 
@@ -81,7 +102,7 @@ class SessionRecorder:
                 self._recorder.dropped += 1
 
     def recorded(self) -> tuple[list[Exchange], int]:
-        """The kept exchanges in arrival order, and how many were dropped."""
+        """The kept exchanges in request order, and how many were dropped."""
         with self._lock:
             recorder = self._recorder
             return (recorder.exchanges(), recorder.dropped) if recorder is not None else ([], 0)

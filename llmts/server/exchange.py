@@ -53,6 +53,7 @@ class Exchange:
         "keep_frames",
         "method",
         "neutral",
+        "ordinal",
         "paced",
         "pacing",
         "path",
@@ -90,6 +91,8 @@ class Exchange:
         self.neutral: NeutralRequest | None = None
         self.upstream: str | None = None
         self.admission: Admission | None = None
+        # The request's place in the session's recording (None: the session does not record).
+        self.ordinal: int | None = None
         self.completion: Completion | None = None
         # A paced stream's settings, its jitter source and the time to its first frame already waited.
         self.paced: tuple[Pacing, random.Random | None, float] | None = None

@@ -272,6 +272,8 @@ class ProviderPath:
             if ex.upstream is None:
                 raise
             admission = None
+        # A recording keeps each exchange at the place its request takes now, whenever its answer completes.
+        ordinal = session.recorder.reserve()
         if ex.upstream is not None and (admission is None or admission.generated):
             assert ex.adapter is not None and ex.request is not None
             entry.forwarded_upstream()
@@ -284,10 +286,12 @@ class ProviderPath:
                 ex.upstream,
                 conversation=ex.conversation,
                 credential=caller.credential,
+                ordinal=ordinal,
             )
         assert admission is not None  # a miss without an upstream was raised above
         entry.admitted(admission.scenario_id)
         ex.admission = admission
+        ex.ordinal = ordinal
         return None
 
     def _wait(self, ex: Exchange) -> bool:
@@ -341,7 +345,7 @@ class ProviderPath:
                 assert ex.caller is not None
                 kept = replayed_exchange(recorded, neutral, ex.conversation)
                 secrets = (ex.caller.credential,) if ex.caller.credential else ()
-                session.recorder.keep(kept, secrets, admission.generation)
+                session.recorder.keep(kept, secrets, admission.generation, ex.ordinal)
         if ex.paced is not None and reply.frames is not None:  # pacing spaces a stream's frames only
             pacing, rng, ttft = ex.paced
             tps, generation = pacing.tokens_per_second, admission.generation

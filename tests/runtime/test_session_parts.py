@@ -198,6 +198,52 @@ def test_recorder_drops_what_the_budget_cannot_hold() -> None:
     assert recorder.recorded() == ([], 1) and budget.recording_bytes == 0 and budget.refused == 1
 
 
+def _bodies(recorder: SessionRecorder) -> list[bytes | None]:
+    return [exchange.body for exchange in recorder.recorded()[0]]
+
+
+def test_the_recording_is_in_request_order_not_completion_order() -> None:
+    # A streamed answer is kept when its relay ends, after the client read its last frame and sent its next
+    # request, which can complete first (docs/recording.md, "What a recording holds").
+    current = {"generation": 1}
+    recorder = SessionRecorder(threading.Lock(), None, lambda g: g == current["generation"])
+    assert recorder.reserve() is None  # not recording: no place
+    recorder.install_locked(Recorder(None))
+    first, second, third, fourth = (recorder.reserve() for _ in range(4))
+    assert recorder.keep(_exchange(b"second"), (), 1, second)
+    assert recorder.keep(_exchange(b"fourth"), (), 1, fourth)
+    assert recorder.keep(_exchange(b"first"), (), 1, first)
+    # The third request's place is never filled (its client left, its upstream failed): no gap, and the
+    # places around it are not held back.
+    assert _bodies(recorder) == [b"first", b"second", b"fourth"]
+    assert recorder.keep(_exchange(b"unplaced"), (), 1)  # no place: after every place taken so far
+    fifth = recorder.reserve()
+    assert recorder.keep(_exchange(b"fifth"), (), 1, fifth)
+    assert _bodies(recorder) == [b"first", b"second", b"fourth", b"unplaced", b"fifth"]
+    assert third is not None and recorder.recorded()[1] == 0
+    # A place taken before a reset or reconfigure is never kept in the new recording.
+    stale = recorder.reserve()
+    current["generation"] = 2
+    recorder.clear_locked()
+    later = recorder.reserve()
+    assert not recorder.keep(_exchange(b"stale"), (), 1, stale)
+    assert recorder.keep(_exchange(b"later"), (), 2, later)
+    assert _bodies(recorder) == [b"later"]
+
+
+def test_places_do_not_change_the_bounds_or_the_dropped_count() -> None:
+    recorder = SessionRecorder(threading.Lock(), None, lambda g: True)
+    recorder.install_locked(Recorder(RecordingSettings(max_exchanges=2)))
+    places = [recorder.reserve() for _ in range(4)]
+    recorder.room()  # places taken are not exchanges kept
+    assert recorder.keep(_exchange(b"3"), (), 0, places[3])
+    assert recorder.keep(_exchange(b"1"), (), 0, places[1])
+    with pytest.raises(RecordingFull):
+        recorder.room()
+    assert not recorder.keep(_exchange(b"0"), (), 0, places[0])  # full when it completed: dropped
+    assert _bodies(recorder) == [b"1", b"3"] and recorder.recorded()[1] == 1
+
+
 # --- queues, conversations, plan -------------------------------------------------------------------
 
 

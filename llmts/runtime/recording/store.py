@@ -1,5 +1,10 @@
 """What a recording session keeps: one ``Exchange`` per answered request, redacted, within its bounds.
 
+Order: each request takes its place (an ordinal, ``SessionRecorder.reserve``) when it is admitted, and
+its exchange is kept at that place when its answer is complete, so the recording lists exchanges in request
+order even when a streamed answer completes after the next request's (a replay answers in recorded order).
+A place never filled (the client left, the upstream failed, the answer was too large) leaves no gap.
+
 Bounds (``recording`` in the configuration, docs/recording.md): at most ``max_exchanges`` exchanges (a
 request beyond them is refused before anything is forwarded, 507 ``llm_test_server_recording_full``) and
 ``max_bytes`` accounted bytes (an exchange that does not fit is answered but not kept, and counted in
@@ -13,6 +18,7 @@ every match of the configured ``recording.redact`` patterns.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -132,13 +138,15 @@ class Redactor:
 
 
 class Recorder:
-    """A session's kept exchanges, in arrival order, within ``max_exchanges`` and ``max_bytes``."""
+    """A session's kept exchanges, in request order, within ``max_exchanges`` and ``max_bytes``."""
 
     def __init__(self, settings: RecordingSettings | None) -> None:
         settings = settings or RecordingSettings()
         self.settings = settings
         self.redactor = Redactor(settings.redact)
+        # Kept exchanges and the places their requests took (``SessionRecorder.reserve``), both ascending.
         self._exchanges: list[Exchange] = []
+        self._ordinals: list[int] = []
         self.retained_bytes = 0
         self.dropped = 0
 
@@ -149,8 +157,14 @@ class Recorder:
     def fits(self, size: int) -> bool:
         return not self.full and self.retained_bytes + size <= self.settings.max_bytes
 
-    def keep(self, exchange: Exchange, size: int) -> None:
-        self._exchanges.append(exchange)
+    def keep(self, exchange: Exchange, size: int, ordinal: int | None = None) -> None:
+        """Keep ``exchange`` at its request's place: after every exchange with a smaller or equal ordinal,
+        before every one with a larger (None: after everything kept so far)."""
+        if ordinal is None:
+            ordinal = self._ordinals[-1] if self._ordinals else 0
+        index = bisect_right(self._ordinals, ordinal)
+        self._ordinals.insert(index, ordinal)
+        self._exchanges.insert(index, exchange)
         self.retained_bytes += size
 
     def exchanges(self) -> list[Exchange]:
@@ -158,5 +172,6 @@ class Recorder:
 
     def clear(self) -> None:
         self._exchanges.clear()
+        self._ordinals.clear()
         self.retained_bytes = 0
         self.dropped = 0

@@ -6,7 +6,9 @@ the ordinary ``respond`` path as a ``Reply``. A 2xx answer to a streaming reques
 arrives: each chunk the upstream wrote is one write to the client (its chunk boundaries are the
 recording's frames), and nothing of it is buffered beyond the chunk in hand. Upstream failures before the
 status arrived are the provider's 502/504 (``upstream.py``); during a relayed stream the stream ends
-where it is, journaled with the failure's code, and nothing is kept.
+where it is, journaled with the failure's code, and nothing is kept. An exchange is kept at the place
+its request took when it was admitted (``ordinal``), not when it completed: a relayed stream ends after
+the client read its last frame, so the client's next request may complete first.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class _Pending:
     # The secrets a recording of this exchange must not hold (the client's credential, a signer's own).
     secrets: tuple[str, ...]
     generation: int
+    # The request's place in the recording (``SessionRecorder.reserve``), taken when it was admitted.
+    ordinal: int | None
     started: float
 
     def keep(
@@ -80,7 +84,7 @@ class _Pending:
             first_byte_seconds=first_byte - self.started,
             duration_seconds=time.monotonic() - self.started,
         )
-        self.session.recorder.keep(exchange, self.secrets, self.generation)
+        self.session.recorder.keep(exchange, self.secrets, self.generation, self.ordinal)
 
 
 @dataclass(slots=True)
@@ -105,10 +109,12 @@ def forward(
     *,
     conversation: str | None,
     credential: str | None,
+    ordinal: int | None,
 ) -> Reply | Forwarded:
     """Send the request upstream (signed again by the adapter's ``sign_upstream`` when it has one: the
     client's credential names llmts's host); a whole answer comes back as a ``Reply``, a stream as
-    ``Forwarded``."""
+    ``Forwarded``. A recording keeps the exchange at ``ordinal``, the place the request took when it was
+    admitted (``SessionRecorder.reserve``)."""
     config = session.plan.configuration
     settings = (config.recording if config is not None else None) or _DEFAULT_SETTINGS
     session.recorder.room()  # 507 before anything leaves when the recording is full
@@ -120,7 +126,7 @@ def forward(
     if sign is not None:
         signed = sign(UpstreamRequest(request.method, url, outgoing, request.body))
         outgoing, secrets = dict(signed.headers), (*secrets, *signed.secrets)
-    pending = _Pending(session, neutral, conversation, secrets, session.generation, time.monotonic())
+    pending = _Pending(session, neutral, conversation, secrets, session.generation, ordinal, time.monotonic())
     response = client.send(
         request.method,
         url,

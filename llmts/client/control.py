@@ -15,6 +15,7 @@ from llmts.schema.a2a_builder import A2aAgentBuilder
 from llmts.schema.builder import ConfigBuilder, ConversationBuilder, ScenarioBuilder, StepBuilder
 from llmts.schema.config import SessionConfig
 from llmts.schema.journal import JournalQuery
+from llmts.schema.mcp_builder import McpServerBuilder, McpToolBuilder
 
 __all__ = [
     "DEFAULT_API_KEY",
@@ -54,6 +55,8 @@ ConfigInput = (
     | ConversationBuilder
     | StepBuilder
     | A2aAgentBuilder[ConfigBuilder]
+    | McpServerBuilder[ConfigBuilder]
+    | McpToolBuilder[ConfigBuilder]
     | dict[str, Any]
 )
 
@@ -83,8 +86,11 @@ class ServerError(Exception):
 
 
 def config_payload(config: ConfigInput) -> dict[str, Any]:
-    if isinstance(config, ScenarioBuilder | ConversationBuilder | StepBuilder | A2aAgentBuilder):
-        config = config.config
+    if not isinstance(config, ConfigBuilder | SessionConfig | dict):
+        # Any part of a ``ConfigBuilder`` chain (scenario, step, A2A agent, MCP server or tool) leads back.
+        parent = getattr(config, "config", None)
+        if isinstance(parent, ConfigBuilder):
+            config = parent
     if isinstance(config, ConfigBuilder):
         return config.to_dict()
     if isinstance(config, SessionConfig):
@@ -93,7 +99,8 @@ def config_payload(config: ConfigInput) -> dict[str, Any]:
     if isinstance(config, dict):
         return config
     raise TypeError(
-        f"configure() takes a SessionConfig, a ConfigBuilder or a dict, not {type(config).__name__}"
+        "configure() takes a SessionConfig, a ConfigBuilder (or a part of one) or a dict, "
+        f"not {type(config).__name__}"
     )
 
 

@@ -39,12 +39,11 @@ _State = TypeVar("_State", bound=PeerState)
 
 
 class SessionPeers:
-    __slots__ = ("_generation", "_lock", "_states")
+    __slots__ = ("_lock", "_states")
 
     def __init__(self, lock: threading.Lock) -> None:
         self._lock = lock
         self._states: dict[tuple[str, str], PeerState] = {}
-        self._generation = 0
 
     def state(self, protocol: str, name: str, build: Callable[[], _State]) -> _State:
         """The state of ``protocol``'s peer ``name`` for the current configuration, built by ``build`` (a
@@ -56,22 +55,11 @@ class SessionPeers:
                 state = self._states[key] = build()
             return state  # type: ignore[return-value]
 
-    def existing(self, protocol: str) -> list[PeerState]:
-        """The states built so far for ``protocol`` (e.g. to notify their clients of a change)."""
-        with self._lock:
-            return [state for (kind, _), state in self._states.items() if kind == protocol]
-
-    @property
-    def generation(self) -> int:
-        """Bumped by every clear: a state built before it belongs to a configuration no longer in force."""
-        return self._generation
-
     def clear_locked(self, config: SessionConfig | None = None) -> None:
         """Reset or configure (lock held, ``config`` the configuration now in force): each state is renewed
         for it where it can be, else closed. Without ``config`` (delete) every state is closed."""
         previous = self._states
         self._states = {}
-        self._generation += 1
         for key, state in previous.items():
             renew = getattr(state, "renew", None) if config is not None else None
             renewed = renew(config) if renew is not None else None

@@ -13,9 +13,11 @@
     )
 
 A tool's result methods return the tool builder; ``.tool``, ``.resource``, ``.prompt``,
-``.mcp_server``, ``.config`` and ``.build()`` are on every builder here so one chain reads top to bottom.
-Everything serializes to the configuration JSON (``to_dict``), validated by ``build()``. This module may
-not import ``builder.py`` (which imports it): the parent is any object with ``mcp_server`` and ``build``.
+``.mcp_server``, ``.a2a_agent``, ``.scenario``, ``.conversation``, ``.config`` and ``.build()`` are on
+every builder here so one chain reads top to bottom. Everything serializes to the configuration JSON
+(``to_dict``), validated by ``build()``. This module may not import ``builder.py`` (which imports it): the
+parent is any object with those methods (``ConfigBuilder``), so ``.scenario`` and ``.conversation`` are
+typed ``Any`` here.
 """
 
 from __future__ import annotations
@@ -24,14 +26,25 @@ import base64
 from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar
 
+from llmts.schema.a2a_builder import A2aAgentBuilder
 from llmts.schema.fixtures import TerminalPolicy
 
 __all__ = ["McpServerBuilder", "McpToolBuilder"]
 
 
 class _Parent(Protocol):
+    # Read-only members: ``ConfigBuilder``'s methods, whose return types this module may not name.
     @property
     def mcp_server(self) -> Callable[..., Any]: ...
+
+    @property
+    def a2a_agent(self) -> Callable[..., A2aAgentBuilder[Any]]: ...
+
+    @property
+    def scenario(self) -> Callable[..., Any]: ...
+
+    @property
+    def conversation(self) -> Callable[..., Any]: ...
 
     def build(self) -> Any: ...
 
@@ -60,6 +73,18 @@ class McpServerBuilder(Generic[_P]):
     def mcp_server(self, name: str, **fields: Any) -> McpServerBuilder[_P]:
         server: McpServerBuilder[_P] = self._parent.mcp_server(name, **fields)
         return server
+
+    def a2a_agent(self, name: str, **fields: Any) -> A2aAgentBuilder[Any]:
+        """The configuration's next A2A agent (``ConfigBuilder.a2a_agent``)."""
+        return self._parent.a2a_agent(name, **fields)
+
+    def scenario(self, id: str | None = None, **fields: Any) -> Any:
+        """The configuration's next scenario (``ConfigBuilder.scenario``: a ``ScenarioBuilder``)."""
+        return self._parent.scenario(id, **fields)
+
+    def conversation(self, id: str | None = None, **fields: Any) -> Any:
+        """The configuration's next conversation graph (``ConfigBuilder.conversation``)."""
+        return self._parent.conversation(id, **fields)
 
     def build(self) -> Any:
         return self._parent.build()
@@ -204,6 +229,15 @@ class McpToolBuilder(Generic[_P]):
 
     def mcp_server(self, name: str, **fields: Any) -> McpServerBuilder[_P]:
         return self._server.mcp_server(name, **fields)
+
+    def a2a_agent(self, name: str, **fields: Any) -> A2aAgentBuilder[Any]:
+        return self._server.a2a_agent(name, **fields)
+
+    def scenario(self, id: str | None = None, **fields: Any) -> Any:
+        return self._server.scenario(id, **fields)
+
+    def conversation(self, id: str | None = None, **fields: Any) -> Any:
+        return self._server.conversation(id, **fields)
 
     def build(self) -> Any:
         return self._server.build()

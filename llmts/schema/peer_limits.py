@@ -21,6 +21,9 @@ PEER_LIMITS: dict[str, int] = {
     # (the oldest are dropped beyond it), and the longest wait for its answer to a server request.
     "mcp_subscriptions_per_session": 1024,
     "mcp_pending_notifications": 1024,
+    # Per legacy (HTTP+SSE) client session: calls running at once, and answers waiting for its stream
+    # (beyond it a POST waits for the stream to take one; answers are never dropped).
+    "mcp_legacy_calls_in_flight": 64,
     "mcp_answer_timeout_ms": 300_000,
     "mcp_flood_notifications": 10_000,
     "a2a_agents": 32,

@@ -73,6 +73,19 @@ def test_configure_rejects_unknown_input_types(llmts_session: Any) -> None:
         llmts_session.configure(["not", "a", "config"])
 
 
+def test_configure_takes_any_part_of_a_builder_chain(llmts_session: Any) -> None:
+    """An MCP server's or tool's builder configures like a scenario's or an A2A agent's: the whole chain."""
+    parts = [
+        ConfigBuilder().scenario("s").text("hi").mcp_server("m"),
+        ConfigBuilder().scenario("s").text("hi").mcp_server("m").tool("t").text("r"),
+        ConfigBuilder().scenario("s").text("hi").a2a_agent("a").text("x"),
+    ]
+    for part in parts:
+        llmts_session.configure(part)
+        assert llmts_session.configuration()["scenarios"][0]["id"] == "s"
+    assert llmts_session.configuration()["a2a_agents"][0]["name"] == "a"
+
+
 def test_default_session_uses_the_plain_base_url(llmts_server: LlmTestServer) -> None:
     assert llmts_server.default_session.provider_base == llmts_server.url
     assert llmts_server.session("ses_x").provider_base == f"{llmts_server.url}/sessions/ses_x"

@@ -7,11 +7,21 @@ left out: it opens a stream that stays open (docs/mcp.md)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import BOUNDED, DEEP, DEEP_TIMEOUT, FuzzServer, family_of, fuzz_server, survive
+from tests.fuzz.harness import (
+    BOUNDED,
+    CONTROL_KEY,
+    DEEP,
+    DEEP_TIMEOUT,
+    FuzzServer,
+    family_of,
+    fuzz_server,
+    survive,
+)
 from tests.fuzz.strategies import METHODS, bodies, headers, session_prefixed
 from tests.fuzz.test_fuzz_providers import _PREFIXES as PROVIDER_PREFIXES
 
@@ -73,6 +83,28 @@ _SEEDS = [
     {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}},
     {"jsonrpc": "2.0", "id": "llmts-1", "result": {"action": "accept"}},
 ]
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+# Inputs that once reached a 500 (docs/mcp.md): digits ``int`` reads but no client should send in a cursor
+# (or that ``isdigit`` admits and ``int`` refuses), a cancelled ``requestId`` that is not a JSON-RPC id, and
+# JSON nested deeper than ``MAX_NESTING``. Each is also sent as it is before the fuzz run.
+_REGRESSIONS = [
+    {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"cursor": "²"}},
+    {"jsonrpc": "2.0", "id": 8, "method": "prompts/list", "params": {"cursor": "\u0661"}},
+    {"jsonrpc": "2.0", "id": 9, "method": "resources/list", "params": {"cursor": "1\u00b9"}},
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": [1]}},
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {}}},
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {"a": [1]}}},
+    {"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "t", "arguments": _nested(70)}},
+]
+_SEEDS += _REGRESSIONS
 _SESSIONS = ["default", "nope"]
 _ROUTES = [
     "/mcp/s",
@@ -152,9 +184,39 @@ def _check(server: FuzzServer, request: tuple[str, str, dict[str, str], bytes]) 
         _open_session(server)  # the live session was deleted or expired: the next requests get a new one
 
 
+def _live_headers() -> dict[str, str]:
+    return {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Mcp-Session-Id": _LIVE[0],
+        "Mcp-Protocol-Version": "2025-11-25",
+    }
+
+
+def _journal_still_answers(server: FuzzServer) -> None:
+    """The fuzzed session's journal still serializes (a deep or odd body once broke its listing), and no
+    MCP entry stayed in progress."""
+    answer = server.send(
+        "GET", "/admin-api/requests?provider=mcp", {"Authorization": f"Bearer {CONTROL_KEY}"}
+    )
+    server.check(answer, "control", "GET")
+    assert answer.status == 200, answer.body[:500]
+    assert all(entry["completed_at"] is not None for entry in answer.json()), answer.body[:2000]
+
+
 def test_mcp_routes_survive_hostile_requests(fuzz_server: FuzzServer) -> None:
     server = _configured(fuzz_server)
+    for seed in _REGRESSIONS:
+        _check(server, ("POST", "/mcp/s", _live_headers(), json.dumps(seed).encode()))
+    deep = {
+        "jsonrpc": "2.0",
+        "id": 11,
+        "method": "tools/call",
+        "params": {"name": "t", "arguments": _nested(300)},
+    }
+    _check(server, ("POST", "/mcp/s", _live_headers(), json.dumps(deep).encode()))
     survive(server, _request(), lambda r: _check(server, r), BOUNDED, "mcp")
+    _journal_still_answers(server)
 
 
 @pytest.mark.fuzz
@@ -162,3 +224,4 @@ def test_mcp_routes_survive_hostile_requests(fuzz_server: FuzzServer) -> None:
 def test_mcp_routes_survive_hostile_requests_deep(fuzz_server: FuzzServer) -> None:
     server = _configured(fuzz_server)
     survive(server, _request(), lambda r: _check(server, r), DEEP, "mcp")
+    _journal_still_answers(server)

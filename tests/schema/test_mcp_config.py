@@ -136,3 +136,41 @@ def test_builder_writes_the_configuration() -> None:
         {"role": "assistant", "text": "Hello"},
     ]
     assert config.scenarios[0].responses[0].text == "done"
+
+
+def test_mcp_builders_chain_on_to_every_part_of_the_configuration() -> None:
+    config = (
+        ConfigBuilder()
+        .mcp_server("s")
+        .tool("t")
+        .text("r")
+        .a2a_agent("helper")
+        .text("hi")
+        .config.mcp_server("u")
+        .scenario("after-server")
+        .text("one")
+        .mcp_server("v")
+        .tool("w")
+        .text("x")
+        .scenario("after-tool")
+        .text("two")
+        .config.mcp_server("y")
+        .tool("z")
+        .text("q")
+        .conversation("graph")
+        .step("only")
+        .text("three")
+        .complete()
+        .config.mcp_server("last")
+        .conversation("second")
+        .step("s1")
+        .text("four")
+        .complete()
+        .build()
+    )
+    assert [server.name for server in config.mcp_servers] == ["s", "u", "v", "y", "last"]
+    assert [agent.name for agent in config.a2a_agents] == ["helper"]
+    assert [scenario.id for scenario in config.scenarios] == ["after-server", "after-tool"]
+    assert [graph.id for graph in config.conversations] == ["graph", "second"]
+    tool_agent = ConfigBuilder().mcp_server("s").tool("t").text("r").a2a_agent("a").text("b").build()
+    assert tool_agent.a2a_agents[0].name == "a"

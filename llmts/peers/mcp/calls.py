@@ -8,7 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from llmts.peers.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError, Message, RequestId
+from llmts.peers.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    JsonRpcError,
+    Message,
+    RequestId,
+)
 from llmts.peers.mcp.clients import McpClient
 from llmts.peers.mcp.render import call_result
 from llmts.peers.mcp.revisions import STRUCTURED_OUTPUT, TOOL_ANNOTATIONS, at_least
@@ -16,11 +23,27 @@ from llmts.peers.mcp.state import McpServerState
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.mcp import McpToolResult
 
-__all__ = ["MISSING_CAPABILITY", "CallPlan", "ServerAsk", "call_arguments", "plan_call", "planned"]
+__all__ = [
+    "MISSING_CAPABILITY",
+    "CallPlan",
+    "CallRefused",
+    "ServerAsk",
+    "call_arguments",
+    "plan_call",
+    "planned",
+]
 
 # The 2026-07-28 revision's code for a request the client's declared capabilities cannot serve; llmts
 # answers it at every revision (a clear, documented error).
 MISSING_CAPABILITY = -32021
+
+
+class CallRefused(JsonRpcError):
+    """A JSON-RPC error whose journal ``error_code`` is llmts's reason rather than ``jsonrpc_<code>``."""
+
+    def __init__(self, code: int, message: str, reason: str) -> None:
+        super().__init__(code, message)
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,10 +133,12 @@ def _asks(result: McpToolResult, client: McpClient) -> tuple[ServerAsk, ...]:
 
 
 def _notifications(
-    result: McpToolResult, token: str | int | None, version: str
+    result: McpToolResult, token: str | int | None, client: McpClient
 ) -> tuple[dict[str, Any], ...]:
     notes: list[dict[str, Any]] = []
-    flood = result.flood
+    # The flood is logging at level info: not for a client that asked for less (``logging/setLevel``).
+    flood = result.flood if client.wants_log("info") else 0
+    version = client.version
     for number in range(1, flood + 1):
         notes.append(
             {
@@ -143,15 +168,27 @@ def _response(
     return {"jsonrpc": "2.0", "id": answer_id, "result": call_result(result, version)}, None
 
 
-def plan_call(state: McpServerState, client: McpClient, message: Message) -> CallPlan:
+def _asks_client(result: McpToolResult) -> bool:
+    return result.elicit is not None or result.sample is not None or result.list_roots
+
+
+def plan_call(state: McpServerState, client: McpClient, message: Message, *, sse: bool = True) -> CallPlan:
     """Consume the result that answers ``message`` and plan its answer; ``JsonRpcError`` for an unknown
-    tool, an exhausted script, or a server request the client cannot take."""
+    tool, an exhausted script, or a server request the client cannot take (the client's capabilities and
+    revision, and ``sse``: whether its answer may be an SSE stream). A refused call consumes nothing."""
     assert message.id is not None
     name, arguments = call_arguments(message)
     tool = state.tools.get(name)
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
-    taken = state.take_result(tool, arguments)
+
+    def check(result: McpToolResult) -> None:  # under the script's lock, before the result is consumed
+        _asks(result, client)
+        if not sse and _asks_client(result):
+            text = "this call asks the client something first: accept text/event-stream"
+            raise CallRefused(INVALID_REQUEST, text, "mcp_not_acceptable")
+
+    taken = state.take_result(tool, arguments, check)
     if taken is None:
         what = "no scripted result left" if tool.results else "no scripted results"
         raise JsonRpcError(
@@ -175,7 +212,7 @@ def planned(
         index=index,
         delay_seconds=result.delay_ms / 1000,
         asks=_asks(result, client) if asks else (),
-        notifications=_notifications(result, _progress_token(message), client.version),
+        notifications=_notifications(result, _progress_token(message), client),
         response=response,
         error_code=error_code,
         delivery=result.stream_delivery,

@@ -1,10 +1,11 @@
 """An MCP server's client sessions (``Mcp-Session-Id``): what each client negotiated, its subscriptions,
-the notifications waiting for its GET stream, the server's requests waiting for its answers, and its
-calls in flight (so ``notifications/cancelled`` can end them).
+the messages waiting for its stream, the server's requests waiting for its answers, and its calls in
+flight (so ``notifications/cancelled`` can end them).
 
-Sans-IO: waiting happens in the server layer (``llmts/server/peers/mcp_http.py``) on the ``threading``
+Sans-IO: waiting happens in the server layer (``llmts/server/peers/mcp_*.py``) on the ``threading``
 events these objects set; under the gevent worker ``threading`` is gevent's, so a wait never blocks the
-worker. Every collection is bounded (``PEER_LIMITS``).
+worker. Everything a client session keeps is bounded (``PEER_LIMITS``): of what the client sent at its
+handshake only which server requests it can take and its name and version, cut to ``_INFO_CHARS``.
 """
 
 from __future__ import annotations
@@ -12,12 +13,22 @@ from __future__ import annotations
 import secrets
 import threading
 from collections import OrderedDict, deque
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from llmts.peers.jsonrpc import Message, RequestId
 from llmts.schema.peer_limits import PEER_LIMITS
 
-__all__ = ["ClientBook", "McpClient", "PendingAnswer"]
+__all__ = ["LOG_LEVELS", "ClientBook", "Flight", "McpClient", "PendingAnswer", "Sent"]
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+# The client capabilities llmts acts on: the server requests a tool may send before its result.
+_ASKABLE = ("elicitation", "sampling", "roots")
+# ``clientInfo.name`` and ``.version`` are kept at most this long (nothing else of ``clientInfo``).
+_INFO_CHARS = 256
+
+# Told whether a queued answer left on the client's stream (True) or never will (False).
+Sent = Callable[[bool], None]
 
 
 class PendingAnswer:
@@ -32,27 +43,74 @@ class PendingAnswer:
         self.done = threading.Event()
         self.answer: Message | None = None
 
+    def request(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        """The JSON-RPC request the client is sent."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.id, "method": self.method}
+        if params is not None:
+            message["params"] = params
+        return message
+
+    def record(self) -> dict[str, Any]:
+        """The journal's ``client_answers`` item of the client's answer."""
+        answer = self.answer
+        assert answer is not None
+        record: dict[str, Any] = {"method": self.method, "id": self.id}
+        if answer.error is not None:
+            record["error"] = answer.error
+        else:
+            record["result"] = answer.result
+        return record
+
+
+class Flight:
+    """A call in flight: ``cancelled`` is set by ``notifications/cancelled`` (or the session ending);
+    ``on_cancel``, when set, is run then too (the server layer cuts a delivery short with it)."""
+
+    __slots__ = ("cancelled", "on_cancel")
+
+    def __init__(self) -> None:
+        self.cancelled = threading.Event()
+        self.on_cancel: Callable[[], None] | None = None
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+        hook = self.on_cancel
+        if hook is not None:
+            hook()
+
+
+def _text(value: Any) -> str | None:
+    return value[:_INFO_CHARS] if isinstance(value, str) else None
+
 
 class McpClient:
     """One client session. ``ended``: closed by DELETE, eviction, or the server leaving the
     configuration (404 from then on, like an id never issued); ``expired``: the ``session_expired`` fault
-    (404 from then on, but the id stays known so the journal can say why)."""
+    (404 from then on, but the id stays known so the journal can say why).
+
+    Its stream's queue holds notifications (at most ``mcp_pending_notifications``: the oldest is dropped
+    beyond it) and, on the legacy transport, answers and the server's requests, which are never dropped:
+    at most ``mcp_legacy_calls_in_flight`` wait, and ``offer`` refuses more until the stream took some
+    (``room`` is set then)."""
 
     __slots__ = (
         "_in_flight",
         "_lock",
         "_next_request",
-        "_outbox",
+        "_notes",
         "_pending",
+        "_queue",
+        "_replies",
         "_stream",
-        "capabilities",
         "client_info",
+        "declared",
         "ended",
         "expired",
         "id",
         "initialized",
         "legacy",
         "log_level",
+        "room",
         "subscriptions",
         "version",
         "wake",
@@ -61,57 +119,104 @@ class McpClient:
     def __init__(
         self,
         version: str,
-        capabilities: dict[str, Any],
-        client_info: dict[str, Any],
+        capabilities: Mapping[str, Any],
+        client_info: Mapping[str, Any],
         *,
         legacy: bool = False,
-        session_id: str | None = None,
     ) -> None:
-        self.id = session_id or secrets.token_hex(16)
-        self.version = version
-        self.capabilities = capabilities
-        self.client_info = client_info
+        self.id = secrets.token_hex(16)
         self.legacy = legacy
+        self.handshake(version, capabilities, client_info)
         self.initialized = False
         self.ended = False
         self.expired = False
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
-        # Set when something is waiting for the GET stream, or the session ended.
+        # Set when something is waiting for the stream, or the session ended.
         self.wake = threading.Event()
+        # Set when the stream took answers (``offer`` may succeed again), or the session ended.
+        self.room = threading.Event()
         self._lock = threading.Lock()
-        self._outbox: deque[dict[str, Any]] = deque(maxlen=PEER_LIMITS["mcp_pending_notifications"])
+        # (message, sent callback or None for a notification), in the order they are to be written.
+        self._queue: deque[tuple[dict[str, Any], Sent | None]] = deque()
+        self._notes = 0
+        self._replies = 0
         self._pending: dict[str, PendingAnswer] = {}
-        self._in_flight: dict[RequestId, threading.Event] = {}
+        self._in_flight: dict[RequestId, Flight] = {}
         self._next_request = 0
         self._stream: object | None = None
+
+    def handshake(
+        self, version: str, capabilities: Mapping[str, Any], client_info: Mapping[str, Any]
+    ) -> None:
+        """What ``initialize`` negotiated; only a bounded copy of what the client sent is kept."""
+        self.version = version
+        self.declared = frozenset(name for name in _ASKABLE if isinstance(capabilities.get(name), dict))
+        self.client_info = {
+            "name": _text(client_info.get("name")),
+            "version": _text(client_info.get("version")),
+        }
 
     @property
     def usable(self) -> bool:
         return not (self.ended or self.expired)
 
     def declares(self, capability: str) -> bool:
-        return isinstance(self.capabilities.get(capability), dict)
+        return capability in self.declared
 
-    # --- the GET stream -------------------------------------------------------------------------------
+    def wants_log(self, level: str) -> bool:
+        """Whether a ``notifications/message`` at ``level`` goes to this client (``logging/setLevel``)."""
+        wanted = self.log_level
+        return wanted is None or LOG_LEVELS.index(level) >= LOG_LEVELS.index(wanted)
 
-    def push(self, message: dict[str, Any]) -> None:
-        """A server message for the GET stream (the oldest is dropped when the outbox is full)."""
+    # --- the stream -----------------------------------------------------------------------------------
+
+    def push(self, notification: dict[str, Any]) -> None:
+        """A server notification for the stream (the oldest notification is dropped when too many wait)."""
         with self._lock:
-            self._outbox.append(message)
+            self._queue.append((notification, None))
+            self._notes += 1
+            if self._notes > PEER_LIMITS["mcp_pending_notifications"]:
+                self._drop_oldest_note()
         self.wake.set()
 
-    def drain(self) -> list[dict[str, Any]]:
+    def _drop_oldest_note(self) -> None:
+        for index, (_, sent) in enumerate(self._queue):
+            if sent is None:
+                del self._queue[index]
+                self._notes -= 1
+                return
+
+    def offer(self, message: dict[str, Any], sent: Sent) -> bool:
+        """An answer or a server request for the stream, never dropped: False (nothing queued) when the
+        session ended or ``mcp_legacy_calls_in_flight`` already wait; ``sent`` is told how it ended."""
+        with self._lock:
+            if not self.usable:
+                return False
+            if self._replies >= PEER_LIMITS["mcp_legacy_calls_in_flight"]:
+                self.room.clear()
+                return False
+            self._queue.append((message, sent))
+            self._replies += 1
+        self.wake.set()
+        return True
+
+    def drain(self) -> list[tuple[dict[str, Any], Sent | None]]:
+        """Everything waiting for the stream, oldest first (the stream tells each ``sent``)."""
         with self._lock:
             self.wake.clear()
-            messages = list(self._outbox)
-            self._outbox.clear()
-        if self.ended or self.expired:
+            messages = list(self._queue)
+            self._queue.clear()
+            self._notes = 0
+            if self._replies:
+                self._replies = 0
+                self.room.set()
+        if not self.usable:
             self.wake.set()
         return messages
 
     def attach_stream(self) -> object:
-        """A new GET stream takes over from an older one of this session (which then ends)."""
+        """A new stream takes over from an older one of this session (which then ends)."""
         token = object()
         with self._lock:
             self._stream = token
@@ -133,7 +238,7 @@ class McpClient:
             self._next_request += 1
             pending = PendingAnswer(f"llmts-{self._next_request}", method)
             self._pending[pending.id] = pending
-        if self.ended or self.expired:
+        if not self.usable:
             pending.done.set()
         return pending
 
@@ -152,33 +257,40 @@ class McpClient:
 
     # --- calls in flight ------------------------------------------------------------------------------
 
-    def call_started(self, request_id: RequestId) -> threading.Event:
-        cancelled = threading.Event()
+    def call_started(self, request_id: RequestId) -> Flight:
+        flight = Flight()
         with self._lock:
-            self._in_flight[request_id] = cancelled
-        return cancelled
+            self._in_flight[request_id] = flight
+        return flight
 
     def calls_in_flight(self) -> int:
         with self._lock:
             return len(self._in_flight)
 
-    def call_ended(self, request_id: RequestId) -> None:
+    def call_ended(self, request_id: RequestId, flight: Flight) -> None:
         with self._lock:
-            self._in_flight.pop(request_id, None)
+            if self._in_flight.get(request_id) is flight:
+                del self._in_flight[request_id]
 
-    def cancel(self, request_id: Any) -> bool:
-        """``notifications/cancelled`` for a call in flight: its waits end and it answers nothing more."""
-        with self._lock:
-            cancelled = self._in_flight.get(request_id)
-        if cancelled is None:
+    def cancel(self, request_id: object) -> bool:
+        """``notifications/cancelled`` for a call in flight: its waits end and it answers nothing more.
+        Only a JSON-RPC id (a string or an integer) names a call."""
+        if not (
+            isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool))
+        ):
             return False
-        cancelled.set()
+        with self._lock:
+            flight = self._in_flight.get(request_id)
+        if flight is None:
+            return False
+        flight.cancel()
         return True
 
     # --- the end --------------------------------------------------------------------------------------
 
     def end(self, *, expired: bool = False) -> None:
-        """Close the session: its GET stream ends and every wait on it returns."""
+        """Close the session: its stream ends, every wait on it returns, and the answers still waiting
+        for the stream are told they never left."""
         with self._lock:
             if expired:
                 self.expired = True
@@ -187,10 +299,16 @@ class McpClient:
             pending = list(self._pending.values())
             self._pending.clear()
             flights = list(self._in_flight.values())
+            unsent = [sent for _, sent in self._queue if sent is not None]
+            self._queue.clear()
+            self._notes = self._replies = 0
         for waiting in pending:
             waiting.done.set()
         for flight in flights:
-            flight.set()
+            flight.cancelled.set()
+        for sent in unsent:
+            sent(False)
+        self.room.set()
         self.wake.set()
 
 
@@ -206,7 +324,12 @@ class ClientBook:
         self._limit = limit
 
     def open(
-        self, version: str, capabilities: dict[str, Any], client_info: dict[str, Any], *, legacy: bool = False
+        self,
+        version: str,
+        capabilities: Mapping[str, Any],
+        client_info: Mapping[str, Any],
+        *,
+        legacy: bool = False,
     ) -> McpClient:
         client = McpClient(version, capabilities, client_info, legacy=legacy)
         with self._lock:

@@ -14,9 +14,10 @@ from llmts.peers.jsonrpc import (
     JsonRpcError,
     Message,
     RequestId,
+    error_response,
 )
 from llmts.peers.mcp.calls import CallPlan, plan_call
-from llmts.peers.mcp.clients import McpClient
+from llmts.peers.mcp.clients import LOG_LEVELS, McpClient
 from llmts.peers.mcp.render import (
     initialize_result,
     page,
@@ -44,7 +45,6 @@ __all__ = [
 
 # The 2025 specification's code for an unknown resource URI.
 RESOURCE_NOT_FOUND = -32002
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +60,9 @@ def _result(request_id: RequestId, result: dict[str, Any]) -> Answer:
 
 
 def error_answer(request_id: RequestId | None, error: JsonRpcError) -> Answer:
-    return Answer({"jsonrpc": "2.0", "id": request_id, "error": error.to_object()}, f"jsonrpc_{error.code}")
+    """The error's response; journaled as ``jsonrpc_<code>``, or llmts's reason for a refused call."""
+    reason = getattr(error, "reason", None) or f"jsonrpc_{error.code}"
+    return Answer(error_response(request_id, error.code, error.message, error.data), reason)
 
 
 def initialize(
@@ -82,7 +84,7 @@ def initialize(
     if client is None:
         client = state.clients.open(version, capabilities, client_info)
     else:
-        client.version, client.capabilities, client.client_info = version, capabilities, client_info
+        client.handshake(version, capabilities, client_info)
     return client, _result(message.id, initialize_result(state.config, version))
 
 
@@ -95,15 +97,18 @@ def notified(client: McpClient, message: Message) -> None:
         client.cancel(message.params.get("requestId"))
 
 
-def answer(state: McpServerState, client: McpClient, message: Message) -> Answer | CallPlan:
-    """Any request but ``initialize``; a ``JsonRpcError`` from a method becomes its error answer."""
+def answer(
+    state: McpServerState, client: McpClient, message: Message, *, sse: bool = True
+) -> Answer | CallPlan:
+    """Any request but ``initialize``; a ``JsonRpcError`` from a method becomes its error answer. ``sse``:
+    whether the answer may be an SSE stream (a call that asks the client something first must be)."""
     assert message.id is not None and message.method is not None
     method = _METHODS.get(message.method)
     try:
         if method is None:
             raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {message.method}")
         if method is _call:
-            return plan_call(state, client, message)
+            return plan_call(state, client, message, sse=sse)
         return _result(message.id, method(state, client, message.params))
     except JsonRpcError as error:
         return error_answer(message.id, error)

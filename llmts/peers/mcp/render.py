@@ -20,6 +20,7 @@ from llmts.schema.mcp import (
     McpTool,
     McpToolResult,
 )
+from llmts.schema.peer_limits import PEER_LIMITS
 
 __all__ = [
     "call_result",
@@ -36,6 +37,9 @@ __all__ = [
 
 _Item = TypeVar("_Item")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.\-]+)\}")
+# A prompt text once ``prompts/get`` filled its placeholders: no longer than a configured text may be.
+_FILLED_CHARS = PEER_LIMITS["mcp_text_chars"]
+_DIGITS = re.compile(r"[0-9]{1,9}")
 
 
 def server_capabilities(version: str) -> dict[str, Any]:
@@ -144,12 +148,23 @@ def prompt_item(prompt: McpPrompt, version: str) -> dict[str, Any]:
 
 
 def _fill(text: str, arguments: dict[str, str]) -> str:
+    """``text`` with its placeholders filled; a result longer than ``mcp_text_chars`` is invalid params
+    (measured before it is built: a client's argument may fill thousands of placeholders)."""
+    size = len(text)
+    for match in _PLACEHOLDER.finditer(text):
+        value = arguments.get(match[1])
+        if value is not None:
+            size += len(value) - len(match[0])
+    if size > _FILLED_CHARS:
+        raise JsonRpcError(
+            INVALID_PARAMS, f"the prompt's text with these arguments exceeds {_FILLED_CHARS} characters"
+        )
     return _PLACEHOLDER.sub(lambda match: arguments.get(match[1], match[0]), text)
 
 
 def prompt_messages(prompt: McpPrompt, arguments: dict[str, str]) -> dict[str, Any]:
     """``prompts/get``: the messages with ``{argument}`` placeholders filled (unknown ones stay as
-    written); a required argument left out is invalid params."""
+    written), each text at most ``mcp_text_chars`` long; a required argument left out is invalid params."""
     missing = [a.name for a in prompt.arguments if a.required and a.name not in arguments]
     if missing:
         raise JsonRpcError(INVALID_PARAMS, f"prompt {prompt.name!r} needs argument(s) {', '.join(missing)}")
@@ -171,10 +186,11 @@ def prompt_messages(prompt: McpPrompt, arguments: dict[str, str]) -> dict[str, A
 
 def page(items: Sequence[_Item], cursor: object, size: int | None) -> tuple[Sequence[_Item], str | None]:
     """One page of a list method and the cursor of the next (None on the last page). A cursor is the
-    decimal offset of the page it names; anything else is invalid params."""
+    decimal offset of the page it names, in ASCII digits (``str.isdigit`` also admits superscripts, which
+    ``int`` cannot read); anything else is invalid params."""
     start = 0
     if cursor is not None:
-        if not isinstance(cursor, str) or not cursor.isdigit() or len(cursor) > 9 or int(cursor) > len(items):
+        if not isinstance(cursor, str) or not _DIGITS.fullmatch(cursor) or int(cursor) > len(items):
             raise JsonRpcError(INVALID_PARAMS, "invalid cursor")
         start = int(cursor)
     if size is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import secrets
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from llmts.peers.mcp.clients import ClientBook
@@ -83,6 +84,9 @@ class _Cursor:
 
 
 class McpServerState:
+    """``closed``: a reset, configure or delete replaced this state; a call still waiting on it is
+    superseded (the server layer's ``stopper``)."""
+
     __slots__ = (
         "_cursors",
         "_inputs",
@@ -109,24 +113,34 @@ class McpServerState:
 
     # --- the tool script ----------------------------------------------------------------------------
 
-    def take_result(self, tool: McpTool, arguments: dict[str, Any]) -> tuple[int, McpToolResult] | None:
+    def take_result(
+        self,
+        tool: McpTool,
+        arguments: dict[str, Any],
+        check: Callable[[McpToolResult], None] | None = None,
+    ) -> tuple[int, McpToolResult] | None:
         """The result that answers this call, consumed: the first unconsumed one whose ``when`` matches;
-        when none is left, the tool's ``terminal_policy`` decides (None: reject)."""
+        when none is left, the tool's ``terminal_policy`` decides (None: reject). ``check`` may refuse the
+        chosen result by raising, before anything is consumed."""
         results = tool.results
         with self._lock:
-            cursor = self._cursors.get(tool.name)
-            if cursor is None:
-                cursor = self._cursors[tool.name] = _Cursor(len(results))
+            # A new cursor (the first call, a restart) is kept only once a result is consumed.
+            cursor = self._cursors.get(tool.name) or _Cursor(len(results))
             index = self._first(results, cursor, arguments)
             if index is None and tool.terminal_policy == "restart" and cursor.order:
-                cursor = self._cursors[tool.name] = _Cursor(len(results))
+                cursor = _Cursor(len(results))
                 index = self._first(results, cursor, arguments)
             if index is None and tool.terminal_policy == "repeat_last_response":
                 for consumed in reversed(cursor.order):
                     if _matches(results[consumed], arguments):
+                        if check is not None:
+                            check(results[consumed])
                         return consumed, results[consumed]
             if index is None:
                 return None
+            if check is not None:
+                check(results[index])
+            self._cursors[tool.name] = cursor
             cursor.used[index] = True
             cursor.order.append(index)
             return index, results[index]

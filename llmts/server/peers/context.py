@@ -4,7 +4,7 @@ registry, metrics and request ids."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, MutableSet
+from collections.abc import Callable, Iterable, Mapping, MutableSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,9 +17,10 @@ from llmts.schema.faults import FrameKind, StreamDelivery
 from llmts.server.api.metrics import ProcessMetrics
 from llmts.server.http.wsgi import StartResponse, read_body
 from llmts.server.respond import respond
+from llmts.transport import WaitOutcome, client_socket, wait
 from llmts.transport.deadline import ActiveDelivery
 
-__all__ = ["PeerRequest", "PeerServices", "sse_frames"]
+__all__ = ["PeerRequest", "PeerServices", "client_gone", "sse_frames", "wait_delay"]
 
 
 @dataclass(slots=True)
@@ -124,3 +125,18 @@ def sse_frames(
     frames = [prefix + b"data: " + orjson.dumps(message) + b"\n\n" for message in messages]
     kinds = [FrameKind.CONTENT] * (len(frames) - 1) + [FrameKind.TERMINAL] if frames else []
     return frames, kinds
+
+
+def wait_delay(request: PeerRequest, seconds: float, cancelled: Callable[[], bool]) -> WaitOutcome:
+    """A scripted ``delay_ms`` before an answer, outside every lock: ended early by the client leaving
+    (``CLIENT_GONE``) or by ``cancelled`` (``CANCELLED``)."""
+    return wait(seconds, client_socket(request.environ), cancelled)
+
+
+def client_gone(request: PeerRequest, entry: JournalRecord) -> Iterable[bytes]:
+    """The client left before anything was written: the entry ends as 499 ``client_gone``."""
+    entry.client_gone()
+    request.session.journal.finish(entry)
+    request.services.metrics.record(entry)
+    request.start_response("499 Client Closed Request", [("Content-Length", "0")])
+    return []

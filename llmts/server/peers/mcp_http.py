@@ -9,23 +9,24 @@ HTTP+SSE transport is ``mcp_legacy.py``.
 
 Status codes follow what the official clients survive (docs/mcp.md, "Status codes"): a JSON-RPC error to
 a well-formed request is HTTP 200 (mcp 1.x drops its whole session on any other 4xx but 404); malformed
-messages and header errors are 4xx with a JSON-RPC error body; nothing is a 500.
+messages and header errors are 4xx with a JSON-RPC error body, journaled when they answer a request;
+nothing is a 500. The body is read before the server's state is looked up, so a reset or configure that
+lands meanwhile is in force for the request; a call that waits stops when that state is replaced.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import orjson
 
-from llmts.errors import RouteNotFound
+from llmts.errors import LlmtsError, RouteNotFound
 from llmts.peers.jsonrpc import (
-    INTERNAL_ERROR,
     INVALID_REQUEST,
     JsonRpcError,
     Message,
     RequestId,
+    error_response,
     parse_message,
 )
 from llmts.peers.mcp import (
@@ -44,27 +45,23 @@ from llmts.peers.mcp.revisions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from llmts.providers.base import Reply
 from llmts.runtime.journal import JournalRecord
 from llmts.schema.faults import CONNECTION_MODES, FrameKind
-from llmts.server.peers.context import PeerRequest, PeerServices
-from llmts.server.peers.mcp_common import accepts, journal_call, mcp_state
+from llmts.server.peers.context import PeerRequest, PeerServices, client_gone, wait_delay
+from llmts.server.peers.mcp_common import accepts, check_server, journal_call, mcp_state, stopped, stopper
 from llmts.server.peers.mcp_streams import (
     OPENING_FRAME,
     SSE_HEADERS,
+    Cancellable,
     event_frame,
     get_stream,
     staged_call,
-    stopper,
 )
-from llmts.transport import WaitOutcome, client_socket, wait
+from llmts.transport import WaitOutcome, client_socket
 
 __all__ = ["McpHttp"]
 
 _JSON = "application/json"
 _SESSION_HEADER = "Mcp-Session-Id"
 _ALLOW = [("Allow", "GET, POST, DELETE")]
-
-
-def _error_message(request_id: RequestId | None, code: int, text: str, data: Any = None) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": JsonRpcError(code, text, data).to_object()}
 
 
 class McpHttp:
@@ -75,43 +72,63 @@ class McpHttp:
         if request.rest in ("/sse", "/messages"):
             from llmts.server.peers.mcp_legacy import legacy
 
-            return legacy(request, mcp_state(request))
+            return legacy(request)
         if request.rest:
             raise RouteNotFound(f"no route {request.method} {request.mount}{request.rest}")
-        state = mcp_state(request)
         method = request.method
         if method == "POST":
-            return self._post(request, state)
+            return self._post(request)
         if method == "GET":
-            return self._get(request, state)
+            return self._get(request, mcp_state(request))
         if method == "DELETE":
-            return self._delete(request, state)
-        return self._refuse(request, 405, INVALID_REQUEST, f"{method} is not allowed here", _ALLOW)
+            return self._delete(request, mcp_state(request))
+        check_server(request)
+        return self._refuse(request, 405, f"{method} is not allowed here", _ALLOW)
 
-    # --- answers without a journal entry ----------------------------------------------------------------
+    # --- answers before the method runs ---------------------------------------------------------------
 
     def _refuse(
         self,
         request: PeerRequest,
         status: int,
-        code: int,
         text: str,
         headers: list[tuple[str, str]] | None = None,
         request_id: RequestId | None = None,
+        entry: JournalRecord | None = None,
+        reason: str | None = None,
     ) -> Iterable[bytes]:
-        self._services.metrics.reject("mcp", status)
-        return request.json(status, _error_message(request_id, code, text), headers)
+        """An HTTP-level refusal (-32600), journaled as ``reason`` when it answers a request's ``entry``."""
+        payload = error_response(request_id, INVALID_REQUEST, text)
+        if entry is None:
+            self._services.metrics.reject("mcp", status)
+            return request.json(status, payload, headers)
+        if reason is not None:
+            entry.failed(reason)
+        return request.json(status, payload, headers, entry=entry)
+
+    def _entry(self, request: PeerRequest, message: Message, body: bytes, modern: bool) -> JournalRecord:
+        """A request's journal entry; a method llmts does not serve is journaled as ``unknown`` (a client
+        cannot grow the metrics' labels)."""
+        assert message.method is not None
+        known = message.method in KNOWN_METHODS or (modern and message.method == "server/discover")
+        entry = request.journal(
+            message.method if known else "unknown", self._services.new_request_id("mcp_"), body
+        )
+        if message.method == "tools/call":
+            journal_call(request, entry, message)
+        return entry
 
     def _accepted(self, request: PeerRequest) -> Iterable[bytes]:
         return request.reply(Reply(202, [("Content-Type", _JSON)]))
 
     def _client(self, request: PeerRequest, state: McpServerState) -> McpClient | str:
-        """The request's client session, or why there is none (400: no header, 404: unknown or ended)."""
+        """The request's client session, or why there is none (400: no header, 404: unknown or ended). A
+        legacy transport's session is not one of this transport's."""
         session_id = request.header(_SESSION_HEADER)
         if not session_id:
             return "missing"
         client = state.clients.get(session_id)
-        if client is None or not client.usable:
+        if client is None or client.legacy or not client.usable:
             return "expired" if client is not None and client.expired else "unknown"
         return client
 
@@ -123,29 +140,32 @@ class McpHttp:
 
     # --- POST ----------------------------------------------------------------------------------------
 
-    def _post(self, request: PeerRequest, state: McpServerState) -> Iterable[bytes]:
+    def _post(self, request: PeerRequest) -> Iterable[bytes]:
+        check_server(request)
         json_ok, sse_ok = accepts(request.header("Accept"))
         content_type = str(request.environ.get("CONTENT_TYPE", "")).split(";", 1)[0].strip().lower()
-        body = request.read_body()
+        try:
+            body = request.read_body()
+        except LlmtsError as error:  # too large, too slow, cut short: journaled, the connection closed
+            entry = request.journal("invalid", self._services.new_request_id("mcp_"))
+            entry.failed(error.code)
+            payload = error_response(None, INVALID_REQUEST, str(error), {"code": error.code})
+            return request.json(error.http_status, payload, [("Connection", "close")], entry=entry)
+        # After the body: a reset or configure while it arrived is in force for this request.
+        state = mcp_state(request)
         try:
             message = parse_message(body)
         except JsonRpcError as error:
             entry = request.journal("invalid", self._services.new_request_id("mcp_"), body)
-            return self._send(
-                request, entry, Answer(_error_message(None, error.code, error.message)), 400, sse=False
-            )
-        if not (json_ok or sse_ok):
-            return self._refuse(
-                request, 406, INVALID_REQUEST, "Not Acceptable: accept application/json or text/event-stream"
-            )
-        if content_type != _JSON:
-            return self._refuse(
-                request, 415, INVALID_REQUEST, "Unsupported Media Type: send application/json"
-            )
-        if request.header("Mcp-Protocol-Version") in MODERN_VERSIONS:
+            return self._send(request, entry, error_answer(None, error), 400, sse=False)
+        modern = request.header("Mcp-Protocol-Version") in MODERN_VERSIONS
+        refusal = self._refusal(request, json_ok, sse_ok, content_type, modern)
+        if refusal is not None:
+            status, text, reason = refusal
+            refused = self._entry(request, message, body, modern) if message.is_request else None
+            return self._refuse(request, status, text, request_id=message.id, entry=refused, reason=reason)
+        if modern:
             return self._modern(request, state, message, body, json_ok, sse_ok)
-        if (problem := self._version_error(request)) is not None:
-            return self._refuse(request, 400, INVALID_REQUEST, problem, request_id=message.id)
         if message.method == "initialize" and message.id is not None:
             entry = request.journal("initialize", self._services.new_request_id("mcp_"), body)
             opened, reply = initialize(state, message)
@@ -160,18 +180,27 @@ class McpHttp:
             else:
                 notified(client, message)
             return self._accepted(request)
-        assert message.method is not None and message.id is not None
-        # A method llmts does not serve is journaled as ``unknown``: a client cannot grow the metrics' labels.
-        operation = message.method if message.method in KNOWN_METHODS else "unknown"
-        entry = request.journal(operation, self._services.new_request_id("mcp_"), body)
-        if message.method == "tools/call":
-            journal_call(request, entry, message)
+        assert message.id is not None
+        entry = self._entry(request, message, body, modern=False)
         if isinstance(client, str):
             return self._session_refused(request, client, message.id, entry)
-        outcome = answer(state, client, message)
+        outcome = answer(state, client, message, sse=sse_ok)
         if isinstance(outcome, Answer):
             return self._send(request, entry, outcome, 200, sse=not json_ok)
         return self._call(request, state, client, message.id, outcome, entry, json_ok, sse_ok)
+
+    def _refusal(
+        self, request: PeerRequest, json_ok: bool, sse_ok: bool, content_type: str, modern: bool
+    ) -> tuple[int, str, str] | None:
+        """What the headers refuse: (status, text, journal reason), or None."""
+        if not (json_ok or sse_ok):
+            text = "Not Acceptable: accept application/json or text/event-stream"
+            return 406, text, "mcp_not_acceptable"
+        if content_type != _JSON:
+            return 415, "Unsupported Media Type: send application/json", "mcp_unsupported_media_type"
+        if not modern and (problem := self._version_error(request)) is not None:
+            return 400, problem, "mcp_unsupported_protocol_version"
+        return None
 
     def _modern(
         self,
@@ -185,12 +214,8 @@ class McpHttp:
         """A 2026-07-28 request: no session, the envelope in ``params._meta`` (llmts/peers/mcp/modern.py)."""
         if not message.is_request:  # nothing to answer: a cancel aborts its own POST at this revision
             return self._accepted(request)
-        assert message.method is not None and message.id is not None
-        known = message.method in KNOWN_METHODS or message.method == "server/discover"
-        operation = message.method if known else "unknown"
-        entry = request.journal(operation, self._services.new_request_id("mcp_"), body)
-        if message.method == "tools/call":
-            journal_call(request, entry, message)
+        assert message.id is not None
+        entry = self._entry(request, message, body, modern=True)
         try:
             client = envelope(message, request.header)
         except JsonRpcError as error:
@@ -215,7 +240,7 @@ class McpHttp:
             status, text = 404, "Session not found: it expired (a scripted session_expired fault)"
         else:
             status, text = 404, "Session not found"
-        message = _error_message(request_id, INVALID_REQUEST, text)
+        message = error_response(request_id, INVALID_REQUEST, text)
         if entry is None:
             self._services.metrics.reject("mcp", status)
             return request.json(status, message)
@@ -260,15 +285,14 @@ class McpHttp:
         json_ok: bool,
         sse_ok: bool,
     ) -> Iterable[bytes]:
-        session = request.session
-        cancelled = client.call_started(request_id)
-        stop = stopper(request, client, session.generation, cancelled)
-        handed_over = False
+        flight = client.call_started(request_id)
+        stop = stopper(state, client, flight.cancelled)
+        handed_over = False  # the call stays in flight with its answer's body (a cancel may still end it)
         try:
             if plan.delay_seconds:
-                outcome = wait(plan.delay_seconds, client_socket(request.environ), lambda: stop() is not None)
+                outcome = wait_delay(request, plan.delay_seconds, lambda: stop() is not None)
                 if outcome is WaitOutcome.CLIENT_GONE:
-                    return self._client_gone(request, entry)
+                    return client_gone(request, entry)
                 if outcome is WaitOutcome.CANCELLED:
                     return self._stopped(request, entry, request_id, stop() or "superseded", json_ok)
             if plan.expire:
@@ -284,22 +308,14 @@ class McpHttp:
                     request, entry, Answer(plan.response, plan.error_code), 200, sse=not json_ok
                 )
             if not sse_ok:
-                if plan.asks:
-                    text = "this call asks the client something first: accept text/event-stream"
-                    return self._send(
-                        request,
-                        entry,
-                        Answer(_error_message(request_id, INVALID_REQUEST, text), "mcp_not_acceptable"),
-                        200,
-                        sse=False,
-                    )
-                # A client that takes only JSON gets the result alone.
+                # A client that takes only JSON gets the result alone (a call that must ask it something
+                # first was refused before it consumed its result).
                 return self._send(request, entry, Answer(plan.response, plan.error_code), 200, sse=False)
             entry.parsed("tools/call", streaming=True)
             if plan.asks:
-                timeout = state.config.answer_timeout_ms / 1000
                 handed_over = True
-                return staged_call(request, client, request_id, plan, entry, stop, timeout)
+                timeout = state.config.answer_timeout_ms / 1000
+                return staged_call(request, client, request_id, plan, entry, stop, timeout, flight)
             frames = [OPENING_FRAME, *map(event_frame, plan.notifications), event_frame(plan.response)]
             kinds = [FrameKind.CONTENT] * (len(frames) - 1) + [FrameKind.TERMINAL]
             body = request.reply(
@@ -307,41 +323,30 @@ class McpHttp:
             )
             if plan.error_code is not None:
                 entry.rpc_error(plan.error_code)
-            return body
+            if delivery is None:
+                return body
+            handed_over = True
+            sock = client_socket(request.environ)
+            return Cancellable(body, flight, entry, sock, lambda: client.call_ended(request_id, flight))
         finally:
             if not handed_over:
-                client.call_ended(request_id)
-
-    def _client_gone(self, request: PeerRequest, entry: JournalRecord) -> Iterable[bytes]:
-        entry.client_gone()
-        request.session.journal.finish(entry)
-        self._services.metrics.record(entry)
-        request.start_response("499 Client Closed Request", [("Content-Length", "0")])
-        return []
+                client.call_ended(request_id, flight)
 
     def _stopped(
         self, request: PeerRequest, entry: JournalRecord, request_id: RequestId, reason: str, json_ok: bool
     ) -> Iterable[bytes]:
         if reason == "ended":
             return self._session_refused(request, "unknown", request_id, entry)
-        if reason == "superseded":
-            text = "llmts: the session was reset, reconfigured or deleted during the call"
-            code = "llm_test_server_request_superseded"
-        else:
-            text, code = "llmts: the client cancelled the call", "mcp_call_cancelled"
-        message = _error_message(request_id, INTERNAL_ERROR, text, {"code": code})
-        return self._send(request, entry, Answer(message, code), 200, sse=not json_ok)
+        return self._send(request, entry, stopped(request_id, reason), 200, sse=not json_ok)
 
     # --- GET and DELETE ------------------------------------------------------------------------------
 
     def _get(self, request: PeerRequest, state: McpServerState) -> Iterable[bytes]:
         _, sse_ok = accepts(request.header("Accept"))
         if not sse_ok:
-            return self._refuse(
-                request, 406, INVALID_REQUEST, "Not Acceptable: the GET stream is text/event-stream"
-            )
+            return self._refuse(request, 406, "Not Acceptable: the GET stream is text/event-stream")
         if (problem := self._version_error(request)) is not None:
-            return self._refuse(request, 400, INVALID_REQUEST, problem)
+            return self._refuse(request, 400, problem)
         client = self._client(request, state)
         if isinstance(client, str):
             return self._session_refused(request, client, None)

@@ -1,40 +1,44 @@
 """The MCP answers that wait on the client (docs/mcp.md): a ``tools/call`` whose SSE answer first sends
-the server's own requests (elicitation, sampling, roots) and waits for the client's POSTed answers, and
-the GET stream that carries server notifications (``list_changed``, ``resources/updated``).
+the server's own requests (elicitation, sampling, roots) and waits for the client's POSTed answers, the
+stream of a client session (the GET stream; the legacy transport's one stream), and cutting a call's
+delivery short when the client cancels it.
 
-Waiting happens here, outside every lock, in slices: a wait ends when the answer arrives (a ``threading``
-event, gevent's under the worker), when the client leaves (its socket reads EOF; a graceful stop shuts
-the read side, so it ends these waits too), when the session is reset, reconfigured or deleted, when the
-client session ends, or at its deadline (docs/architecture.md, "The agent's peers").
+Waiting happens here, outside every lock. A call's wait for an answer looks in 50 ms slices: it ends when
+the answer arrives (a ``threading`` event, gevent's under the worker), when the client leaves (its socket
+reads EOF; a graceful stop shuts the read side, so it ends these waits too), when the server's state is
+replaced (reset, configure, delete), when the client session ends, or at its deadline. An idle stream
+does not poll: it sleeps on its session's wake event until the next keep-alive, and a watcher on its
+socket wakes it when the client leaves (docs/architecture.md, "The agent's peers").
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import orjson
 
-from llmts.peers.jsonrpc import INTERNAL_ERROR, RequestId
+from llmts.peers.jsonrpc import RequestId, error_response
 from llmts.peers.mcp import CallPlan, McpClient, PendingAnswer
+from llmts.peers.mcp.clients import Flight
 from llmts.providers.base import Reply
 from llmts.runtime.journal import JournalRecord
 from llmts.schema.faults import FrameKind
 from llmts.server.peers.context import PeerRequest
+from llmts.server.peers.mcp_common import Stop, stopped
 from llmts.transport import DeliveryEvidence, client_socket, peer_gone
-from llmts.transport.deadline import ActiveDelivery
+from llmts.transport.deadline import ActiveDelivery, deadlines_available, stop_reading
 
 __all__ = [
     "OPENING_FRAME",
     "REQUEST_TIMEOUT",
     "SSE_HEADERS",
-    "Stop",
+    "Cancellable",
     "await_answer",
     "event_frame",
     "get_stream",
     "staged_call",
-    "stopper",
 ]
 
 SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")]
@@ -42,35 +46,16 @@ SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cach
 # SSE parser skips. It sends the response head at once and is the plan's first content frame.
 OPENING_FRAME = b": llmts\n\n"
 _KEEPALIVE = b": keepalive\n\n"
-# How often a wait looks at the client's socket and the session (also the bound on noticing a reset).
+# How often a call's wait looks at the client's socket and the session (also the bound on noticing a reset).
 _SLICE_SECONDS = 0.05
-# A comment on an idle GET stream this often, so proxies and idle timeouts keep it open.
+# A comment on an idle stream this often, so proxies and idle timeouts keep it open.
 _KEEPALIVE_SECONDS = 15.0
 # JSON-RPC code of a server request the client did not answer in time (mcp 2.x uses it for timeouts).
 REQUEST_TIMEOUT = -32001
 
-Stop = Callable[[], "str | None"]
-
 
 def event_frame(message: dict[str, Any]) -> bytes:
     return b"event: message\ndata: " + orjson.dumps(message) + b"\n\n"
-
-
-def stopper(request: PeerRequest, client: McpClient, generation: int, cancelled: Any) -> Stop:
-    """Why a call should stop waiting now: ``superseded`` (reset, configure, delete), ``ended`` (its
-    client session ended or expired), ``cancelled`` (``notifications/cancelled``), or None."""
-    session = request.session
-
-    def stop() -> str | None:
-        if not session.is_current(generation):
-            return "superseded"
-        if not client.usable:
-            return "ended"
-        if cancelled.is_set():
-            return "cancelled"
-        return None
-
-    return stop
 
 
 def await_answer(pending: PendingAnswer, seconds: float, sock: Any, stop: Stop) -> str:
@@ -89,43 +74,11 @@ def await_answer(pending: PendingAnswer, seconds: float, sock: Any, stop: Stop) 
             return "timeout"
 
 
-def _ask_message(pending: PendingAnswer, params: dict[str, Any] | None) -> dict[str, Any]:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "id": pending.id, "method": pending.method}
-    if params is not None:
-        message["params"] = params
-    return message
-
-
-def _answer_record(pending: PendingAnswer) -> dict[str, Any]:
-    answer = pending.answer
-    assert answer is not None
-    record: dict[str, Any] = {"method": pending.method, "id": pending.id}
-    if answer.error is not None:
-        record["error"] = answer.error
-    else:
-        record["result"] = answer.result
-    return record
-
-
-def _error(request_id: RequestId, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": request_id, "error": error}
-
-
-def _stopped_error(request_id: RequestId, reason: str) -> tuple[dict[str, Any], str]:
-    if reason == "superseded":
-        text = "llmts: the session was reset, reconfigured or deleted during the call"
-        code = "llm_test_server_request_superseded"
-    else:
-        text = f"llmts: the call ended ({reason})"
-        code = f"mcp_call_{reason}"
-    return _error(request_id, INTERNAL_ERROR, text, {"code": code}), code
-
-
-def _finish_unanswered(request: PeerRequest, entry: JournalRecord, sent: list[bytes], outcome: str) -> None:
-    """The stream ended before its result (the client left, or its session or call ended)."""
+def _finish_unanswered(
+    request: PeerRequest, entry: JournalRecord, sent: list[bytes], outcome: str, error_code: str | None
+) -> None:
+    """The stream ended before its result (the client left, its session or call ended, the server is
+    stopping)."""
     journal = request.session.journal
     journal.record_response(entry, b"".join(sent), None)
     evidence = DeliveryEvidence(None)
@@ -134,12 +87,60 @@ def _finish_unanswered(request: PeerRequest, entry: JournalRecord, sent: list[by
     evidence.emitted_bytes = sum(len(frame) for frame in sent)
     evidence.transport_outcome = outcome
     entry.apply_evidence(evidence)
+    if error_code is not None:
+        entry.rpc_error(error_code)
     journal.finish(entry)
     request.services.metrics.record(entry)
 
 
 def _ignore_start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
     return None
+
+
+class Cancellable:
+    """A call's answer body while ``notifications/cancelled`` may still end it: its delivery plan may wait
+    (``stall``, ``slow_drip``, ``delay_then_continue``), and only the client's socket ends those waits,
+    so a cancel shuts its read side (the stream then ends at once, journaled ``mcp_call_cancelled``).
+    ``close`` (every WSGI server calls it) closes the body, then forgets the call."""
+
+    __slots__ = ("_body", "_done", "_iterator")
+
+    def __init__(
+        self,
+        body: Iterable[bytes],
+        flight: Flight,
+        entry: JournalRecord,
+        sock: Any,
+        done: Callable[[], None],
+    ) -> None:
+        self._body = body
+        self._iterator = iter(body)
+        self._done: Callable[[], None] | None = done
+
+        def cut() -> None:
+            if not entry.completed:
+                entry.failed("mcp_call_cancelled")
+            stop_reading(sock)
+
+        flight.on_cancel = cut
+        if flight.cancelled.is_set():  # cancelled before the hook was set
+            cut()
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        return next(self._iterator)
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            done, self._done = self._done, None
+            if done is not None:
+                done()
 
 
 def staged_call(
@@ -150,6 +151,7 @@ def staged_call(
     entry: JournalRecord,
     stop: Stop,
     timeout: float,
+    flight: Flight,
 ) -> Iterator[bytes]:
     """The SSE answer of a call that asks the client first: each request, then its answer awaited (and
     journaled in ``client_answers``), then the rest through the transport with the result's delivery plan
@@ -160,7 +162,8 @@ def staged_call(
     journal = request.session.journal
     sent: list[bytes] = []
     handed_over = False
-    # Visible to a graceful stop while it waits (which shuts the read side: the wait sees the client gone).
+    # Visible to a graceful stop while it waits (which shuts the read side: the wait sees the client gone,
+    # and ``ended_by`` says it was the stop).
     waiting = ActiveDelivery(DeliveryEvidence(None), sock)
     active = request.services.deliveries
     if active is not None:
@@ -170,33 +173,42 @@ def staged_call(
         error_code: str | None = None
         for ask in plan.asks:
             pending = client.ask(ask.method)
-            frame = event_frame(_ask_message(pending, ask.params))
+            frame = event_frame(pending.request(ask.params))
             sent.append(frame)
             yield frame
             reason = await_answer(pending, timeout, sock, stop)
             if reason == "answered":
-                record = _answer_record(pending)
+                record = pending.record()
                 entry.client_answered(record, len(orjson.dumps(record)), journal.preview_bytes)
                 continue
             client.forget(pending)
-            if reason in ("client_gone", "ended", "cancelled"):
-                _finish_unanswered(
-                    request, entry, sent, "client_gone" if reason == "client_gone" else "early_end"
-                )
+            if reason == "client_gone" and waiting.evidence.ended_by == "shutdown":
+                # The stop ends the stream cleanly with the call's error, as a provider stream's early end.
+                answer = stopped(request_id, "shutdown")
+                frame = event_frame(answer.message)
+                sent.append(frame)
                 handed_over = True
-                if reason != "client_gone":
-                    entry.rpc_error(f"mcp_call_{reason}")
+                yield frame
+                _finish_unanswered(request, entry, sent, "early_end", answer.error_code)
+                return
+            if reason in ("client_gone", "ended", "cancelled"):
+                handed_over = True
+                if reason == "client_gone":
+                    _finish_unanswered(request, entry, sent, "client_gone", None)
+                else:
+                    _finish_unanswered(request, entry, sent, "early_end", f"mcp_call_{reason}")
                 return
             if reason == "timeout":
                 # As the specification asks of a sender that stops waiting: cancel, then fail the call.
                 cancel = {"requestId": pending.id, "reason": f"no answer within {timeout:g} s"}
                 final.append({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
                 text = f"llmts: the client did not answer {ask.method} within {timeout:g} s"
-                final.append(_error(request_id, REQUEST_TIMEOUT, text))
+                final.append(error_response(request_id, REQUEST_TIMEOUT, text))
                 error_code = "mcp_client_answer_timeout"
             else:
-                message, error_code = _stopped_error(request_id, reason)
-                final.append(message)
+                answer = stopped(request_id, reason)
+                final.append(answer.message)
+                error_code = answer.error_code
             break
         if active is not None:
             active.discard(waiting)
@@ -219,13 +231,55 @@ def staged_call(
         if error_code is not None:
             entry.rpc_error(error_code)
         handed_over = True
-        yield from body
+        if delivery is None:
+            yield from body
+        else:
+            yield from Cancellable(body, flight, entry, sock, lambda: None)
     finally:
-        client.call_ended(request_id)
+        flight.on_cancel = None
+        client.call_ended(request_id, flight)
         if active is not None:
             active.discard(waiting)
         if not handed_over:  # the client left while a request was being written
-            _finish_unanswered(request, entry, sent, "client_gone")
+            _finish_unanswered(request, entry, sent, "client_gone", None)
+
+
+class _Departure:
+    """Wakes an idle stream when its client's socket turns readable (the client left, or a graceful stop
+    shut the read side) without looking at the socket on a timer: a gevent read watcher that sets the
+    session's wake event once. Where there is no gevent hub (or no socket), ``watching`` is False and the
+    stream looks at the socket in slices instead."""
+
+    __slots__ = ("_event", "_watcher", "fired")
+
+    def __init__(self, sock: Any, event: Any) -> None:
+        self.fired = False
+        self._event = event
+        self._watcher: Any = None
+        if sock is None or not deadlines_available():
+            return
+        try:
+            from gevent import get_hub
+
+            self._watcher = get_hub().loop.io(sock.fileno(), 1)  # 1: readable
+        except (AttributeError, OSError, ValueError):
+            return
+        self._watcher.start(self._readable)
+
+    def _readable(self) -> None:
+        self._watcher.stop()  # level-triggered: once is enough
+        self.fired = True
+        self._event.set()
+
+    @property
+    def watching(self) -> bool:
+        return self._watcher is not None and not self.fired
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher.close()
+            self._watcher = None
 
 
 def get_stream(
@@ -235,32 +289,46 @@ def get_stream(
     opening: bytes = OPENING_FRAME,
     on_end: Callable[[], None] | None = None,
 ) -> Iterator[bytes]:
-    """The GET stream of a client session: ``opening``, then its queued messages as they come, a
-    keep-alive comment when idle; it ends when the session ends, a newer stream takes over, the client
-    leaves or the server stops (then ``on_end`` runs)."""
+    """The stream of a client session: ``opening``, then its queued messages as they come (each queued
+    answer is told once it left, or that it never will), a keep-alive comment when idle; it ends when the
+    session ends, a newer stream takes over, the client leaves or the server stops (then ``on_end``
+    runs)."""
     sock = client_socket(request.environ)
     evidence = DeliveryEvidence(None)
     delivery = ActiveDelivery(evidence, sock)
     active = request.services.deliveries
     if active is not None:
         active.add(delivery)
+    departure = _Departure(sock, client.wake)
     try:
         yield opening
         quiet_since = time.monotonic()
         while client.usable and client.owns_stream(token) and evidence.ended_by is None:
+            if not departure.watching and peer_gone(sock):
+                return
             messages = client.drain()
             if messages:
-                yield b"".join(event_frame(message) for message in messages)
+                sent = [done for _, done in messages if done is not None]
+                try:
+                    yield b"".join(event_frame(message) for message, _ in messages)
+                except BaseException:
+                    for done in sent:
+                        done(False)
+                    raise
+                for done in sent:
+                    done(True)
                 quiet_since = time.monotonic()
                 continue
-            if client.wake.wait(_SLICE_SECONDS):
-                continue
-            if peer_gone(sock):
-                return
-            if time.monotonic() - quiet_since >= _KEEPALIVE_SECONDS:
+            idle = quiet_since + _KEEPALIVE_SECONDS - time.monotonic()
+            if idle <= 0:
                 yield _KEEPALIVE
                 quiet_since = time.monotonic()
+            elif departure.watching:
+                client.wake.wait(idle)
+            else:
+                client.wake.wait(min(_SLICE_SECONDS, idle))
     finally:
+        departure.close()
         client.detach_stream(token)
         if active is not None:
             active.discard(delivery)

@@ -1,6 +1,7 @@
 """``/mcp/...`` and ``/a2a/...``: the session (path prefix or header, as every route), then the protocol's
 HTTP handler. Errors before a handler runs (unknown session, a bad session header) answer as a JSON-RPC
-error object with the HTTP status of the llmts error; a bug answers 500 with one, never a traceback."""
+error object with the HTTP status of the llmts error; a bug answers 500 with one, never a traceback, and
+the request's journal entry, if it opened one, ends failed (``llm_test_server_internal_error``)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,7 @@ class PeerPath:
     ) -> Iterable[bytes]:
         protocol, _, rest = path[1:].partition("/")
         name, slash, rest = rest.partition("/")
+        request: PeerRequest | None = None
         try:
             if not name:
                 raise RouteNotFound(f"name a {protocol} peer: /{protocol}/{{name}}")
@@ -97,4 +99,16 @@ class PeerPath:
                 "unhandled error on %s %s", log_text(environ.get("REQUEST_METHOD")), log_text(path)
             )
             body = error_response(None, INTERNAL_ERROR, "llmts hit an internal error; see the server log")
+            if request is not None:
+                self._internal_error(request)
             return json_body(start_response, 500, body)
+
+    def _internal_error(self, request: PeerRequest) -> None:
+        """A bug ended the request: its journal entry, if it opened one, fails (none stays in progress)."""
+        entry = request.entry
+        if entry is None or entry.completed:
+            return
+        entry.answered(500)
+        entry.failed("llm_test_server_internal_error")
+        request.session.journal.finish(entry)
+        self.services.metrics.record(entry)

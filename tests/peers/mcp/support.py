@@ -123,17 +123,29 @@ class Wire:
     @contextmanager
     def stream(self, session: str, version: str = LATEST) -> Iterator[StreamReader]:
         """The GET stream, read incrementally."""
+        headers = {"Accept": "text/event-stream", "Mcp-Session-Id": session, "Mcp-Protocol-Version": version}
+        with self._open("GET", None, headers) as reader:
+            yield reader
+
+    @contextmanager
+    def posting(self, message: dict[str, Any], session: str) -> Iterator[StreamReader]:
+        """A POST whose SSE answer is read incrementally (a call that waits on the client)."""
+        headers = {
+            "Accept": ACCEPT_BOTH,
+            "Content-Type": "application/json",
+            "Mcp-Session-Id": session,
+            "Mcp-Protocol-Version": LATEST,
+        }
+        with self._open("POST", json.dumps(message).encode(), headers) as reader:
+            yield reader
+
+    @contextmanager
+    def _open(self, method: str, body: bytes | None, headers: dict[str, str]) -> Iterator[StreamReader]:
         parts = urlsplit(self.base)
         connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
         try:
-            headers = {
-                "Accept": "text/event-stream",
-                "Mcp-Session-Id": session,
-                "Mcp-Protocol-Version": version,
-            }
-            connection.request("GET", parts.path.rstrip("/") + self.path, headers=headers)
-            response = connection.getresponse()
-            yield StreamReader(response)
+            connection.request(method, parts.path.rstrip("/") + self.path, body=body, headers=headers)
+            yield StreamReader(connection.getresponse())
         finally:
             connection.close()
 

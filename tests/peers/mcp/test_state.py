@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from llmts.peers.jsonrpc import Message
-from llmts.peers.mcp import ClientBook, McpClient, McpServerState
+from llmts.peers.jsonrpc import JsonRpcError, Message
+from llmts.peers.mcp import ClientBook, McpClient, McpServerState, initialize
 from llmts.peers.mcp.render import page
 from llmts.peers.mcp.state import arguments_contain
 from llmts.schema.config import SessionConfig
@@ -48,10 +48,10 @@ def test_the_oldest_client_session_is_evicted_beyond_the_bound() -> None:
 def test_an_ended_session_wakes_its_waits_and_stream() -> None:
     client = McpClient("2025-11-25", {"elicitation": {}}, {})
     pending = client.ask("elicitation/create")
-    cancelled = client.call_started(1)
+    flight = client.call_started(1)
     client.end()
     assert pending.done.is_set() and pending.answer is None
-    assert cancelled.is_set() and client.wake.is_set()
+    assert flight.cancelled.is_set() and client.wake.is_set()
 
 
 def test_answers_match_the_server_requests_by_id() -> None:
@@ -67,7 +67,7 @@ def test_the_outbox_keeps_the_newest_notifications() -> None:
     for number in range(2000):
         client.push({"n": number})
     drained = client.drain()
-    assert len(drained) == 1024 and drained[-1] == {"n": 1999}
+    assert len(drained) == 1024 and drained[-1] == ({"n": 1999}, None)
     assert not client.wake.is_set()
 
 
@@ -84,7 +84,10 @@ def test_renew_keeps_sessions_and_tells_them_only_what_changed() -> None:
     renewed = state.renew(changed)
     assert renewed is not None and renewed.clients is state.clients
     assert client.drain() == [
-        {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "file:///a"}}
+        (
+            {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "file:///a"}},
+            None,
+        )
     ]
     # A reset (the same configuration) says nothing.
     assert renewed.renew(changed) is not None and client.drain() == []
@@ -99,3 +102,67 @@ def test_page_cursors() -> None:
     assert page(items, None, 2) == ([0, 1], "2")
     assert page(items, "4", 2) == ([4], None)
     assert page(items, "5", 2) == ([], None)
+
+
+def test_page_cursors_are_ascii_digits() -> None:
+    for cursor in ("²", "\u0661", "1²", "-1", "+1", "1_0", "", "0" * 10):
+        with pytest.raises(JsonRpcError):
+            page([1, 2], cursor, 1)
+
+
+def _reaches(root: object, target: object) -> bool:
+    """Whether ``target`` is held by ``root``'s slots, through any containers."""
+    seen: set[int] = set()
+    stack = [getattr(root, name, None) for name in type(root).__slots__]  # type: ignore[attr-defined]
+    while stack:
+        value = stack.pop()
+        if value is target:
+            return True
+        if id(value) in seen or not isinstance(value, (dict, list, tuple, set, frozenset)):
+            continue
+        seen.add(id(value))
+        stack.extend(value.values() if isinstance(value, dict) else value)
+    return False
+
+
+def test_a_client_session_keeps_only_a_bounded_copy_of_its_handshake() -> None:
+    huge = "x" * 1_000_000
+    state = McpServerState(_config().mcp_servers[0])
+    params = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {"form": {}}, "sampling": True, "experimental": {"big": huge}},
+        "clientInfo": {"name": "n" * 1000, "version": "1", "extra": huge},
+    }
+    client, _ = initialize(state, Message("initialize", 1, params))
+    assert client is not None
+    assert client.declares("elicitation") and not client.declares("sampling") and not client.declares("roots")
+    assert client.client_info == {"name": "n" * 256, "version": "1"}
+    assert not _reaches(client, huge)
+
+
+def test_only_a_string_or_an_integer_names_a_call_to_cancel() -> None:
+    client = McpClient("2025-11-25", {}, {})
+    flight = client.call_started(1)
+    for other in ([1], {}, None, True, 1.0, {"id": 1}):
+        assert client.cancel(other) is False  # True and 1.0 equal 1 in Python, not in JSON-RPC
+    assert not flight.cancelled.is_set()
+    assert client.cancel(1) is True and flight.cancelled.is_set()
+
+
+def test_answers_wait_for_the_stream_and_are_never_dropped() -> None:
+    client = McpClient("2025-11-25", {}, {}, legacy=True)
+    outcomes: list[bool] = []
+    for number in range(64):
+        assert client.offer({"id": number}, outcomes.append)
+    assert not client.offer({"id": 64}, outcomes.append)  # full: the caller waits for ``room``
+    assert not client.room.is_set()
+    for number in range(2000):  # notifications between them: only the oldest notifications go
+        client.push({"n": number})
+    drained = client.drain()
+    assert [message for message, sent in drained if sent is not None] == [{"id": n} for n in range(64)]
+    assert len(drained) == 64 + 1024 and drained[-1] == ({"n": 1999}, None)
+    assert client.room.is_set()
+    assert client.offer({"id": 64}, outcomes.append)
+    client.end()  # an answer still waiting is told it never left
+    assert outcomes == [False]
+    assert not client.offer({"id": 65}, outcomes.append)

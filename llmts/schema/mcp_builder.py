@@ -26,7 +26,6 @@ import base64
 from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar
 
-from llmts.schema.a2a_builder import A2aAgentBuilder
 from llmts.schema.fixtures import TerminalPolicy
 
 __all__ = ["McpServerBuilder", "McpToolBuilder"]
@@ -38,7 +37,7 @@ class _Parent(Protocol):
     def mcp_server(self) -> Callable[..., Any]: ...
 
     @property
-    def a2a_agent(self) -> Callable[..., A2aAgentBuilder[Any]]: ...
+    def a2a_agent(self) -> Callable[..., Any]: ...
 
     @property
     def scenario(self) -> Callable[..., Any]: ...
@@ -74,8 +73,9 @@ class McpServerBuilder(Generic[_P]):
         server: McpServerBuilder[_P] = self._parent.mcp_server(name, **fields)
         return server
 
-    def a2a_agent(self, name: str, **fields: Any) -> A2aAgentBuilder[Any]:
-        """The configuration's next A2A agent (``ConfigBuilder.a2a_agent``)."""
+    def a2a_agent(self, name: str, **fields: Any) -> Any:
+        """The configuration's next A2A agent (``ConfigBuilder.a2a_agent``; an ``A2aAgentBuilder``, not
+        named here: ``a2a_builder.py`` names this module, and schema modules form no import cycle)."""
         return self._parent.a2a_agent(name, **fields)
 
     def scenario(self, id: str | None = None, **fields: Any) -> Any:
@@ -230,7 +230,7 @@ class McpToolBuilder(Generic[_P]):
     def mcp_server(self, name: str, **fields: Any) -> McpServerBuilder[_P]:
         return self._server.mcp_server(name, **fields)
 
-    def a2a_agent(self, name: str, **fields: Any) -> A2aAgentBuilder[Any]:
+    def a2a_agent(self, name: str, **fields: Any) -> Any:
         return self._server.a2a_agent(name, **fields)
 
     def scenario(self, id: str | None = None, **fields: Any) -> Any:

@@ -34,13 +34,19 @@ from llmts.providers.base import Reply
 from llmts.runtime import Session
 from llmts.runtime.journal import JournalRecord
 from llmts.schema.a2a import A2aAgent
-from llmts.server.peers.context import PeerRequest, PeerServices, sse_frames
-from llmts.transport import WaitOutcome, client_socket, wait
+from llmts.server.peers.context import (
+    SSE_HEADERS,
+    PeerRequest,
+    PeerServices,
+    client_gone,
+    sse_frames,
+    wait_delay,
+)
+from llmts.transport import WaitOutcome
 
 __all__ = ["CARD_PATH", "A2aHttp"]
 
 CARD_PATH = "/.well-known/agent-card.json"
-_SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store")]
 _JSON_HEADERS = [("Content-Type", "application/json")]
 
 
@@ -126,9 +132,9 @@ class A2aHttp:
         if superseded():  # what the answer changed is in a state nobody reads any more
             return self._write(request, entry, _superseded(message.id, result.stream))
         if result.delay_ms:
-            outcome = wait(result.delay_ms / 1000, client_socket(request.environ), superseded)
+            outcome = wait_delay(request, result.delay_ms / 1000, superseded)
             if outcome is WaitOutcome.CLIENT_GONE:
-                return self._client_gone(request, entry)
+                return client_gone(request, entry)
             if outcome is WaitOutcome.CANCELLED:
                 return self._write(request, entry, _superseded(message.id, result.stream))
         return self._write(request, entry, result)
@@ -137,7 +143,7 @@ class A2aHttp:
         if result.stream:  # only the streaming methods answer as a stream: their operation is known
             entry.parsed(entry.operation or "", streaming=True)
             frames, kinds = sse_frames(result.payloads)
-            reply = Reply(200, list(_SSE_HEADERS), frames=frames, frame_kinds=kinds)
+            reply = Reply(200, list(SSE_HEADERS), frames=frames, frame_kinds=kinds)
         else:
             reply = Reply(200, list(_JSON_HEADERS), orjson.dumps(result.payloads[0]))
         # Before the reply (a connection fault may end the request inside it) and again after it set the
@@ -146,13 +152,6 @@ class A2aHttp:
         written = request.reply(reply, plan=result.plan, entry=entry)
         entry.peer_answered(result.response_index, result.error_code)
         return written
-
-    def _client_gone(self, request: PeerRequest, entry: JournalRecord) -> Iterable[bytes]:
-        entry.client_gone()
-        request.session.journal.finish(entry)
-        self._services.metrics.record(entry)
-        request.start_response("499 Client Closed Request", [("Content-Length", "0")])
-        return []
 
 
 def _superseded(request_id: RequestId, stream: bool) -> A2aAnswer:

@@ -20,7 +20,10 @@ from llmts.server.respond import respond
 from llmts.transport import WaitOutcome, client_socket, wait
 from llmts.transport.deadline import ActiveDelivery
 
-__all__ = ["PeerRequest", "PeerServices", "client_gone", "sse_frames", "wait_delay"]
+__all__ = ["SSE_HEADERS", "PeerRequest", "PeerServices", "client_gone", "sse_frames", "wait_delay"]
+
+# The head of every SSE answer of both peers (a JSON-RPC stream is never cached).
+SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")]
 
 
 @dataclass(slots=True)

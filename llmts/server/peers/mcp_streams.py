@@ -25,7 +25,7 @@ from llmts.peers.mcp.clients import Flight
 from llmts.providers.base import Reply
 from llmts.runtime.journal import JournalRecord
 from llmts.schema.faults import FrameKind
-from llmts.server.peers.context import PeerRequest
+from llmts.server.peers.context import SSE_HEADERS, PeerRequest
 from llmts.server.peers.mcp_common import Stop, stopped
 from llmts.transport import DeliveryEvidence, client_socket, peer_gone
 from llmts.transport.deadline import ActiveDelivery, deadlines_available, stop_reading
@@ -41,7 +41,6 @@ __all__ = [
     "staged_call",
 ]
 
-SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")]
 # The first frame of an SSE answer that carries a delivery plan, and of the GET stream: a comment every
 # SSE parser skips. It sends the response head at once and is the plan's first content frame.
 OPENING_FRAME = b": llmts\n\n"

@@ -16,7 +16,6 @@ import anyio
 import pytest
 
 from llmts import ConfigBuilder, LlmTestServer, SessionClient
-from llmts.schema.config import SessionConfig
 from tests.peers.mcp.support import ACCEPT_BOTH, MCP_MAJOR, MODERN, StreamReader, Wire, run
 
 pytestmark = pytest.mark.skipif(MCP_MAJOR < 2, reason="mcp.Client.listen is new in mcp 2")
@@ -30,7 +29,7 @@ META = {
 }
 
 
-def _config(description: str = "first", text: str = "v1", prompt: str = "Hi") -> SessionConfig:
+def _config(description: str = "first", text: str = "v1", prompt: str = "Hi") -> Any:
     return (
         ConfigBuilder()
         .mcp_server("s")
@@ -42,7 +41,7 @@ def _config(description: str = "first", text: str = "v1", prompt: str = "Hi") ->
     )
 
 
-def _without_s() -> SessionConfig:
+def _without_s() -> Any:
     return ConfigBuilder().mcp_server("other").tool("t").text("x").build()
 
 
@@ -91,7 +90,7 @@ def test_a_resource_subscription_hears_resources_updated_when_its_text_changes(
             llmts_session.configure(_config(text="v2"))
             with anyio.fail_after(10):
                 event = await subscription.__anext__()
-            read = await client.read_resource("file:///x")
+            read: Any = await client.read_resource("file:///x")
             return event, read.contents[0].text
 
     event, text = run(scenario)
@@ -122,7 +121,7 @@ def _listen(
 ) -> Iterator[StreamReader]:
     """A raw ``subscriptions/listen`` whose SSE answer is read incrementally."""
     parts = urlsplit(session.provider_base)
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    connection = http.client.HTTPConnection(str(parts.hostname), parts.port, timeout=10)
     message = {
         "jsonrpc": "2.0",
         "id": listen_id,
@@ -248,3 +247,29 @@ def test_bad_params_are_invalid_params(llmts_session: SessionClient, params: dic
     assert response.json()["error"]["code"] == -32602
     (entry,) = _listens(llmts_session)
     assert entry["success"] is False
+
+
+def test_listens_per_server_are_bounded(llmts_session: SessionClient) -> None:
+    from contextlib import ExitStack
+
+    from llmts.schema.peer_limits import PEER_LIMITS
+
+    llmts_session.configure(_config())
+    limit = PEER_LIMITS["mcp_listens_per_server"]
+    with ExitStack() as stack:
+        for number in range(limit):
+            stream = stack.enter_context(_listen(llmts_session, {"notifications": {}}, f"listen-{number}"))
+            assert stream.next_message() is not None
+        with _listen(llmts_session, {"notifications": {}}, "one-more") as refused:
+            assert refused.status == 200 and refused.headers["content-type"] == "application/json"
+            answer = json.loads(refused.response.read())
+            assert answer["id"] == "one-more" and answer["error"]["code"] == -32603
+    # The refused one is journaled with llmts's reason; the others are ended by their clients leaving.
+    (entry,) = [entry for entry in _listens(llmts_session) if entry["error_code"] == "mcp_listen_limit"]
+    assert entry["success"] is False
+    # Their slots are free again once the server saw them leave.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not all(entry["completed"] for entry in _listens(llmts_session)):
+        time.sleep(0.05)
+    with _listen(llmts_session, {"notifications": {}}, "again") as stream:
+        assert stream.status == 200 and stream.next_message() is not None

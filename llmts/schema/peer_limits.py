@@ -25,6 +25,8 @@ PEER_LIMITS: dict[str, int] = {
     # (beyond it a POST waits for the stream to take one; answers are never dropped).
     "mcp_legacy_calls_in_flight": 64,
     "mcp_answer_timeout_ms": 300_000,
+    # Per server: 2026-07-28 ``subscriptions/listen`` streams open at once (more are refused).
+    "mcp_listens_per_server": 64,
     "mcp_flood_notifications": 10_000,
     "a2a_agents": 32,
     "a2a_skills_per_agent": 64,

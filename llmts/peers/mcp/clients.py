@@ -19,13 +19,16 @@ from typing import Any
 from llmts.peers.jsonrpc import Message, RequestId
 from llmts.schema.peer_limits import PEER_LIMITS
 
-__all__ = ["LOG_LEVELS", "ClientBook", "Flight", "McpClient", "PendingAnswer", "Sent"]
+__all__ = ["LOG_LEVELS", "SUBSCRIPTION_ID_KEY", "ClientBook", "Flight", "McpClient", "PendingAnswer", "Sent"]
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 # The client capabilities llmts acts on: the server requests a tool may send before its result.
 _ASKABLE = ("elicitation", "sampling", "roots")
 # ``clientInfo.name`` and ``.version`` are kept at most this long (nothing else of ``clientInfo``).
 _INFO_CHARS = 256
+
+# The ``_meta`` key naming the ``subscriptions/listen`` request a frame of its stream belongs to.
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 
 # Told whether a queued answer left on the client's stream (True) or never will (False).
 Sent = Callable[[bool], None]
@@ -109,8 +112,10 @@ class McpClient:
         "id",
         "initialized",
         "legacy",
+        "listening",
         "log_level",
         "room",
+        "subscription_id",
         "subscriptions",
         "version",
         "wake",
@@ -132,6 +137,10 @@ class McpClient:
         self.expired = False
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
+        # A 2026-07-28 ``subscriptions/listen`` stream: the list kinds it watches (None: a client session,
+        # told every change) and the listen's id, stamped on what it is told.
+        self.listening: frozenset[str] | None = None
+        self.subscription_id: RequestId | None = None
         # Set when something is waiting for the stream, or the session ended.
         self.wake = threading.Event()
         # Set when the stream took answers (``offer`` may succeed again), or the session ended.
@@ -179,6 +188,18 @@ class McpClient:
             if self._notes > PEER_LIMITS["mcp_pending_notifications"]:
                 self._drop_oldest_note()
         self.wake.set()
+
+    def changed(self, method: str, params: dict[str, Any] | None = None, kind: str | None = None) -> None:
+        """A change notification (``kind``: the list a ``list_changed`` is about) for the stream, unless a
+        listen did not ask for that kind; a listen's carry its id in ``_meta``."""
+        if self.listening is not None:
+            if kind is not None and kind not in self.listening:
+                return
+            params = {**(params or {}), "_meta": {SUBSCRIPTION_ID_KEY: self.subscription_id}}
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self.push(message)
 
     def _drop_oldest_note(self) -> None:
         for index, (_, sent) in enumerate(self._queue):
@@ -316,9 +337,10 @@ class ClientBook:
     """The client sessions of one MCP server, oldest first; bounded (``mcp_sessions_per_server``): a new
     session beyond the limit ends the oldest. It outlives resets and reconfigurations of its server."""
 
-    __slots__ = ("_clients", "_limit", "_lock")
+    __slots__ = ("_clients", "_closed", "_limit", "_lock")
 
     def __init__(self, limit: int = PEER_LIMITS["mcp_sessions_per_server"]) -> None:
+        self._closed = False
         self._lock = threading.Lock()
         self._clients: OrderedDict[str, McpClient] = OrderedDict()
         self._limit = limit
@@ -341,6 +363,18 @@ class ClientBook:
             old.end()
         return client
 
+    def admit(self, client: McpClient) -> bool:
+        """Add ``client`` unless the book is full (then False: nothing is ended to make room). A book whose
+        server left meanwhile (``end_all``) ends it at once."""
+        with self._lock:
+            if len(self._clients) >= self._limit:
+                return False
+            if not self._closed:
+                self._clients[client.id] = client
+                return True
+        client.end()
+        return True
+
     def get(self, session_id: str) -> McpClient | None:
         with self._lock:
             return self._clients.get(session_id)
@@ -362,6 +396,7 @@ class ClientBook:
 
     def end_all(self) -> None:
         with self._lock:
+            self._closed = True
             clients = list(self._clients.values())
             self._clients.clear()
         for client in clients:

@@ -37,7 +37,8 @@ _VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 _INFO_KEY = "io.modelcontextprotocol/clientInfo"
 _CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 _SERVER_KEY = "io.modelcontextprotocol/serverInfo"
-# Gone at 2026-07-28 (subscriptions/listen replaces the GET stream; llmts does not serve it yet).
+# Gone at 2026-07-28 (``subscriptions/listen`` replaces the GET stream and resources/subscribe: the server
+# layer serves it, llmts/peers/mcp/listens.py).
 _REMOVED = frozenset(
     {
         "initialize",
@@ -45,7 +46,6 @@ _REMOVED = frozenset(
         "logging/setLevel",
         "resources/subscribe",
         "resources/unsubscribe",
-        "subscriptions/listen",
     }
 )
 # Results the client may cache: llmts asks it not to (``ttlMs`` 0), since a configure changes them.

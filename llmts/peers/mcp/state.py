@@ -5,8 +5,9 @@ Reset and configure (``SessionPeers.clear_locked``) call ``renew``: the tool cur
 client sessions carry over to the new state as long as the server is still configured, each told what
 changed (``notifications/tools/list_changed``, ``.../resources/list_changed``,
 ``.../prompts/list_changed``, and ``notifications/resources/updated`` for a subscribed resource whose
-content changed) on its GET stream. A server no longer configured, or a deleted session, ends them
-(their GET streams end, their waits return, their ids answer 404).
+content changed) on its GET stream; the 2026-07-28 ``subscriptions/listen`` streams carry over the same
+way, each told only what it asked for. A server no longer configured, or a deleted session, ends them
+(their streams end, their waits return, their ids answer 404).
 """
 
 from __future__ import annotations
@@ -25,13 +26,6 @@ if TYPE_CHECKING:
     from llmts.schema.config import SessionConfig
 
 __all__ = ["McpServerState", "arguments_contain"]
-
-
-def _notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if params is not None:
-        message["params"] = params
-    return message
 
 
 def arguments_contain(actual: Any, expected: Any) -> bool:
@@ -94,17 +88,22 @@ class McpServerState:
         "clients",
         "closed",
         "config",
+        "listens",
         "prompts",
         "resources",
         "tools",
     )
 
-    def __init__(self, config: McpServer, clients: ClientBook | None = None) -> None:
+    def __init__(
+        self, config: McpServer, clients: ClientBook | None = None, listens: ClientBook | None = None
+    ) -> None:
         self.config = config
         self.tools: dict[str, McpTool] = {tool.name: tool for tool in config.tools}
         self.resources: dict[str, McpResource] = {resource.uri: resource for resource in config.resources}
         self.prompts: dict[str, McpPrompt] = {prompt.name: prompt for prompt in config.prompts}
         self.clients = clients if clients is not None else ClientBook()
+        # The open ``subscriptions/listen`` streams (2026-07-28), one pseudo client session each.
+        self.listens = listens if listens is not None else ClientBook(PEER_LIMITS["mcp_listens_per_server"])
         self.closed = False
         self._lock = threading.Lock()
         self._cursors: dict[str, _Cursor] = {}
@@ -178,21 +177,20 @@ class McpServerState:
             return None
         self.closed = True
         old = self.config
-        changes = [
-            _notification(f"notifications/{kind}/list_changed")
-            for kind in ("tools", "resources", "prompts")
-            if _listing(old, kind) != _listing(new, kind)
+        kinds = [
+            kind for kind in ("tools", "resources", "prompts") if _listing(old, kind) != _listing(new, kind)
         ]
         before = {resource.uri: resource for resource in old.resources}
         after = {resource.uri: resource for resource in new.resources}
-        for client in self.clients.live():
-            for change in changes:
-                client.push(change)
+        for client in [*self.clients.live(), *self.listens.live()]:
+            for kind in kinds:
+                client.changed(f"notifications/{kind}/list_changed", kind=kind)
             for uri in sorted(client.subscriptions):
                 if before.get(uri) != after.get(uri):
-                    client.push(_notification("notifications/resources/updated", {"uri": uri}))
-        return McpServerState(new, self.clients)
+                    client.changed("notifications/resources/updated", {"uri": uri})
+        return McpServerState(new, self.clients, self.listens)
 
     def close(self) -> None:
         self.closed = True
         self.clients.end_all()
+        self.listens.end_all()

@@ -22,6 +22,7 @@ import orjson
 
 from llmts.errors import LlmtsError, RouteNotFound
 from llmts.peers.jsonrpc import (
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     JsonRpcError,
     Message,
@@ -40,11 +41,13 @@ from llmts.peers.mcp import (
     notified,
 )
 from llmts.peers.mcp.engine import KNOWN_METHODS
+from llmts.peers.mcp.listens import LISTEN, Listen, acknowledged, completed, open_listen
 from llmts.peers.mcp.modern import envelope, modern_answer, status_for
 from llmts.peers.mcp.revisions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from llmts.providers.base import Reply
 from llmts.runtime.journal import JournalRecord
 from llmts.schema.faults import CONNECTION_MODES, FrameKind
+from llmts.schema.peer_limits import PEER_LIMITS
 from llmts.server.peers.context import PeerRequest, PeerServices, client_gone, wait_delay
 from llmts.server.peers.mcp_common import accepts, check_server, journal_call, mcp_state, stopped, stopper
 from llmts.server.peers.mcp_streams import (
@@ -53,6 +56,7 @@ from llmts.server.peers.mcp_streams import (
     Cancellable,
     event_frame,
     get_stream,
+    listen_stream,
     staged_call,
 )
 from llmts.transport import WaitOutcome, client_socket
@@ -62,6 +66,7 @@ __all__ = ["McpHttp"]
 _JSON = "application/json"
 _SESSION_HEADER = "Mcp-Session-Id"
 _ALLOW = [("Allow", "GET, POST, DELETE")]
+_MODERN_METHODS = frozenset({"server/discover", LISTEN})
 
 
 class McpHttp:
@@ -110,7 +115,7 @@ class McpHttp:
         """A request's journal entry; a method llmts does not serve is journaled as ``unknown`` (a client
         cannot grow the metrics' labels)."""
         assert message.method is not None
-        known = message.method in KNOWN_METHODS or (modern and message.method == "server/discover")
+        known = message.method in KNOWN_METHODS or (modern and message.method in _MODERN_METHODS)
         entry = request.journal(
             message.method if known else "unknown", self._services.new_request_id("mcp_"), body
         )
@@ -221,6 +226,8 @@ class McpHttp:
         except JsonRpcError as error:
             refused = error_answer(message.id, error)
             return self._send(request, entry, refused, status_for(error.code), sse=not json_ok)
+        if message.method == LISTEN:
+            return self._listen(request, state, message, entry, json_ok, sse_ok)
         outcome = modern_answer(state, client, message)
         if isinstance(outcome, Answer):
             failure = outcome.message.get("error")
@@ -230,6 +237,40 @@ class McpHttp:
         for record in outcome.client_answers:
             entry.client_answered(record, len(orjson.dumps(record)), limit)
         return self._call(request, state, client, message.id, outcome, entry, json_ok, sse_ok)
+
+    def _listen(
+        self,
+        request: PeerRequest,
+        state: McpServerState,
+        message: Message,
+        entry: JournalRecord,
+        json_ok: bool,
+        sse_ok: bool,
+    ) -> Iterable[bytes]:
+        """``subscriptions/listen``: its answer is the long-lived SSE stream of what changes
+        (llmts/peers/mcp/listens.py), so a client must accept SSE."""
+        assert message.id is not None
+        try:
+            listen = Listen(message.params)
+        except JsonRpcError as error:
+            return self._send(request, entry, error_answer(message.id, error), 400, sse=not json_ok)
+        if not sse_ok:
+            text = "Not Acceptable: subscriptions/listen answers text/event-stream"
+            return self._refuse(
+                request, 406, text, request_id=message.id, entry=entry, reason="mcp_not_acceptable"
+            )
+        listener = open_listen(state, listen, message.id)
+        if listener is None:
+            limit = PEER_LIMITS["mcp_listens_per_server"]
+            text = f"llmts: {limit} subscriptions/listen streams are open on this server already"
+            refused = Answer(error_response(message.id, INTERNAL_ERROR, text), "mcp_listen_limit")
+            return self._send(request, entry, refused, 200, sse=False)
+        server = state.config
+        complete = completed(message.id, {"name": server.name, "version": server.version})
+        ack = acknowledged(listen, message.id)
+        return listen_stream(
+            request, listener, ack, complete, entry, lambda: state.listens.remove(listener.id)
+        )
 
     def _session_refused(
         self, request: PeerRequest, why: str, request_id: RequestId | None, entry: JournalRecord | None = None

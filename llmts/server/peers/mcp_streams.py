@@ -38,6 +38,7 @@ __all__ = [
     "await_answer",
     "event_frame",
     "get_stream",
+    "listen_stream",
     "staged_call",
 ]
 
@@ -287,11 +288,13 @@ def get_stream(
     token: object,
     opening: bytes = OPENING_FRAME,
     on_end: Callable[[], None] | None = None,
+    closing: Callable[[str], bytes | None] | None = None,
 ) -> Iterator[bytes]:
     """The stream of a client session: ``opening``, then its queued messages as they come (each queued
     answer is told once it left, or that it never will), a keep-alive comment when idle; it ends when the
     session ends, a newer stream takes over, the client leaves or the server stops (then ``on_end``
-    runs)."""
+    runs). ``closing`` is told why (``ended``, ``replaced``, ``shutdown`` or ``client_gone``) and may give
+    a last frame (never sent to a client that left)."""
     sock = client_socket(request.environ)
     evidence = DeliveryEvidence(None)
     delivery = ActiveDelivery(evidence, sock)
@@ -304,6 +307,8 @@ def get_stream(
         quiet_since = time.monotonic()
         while client.usable and client.owns_stream(token) and evidence.ended_by is None:
             if not departure.watching and peer_gone(sock):
+                if closing is not None:
+                    closing("client_gone")
                 return
             messages = client.drain()
             if messages:
@@ -326,6 +331,14 @@ def get_stream(
                 client.wake.wait(idle)
             else:
                 client.wake.wait(min(_SLICE_SECONDS, idle))
+        if closing is not None:
+            if evidence.ended_by is not None:
+                why = "shutdown"
+            else:
+                why = "ended" if not client.usable else "replaced"
+            last = closing(why)
+            if last is not None:
+                yield last
     finally:
         departure.close()
         client.detach_stream(token)
@@ -333,3 +346,51 @@ def get_stream(
             active.discard(delivery)
         if on_end is not None:
             on_end()
+
+
+def listen_stream(
+    request: PeerRequest,
+    listener: McpClient,
+    ack: dict[str, Any],
+    complete: dict[str, Any],
+    entry: JournalRecord,
+    on_end: Callable[[], object],
+) -> Iterator[bytes]:
+    """A ``subscriptions/listen`` answer: the session stream of its pseudo client session (``ack`` first),
+    ending with ``complete`` unless the client left. Its one journal entry completes when the stream ends:
+    ``completed`` when the result left, else ``client_gone``; the start of the stream as its response."""
+    token = listener.attach_stream()
+    request.start_response("200 OK", list(SSE_HEADERS))
+    entry.parsed(entry.operation or "subscriptions/listen", streaming=True)
+    entry.answered(200)
+    journal = request.session.journal
+    keep = journal.preview_bytes
+    kept = bytearray()
+    evidence = DeliveryEvidence(None)
+    evidence.headers_committed = True
+    ending: list[str] = []
+
+    def closing(why: str) -> bytes | None:
+        ending.append(why)
+        return None if why == "client_gone" else event_frame(complete)
+
+    try:
+        for frame in get_stream(request, listener, token, event_frame(ack), closing=closing):
+            if len(kept) < keep:
+                kept += frame[: keep - len(kept)]
+            evidence.emitted_frames += 1
+            evidence.emitted_bytes += len(frame)
+            if evidence.first_frame_at is None:
+                evidence.first_frame_at = time.monotonic()
+            yield frame
+            evidence.last_frame_at = time.monotonic()
+        evidence.terminal_marker_observed = bool(ending) and ending[0] != "client_gone"
+    finally:
+        listener.end()
+        on_end()
+        evidence.transport_outcome = "completed" if evidence.terminal_marker_observed else "client_gone"
+        evidence.emitted_content_frames = evidence.emitted_frames
+        entry.capture_response(bytes(kept), None, keep, evidence.emitted_bytes)
+        entry.apply_evidence(evidence)
+        journal.finish(entry)
+        request.services.metrics.record(entry)

@@ -18,8 +18,9 @@ from tests.recording.support import chunked_request, provider_upstream, recordin
 pytestmark = pytest.mark.sdk
 
 _TEXT = {"text": "Paris is lovely in spring", "chunks": ["Paris ", "is ", "lovely ", "in ", "spring"]}
-# Spaced frames, so the upstream writes each one as its own chunk.
-_PACED = {**_TEXT, "pacing": {"tokens_per_second": 40}}
+# Spaced frames, so the upstream writes them as several chunks (a paced stream that falls behind on a busy
+# machine writes the frames already due together: fewer, larger chunks, still several at 50 ms apart).
+_PACED = {**_TEXT, "pacing": {"tokens_per_second": 20}}
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ def test_record_then_replay_is_byte_identical_with_equal_chunk_boundaries(
     live = chunked_request(recorder.provider_base, "POST", path, body, case.headers)
     assert live.status == 200, live.body
     if stream:
-        assert len(live.chunks) >= 4  # the upstream's frames, one chunk each
+        assert len(live.chunks) >= 2  # several chunks: their boundaries are what the replay must keep
     config = recorder.recording()
     SessionConfig.model_validate(config)  # what configure and --fixtures load
     for secret in case.headers.values():

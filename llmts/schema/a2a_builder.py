@@ -18,11 +18,10 @@ two modules do not import each other.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from llmts.schema.faults import StreamDelivery
-from llmts.schema.fixtures import TerminalPolicy
 
 if TYPE_CHECKING:
     from llmts.schema.config import SessionConfig
@@ -32,29 +31,15 @@ __all__ = ["A2aAgentBuilder"]
 
 
 class _Parent(Protocol):
+    # ``ConfigBuilder``'s methods; their signatures live there (the builders forward ``**fields``).
     def build(self) -> SessionConfig: ...
 
-    def a2a_agent(
-        self,
-        name: str,
-        *,
-        description: str | None = None,
-        version: str | None = None,
-        skills: list[dict[str, Any]] | None = None,
-        terminal_policy: TerminalPolicy | None = None,
-        streaming: bool | None = None,
-        push_notifications: bool | None = None,
-    ) -> A2aAgentBuilder[Any]: ...
+    # Read-only members, so any signature of ``ConfigBuilder``'s methods satisfies them.
+    @property
+    def a2a_agent(self) -> Callable[..., A2aAgentBuilder[Any]]: ...
 
-    def mcp_server(
-        self,
-        name: str,
-        *,
-        instructions: str | None = None,
-        version: str | None = None,
-        page_size: int | None = None,
-        answer_timeout_ms: int | None = None,
-    ) -> McpServerBuilder[Any]: ...
+    @property
+    def mcp_server(self) -> Callable[..., McpServerBuilder[Any]]: ...
 
 
 _P = TypeVar("_P", bound=_Parent)
@@ -82,45 +67,13 @@ class A2aAgentBuilder(Generic[_P]):
         """The configuration this agent belongs to."""
         return self._parent
 
-    def a2a_agent(
-        self,
-        name: str,
-        *,
-        description: str | None = None,
-        version: str | None = None,
-        skills: list[dict[str, Any]] | None = None,
-        terminal_policy: TerminalPolicy | None = None,
-        streaming: bool | None = None,
-        push_notifications: bool | None = None,
-    ) -> A2aAgentBuilder[Any]:
+    def a2a_agent(self, name: str, **fields: Any) -> A2aAgentBuilder[Any]:
         """The next agent of the same configuration (``ConfigBuilder.a2a_agent``)."""
-        return self._parent.a2a_agent(
-            name,
-            description=description,
-            version=version,
-            skills=skills,
-            terminal_policy=terminal_policy,
-            streaming=streaming,
-            push_notifications=push_notifications,
-        )
+        return self._parent.a2a_agent(name, **fields)
 
-    def mcp_server(
-        self,
-        name: str,
-        *,
-        instructions: str | None = None,
-        version: str | None = None,
-        page_size: int | None = None,
-        answer_timeout_ms: int | None = None,
-    ) -> McpServerBuilder[Any]:
+    def mcp_server(self, name: str, **fields: Any) -> McpServerBuilder[Any]:
         """An MCP server of the same configuration (``ConfigBuilder.mcp_server``)."""
-        return self._parent.mcp_server(
-            name,
-            instructions=instructions,
-            version=version,
-            page_size=page_size,
-            answer_timeout_ms=answer_timeout_ms,
-        )
+        return self._parent.mcp_server(name, **fields)
 
     def build(self) -> SessionConfig:
         return self._parent.build()

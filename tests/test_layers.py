@@ -46,6 +46,7 @@ _SHARED_PROVIDER_MODULES = {
     "tool_messages",
     "operations",
     "signing",
+    "realtime",
 }
 # Wire formats several providers speak (docs/architecture.md, "Shared wire modules"): any provider may
 # import them, they import no provider package. (Bedrock's InvokeModel carries Anthropic Messages bodies

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs
 
 import orjson
@@ -23,6 +23,9 @@ from llmts.runtime.rate_limits import RateState
 from llmts.schema.config import SessionConfig
 from llmts.schema.faults import FrameKind
 from llmts.schema.neutral import Completion, NeutralRequest, Usage
+
+if TYPE_CHECKING:
+    from llmts.providers.realtime import RealtimeRoute
 
 __all__ = [
     "InferenceRoute",
@@ -287,6 +290,8 @@ class ProviderAdapter:
     # it was sent to (Bedrock's SigV4; ``llmts/providers/signing.py``). None: the client's credential goes
     # as sent. A signer may keep per-process state (resolved credentials), never per-session state.
     sign_upstream: UpstreamSigner | None = None
+    # WebSocket routes (llmts/providers/realtime.py; docs/realtime.md), served by llmts/server/realtime/.
+    realtime_routes: tuple[RealtimeRoute, ...] = ()
 
     def render_error_for(self, path: str) -> Callable[[LlmtsError, str], Reply]:
         """The error renderer of the route tree ``path`` lies in."""

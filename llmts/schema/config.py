@@ -25,6 +25,7 @@ from llmts.schema.conversations import (
     check_conversation_references,
 )
 from llmts.schema.determinism import Determinism
+from llmts.schema.faults import MODES, SSE_MODES, WEBSOCKET_MODES
 from llmts.schema.fixtures import (
     LIMITS,
     PROVIDER_NAMESPACES,
@@ -37,7 +38,7 @@ from llmts.schema.fixtures import (
 )
 from llmts.schema.journal import JournalSettings
 from llmts.schema.mcp import McpServer, check_unique_names
-from llmts.schema.operations import CHAT, OPERATIONS, Operation
+from llmts.schema.operations import CHAT, OPERATIONS, REALTIME, Operation
 from llmts.schema.pacing import Pacing, RateLimits
 from llmts.schema.recorded import RecordingSettings, check_upstreams
 
@@ -78,7 +79,7 @@ class Scenario(BaseModel):
 
     @model_validator(mode="after")
     def _one_operation(self) -> Scenario:
-        self.served_operation()
+        check_channel(self.served_operation(), self.responses)
         return self
 
     def served_operation(self) -> str:
@@ -96,7 +97,8 @@ class Scenario(BaseModel):
             return self.operation
         if not kinds:
             return CHAT
-        fitting = [name for name, accepted in OPERATIONS.items() if kinds <= set(accepted)]
+        # A realtime scenario names its operation: its kinds are chat's (and speech's) too.
+        fitting = [name for name, accepted in OPERATIONS.items() if name != REALTIME and kinds <= set(accepted)]
         if not fitting:
             raise ValueError(
                 "the responses answer different operations (" + ", ".join(sorted(kinds)) + "); "
@@ -107,6 +109,32 @@ class Scenario(BaseModel):
                 "the responses answer several operations (" + ", ".join(fitting) + "); name one in operation"
             )
         return fitting[0]
+
+
+def check_channel(operation: str, responses: list[ResponseFixture]) -> None:
+    """Realtime turns are answered over a WebSocket, every other operation over HTTP: spoken audio and the
+    WebSocket fault modes belong to realtime scenarios, the HTTP-only modes and media objects to the rest."""
+    realtime = operation == REALTIME
+    for index, response in enumerate(responses):
+        if response.spoken and not realtime:
+            raise ValueError(
+                f'responses[{index}]: audio as a string ("generated" or base64 PCM16) answers realtime '
+                'turns; set "operation": "realtime"'
+            )
+        if realtime and response.kind == "audio" and not response.spoken:
+            raise ValueError(
+                f'responses[{index}]: a realtime answer\'s audio is "generated" or base64 PCM16, not an object'
+            )
+        plan = response.stream_delivery
+        if plan is None:
+            continue
+        fits = WEBSOCKET_MODES if realtime else SSE_MODES
+        if plan.mode not in fits:
+            where = "realtime turns (WebSocket)" if realtime else "HTTP answers"
+            raise ValueError(
+                f"responses[{index}]: stream_delivery {plan.mode} does not apply to {where}; "
+                f"use one of {', '.join(m for m in MODES if m in fits)}"
+            )
 
 
 class SessionConfig(BaseModel):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from llmts.schema.faults import MODES
+from llmts.schema.faults import MODES, SSE_MODES
 from llmts.transport.modes.base import (
     Boundary,
     Drop,
@@ -45,7 +45,10 @@ __all__ = [
     "replaces_answer",
 ]
 
-REGISTRY: Mapping[str, ModeUnit] = load_units(__name__, __path__, MODES)
+# The HTTP modes; the WebSocket-only ones act in llmts/transport/websocket_faults.py.
+REGISTRY: Mapping[str, ModeUnit] = load_units(
+    __name__, __path__, MappingProxyType({name: MODES[name] for name in MODES if name in SSE_MODES})
+)
 
 # Units the stream writer runs (in-stream and pacing) and units that act before any byte.
 STREAM_UNITS: Mapping[str, InStream | Paced] = MappingProxyType(

@@ -98,7 +98,9 @@ class Scenario(BaseModel):
         if not kinds:
             return CHAT
         # A realtime scenario names its operation: its kinds are chat's (and speech's) too.
-        fitting = [name for name, accepted in OPERATIONS.items() if name != REALTIME and kinds <= set(accepted)]
+        fitting = [
+            name for name, accepted in OPERATIONS.items() if name != REALTIME and kinds <= set(accepted)
+        ]
         if not fitting:
             raise ValueError(
                 "the responses answer different operations (" + ", ".join(sorted(kinds)) + "); "
@@ -123,7 +125,8 @@ def check_channel(operation: str, responses: list[ResponseFixture]) -> None:
             )
         if realtime and response.kind == "audio" and not response.spoken:
             raise ValueError(
-                f'responses[{index}]: a realtime answer\'s audio is "generated" or base64 PCM16, not an object'
+                f"responses[{index}]: a realtime answer's audio is "
+                '"generated" or base64 PCM16, not an object'
             )
         plan = response.stream_delivery
         if plan is None:

@@ -47,9 +47,9 @@ _HTTP: frozenset[Channel] = frozenset({"http"})
 _BOTH: frozenset[Channel] = frozenset({"http", "websocket"})
 _WS: frozenset[Channel] = frozenset({"websocket"})
 # Close codes a scripted close may send (RFC 6455 7.4: 1004-1006 and 1015 never go on the wire).
-_CLOSE_CODES = frozenset({1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014}) | frozenset(
-    range(3000, 5000)
-)
+_CLOSE_CODES = frozenset(
+    {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014}
+) | frozenset(range(3000, 5000))
 # A close reason travels in a control frame: at most 123 bytes of UTF-8.
 _MAX_REASON_BYTES = 123
 
@@ -162,7 +162,8 @@ MODES: Mapping[str, ModeSpec] = MappingProxyType(
                 Needs(
                     "code",
                     _CLOSE_CODES,
-                    "close needs code 1000-1003, 1007-1014 or 3000-4999 (1004-1006 and 1015 never go on the wire)",
+                    "close needs code 1000-1003, 1007-1014 or 3000-4999 "
+                    "(1004-1006 and 1015 never go on the wire)",
                 ),
             ),
             channels=_WS,

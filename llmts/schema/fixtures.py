@@ -23,8 +23,8 @@ from llmts.schema.media import (
     AUDIO_DELTA_BYTES,
     MEDIA_LIMITS,
     AudioFixture,
-    MediaB64,
     ImagesFixture,
+    MediaB64,
     TranscriptFixture,
     b64_decoded_size,
     transcript_pieces,
@@ -242,9 +242,7 @@ def _check_spoken(fixture: ResponseFixture) -> None:
     """A realtime spoken answer: audio with the words it says (``text``, or ``transcript`` beside scripted
     bytes), optionally chunked; nothing of the other kinds."""
     others = [
-        kind
-        for kind in _RESPONSE_KINDS
-        if kind not in ("text", "audio", "transcript") and fixture._has(kind)
+        kind for kind in _RESPONSE_KINDS if kind not in ("text", "audio", "transcript") and fixture._has(kind)
     ]
     if others:
         raise ValueError("realtime audio cannot be combined with " + ", ".join(others))

@@ -25,9 +25,9 @@ __all__ = [
     "CHAT",
     "CHAT_LIKE",
     "MODERATION_CATEGORIES",
-    "REALTIME",
     "OPERATIONS",
     "OPERATION_LIMITS",
+    "REALTIME",
     "EmbeddingsResult",
     "ModerationResult",
     "ModerationVerdict",
@@ -38,7 +38,15 @@ __all__ = [
 ]
 
 Operation = Literal[
-    "chat", "embeddings", "images", "transcription", "translation", "speech", "moderation", "rerank", "realtime"
+    "chat",
+    "embeddings",
+    "images",
+    "transcription",
+    "translation",
+    "speech",
+    "moderation",
+    "rerank",
+    "realtime",
 ]
 CHAT = "chat"
 # A model turn of a Realtime or Live WebSocket session (docs/realtime.md): answered like chat (text, tool

@@ -6,8 +6,9 @@ parameters it needs and the values it accepts (every other parameter is refused)
 harmless (the client still gets the whole answer). ``DeliveryMode`` (the names validation accepts, in
 table order), ``StreamDelivery`` validation and ``CONNECTION_MODES``/``IN_STREAM_MODES``/``PACING_MODES``/
 ``HARMLESS_MODES`` (used by the compatibility checks and the journal's success flag) all derive from it.
-What a mode does on the socket is its unit in ``llmts/transport/modes/``, which declares itself by the
-same name; the transport refuses to import unless its units and this table name the same modes
+What a mode does on the socket is its unit in ``llmts/transport/modes/`` (HTTP) or
+``llmts/transport/websocket_modes/`` (WebSocket), which declares itself by the same name; the transport
+refuses to import unless each package's units and this table's rows for its channel name the same modes
 (docs/architecture.md#stream-delivery-fault-modes).
 """
 
@@ -47,9 +48,9 @@ _HTTP: frozenset[Channel] = frozenset({"http"})
 _BOTH: frozenset[Channel] = frozenset({"http", "websocket"})
 _WS: frozenset[Channel] = frozenset({"websocket"})
 # Close codes a scripted close may send (RFC 6455 7.4: 1004-1006 and 1015 never go on the wire).
-_CLOSE_CODES = frozenset({1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014}) | frozenset(
-    range(3000, 5000)
-)
+_CLOSE_CODES = frozenset(
+    {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014}
+) | frozenset(range(3000, 5000))
 # A close reason travels in a control frame: at most 123 bytes of UTF-8.
 _MAX_REASON_BYTES = 123
 
@@ -97,8 +98,9 @@ def _only_with(parameter: Parameter, mode: str) -> str:
 
 _IN, _PACE, _CONN = DeliveryKind.IN_STREAM, DeliveryKind.PACING, DeliveryKind.CONNECTION
 
-# The mode table (docs/stream-delivery.md#modes). A new mode is one row here and one unit in
-# llmts/transport/modes/ that declares itself by the same name (docs/contributing.md).
+# The mode table (docs/stream-delivery.md#modes). A new mode is one row here and one unit per channel it
+# acts on, in llmts/transport/modes/ or llmts/transport/websocket_modes/, that declares itself by the same
+# name (docs/contributing.md).
 MODES: Mapping[str, ModeSpec] = MappingProxyType(
     {
         "early_clean_end": ModeSpec(_IN, harmless=False, channels=_BOTH),
@@ -162,7 +164,8 @@ MODES: Mapping[str, ModeSpec] = MappingProxyType(
                 Needs(
                     "code",
                     _CLOSE_CODES,
-                    "close needs code 1000-1003, 1007-1014 or 3000-4999 (1004-1006 and 1015 never go on the wire)",
+                    "close needs code 1000-1003, 1007-1014 or 3000-4999 "
+                    "(1004-1006 and 1015 never go on the wire)",
                 ),
             ),
             channels=_WS,

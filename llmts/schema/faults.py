@@ -6,8 +6,9 @@ parameters it needs and the values it accepts (every other parameter is refused)
 harmless (the client still gets the whole answer). ``DeliveryMode`` (the names validation accepts, in
 table order), ``StreamDelivery`` validation and ``CONNECTION_MODES``/``IN_STREAM_MODES``/``PACING_MODES``/
 ``HARMLESS_MODES`` (used by the compatibility checks and the journal's success flag) all derive from it.
-What a mode does on the socket is its unit in ``llmts/transport/modes/``, which declares itself by the
-same name; the transport refuses to import unless its units and this table name the same modes
+What a mode does on the socket is its unit in ``llmts/transport/modes/`` (HTTP) or
+``llmts/transport/websocket_modes/`` (WebSocket), which declares itself by the same name; the transport
+refuses to import unless each package's units and this table's rows for its channel name the same modes
 (docs/architecture.md#stream-delivery-fault-modes).
 """
 
@@ -97,8 +98,9 @@ def _only_with(parameter: Parameter, mode: str) -> str:
 
 _IN, _PACE, _CONN = DeliveryKind.IN_STREAM, DeliveryKind.PACING, DeliveryKind.CONNECTION
 
-# The mode table (docs/stream-delivery.md#modes). A new mode is one row here and one unit in
-# llmts/transport/modes/ that declares itself by the same name (docs/contributing.md).
+# The mode table (docs/stream-delivery.md#modes). A new mode is one row here and one unit per channel it
+# acts on, in llmts/transport/modes/ or llmts/transport/websocket_modes/, that declares itself by the same
+# name (docs/contributing.md).
 MODES: Mapping[str, ModeSpec] = MappingProxyType(
     {
         "early_clean_end": ModeSpec(_IN, harmless=False, channels=_BOTH),

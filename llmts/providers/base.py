@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 from urllib.parse import parse_qs
 
 import orjson
@@ -23,9 +23,6 @@ from llmts.runtime.rate_limits import RateState
 from llmts.schema.config import SessionConfig
 from llmts.schema.faults import FrameKind
 from llmts.schema.neutral import Completion, NeutralRequest, Usage
-
-if TYPE_CHECKING:
-    from llmts.providers.realtime import RealtimeRoute
 
 __all__ = [
     "InferenceRoute",
@@ -291,7 +288,8 @@ class ProviderAdapter:
     # as sent. A signer may keep per-process state (resolved credentials), never per-session state.
     sign_upstream: UpstreamSigner | None = None
     # WebSocket routes (llmts/providers/realtime.py; docs/realtime.md), served by llmts/server/realtime/.
-    realtime_routes: tuple[RealtimeRoute, ...] = ()
+    # ``RealtimeRoute``s; typed Any because that module builds on this one.
+    realtime_routes: tuple[Any, ...] = ()
 
     def render_error_for(self, path: str) -> Callable[[LlmtsError, str], Reply]:
         """The error renderer of the route tree ``path`` lies in."""

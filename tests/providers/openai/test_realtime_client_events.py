@@ -4,6 +4,7 @@ service's words, changes nothing and never raises; and what a connection keeps i
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import orjson
@@ -261,6 +262,28 @@ def test_the_truncate_fields_are_checked_by_type() -> None:
     assert (error["code"], error["param"]) == ("invalid_type", "content_index")
     error = client.error({**base, "content_index": 0, "audio_end_ms": -1})
     assert (error["code"], error["param"]) == ("integer_below_min_value", "audio_end_ms")
+
+
+def _nested(depth: int) -> Any:
+    value: Any = {"type": "string"}
+    for _ in range(depth):
+        value = {"type": "object", "properties": {"x": value}}
+    return value
+
+
+def test_deep_json_is_refused_before_it_reaches_the_session() -> None:
+    """Deeper than the echo could be written back (orjson writes at most 254 levels)."""
+    client = Client.connect()
+    tool = {"type": "function", "name": "f", "parameters": _nested(150)}
+    update = {"type": "session.update", "session": {"type": "realtime", "tools": [tool]}}
+    error = client.error(json.dumps(update).encode())  # deeper than orjson itself writes
+    assert error["code"] == "invalid_value" and "nested" in error["message"]
+    assert client.protocol.settings.tools == []
+    error = client.error(json.dumps({"type": "response.create", "response": {"tools": [tool]}}).encode())
+    assert "nested" in error["message"] and client.protocol.active is None
+    tool = {"type": "function", "name": "f", "parameters": _nested(29)}  # 64 levels with the envelope
+    _, [updated] = client.send({"type": "session.update", "session": {"type": "realtime", "tools": [tool]}})
+    assert updated["session"]["tools"] == [tool]
 
 
 def test_numbers_past_the_json_parsers_range() -> None:

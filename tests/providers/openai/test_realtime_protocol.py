@@ -5,13 +5,15 @@ against the SDK's models (tests/providers/openai/realtime_support.py)."""
 from __future__ import annotations
 
 import base64
+import warnings
+from array import array
 from typing import Any
 
 import orjson
 import pytest
 
 from llmts.errors import ScriptedError
-from llmts.providers.openai.realtime.audio import input_transcript
+from llmts.providers.openai.realtime.audio import encode_output, input_transcript
 from llmts.runtime.media.audio import speech_pcm
 from llmts.schema.faults import FrameKind
 from llmts.schema.neutral import Usage
@@ -328,6 +330,17 @@ def test_a_g711_output_format_gets_g711_audio_at_8_khz(kind: str, silence: int) 
     )
     assert audio == bytes([silence]) * 800  # 100 ms: every third of 2400 samples
     assert events[-1]["response"]["audio"]["output"]["format"] == {"type": kind}
+
+
+def test_the_g711_encoders_match_the_standard_librarys() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        audioop = pytest.importorskip("audioop")  # gone from Python 3.13
+    every_sample = array("h", range(-32768, 32768)).tobytes()
+    tripled = array("h", [s for s in range(-32768, 32768) for _ in range(3)]).tobytes()
+    assert encode_output(tripled, {"type": "audio/pcmu"}) == audioop.lin2ulaw(every_sample, 2)
+    assert encode_output(tripled, {"type": "audio/pcma"}) == audioop.lin2alaw(every_sample, 2)
+    assert encode_output(every_sample, {"type": "audio/pcm", "rate": 24000}) == every_sample
 
 
 # --- function calls ------------------------------------------------------------------------------------
@@ -674,6 +687,12 @@ def test_nothing_to_close_once_response_done_went() -> None:
     written = client.protocol.answer(turn, completion("Hi"))
     assert client.protocol.interrupted(turn, written, "client_cancelled") == []
     assert client.protocol.active is None
+    # a cancel the driver acts on after it finished the turn closes nothing either
+    client.say("again")
+    turn = client.respond()
+    client.answer(turn, completion("Hi"))
+    assert client.protocol.interrupted(turn, [], "client_cancelled") == []
+    assert "answer" not in turn.context  # its events were let go
 
 
 def test_speech_interrupts_an_audio_answer() -> None:

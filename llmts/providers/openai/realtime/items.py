@@ -27,7 +27,7 @@ from llmts.providers.openai.realtime.wire import (
 )
 from llmts.schema.neutral import NeutralMessage, NeutralToolCall, build, neutral_message
 
-__all__ = ["Item", "decode_audio", "neutral_messages", "parse_item"]
+__all__ = ["Item", "decode_audio", "neutral_messages", "parse_item", "truncated_item", "user_audio_item"]
 
 _ITEM_TYPES = ("message", "function_call", "function_call_output")
 _MCP_TYPES = ("mcp_approval_response", "mcp_list_tools", "mcp_call", "mcp_approval_request")
@@ -183,6 +183,56 @@ def parse_item(
     if chars > _ITEM_CHARS:
         raise too_long(param, _ITEM_CHARS, chars)
     return Item(id=item_id, wire={**head, **body}, text=text, chars=chars)
+
+
+def user_audio_item(item_id: str, heard: str) -> Item:
+    """The user message committed audio becomes (its transcript is set once transcribed)."""
+    wire = {
+        "id": item_id,
+        "object": "realtime.item",
+        "type": "message",
+        "status": "completed",
+        "role": "user",
+        "content": [{"type": "input_audio", "transcript": None}],
+    }
+    return Item(id=item_id, wire=wire, text=heard, chars=len(heard))
+
+
+def _heard(text: str, end_ms: int, total_ms: int) -> str:
+    """The words of ``text`` spoken by ``end_ms`` of ``total_ms`` (characters in proportion, cut back to a
+    whole word)."""
+    if total_ms <= 0 or end_ms >= total_ms:
+        return text
+    cut = len(text) * end_ms // total_ms
+    if cut < len(text) and not text[cut].isspace():
+        cut = max(text.rfind(" ", 0, cut), 0)
+    return text[:cut].rstrip()
+
+
+def truncated_item(item: Item, index: int, end_ms: int) -> Item:
+    """An assistant audio message cut at ``end_ms`` (``conversation.item.truncate``): its audio ends there
+    and its transcript keeps the words heard by then (the service deletes the transcript; llmts keeps
+    what the model would hear, so scenarios can match it)."""
+    if item.kind != "message" or item.role != "assistant":
+        raise EventError("Only assistant messages can be truncated.", "invalid_value", "item_id")
+    content = item.wire["content"]
+    if index >= len(content) or content[index]["type"] != "output_audio":
+        raise EventError(
+            f"Content part {index} of item '{item.id}' is not audio: only audio can be truncated.",
+            "invalid_value",
+            "content_index",
+        )
+    if end_ms > item.audio_ms:
+        raise EventError(
+            f"audio_end_ms ({end_ms}) is longer than the item's audio ({item.audio_ms} ms).",
+            "invalid_value",
+            "audio_end_ms",
+        )
+    heard = _heard(item.text, end_ms, item.audio_ms)
+    parts = [dict(part) for part in content]
+    parts[index]["transcript"] = heard
+    wire = {**item.wire, "content": parts}
+    return Item(id=item.id, wire=wire, text=heard, chars=len(heard), audio_ms=end_ms)
 
 
 def neutral_messages(items: Iterable[Item]) -> tuple[NeutralMessage, ...]:

@@ -27,6 +27,9 @@ REALTIME_LIMITS = MappingProxyType(
         "tools": 128,
         # Content parts one message item carries.
         "content_parts": 64,
+        # Nesting of a client event's JSON (a tool's ``parameters`` schema is the deepest legitimate part):
+        # what the session echoes back must stay serializable (orjson writes at most 254 levels).
+        "event_depth": 64,
         # Client ids (items, events) longer than this are refused.
         "id_chars": 128,
         # ``metadata`` of a response: keys, and characters per key and per value (the API's own limits).

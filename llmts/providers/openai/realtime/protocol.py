@@ -24,7 +24,13 @@ from llmts.errors import LlmtsError
 from llmts.providers.openai.realtime.audio import bytes_per_ms, input_transcript, is_silence
 from llmts.providers.openai.realtime.client_events import check, decode, event_id_of
 from llmts.providers.openai.realtime.interruption import render_failure, render_interruption
-from llmts.providers.openai.realtime.items import Item, decode_audio, parse_item
+from llmts.providers.openai.realtime.items import (
+    Item,
+    decode_audio,
+    parse_item,
+    truncated_item,
+    user_audio_item,
+)
 from llmts.providers.openai.realtime.render import Answer, render_answer
 from llmts.providers.openai.realtime.response import ResponseContext
 from llmts.providers.openai.realtime.session import SessionSettings
@@ -40,17 +46,6 @@ __all__ = ["MIN_COMMIT_MS", "OpenAIRealtimeProtocol"]
 # The shortest buffer ``input_audio_buffer.commit`` accepts (the service's rule).
 MIN_COMMIT_MS = 100
 _Handler = Callable[["OpenAIRealtimeProtocol", dict[str, Any], "str | None"], Reaction]
-
-
-def _heard(text: str, end_ms: int, total_ms: int) -> str:
-    """The words of ``text`` spoken by ``end_ms`` of ``total_ms`` (characters in proportion, cut back to a
-    whole word)."""
-    if total_ms <= 0 or end_ms >= total_ms:
-        return text
-    cut = len(text) * end_ms // total_ms
-    if cut < len(text) and not text[cut].isspace():
-        cut = max(text.rfind(" ", 0, cut), 0)
-    return text[:cut].rstrip()
 
 
 class OpenAIRealtimeProtocol:
@@ -109,6 +104,8 @@ class OpenAIRealtimeProtocol:
         return Reaction(events=render_failure(self._emit, response, error))
 
     def interrupted(self, turn: Turn, delivered: list[ServerEvent], reason: str) -> list[bytes]:
+        if self.active is not turn:
+            return []  # already finished or failed: nothing is open
         response: ResponseContext = turn.context["response"]
         answer: Answer | None = turn.context.get("answer")
         count = _delivered(answer, delivered) if answer is not None else 0
@@ -123,9 +120,11 @@ class OpenAIRealtimeProtocol:
         return cut.events
 
     def finished(self, turn: Turn | None) -> None:
-        """The driver wrote ``turn``'s last event (or gave it up): another response may start."""
+        """The driver wrote ``turn``'s last event (or gave it up): another response may start. (Not in the
+        seam's ``RealtimeProtocol`` yet: the driver calls it once a turn's events are all written.)"""
         if turn is not None and self.active is turn:
             self.active = None
+            turn.context.pop("answer", None)  # its events, audio included, are no longer needed
 
     # --- session and conversation ----------------------------------------------------------------------
 
@@ -195,26 +194,7 @@ class OpenAIRealtimeProtocol:
         index = require_int(raw, "content_index", "")
         end_ms = require_int(raw, "audio_end_ms", "")
         item = self._existing(raw, "truncating", "item_truncate_invalid_item_id")
-        if item.kind != "message" or item.role != "assistant":
-            raise EventError("Only assistant messages can be truncated.", "invalid_value", "item_id")
-        content = item.wire["content"]
-        if index >= len(content) or content[index]["type"] != "output_audio":
-            raise EventError(
-                f"Content part {index} of item '{item.id}' is not audio: only audio can be truncated.",
-                "invalid_value",
-                "content_index",
-            )
-        if end_ms > item.audio_ms:
-            raise EventError(
-                f"audio_end_ms ({end_ms}) is longer than the item's audio ({item.audio_ms} ms).",
-                "invalid_value",
-                "audio_end_ms",
-            )
-        heard = _heard(item.text, end_ms, item.audio_ms)
-        parts = [dict(part) for part in content]
-        parts[index]["transcript"] = heard
-        wire = {**item.wire, "content": parts}
-        self.conversation.replace(Item(id=item.id, wire=wire, text=heard, chars=len(heard), audio_ms=end_ms))
+        self.conversation.replace(truncated_item(item, index, end_ms))
         self._log.add("conversation.item.truncate", event_id, item_id=item.id, audio_end_ms=end_ms)
         truncated = self._emit.event(
             "conversation.item.truncated", item_id=item.id, content_index=index, audio_end_ms=end_ms
@@ -296,16 +276,7 @@ class OpenAIRealtimeProtocol:
         item_id = self._speech_item or self._new_id("item")
         self._speech_item = None
         heard = self._transcribe(audio)
-        audio_part: dict[str, Any] = {"type": "input_audio", "transcript": None}
-        wire = {
-            "id": item_id,
-            "object": "realtime.item",
-            "type": "message",
-            "status": "completed",
-            "role": "user",
-            "content": [audio_part],
-        }
-        item = Item(id=item_id, wire=wire, text=heard, chars=len(heard))
+        item = user_audio_item(item_id, heard)
         if by_client:
             self._log.add("input_audio_buffer.commit", event_id, item_id=item_id, audio_bytes=len(audio))
         else:  # server VAD committed the segment the appends made
@@ -326,7 +297,7 @@ class OpenAIRealtimeProtocol:
                     usage={"type": "duration", "seconds": seconds},
                 )
             )
-            audio_part["transcript"] = heard  # what retrieve shows from now on
+            item.wire["content"][0]["transcript"] = heard  # what retrieve shows from now on
         return events
 
     def _clear(self, raw: dict[str, Any], event_id: str | None) -> Reaction:

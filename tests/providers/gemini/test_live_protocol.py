@@ -531,16 +531,25 @@ def test_client_content_during_an_answer_interrupts_it_and_its_turn_sees_the_cut
     ]
 
 
-def test_interrupting_a_waiting_tool_call_cancels_it_and_a_late_response_makes_no_turn() -> None:
+@pytest.mark.parametrize(
+    "moving_on",
+    [
+        {"realtime_input": {"audio": {"data": "AQEBAQEB"}}},  # speech starts
+        {"client_content": {"turns": [user("never mind")], "turnComplete": True}},  # a new user turn
+    ],
+)
+def test_moving_on_while_a_tool_call_waits_cancels_it_and_a_late_response_makes_no_turn(
+    moving_on: dict[str, Any],
+) -> None:
     protocol = GeminiLiveProtocol(opening())
     protocol.receive(orjson.dumps({"setup": {"model": MODEL}}))
     turn = protocol.receive(b'{"realtime_input": {"text": "book it"}}').turn
     assert turn is not None
     protocol.answer(turn, completion(tool_calls=(NeutralToolCall(id="c9", name="book", arguments="{}"),)))
-    reaction = protocol.receive(orjson.dumps({"realtime_input": {"audio": {"data": encode(b"\x01" * 32)}}}))
+    reaction = protocol.receive(orjson.dumps(moving_on))
     assert reaction.cancel == "turn_detected"
     cancelled = types.LiveServerToolCallCancellation(ids=["c9"])
-    assert sdk_parse(reaction.events[0]).tool_call_cancellation == cancelled
+    assert [sdk_parse(event).tool_call_cancellation for event in reaction.events] == [cancelled]
     late = protocol.receive(
         b'{"tool_response": {"functionResponses": [{"id": "c9", "name": "book", "response": {}}]}}'
     )

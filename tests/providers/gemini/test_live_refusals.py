@@ -30,7 +30,8 @@ from llmts.providers.gemini.live import speech
 from llmts.providers.gemini.live.closes import BAD_KEY, unauthorized_after_upgrade
 from llmts.providers.gemini.live.protocol import GeminiLiveProtocol
 from llmts.providers.gemini.live.routes import LIVE_ROUTES, live_credential
-from tests.providers.gemini.live_harness import SdkLoop, opening
+from llmts.schema.neutral import NeutralToolCall
+from tests.providers.gemini.live_harness import SdkLoop, completion, opening
 
 MODEL = "gemini-live-2.5-flash-preview"
 SETUP = orjson.dumps({"setup": {"model": f"models/{MODEL}"}})
@@ -337,3 +338,57 @@ def test_arbitrary_json_or_bytes_never_raise(value: Any, after_setup: bool, raw:
         if reaction.close is not None:
             code, reason = reaction.close
             assert code in (1007, 1009) and reason and len(reason.encode()) <= 123
+
+
+_VALID = st.sampled_from(
+    [
+        SETUP,
+        orjson.dumps(
+            {
+                "setup": {
+                    "model": MODEL,
+                    "realtimeInputConfig": {"automaticActivityDetection": {"disabled": True}},
+                }
+            }
+        ),
+        orjson.dumps(
+            {"setup": {"model": MODEL, "inputAudioTranscription": {}, "outputAudioTranscription": {}}}
+        ),
+        b'{"client_content": {"turns": [{"role": "user", "parts": [{"text": "hi"}]}], "turnComplete": true}}',
+        b'{"client_content": {"turns": [{"role": "model", "parts": [{"functionCall": {"name": "f"}}]}]}}',
+        b'{"realtime_input": {"audio": {"data": "AQEBAQ==", "mime_type": "audio/pcm;rate=16000"}}}',
+        b'{"realtime_input": {"audio": {"data": "' + b"A" * 21_336 + b'"}}}',  # 16,002 zero bytes
+        b'{"realtime_input": {"audioStreamEnd": true}}',
+        b'{"realtime_input": {"activityStart": {}}}',
+        b'{"realtime_input": {"activityEnd": {}}}',
+        b'{"realtime_input": {"text": "typed"}}',
+        b'{"tool_response": {"functionResponses": [{"id": "c1", "name": "f", "response": {}}]}}',
+        b'{"contextUpdate": {"systemInstruction": {"parts": [{"text": "new"}]}}}',
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    messages=st.lists(_VALID | _JSON.map(orjson.dumps), max_size=10),
+    answers=st.lists(st.sampled_from(["text", "call", "interrupt", "fail"]), min_size=10, max_size=10),
+)
+def test_any_sequence_of_messages_and_answers_never_raises(messages: list[bytes], answers: list[str]) -> None:
+    """Turns answered with text or a call, cut after one event, or failed, in any order of messages."""
+    protocol = GeminiLiveProtocol(opening())
+    for message, how in zip(messages, answers, strict=False):
+        reaction = protocol.receive(message)
+        if reaction.close is not None:
+            assert reaction.close[0] in (1007, 1009)
+        turn = reaction.turn
+        if turn is None:
+            continue
+        if how == "fail":
+            assert protocol.failed(turn, scripted(503, "unavailable")).close == (1011, "unavailable")
+            continue
+        calls = (NeutralToolCall(id="c1", name="f", arguments='{"a": 1}'),) if how == "call" else ()
+        events = protocol.answer(
+            turn, completion("one two three", chunks=("one", " two three"), tool_calls=calls)
+        )
+        if how == "interrupt":
+            protocol.interrupted(turn, events[:1], "turn_detected")

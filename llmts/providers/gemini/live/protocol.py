@@ -14,8 +14,8 @@ and the start of speech (``activityStart`` under manual detection) cancel the tu
 reason ``turn_detected`` (not the realtime inputs when ``activityHandling`` is ``NO_INTERRUPTION``); the
 driver ignores the cancel when no turn is in flight. ``interrupted()`` answers
 ``{"serverContent": {"interrupted": true}}`` and keeps in the conversation only the answer text the client
-received. Speech that starts while a ``toolCall`` waits for its response also sends
-``toolCallCancellation`` with the waiting ids.
+received. Speech that starts, or a user turn made, while a ``toolCall`` waits for its response sends
+``toolCallCancellation`` with the waiting ids: a late response to them makes no turn.
 
 Refusals close the connection: an invalid message 1007 (1009 for too much audio), an error the session
 scripts or raises by ``closes.py``. After a close every further message is ignored.
@@ -185,11 +185,10 @@ class GeminiLiveProtocol:
     def _on_content(self, message: LiveClientContent) -> Reaction:
         self._events.add(content_event(message))
         self._conversation.add_content(message.turns)
-        cancel = _TURN_DETECTED if self._issued else None
-        if not message.turn_complete:
-            return Reaction(cancel=cancel)
-        self._conversation.abandon_calls()
-        return Reaction(cancel=cancel, turn=self._turn())
+        reaction = Reaction(cancel=_TURN_DETECTED if self._issued else None)
+        if message.turn_complete:
+            self._user_turn(reaction)
+        return reaction
 
     def _on_context_update(self, message: LiveContextUpdate, setup: LiveSetup) -> Reaction:
         self._events.add(context_update_event(message))
@@ -226,8 +225,7 @@ class GeminiLiveProtocol:
                 self._conversation.add_user_text(text)
                 user_turn = True
         if user_turn:
-            self._conversation.abandon_calls()
-            reaction.turn = self._turn()
+            self._user_turn(reaction)
         return reaction
 
     def _signal(self, item: ActivitySignal, reaction: Reaction, setup: LiveSetup) -> Utterance | None:
@@ -244,13 +242,20 @@ class GeminiLiveProtocol:
 
     def _barge_in(self, reaction: Reaction, setup: LiveSetup) -> None:
         """The user starts speaking (or typing): the answer in flight stops, awaited calls are cancelled."""
-        if not setup.interrupts:
-            return
-        if self._issued:
-            reaction.cancel = _TURN_DETECTED
+        if setup.interrupts:
+            if self._issued:
+                reaction.cancel = _TURN_DETECTED
+            self._cancel_calls(reaction)
+
+    def _cancel_calls(self, reaction: Reaction) -> None:
+        """The calls of the model's last ``toolCall`` that wait for a response will make no turn."""
         waiting = self._conversation.abandon_calls()
         if waiting:
             reaction.events.append(tool_call_cancellation(waiting))
+
+    def _user_turn(self, reaction: Reaction) -> None:
+        self._cancel_calls(reaction)
+        reaction.turn = self._turn()
 
     # --- turns --------------------------------------------------------------------------------------
 

@@ -119,13 +119,13 @@ class ClientEvents:
 
     def media(self, kind: str, size: int, mime_type: str) -> None:
         """An audio or video chunk: added to the previous event when that one is the same kind of chunk."""
-        kind = f"realtimeInput.{kind}"
+        kind, mime_type = f"realtimeInput.{kind}", shorten(mime_type, 64)
         last = self._events[-1] if self._events and not self._omitted else None
         if last is not None and last["type"] == kind and last["mimeType"] == mime_type:
             last["bytes"] += size
             last["chunks"] += 1
             return
-        self.add({"type": kind, "bytes": size, "chunks": 1, "mimeType": shorten(mime_type, 64)})
+        self.add({"type": kind, "bytes": size, "chunks": 1, "mimeType": mime_type})
 
     def take(self) -> list[ClientEvent]:
         events = self._events

@@ -11,14 +11,18 @@ that sends while reading interrupts a turn in flight, as over a real socket.
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import contextlib
+import hashlib
 import itertools
 import json
 from collections import deque
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
-from google.genai import _live_converters, types
+from google import genai
+from google.genai import _live_converters, live, types
 from websockets.exceptions import ConnectionClosedError
 from websockets.frames import Close
 
@@ -30,18 +34,30 @@ from llmts.schema.faults import FrameKind
 from llmts.schema.neutral import Completion, NeutralToolCall, ScriptedOutput, Usage
 
 __all__ = [
+    "MODEL",
+    "PCM16K",
     "SdkLoop",
+    "ask",
+    "blob",
     "completion",
     "content",
+    "encode",
     "function_calls",
+    "heard",
     "opening",
     "parts",
+    "run",
     "said",
     "sdk_parse",
+    "texts",
     "usage",
+    "user",
 ]
 
 Answer = Completion | LlmtsError
+T = TypeVar("T")
+MODEL = "gemini-live-2.5-flash-preview"
+PCM16K = "audio/pcm;rate=16000"
 
 
 def opening(version: str = "v1", query: str = "", headers: dict[str, str] | None = None) -> RealtimeOpening:
@@ -82,6 +98,50 @@ def sdk_parse(data: bytes) -> types.LiveServerMessage:
     return types.LiveServerMessage._from_response(
         response=_live_converters._LiveServerMessage_from_mldev(raw), kwargs={}
     )
+
+
+def run(
+    monkeypatch: Any,
+    loop: SdkLoop,
+    config: Any,
+    body: Callable[[Any], Awaitable[T]],
+) -> T:
+    """``body`` run on google-genai's own Live session over ``loop`` (pytest's ``monkeypatch`` swaps the
+    websocket ``live.connect`` opens)."""
+    monkeypatch.setattr(live, "ws_connect", loop.connect)
+
+    async def main() -> T:
+        client = genai.Client(api_key="g-key")
+        async with client.aio.live.connect(model=MODEL, config=config) as session:
+            return await body(session)
+
+    return asyncio.run(main())
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "parts": [{"text": text}]}
+
+
+async def ask(session: Any, text: str) -> list[types.LiveServerMessage]:
+    await session.send_client_content(turns=user(text))
+    return [message async for message in session.receive()]
+
+
+def texts(messages: list[types.LiveServerMessage]) -> str:
+    return "".join(message.text or "" for message in messages if message.server_content)
+
+
+def heard(utterance: bytes) -> str:
+    """What llmts hears in an utterance it did not generate (llmts/providers/gemini/live/speech.py)."""
+    return f"Transcribed audio: {len(utterance)} bytes, sha256 {hashlib.sha256(utterance).hexdigest()[:12]}."
+
+
+def blob(data: bytes) -> types.Blob:
+    return types.Blob(data=data, mime_type=PCM16K)
+
+
+def encode(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def content(message: types.LiveServerMessage) -> types.LiveServerContent:

@@ -31,9 +31,8 @@ from llmts.providers.gemini.live.closes import BAD_KEY, unauthorized_after_upgra
 from llmts.providers.gemini.live.protocol import GeminiLiveProtocol
 from llmts.providers.gemini.live.routes import LIVE_ROUTES, live_credential
 from llmts.schema.neutral import NeutralToolCall
-from tests.providers.gemini.live_harness import SdkLoop, completion, opening
+from tests.providers.gemini.live_harness import MODEL, SdkLoop, completion, opening
 
-MODEL = "gemini-live-2.5-flash-preview"
 SETUP = orjson.dumps({"setup": {"model": f"models/{MODEL}"}})
 NOT_FOUND = f"models/{MODEL} is not found for API version v1, or is not supported for bidiGenerateContent."
 SILENCE = {"silenceDurationMs": -1}

@@ -8,11 +8,16 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from llmts import __version__
 from llmts.catalog.sdk_env import SHELLS
 from llmts.server.http.timeouts import DEFAULT_MAX_BODY_BYTES, TIMEOUT_ENV, Timeouts
 from llmts.server.process.gunicorn_app import DEFAULT_WORKER_CLASS, LOG_FORMATS, WORKER_CLASSES
+
+if TYPE_CHECKING:
+    from llmts.schema.config import SessionConfig
+    from llmts.server.process.tls import TlsFiles
 
 __all__ = ["main"]
 
@@ -23,6 +28,10 @@ _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 def _env_int(name: str, default: int) -> int:
     value = os.environ.get(name)
     return int(value) if value else default
+
+
+def _env_flag(name: str) -> bool:
+    return (os.environ.get(name) or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -90,6 +99,7 @@ def _parser() -> argparse.ArgumentParser:
         help="comma-separated Host names answered besides loopback names (.example.com for a domain, * for "
         "any); a server bound to loopback answers only loopback names without it (docs/server.md)",
     )
+    _tls_options(serve)
     serve.add_argument("--parent-pid", type=int, default=None, help="exit when this process is gone")
     serve.add_argument("--ready-file", default=None, help="write the base URL to this file once listening")
     serve.add_argument(
@@ -115,7 +125,58 @@ def _parser() -> argparse.ArgumentParser:
         default=os.environ.get("LLMTS_CONTROL_KEY"),
         help="to read the session's provider_credentials from a server that has a control key",
     )
+    env.add_argument(
+        "--ca-file",
+        default=os.environ.get("LLMTS_CA_FILE") or None,
+        help="the certificate of an https server (llmts serve --tls): trusted for the control call and "
+        "printed as NODE_EXTRA_CA_CERTS ($LLMTS_CA_FILE; docs/tls.md)",
+    )
     return parser
+
+
+def _tls_options(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--tls",
+        action="store_true",
+        default=_env_flag("LLMTS_TLS"),
+        help="serve HTTPS (and wss) on the port, with a self-signed certificate generated at start-up unless "
+        "--tls-cert/--tls-key give one (LLMTS_TLS=1; docs/tls.md)",
+    )
+    serve.add_argument(
+        "--tls-cert",
+        default=os.environ.get("LLMTS_TLS_CERT") or None,
+        help="PEM certificate (chain) to serve; implies --tls (LLMTS_TLS_CERT)",
+    )
+    serve.add_argument(
+        "--tls-key",
+        default=os.environ.get("LLMTS_TLS_KEY") or None,
+        help="PEM private key of --tls-cert (LLMTS_TLS_KEY)",
+    )
+    serve.add_argument(
+        "--tls-dir",
+        default=os.environ.get("LLMTS_TLS_DIR") or None,
+        help="write the generated certificate and key here (cert.pem, key.pem) and keep them; default: a "
+        "private temporary directory removed on exit; implies --tls (LLMTS_TLS_DIR)",
+    )
+
+
+def _tls_files(args: argparse.Namespace) -> TlsFiles | str | None:
+    """The certificate to serve, None for plain HTTP, or why the options cannot give one. Imported only
+    with TLS: a plain server's arbiter stays as it was."""
+    if not (args.tls or args.tls_cert or args.tls_key or args.tls_dir):
+        return None
+    from llmts.server.process.tls import TlsError, prepare_tls
+
+    try:
+        return prepare_tls(
+            cert=args.tls_cert,
+            key=args.tls_key,
+            directory=args.tls_dir,
+            host=args.host,
+            allowed_hosts=args.allowed_hosts,
+        )
+    except TlsError as exc:
+        return str(exc)
 
 
 # Option -> (Timeouts field, help). Defaults: docs/server.md, "Timeouts and shutdown".
@@ -164,7 +225,7 @@ def _print_env(args: argparse.Namespace) -> int:
     if not url.startswith(("http://", "https://")):
         print(f"llmts: --url {url!r} must start with http:// or https://", file=sys.stderr)
         return 2
-    session = LlmTestServer(url, control_key=args.control_key).session(args.session)
+    session = LlmTestServer(url, control_key=args.control_key, ca_file=args.ca_file).session(args.session)
     from llmts.catalog.sdk_env import render_environment
 
     sys.stdout.write(render_environment(session.sdk_environment(), args.shell))
@@ -213,8 +274,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.drain_seconds < 0:
         print("llmts: --drain-seconds must not be negative", file=sys.stderr)
         return 2
-    if args.workers > 1:
-        return _serve_workers(args, timeouts)
+    tls = _tls_files(args)
+    if isinstance(tls, str):
+        print(f"llmts: {tls}", file=sys.stderr)
+        return 2
+    try:
+        if args.workers > 1:
+            return _serve_workers(args, timeouts, tls)
+        _serve(args, timeouts, fixtures, max_memory, tls)
+        return 0
+    finally:
+        if tls is not None:
+            tls.remove()
+
+
+def _serve(
+    args: argparse.Namespace,
+    timeouts: Timeouts,
+    fixtures: SessionConfig | None,
+    max_memory: int | None,
+    tls: TlsFiles | None,
+) -> None:
+    """One server: gunicorn's arbiter and its one worker."""
 
     def factory() -> object:
         from llmts.server.app import create_app
@@ -246,11 +327,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         timeouts=timeouts,
         drain_seconds=args.drain_seconds,
         restart_file=args.restart_file,
+        tls=tls,
     ).run()
-    return 0
 
 
-def _serve_workers(args: argparse.Namespace, timeouts: Timeouts) -> int:
+# What the ``--workers`` processes do not take from the supervisor's environment: it passes them on itself.
+_NOT_INHERITED = frozenset(
+    {"LLMTS_WORKERS", "LLMTS_PORT", "LLMTS_TLS", "LLMTS_TLS_CERT", "LLMTS_TLS_KEY", "LLMTS_TLS_DIR"}
+)
+
+
+def _serve_workers(args: argparse.Namespace, timeouts: Timeouts, tls: TlsFiles | None) -> int:
     """``--workers N``: the same settings for N single-process servers (llmts.server.process.workers)."""
     from llmts.server.process.workers import serve_workers
 
@@ -267,8 +354,11 @@ def _serve_workers(args: argparse.Namespace, timeouts: Timeouts) -> int:
         child += ["--allowed-hosts", args.allowed_hosts]
     if args.no_access_log:
         child.append("--no-access-log")
+    if tls is not None:  # every process serves the one certificate clients were told to trust
+        child += ["--tls-cert", tls.cert, "--tls-key", tls.key]
+        print(tls.announcement(), flush=True)
     # Keys travel in the environment, not on command lines other users can read.
-    env = {key: value for key, value in os.environ.items() if key not in ("LLMTS_WORKERS", "LLMTS_PORT")}
+    env = {key: value for key, value in os.environ.items() if key not in _NOT_INHERITED}
     for name, value in (("LLMTS_CONTROL_KEY", args.control_key), ("LLMTS_METRICS_KEY", args.metrics_key)):
         env.pop(name, None)
         if value:

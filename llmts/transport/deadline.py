@@ -33,6 +33,7 @@ from greenlet import getcurrent as _getcurrent
 
 from llmts.transport.abort import ConnectionAborted
 from llmts.transport.evidence import DeliveryEvidence
+from llmts.transport.peer import shutdown_under_tls
 
 __all__ = [
     "SERVER_CONNECTION_DEADLINES",
@@ -162,7 +163,7 @@ def stop_reading(sock: Any) -> None:
     """Shut the read side: later reads see EOF at once (nothing waits for bytes the client never sends)."""
     if sock is not None:
         with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RD)
+            shutdown_under_tls(sock, socket.SHUT_RD)
 
 
 def _drop_unsent(sock: Any) -> None:

@@ -15,8 +15,8 @@ The flow of one connection:
    then cancels the turn being answered if ``cancel`` says so (and sends ``interrupted()``), then admits
    ``turn`` if there is one, then closes if ``close`` says so;
 3. an admitted turn is completed by the session and rendered with ``answer()``: the list of events the
-   driver writes in order (with the fault plan acting at content events), or with ``failed()`` when the
-   scripted answer is an error or nothing answers the turn.
+   driver writes in order (with the fault plan acting at content events), then ``finished()``; or with
+   ``failed()`` when the scripted answer is an error or nothing answers the turn.
 
 Every method is called with the connection's lock held, so a protocol needs no lock of its own.
 """
@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from llmts.errors import LlmtsError
+from llmts.schema.config import SessionConfig
 from llmts.schema.faults import FrameKind
 from llmts.schema.neutral import Completion, NeutralRequest
 
@@ -36,10 +37,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ClientEvent",
+    "Reaction",
     "RealtimeOpening",
     "RealtimeProtocol",
     "RealtimeRoute",
-    "Reaction",
     "ServerEvent",
     "Turn",
 ]
@@ -103,6 +104,11 @@ class RealtimeProtocol(Protocol):
         """The events of an answered turn, in order; the protocol adds the answer to its conversation."""
         ...
 
+    def finished(self, turn: Turn) -> None:
+        """The driver wrote the last of ``answer``'s events (or all it will write): the turn is over and
+        the next one may start."""
+        ...
+
     def failed(self, turn: Turn | None, error: LlmtsError) -> Reaction:
         """How the protocol reports an error (OpenAI: an ``error`` event, and a failed ``response.done`` for
         a turn; Gemini: a close code and reason)."""
@@ -117,21 +123,27 @@ class RealtimeProtocol(Protocol):
 @dataclass(frozen=True, slots=True)
 class RealtimeOpening:
     """What a protocol is built from: the handshake request (path arguments, query, headers; no body), the
-    session's Azure deployments (deployment -> model), and the connection's id source (``new_id("resp")``
+    session's configuration (Azure's deployments), and the connection's id source (``new_id("resp")``
     -> ``"resp_..."``; seeded by the session's ``determinism.seed`` when it has one)."""
 
     request: ProviderRequest
     provider: str
     new_id: Callable[[str], str]
-    deployments: dict[str, str] = field(default_factory=dict)
+    # The session's configuration (None: unconfigured).
+    config: SessionConfig | None = None
+
+    @property
+    def deployments(self) -> dict[str, str]:
+        """Azure deployment -> the model it serves (the session's ``azure_deployments``)."""
+        return dict(self.config.azure_deployments) if self.config is not None else {}
 
 
 @dataclass(frozen=True, slots=True)
 class RealtimeRoute:
-    """A WebSocket route of an adapter: its werkzeug rule (under the adapter's prefix), how the credential is
-    read from the handshake, the subprotocol the server echoes when offered (``realtime`` for the browser
-    and Node clients), and the factory of one connection's protocol. ``open`` raises an ``LlmtsError`` to
-    refuse the handshake (answered in the adapter's HTTP error envelope before any 101)."""
+    """A WebSocket route of an adapter: its werkzeug rule (the whole path, like the HTTP routes'), how the
+    credential is read from the handshake, the subprotocol the server echoes when offered (``realtime``
+    for the browser and Node clients), and the factory of one connection's protocol. ``open`` raises an
+    ``LlmtsError`` to refuse the handshake (answered in the adapter's HTTP error envelope before any 101)."""
 
     rule: str
     credential: Callable[[ProviderRequest], str | None]

@@ -29,6 +29,7 @@ from llmts.server.api.metrics import METRICS_CONTENT_TYPE, MetricsEndpoint
 from llmts.server.http.host_check import HostPolicy, host_policy
 from llmts.server.http.log_text import log_text
 from llmts.server.http.timeouts import DEFAULT_MAX_BODY_BYTES, Timeouts
+from llmts.server.http.upgrade import UpgradeHandler
 from llmts.server.http.wsgi import (
     StartResponse,
     bearer_matches,
@@ -39,6 +40,7 @@ from llmts.server.lost_sessions import LostSessions
 from llmts.server.peers.path import PEER_PREFIXES, PeerPath
 from llmts.server.process.worker_restarts import WorkerRestart
 from llmts.server.provider_path import ProviderPath
+from llmts.server.realtime import RealtimePath, RealtimeSettings
 from llmts.transport.deadline import ActiveDelivery, deadlines_available
 
 __all__ = ["LlmtsApp", "create_app"]
@@ -117,6 +119,14 @@ class LlmtsApp:
             body_timeout=self._body_timeout,
             write_timeout=self._write_timeout,
         )
+        # Realtime and Live WebSocket routes (server/realtime/): the HTTP loop hands their upgrades over.
+        self._realtime = RealtimePath(
+            self.registry,
+            adapters,
+            self._metrics,
+            control_key=self.control_key,
+            settings=RealtimeSettings(),
+        )
         # MCP servers and A2A agents (server/peers/): JSON-RPC peers of the agent under test.
         self._peers = PeerPath(
             self.registry,
@@ -134,6 +144,14 @@ class LlmtsApp:
         return self._deliveries
 
     # --- entry ------------------------------------------------------------------------------------
+
+    def upgrade_handler(self, environ: dict[str, Any]) -> UpgradeHandler | None:
+        """The handler of a WebSocket upgrade (server/http/upgrade.py): a realtime route's, else None."""
+        hosts = self.hosts
+        if hosts is not None and not hosts.allows(environ.get("HTTP_HOST")):
+            return None
+        self._realtime.lost = self.lost
+        return self._realtime.handler_for(environ)
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         self._yield_to_others()

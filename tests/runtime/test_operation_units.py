@@ -18,7 +18,7 @@ from llmts.runtime.operations.rerank import RERANK, RerankInput
 from llmts.runtime.operations.unit import OperationUnit, units_of
 from llmts.schema.fixtures import ResponseFixture
 from llmts.schema.neutral import OperationInput, OperationRequest, build
-from llmts.schema.operations import CHAT, CHAT_LIKE, OPERATIONS, EmbeddingsResult, Operation, RerankResult
+from llmts.schema.operations import CHAT_LIKE, OPERATIONS, EmbeddingsResult, Operation, RerankResult
 
 
 def test_every_operation_but_chat_has_a_unit_answered_by_a_fixture_of_its_row() -> None:

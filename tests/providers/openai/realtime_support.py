@@ -15,6 +15,7 @@ from openai.types.realtime.realtime_server_event import RealtimeServerEvent
 from llmts.providers.base import ProviderRequest
 from llmts.providers.openai.realtime.protocol import OpenAIRealtimeProtocol
 from llmts.providers.realtime import Reaction, RealtimeOpening, ServerEvent, Turn
+from llmts.schema.config import SessionConfig
 from llmts.schema.faults import FrameKind
 from llmts.schema.neutral import Completion, NeutralToolCall, ScriptedOutput, Usage, build
 
@@ -62,7 +63,7 @@ def opening(
         request=ProviderRequest("GET", path, {}, b"", environ),
         provider=provider,
         new_id=lambda prefix: f"{prefix}_{next(counter):06d}",
-        deployments=deployments or {},
+        config=SessionConfig(azure_deployments=deployments) if deployments else None,
     )
 
 

@@ -122,6 +122,10 @@ class GeminiLiveProtocol:
         self._settled(turn)
         return rendered.events
 
+    def finished(self, turn: Turn) -> None:
+        """Nothing to do: ``answer`` already settled the turn (the next one may come any time)."""
+        del turn
+
     def failed(self, turn: Turn | None, error: LlmtsError) -> Reaction:
         if turn is not None:
             self._settled(turn)

@@ -23,7 +23,7 @@ Every method is called with the connection's lock held, so a protocol needs no l
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -131,6 +131,13 @@ class RealtimeOpening:
     new_id: Callable[[str], str]
     # The session's configuration (None: unconfigured).
     config: SessionConfig | None = None
+    # The next scripted input transcripts of this connection (``realtime.input_transcripts``), in order.
+    transcripts: Iterator[str] = field(default_factory=lambda: iter(()))
+
+    def heard(self, fallback: str) -> str:
+        """What the user said in the next committed audio input: the next scripted transcript, else
+        ``fallback`` (the protocol's description of the audio)."""
+        return next(self.transcripts, fallback)
 
     @property
     def deployments(self) -> dict[str, str]:

@@ -31,6 +31,7 @@ from llmts.schema.fixtures import (
     PROVIDER_NAMESPACES,
     ErrorFixture,
     ProviderNamespace,
+    RealtimeTranscript,
     ResponseFixture,
     TerminalPolicy,
     ToolCallFixture,
@@ -47,6 +48,7 @@ __all__ = [
     "PROVIDER_NAMESPACES",
     "ErrorFixture",
     "ProviderNamespace",
+    "RealtimeScript",
     "ResponseFixture",
     "Scenario",
     "SessionConfig",
@@ -140,6 +142,23 @@ def check_channel(operation: str, responses: list[ResponseFixture]) -> None:
             )
 
 
+class RealtimeScript(BaseModel):
+    """What a session scripts about its realtime connections beyond the model's turns (docs/realtime.md)."""
+
+    model_config = _STRICT
+
+    # What the user said in each committed audio input of a connection, in order (OpenAI's input audio
+    # transcription and the user item's transcript; Gemini's ``inputTranscription``). Past the end, llmts
+    # describes the audio it heard ("[audio: N bytes]").
+    input_transcripts: list[RealtimeTranscript] = Field(
+        default_factory=list, max_length=LIMITS["realtime_input_transcripts"]
+    )
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value}
+
+
 class SessionConfig(BaseModel):
     """A whole session configuration; ``configure`` replaces the previous one atomically."""
 
@@ -169,6 +188,8 @@ class SessionConfig(BaseModel):
     # The agent's other peers (docs/mcp.md, docs/a2a.md): scripted MCP servers and A2A agents.
     mcp_servers: list[McpServer] = Field(default_factory=list, max_length=LIMITS["mcp_servers"])
     a2a_agents: list[A2aAgent] = Field(default_factory=list, max_length=LIMITS["a2a_agents"])
+    # Realtime connections (docs/realtime.md): the user's scripted input transcripts.
+    realtime: RealtimeScript | None = None
 
     @field_validator("upstreams")
     @classmethod

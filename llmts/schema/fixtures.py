@@ -66,6 +66,8 @@ LIMITS: dict[str, int] = {
     "credential_chars": 1024,
     "azure_deployments": 256,
     "choices_per_request": 8,
+    # Scripted input transcripts of a session's realtime connections (docs/realtime.md).
+    "realtime_input_transcripts": 1024,
     **JOURNAL_LIMITS,
     **NATIVE_LIMITS,
     **DETERMINISM_LIMITS,

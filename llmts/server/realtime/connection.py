@@ -130,7 +130,9 @@ class RealtimeConnection:
         session.store.put("realtime", "connections", ordinal, 64)
         ids = _Ids(determinism.seed if determinism is not None else None, adapter.namespace, ordinal)
         config = plan.config if plan is not None else None
-        protocol = route.open(RealtimeOpening(request, adapter.namespace, ids.new_id, config))
+        script = config.realtime if config is not None else None
+        transcripts = iter(script.input_transcripts if script is not None else ())
+        protocol = route.open(RealtimeOpening(request, adapter.namespace, ids.new_id, config, transcripts))
         try:
             limits = WebSocketLimits(
                 max_message_bytes=settings.max_message_bytes,

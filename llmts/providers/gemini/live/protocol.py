@@ -85,6 +85,8 @@ class GeminiLiveProtocol:
 
     def __init__(self, opening: RealtimeOpening) -> None:
         self._new_id = opening.new_id
+        # The session's scripted input transcripts (``realtime.input_transcripts``), else the audio described.
+        self._heard = opening.heard
         self._version = opening.request.args.get("version", "v1beta")
         self._setup: LiveSetup | None = None
         self._conversation = Conversation(self._new_id, sliding=False)
@@ -223,7 +225,7 @@ class GeminiLiveProtocol:
             else:
                 heard = self._signal(item, reaction, setup)
             if heard is not None:
-                text = heard.text()
+                text = self._heard(heard.text())
                 if setup.input_transcription:
                     reaction.events.append(input_transcription(text))
                 self._conversation.add_user_text(text)

@@ -71,9 +71,12 @@ def _missing_model() -> InvalidRequest:
 
 
 def _protocol(opening: RealtimeOpening, model: str) -> RealtimeProtocol:
+    from llmts.providers.openai.realtime.audio import input_transcript
     from llmts.providers.openai.realtime.protocol import OpenAIRealtimeProtocol
 
-    return OpenAIRealtimeProtocol(opening, model)
+    return OpenAIRealtimeProtocol(
+        opening, model, transcribe=lambda audio: opening.heard(input_transcript(audio))
+    )
 
 
 def _open_openai(opening: RealtimeOpening) -> RealtimeProtocol:

@@ -140,7 +140,8 @@ class LlmtsApp:
         """The registry of responses being written, for a worker's graceful stop
         (server/http/connections.py)."""
         if self._deliveries is None:
-            self._deliveries = self._provider.deliveries = self._peers.deliveries = set()
+            self._deliveries = set()
+            self._provider.deliveries = self._peers.deliveries = self._realtime.deliveries = self._deliveries
         return self._deliveries
 
     # --- entry ------------------------------------------------------------------------------------

@@ -140,13 +140,15 @@ class Deadline:
 
 
 class ActiveDelivery:
-    """A response being written: what the server's shutdown needs to end it cleanly."""
+    """A response being written: what the server's shutdown needs to end it cleanly. ``end``: how a
+    long-lived connection (a realtime WebSocket) says goodbye itself, at the start of the graceful stop."""
 
-    __slots__ = ("evidence", "sock")
+    __slots__ = ("end", "evidence", "sock")
 
-    def __init__(self, evidence: DeliveryEvidence, sock: Any) -> None:
+    def __init__(self, evidence: DeliveryEvidence, sock: Any, end: Callable[[], None] | None = None) -> None:
         self.evidence = evidence
         self.sock = sock
+        self.end = end
 
 
 def end_delivery(delivery: ActiveDelivery) -> None:
@@ -156,6 +158,9 @@ def end_delivery(delivery: ActiveDelivery) -> None:
     its socket readable at EOF and returns at once, so the stream ends with a clean chunked end.
     """
     delivery.evidence.ended_by = "shutdown"
+    if delivery.end is not None:
+        delivery.end()
+        return
     stop_reading(delivery.sock)
 
 

@@ -304,6 +304,9 @@ class GracefulWorker:
         for server in servers:
             server.close()  # stop accepting
         tracker.stop()
+        for delivery in list(deliveries):
+            if delivery.end is not None:  # a realtime connection: told to go away now, not at the deadline
+                end_delivery(delivery)
         ended = False
         notified = started
         while any(server.pool.free_count() != server.pool.size for server in servers):

@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, MutableSet
 from typing import Any
 
 import orjson
@@ -43,6 +43,7 @@ from llmts.server.http.log_text import log_text
 from llmts.server.http.upgrade import UpgradeRequest
 from llmts.server.realtime.settings import RealtimeSettings
 from llmts.transport import WaitOutcome, wait
+from llmts.transport.deadline import ActiveDelivery
 from llmts.transport.evidence import DeliveryEvidence
 from llmts.transport.websocket import HandshakeRefused, WebSocket, WebSocketLimits, accept
 from llmts.transport.websocket_delivery import deliver_events
@@ -161,7 +162,37 @@ class RealtimeConnection:
 
     # --- the reader ------------------------------------------------------------------------------
 
-    def run(self) -> None:
+    def run(self, deliveries: MutableSet[ActiveDelivery] | None = None) -> None:
+        """Serve the connection until it closes; while it is open a graceful stop can end it
+        (``deliveries``: the worker's registry of what its stop must end)."""
+        delivery = ActiveDelivery(DeliveryEvidence(), None, self._go_away)
+        if deliveries is not None:
+            deliveries.add(delivery)
+        try:
+            self._run()
+        finally:
+            if deliveries is not None:
+                deliveries.discard(delivery)
+
+    def _go_away(self) -> None:
+        """The server is stopping: tell the client as the service does (Gemini's ``goAway``), then close
+        with 1001; the reader sees the close and the connection ends."""
+        if self._closing or not self._ws.open:
+            return
+        self._closing = True
+        import gevent
+
+        def goodbye() -> None:
+            go_away = getattr(self._protocol, "go_away", None)
+            if callable(go_away):
+                with self._lock:
+                    notice = go_away(0.0)
+                self._ws.send(notice)
+            self._ws.close(1001, "server shutting down")
+
+        gevent.spawn(goodbye)
+
+    def _run(self) -> None:
         import gevent
 
         ws = self._ws

@@ -120,7 +120,7 @@ class RealtimePath:
             internal = LlmtsError("llmts hit an internal error; see the server log")
             _write_answer(upgrade.sock, adapter.render_error_for(path)(internal, request_id))
             return
-        connection.run()
+        connection.run(self.deliveries)
 
     def _refused_credential(
         self, adapter: ProviderAdapter, route: RealtimeRoute, request: ProviderRequest, expected_for: Any

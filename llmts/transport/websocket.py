@@ -60,6 +60,7 @@ __all__ = ["HandshakeRefused", "HeldBytes", "WebSocket", "WebSocketLimits", "acc
 _READ_BYTES = 64 * 1024
 _OPEN = ConnectionState.OPEN
 _CLOSED = ConnectionState.CLOSED
+_MAY_CLOSE = (_OPEN, ConnectionState.REMOTE_CLOSING)  # states in which wsproto sends a close frame
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,15 +291,7 @@ class WebSocket:
     def _send_close(self, code: int, reason: str, ended_by: str) -> bool:
         """Encode and write our close frame under the write lock; whether it left."""
         with self._write_lock:
-            if (
-                self._close_sent
-                or self._sock_closed
-                or self._conn.state
-                not in (
-                    _OPEN,
-                    ConnectionState.REMOTE_CLOSING,
-                )
-            ):
+            if self._close_sent or self._sock_closed or self._conn.state not in _MAY_CLOSE:
                 return False
             frame = self._conn.send(CloseConnection(code=code, reason=reason))
             self._close_sent = True

@@ -45,7 +45,7 @@ from llmts.server.realtime.settings import RealtimeSettings
 from llmts.transport import WaitOutcome, wait
 from llmts.transport.deadline import ActiveDelivery
 from llmts.transport.evidence import DeliveryEvidence
-from llmts.transport.websocket import HandshakeRefused, WebSocket, WebSocketLimits, accept
+from llmts.transport.websocket import HandshakeRefused, HeldBytes, WebSocket, WebSocketLimits, accept
 from llmts.transport.websocket_delivery import deliver_events
 
 __all__ = ["RealtimeConnection"]
@@ -122,6 +122,7 @@ class RealtimeConnection:
         settings: RealtimeSettings,
         metrics: ProcessMetrics,
         refused: LlmtsError | None,
+        budget: HeldBytes | None = None,
     ) -> RealtimeConnection:
         """Build the protocol (its refusal is an HTTP answer), then answer the handshake."""
         environ = upgrade.environ
@@ -141,7 +142,14 @@ class RealtimeConnection:
                 write_timeout=settings.write_timeout,
                 max_messages_per_second=settings.max_messages_per_second,
             )
-            ws = accept(environ, upgrade.sock, upgrade.leftover, subprotocol=route.subprotocol, limits=limits)
+            ws = accept(
+                environ,
+                upgrade.sock,
+                upgrade.leftover,
+                subprotocol=route.subprotocol,
+                limits=limits,
+                budget=budget,
+            )
         except HandshakeRefused as refusal:
             raise WebSocketHandshakeInvalid(refusal.message, http_status=refusal.status) from None
         raw_conversation = environ.get(CONVERSATION_ENVIRON)

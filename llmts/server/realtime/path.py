@@ -110,6 +110,7 @@ class RealtimePath:
                 settings=self._settings,
                 metrics=self._metrics,
                 refused=refused,
+                budget=self._registry.memory,
             )
         except LlmtsError as error:
             self._metrics.reject(adapter.namespace, error.http_status)

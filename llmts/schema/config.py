@@ -228,7 +228,7 @@ class SessionConfig(BaseModel):
             data.pop("models", None)
         if not data.get("azure_deployments"):
             data.pop("azure_deployments", None)
-        for optional in ("journal", "determinism", "pacing", "rate_limits"):
+        for optional in ("journal", "determinism", "pacing", "rate_limits", "realtime"):
             if data.get(optional) is None:
                 data.pop(optional, None)
         if not data.get("conversations"):

@@ -357,7 +357,7 @@ def test_turns_made_through_the_server_with_the_openai_sdk(
         raise
 
     def turn() -> list[Any]:
-        connection.send({"type": "response.create"})
+        connection.send({"type": "response.create", "response": {"output_modalities": ["text"]}})
         events = []
         for event in connection:
             events.append(event)
@@ -366,6 +366,8 @@ def test_turns_made_through_the_server_with_the_openai_sdk(
         return events
 
     try:
+        weather = {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
+        connection.send({"type": "session.update", "session": {"type": "realtime", "tools": [weather]}})
         message = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Weather?"}]}
         connection.send({"type": "conversation.item.create", "item": message})
         assert any(e.type == "response.function_call_arguments.done" for e in turn())

@@ -167,6 +167,8 @@ def render_failure(emit: Emitter, response: ResponseContext | None, error: Llmts
         )
     ]
     if response is not None:
-        details = {"type": "failed", "error": fields}
+        # The status's error has the service's two fields (the SDKs' RealtimeResponseStatus.Error); the
+        # message went out in the error event.
+        details = {"type": "failed", "error": {"type": fields["type"], "code": fields["code"]}}
         events.append(emit.event("response.done", response=response.wire("failed", [], None, details)))
     return events

@@ -81,7 +81,12 @@ class Scenario(BaseModel):
 
     @model_validator(mode="after")
     def _one_operation(self) -> Scenario:
-        check_channel(self.served_operation(), self.responses)
+        operation = self.served_operation()
+        check_channel(operation, self.responses)
+        if operation == REALTIME and self.pacing is not None:
+            raise ValueError(
+                "pacing does not apply to realtime turns (use delay_ms or a stream_delivery plan)"
+            )
         return self
 
     def served_operation(self) -> str:
@@ -120,6 +125,11 @@ def check_channel(operation: str, responses: list[ResponseFixture]) -> None:
     WebSocket fault modes belong to realtime scenarios, the HTTP-only modes and media objects to the rest."""
     realtime = operation == REALTIME
     for index, response in enumerate(responses):
+        if realtime and response.pacing is not None:
+            raise ValueError(
+                f"responses[{index}]: pacing does not apply to realtime turns "
+                "(use delay_ms or a stream_delivery plan)"
+            )
         if response.spoken and not realtime:
             raise ValueError(
                 f'responses[{index}]: audio as a string ("generated" or base64 PCM16) answers realtime '

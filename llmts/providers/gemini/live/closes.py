@@ -1,6 +1,6 @@
 """How Gemini Live reports an error: it closes the WebSocket with a code and a reason (google-genai raises
-``errors.APIError(code, reason)`` from ``connect`` or ``receive()``; docs/design/gemini-live.md,
-"Errors are closes").
+``errors.APIError(code, reason)`` from ``receive()``, and websockets' ``ConnectionClosedError`` from
+``connect`` while it waits for ``setupComplete``; docs/design/gemini-live.md, "Errors are closes").
 
 * a refused credential (after the 101, as the service does): 1008, ``API key not valid. Please pass a
   valid API key.``;

@@ -54,8 +54,8 @@ def is_silence(chunk: bytes, audio_format: dict[str, Any] | None) -> bool:
 
 def input_transcript(audio: bytes) -> str:
     """What llmts "hears" in committed input audio: the text a turn's user message carries to scenario
-    matching (and the input transcription, when the session enables one). A hook: the session's
-    configuration may script these later; today it names the audio's size."""
+    matching (and the input transcription, when the session enables one), unless the session scripts
+    what the user said (``realtime.input_transcripts``, ``RealtimeOpening.heard``): the audio's size."""
     return f"[audio: {len(audio)} bytes]"
 
 

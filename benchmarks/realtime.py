@@ -6,15 +6,16 @@ Usage: ``python benchmarks/realtime.py [--idle 100 1000 5000] [--deflate off on]
 
 Each phase starts ``llmts serve --no-access-log`` (one gevent worker, as ``run.py`` does) with a realtime
 scenario in its default session, pins the server to the first CPU and this process (the load) to the
-second, and loads one load of the OpenAI Realtime route (``/openai/v1/realtime``) with raw ``websockets``
-asyncio clients:
+second, and drives the OpenAI Realtime route (``/openai/v1/realtime``) with raw ``websockets`` asyncio
+clients:
 
 * **idle**: connections are opened (at most ``--handshakes`` at a time, each one done when its
   ``session.created`` arrives) up to each count of ``--idle`` in turn, within ``--budget`` seconds per
   step. At each count: the worker's VmRSS (KiB per connection over the baseline, which is taken after
   one warm-up connection has loaded the WebSocket stack), its CPU while the connections sit idle for
-  ``--idle-window`` seconds, ``/admin-api/process`` (greenlets, open sockets) and the latency of one text
-  turn on a connection picked among them. Once per ``--deflate`` mode (``on``: the client offers
+  ``--idle-window`` seconds, ``/admin-api/process`` (greenlets, open sockets) and the latency of
+  ``--idle-turns`` text turns on connections spread over them. ``--cycles`` repeats the ramp after closing
+  everything (RSS after each close). Once per ``--deflate`` mode (``on``: the client offers
   permessage-deflate, as the ``websockets`` default; ``off``: as the openai SDK connects), a fresh server
   each. The highest count reached without an error is the "held" figure.
 * **active**: M connections (each count of ``--active``) each run turns back to back for ``--warmup`` +

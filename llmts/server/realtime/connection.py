@@ -208,19 +208,11 @@ class RealtimeConnection:
             self._apply(self._unauthorized(self._refused))
             ws.close(1008, "unauthorized") if ws.open else None
             return
-        with self._lock:
-            opening = self._protocol.opening()
-        for data in opening:
-            ws.send(data)
+        self._send_opening()
         self._worker = gevent.spawn(self._answer_turns)
         try:
-            while not self._closing:
-                message = ws.receive()
-                if message is None:
-                    break
-                with self._lock:
-                    reaction = self._protocol.receive(message)
-                self._apply(reaction)
+            while not self._closing and self._read_one():
+                pass
         except Exception:  # a bug: close the connection as the service would, never a traceback on the wire
             _log.exception("unhandled error on realtime connection %s", log_text(self._request.path))
             ws.close(1011, "Internal error encountered.")
@@ -234,6 +226,24 @@ class RealtimeConnection:
                 worker.kill(block=False)
             if ws.open:
                 ws.close(1000, "")
+
+    # The next two are methods so that their locals die with them: in ``run``'s frame the opening events
+    # and the last message (up to a MiB of audio) would stay referenced while the connection waits.
+    def _send_opening(self) -> None:
+        with self._lock:
+            opening = self._protocol.opening()
+        for data in opening:
+            self._ws.send(data)
+
+    def _read_one(self) -> bool:
+        """Read one client message and apply the protocol's reaction; False once the client has gone."""
+        message = self._ws.receive()
+        if message is None:
+            return False
+        with self._lock:
+            reaction = self._protocol.receive(message)
+        self._apply(reaction)
+        return True
 
     def _apply(self, reaction: Reaction) -> None:
         ws = self._ws
@@ -259,21 +269,26 @@ class RealtimeConnection:
     def _answer_turns(self) -> None:
         while not self._closing:
             if not self._turns:
-                self._wake.wait(1.0)
+                # No timeout: whatever ends the connection sets the event (``run``'s ``finally``), and an
+                # idle connection costs no wake-ups (1.7 % of a core per 1,000 idle connections at 1 s).
+                self._wake.wait()
                 self._wake.clear()
                 continue
-            turn = self._turns.popleft()
-            self._active, self._cancelled = turn, None
-            try:
-                self._answer(turn)
-            except Exception:
-                _log.exception(
-                    "unhandled error answering a realtime turn on %s", log_text(self._request.path)
-                )
-                self._ws.close(1011, "Internal error encountered.")
-                self._closing = True
-            finally:
-                self._active = None
+            self._answer_next()
+
+    def _answer_next(self) -> None:
+        """The next queued turn (a method: the turn, and the conversation its request holds, are not kept
+        while the connection waits for another)."""
+        turn = self._turns.popleft()
+        self._active, self._cancelled = turn, None
+        try:
+            self._answer(turn)
+        except Exception:
+            _log.exception("unhandled error answering a realtime turn on %s", log_text(self._request.path))
+            self._ws.close(1011, "Internal error encountered.")
+            self._closing = True
+        finally:
+            self._active = None
 
     def _answer(self, turn: Turn) -> None:
         session, neutral = self._session, turn.neutral

@@ -13,7 +13,9 @@ traceback and no client-written line; ``/health`` answers after each family.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from google.genai import types
@@ -61,6 +63,8 @@ _PREFIXES = {
     **{adapter.prefix: adapter.namespace for adapter in ADAPTERS},
 }
 _GEMINI_PATH = "/gemini/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+# How connections ended (a close code, "open" until the client's end, "reset"), for the deep run's figures.
+_ENDINGS: Counter[str] = Counter()
 # The close of a connection whose driver hit a bug (llmts/server/realtime/connection.py).
 _INTERNAL_ERROR = (1011, "Internal error encountered.")
 # Refusals the HTTP server answers itself, in the control envelope, on any path.
@@ -102,6 +106,7 @@ def _target(namespace: str) -> str:
 
 def _open(server: FuzzServer, namespace: str, *, compressed: bool = False) -> WireClient:
     client = WireClient(server.port)
+    server.requests += 1
     extensions = {"Sec-WebSocket-Extensions": "permessage-deflate"} if compressed else {}
     answer = client.handshake(
         upgrade_request(_target(namespace), {"Authorization": "Bearer k", **extensions})
@@ -114,6 +119,7 @@ def _open(server: FuzzServer, namespace: str, *, compressed: bool = False) -> Wi
 def _check_received(namespace: str, received: Received) -> None:
     """What came back is what the provider's SDK reads without complaint, and no internal error (a
     scripted error may close with 1011 too, with its own message)."""
+    _ENDINGS["reset" if received.reset else str(received.close[0]) if received.close else "open"] += 1
     assert received.close != _INTERNAL_ERROR, "the server hit an internal error"
     for message in received.messages:
         event = json.loads(message)
@@ -142,6 +148,8 @@ def _check_handshake(server: FuzzServer, example: tuple[str, str, str, bytes]) -
     def run() -> None:
         with WireClient(server.port) as client:
             answer = client.handshake(request)
+            server.requests += 1
+            server.statuses[answer.status] += 1
             if answer.status == 101:
                 client.send(frame(CLOSE, close_payload(1000)))
                 _check_received(namespace, client.finish())
@@ -253,34 +261,40 @@ def test_gemini_live_survives_malformed_messages(fuzz_server: FuzzServer, setup:
 # --- the deep run (pytest -m fuzz) ---------------------------------------------------------------------
 
 
+def _deep(
+    server: FuzzServer, examples: st.SearchStrategy[Any], check: Callable[[Any], None], family: str
+) -> None:
+    """``survive`` with the deep profile, then how the connections ended (shown with ``-rP``)."""
+    before = _ENDINGS.copy()
+    survive(server, examples, check, DEEP, family)
+    print(f"deep fuzz {family}: connections ended by {dict(sorted((_ENDINGS - before).items()))}")
+
+
 @pytest.mark.fuzz
 @pytest.mark.timeout(DEEP_TIMEOUT)
 def test_realtime_handshakes_survive_hostile_requests_deep(fuzz_server: FuzzServer) -> None:
-    survive(fuzz_server, handshakes(_SESSIONS), lambda e: _check_handshake(fuzz_server, e), DEEP, "handshake")
+    _deep(fuzz_server, handshakes(_SESSIONS), lambda e: _check_handshake(fuzz_server, e), "handshake")
 
 
 @pytest.mark.fuzz
 @pytest.mark.timeout(DEEP_TIMEOUT)
 def test_open_connections_survive_malformed_frames_deep(fuzz_server: FuzzServer) -> None:
-    survive(fuzz_server, _frame_examples(), lambda e: _check_frames(fuzz_server, e), DEEP, "frames")
+    _deep(fuzz_server, _frame_examples(), lambda e: _check_frames(fuzz_server, e), "frames")
 
 
 @pytest.mark.fuzz
 @pytest.mark.timeout(DEEP_TIMEOUT)
 def test_openai_realtime_survives_malformed_events_deep(fuzz_server: FuzzServer) -> None:
-    survive(
-        fuzz_server, openai_events(), lambda e: _check_events(fuzz_server, "openai", e), DEEP, "openai-events"
-    )
+    _deep(fuzz_server, openai_events(), lambda e: _check_events(fuzz_server, "openai", e), "openai-events")
 
 
 @pytest.mark.fuzz
 @pytest.mark.timeout(DEEP_TIMEOUT)
 @pytest.mark.parametrize("setup", [False, True], ids=["before-setup", "after-setup"])
 def test_gemini_live_survives_malformed_messages_deep(fuzz_server: FuzzServer, setup: bool) -> None:
-    survive(
+    _deep(
         fuzz_server,
         gemini_events(),
         lambda e: _check_events(fuzz_server, "gemini", e, setup=setup),
-        DEEP,
         f"gemini-events-{'after' if setup else 'before'}-setup",
     )

@@ -50,6 +50,9 @@ SERVER_ENV = frozenset(
         "LLMTS_TLS_CERT",
         "LLMTS_TLS_KEY",
         "LLMTS_TLS_DIR",
+        "LLMTS_WS_MAX_MESSAGE_BYTES",
+        "LLMTS_WS_IDLE_TIMEOUT",
+        "LLMTS_WS_MAX_MESSAGES_PER_SECOND",
     }
 )
 

@@ -40,7 +40,8 @@ from llmts.server.lost_sessions import LostSessions
 from llmts.server.peers.path import PEER_PREFIXES, PeerPath
 from llmts.server.process.worker_restarts import WorkerRestart
 from llmts.server.provider_path import ProviderPath
-from llmts.server.realtime import RealtimePath, RealtimeSettings
+from llmts.server.realtime.path import RealtimePath
+from llmts.server.realtime.settings import RealtimeSettings
 from llmts.transport.deadline import ActiveDelivery, deadlines_available
 
 __all__ = ["LlmtsApp", "create_app"]
@@ -78,6 +79,7 @@ class LlmtsApp:
         metrics_key: str | None = None,
         drain_seconds: float = 0.0,
         hosts: HostPolicy | None = None,
+        realtime: RealtimeSettings | None = None,
     ) -> None:
         self.registry = registry or SessionRegistry()
         # The Host names answered (server/http/host_check.py: DNS rebinding); None answers every Host.
@@ -120,12 +122,15 @@ class LlmtsApp:
             write_timeout=self._write_timeout,
         )
         # Realtime and Live WebSocket routes (server/realtime/): the HTTP loop hands their upgrades over.
+        # Their writes run under the same write timeout as every response.
+        self.realtime = realtime or RealtimeSettings()
         self._realtime = RealtimePath(
             self.registry,
             adapters,
             self._metrics,
             control_key=self.control_key,
-            settings=RealtimeSettings(),
+            settings=self.realtime,
+            write_timeout=self._write_timeout,
         )
         # MCP servers and A2A agents (server/peers/): JSON-RPC peers of the agent under test.
         self._peers = PeerPath(
@@ -240,14 +245,16 @@ def create_app(
     drain_seconds: float | None = None,
     allowed_hosts: str | None = None,
     binds: list[str] | None = None,
+    realtime: RealtimeSettings | None = None,
 ) -> LlmtsApp:
     """WSGI factory: ``gunicorn -k gevent 'llmts.app:create_app()'``.
 
     Unset arguments fall back to ``LLMTS_CONTROL_KEY``, ``LLMTS_FIXTURES``, ``LLMTS_MAX_BODY_BYTES``,
     ``LLMTS_MAX_SESSIONS``, ``LLMTS_MAX_MEMORY`` (bytes, or ``512M``/``2G``; default from the machine) and
-    the ``LLMTS_*_TIMEOUT`` variables (docs/server.md), ``LLMTS_METRICS_KEY`` and ``LLMTS_DRAIN_SECONDS``
-    (docs/deployment.md). Under gunicorn with more than one worker it refuses to start (sessions would
-    be split between processes; ``llmts serve --workers N`` is the way to use more cores).
+    the ``LLMTS_*_TIMEOUT`` and ``LLMTS_WS_*`` variables (docs/server.md), ``LLMTS_METRICS_KEY`` and
+    ``LLMTS_DRAIN_SECONDS`` (docs/deployment.md). Under gunicorn with more than one worker it refuses to
+    start (sessions would be split between processes; ``llmts serve --workers N`` is the way to use more
+    cores).
 
     ``allowed_hosts`` (``--allowed-hosts``, else ``LLMTS_ALLOWED_HOSTS``) and ``binds`` (the addresses the
     server listens on; else gunicorn's ``bind``) decide which ``Host`` names are answered
@@ -280,4 +287,5 @@ def create_app(
         if drain_seconds is not None
         else float(env.get("LLMTS_DRAIN_SECONDS") or 0),
         hosts=host_policy(binds if binds is not None else gunicorn_binds() or [], allowed_hosts, env),
+        realtime=realtime or RealtimeSettings.from_env(env),
     )

@@ -14,6 +14,7 @@ from llmts import __version__
 from llmts.catalog.sdk_env import SHELLS
 from llmts.server.http.timeouts import DEFAULT_MAX_BODY_BYTES, TIMEOUT_ENV, Timeouts
 from llmts.server.process.gunicorn_app import DEFAULT_WORKER_CLASS, LOG_FORMATS, WORKER_CLASSES
+from llmts.server.realtime.settings import REALTIME_ENV, RealtimeSettings
 
 if TYPE_CHECKING:
     from llmts.schema.config import SessionConfig
@@ -67,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
         "(the previous default, kept for a while) or gevent (gunicorn's parser)",
     )
     _timeout_options(serve)
+    _websocket_options(serve)
     serve.add_argument("--no-access-log", action="store_true", help="do not log one line per request")
     serve.add_argument(
         "--log-format",
@@ -212,6 +214,43 @@ def _timeouts(args: argparse.Namespace) -> Timeouts:
     return replace(from_env, **given)
 
 
+# Option -> (RealtimeSettings field, help). Defaults: docs/server.md, "WebSocket limits".
+_WEBSOCKET_OPTIONS = {
+    "--ws-max-message-bytes": (
+        "max_message_bytes",
+        "largest message a WebSocket client may send, after inflation; larger: close 1009",
+    ),
+    "--ws-idle-timeout": ("idle_timeout", "seconds a WebSocket client may send nothing; then close 1001"),
+    "--ws-max-messages-per-second": (
+        "max_messages_per_second",
+        "messages and pings a WebSocket client may send per second; more: close 1008",
+    ),
+}
+
+
+def _websocket_options(serve: argparse.ArgumentParser) -> None:
+    for option, (field, text) in _WEBSOCKET_OPTIONS.items():
+        default = getattr(RealtimeSettings(), field)
+        shown = f"{default:g}" if isinstance(default, float) else str(default)
+        serve.add_argument(
+            option,
+            dest=f"ws_{field}",
+            type=type(default),
+            default=None,
+            help=f"{text} ({REALTIME_ENV[field]}, default {shown})",
+        )
+
+
+def _realtime(args: argparse.Namespace) -> RealtimeSettings:
+    from_env = RealtimeSettings.from_env(os.environ)
+    given = {
+        field: value
+        for field, _ in _WEBSOCKET_OPTIONS.values()
+        if (value := getattr(args, f"ws_{field}")) is not None
+    }
+    return replace(from_env, **given)
+
+
 def _print_env(args: argparse.Namespace) -> int:
     """Credentials come from the session's configuration when the server answers, else the default key."""
     from llmts.client import LlmTestServer
@@ -252,6 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         timeouts = _timeouts(args)
+        realtime = _realtime(args)
     except ValueError as exc:
         print(f"llmts: {exc}", file=sys.stderr)
         return 2
@@ -280,8 +320,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         if args.workers > 1:
-            return _serve_workers(args, timeouts, tls)
-        _serve(args, timeouts, fixtures, max_memory, tls)
+            return _serve_workers(args, timeouts, realtime, tls)
+        _serve(args, timeouts, realtime, fixtures, max_memory, tls)
         return 0
     finally:
         if tls is not None:
@@ -291,6 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _serve(
     args: argparse.Namespace,
     timeouts: Timeouts,
+    realtime: RealtimeSettings,
     fixtures: SessionConfig | None,
     max_memory: int | None,
     tls: TlsFiles | None,
@@ -311,6 +352,7 @@ def _serve(
             drain_seconds=args.drain_seconds,
             allowed_hosts=args.allowed_hosts,
             binds=[args.host],
+            realtime=realtime,
         )
 
     from llmts.server.process.gunicorn_app import GunicornServer
@@ -337,7 +379,9 @@ _NOT_INHERITED = frozenset(
 )
 
 
-def _serve_workers(args: argparse.Namespace, timeouts: Timeouts, tls: TlsFiles | None) -> int:
+def _serve_workers(
+    args: argparse.Namespace, timeouts: Timeouts, realtime: RealtimeSettings, tls: TlsFiles | None
+) -> int:
     """``--workers N``: the same settings for N single-process servers (llmts.server.process.workers)."""
     from llmts.server.process.workers import serve_workers
 
@@ -349,6 +393,8 @@ def _serve_workers(args: argparse.Namespace, timeouts: Timeouts, tls: TlsFiles |
         child += ["--max-memory", args.max_memory]
     for option, (field, _) in _TIMEOUT_OPTIONS.items():
         child += [option, repr(getattr(timeouts, field))]
+    for option, (field, _) in _WEBSOCKET_OPTIONS.items():
+        child += [option, repr(getattr(realtime, field))]
     child += ["--drain-seconds", repr(args.drain_seconds), "--log-format", args.log_format]
     if args.allowed_hosts is not None:
         child += ["--allowed-hosts", args.allowed_hosts]

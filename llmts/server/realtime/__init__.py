@@ -1,9 +1,8 @@
-"""Realtime over WebSocket (docs/realtime.md): the upgrade's routing (``path.py``) and one connection's
-driver (``connection.py``, loaded with the first upgrade)."""
+"""Realtime over WebSocket (docs/realtime.md): the upgrade's routing (``path.RealtimePath``), one
+connection's driver (``connection.py``, loaded with the first upgrade) and the per-connection bounds
+(``settings.RealtimeSettings``). Nothing is imported here: the CLI (and so gunicorn's arbiter) reads the
+settings without loading the app."""
 
 from __future__ import annotations
 
-from llmts.server.realtime.path import RealtimePath
-from llmts.server.realtime.settings import RealtimeSettings
-
-__all__ = ["RealtimePath", "RealtimeSettings"]
+__all__: list[str] = []

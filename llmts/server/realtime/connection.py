@@ -42,6 +42,7 @@ from llmts.server.api.metrics import ProcessMetrics
 from llmts.server.http.log_text import log_text
 from llmts.server.http.upgrade import UpgradeRequest
 from llmts.server.realtime.settings import RealtimeSettings
+from llmts.server.respond import ENDED_BY_CODES
 from llmts.transport import WaitOutcome, wait
 from llmts.transport.deadline import ActiveDelivery
 from llmts.transport.evidence import DeliveryEvidence
@@ -120,11 +121,14 @@ class RealtimeConnection:
         *,
         credential: str | None,
         settings: RealtimeSettings,
+        write_timeout: float | None,
+        budget: HeldBytes | None,
         metrics: ProcessMetrics,
         refused: LlmtsError | None,
         budget: HeldBytes | None = None,
     ) -> RealtimeConnection:
-        """Build the protocol (its refusal is an HTTP answer), then answer the handshake."""
+        """Build the protocol (its refusal is an HTTP answer), then answer the handshake. Writes wait
+        under ``write_timeout`` with their bytes charged to ``budget`` (the process memory budget)."""
         environ = upgrade.environ
         plan = session.plan.current
         determinism = plan.determinism if plan is not None else None
@@ -139,7 +143,7 @@ class RealtimeConnection:
             limits = WebSocketLimits(
                 max_message_bytes=settings.max_message_bytes,
                 idle_timeout=settings.idle_timeout,
-                write_timeout=settings.write_timeout,
+                write_timeout=write_timeout,
                 max_messages_per_second=settings.max_messages_per_second,
             )
             ws = accept(
@@ -332,6 +336,7 @@ class RealtimeConnection:
                         "the session was reset, reconfigured or deleted while this turn was pending"
                     )
                 entry.client_gone()
+                self._ended_by_server(entry)
                 return
         wire = session.plan.wire_identity(entry)
         completion = session.complete(admission, neutral, wire)
@@ -362,8 +367,17 @@ class RealtimeConnection:
         if not self._ws.open and evidence.transport_outcome == "completed" and written < len(events):
             evidence.transport_outcome = "client_gone"
         entry.apply_evidence(evidence)
+        if evidence.transport_outcome == "client_gone":
+            self._ended_by_server(entry)
         entry.closed_with(evidence.close_code, evidence.close_reason, written)
         entry.capture_response(b"", [event.data for event in delivered], session.journal.preview_bytes)
+
+    def _ended_by_server(self, entry: JournalRecord) -> None:
+        """A connection llmts dropped because the client stopped reading (the write timeout, or the memory
+        budget its unread bytes did not fit): the turn's ``error_code`` says so, as on HTTP."""
+        code = ENDED_BY_CODES.get(self._ws.ended_by or "")
+        if code is not None and entry.error_code is None:
+            entry.failed(code)
 
     def _interrupted(self, turn: Turn, delivered: list[ServerEvent], entry: JournalRecord) -> None:
         reason = self._cancelled or "client_cancelled"

@@ -50,11 +50,13 @@ class RealtimePath:
         *,
         control_key: str | None,
         settings: RealtimeSettings,
+        write_timeout: float | None,
     ) -> None:
         self._registry = registry
         self._metrics = metrics
         self._control_key = control_key
         self._settings = settings
+        self._write_timeout = write_timeout  # the server's (None where deadlines do not act)
         self._ids = RandomIds()
         rules = [
             Rule(route.rule, endpoint=(adapter, route), methods=["GET"])
@@ -108,18 +110,20 @@ class RealtimePath:
                 session,
                 credential=route.credential(request),
                 settings=self._settings,
+                write_timeout=self._write_timeout,
+                budget=self._registry.memory,
                 metrics=self._metrics,
                 refused=refused,
                 budget=self._registry.memory,
             )
         except LlmtsError as error:
             self._metrics.reject(adapter.namespace, error.http_status)
-            _write_answer(upgrade.sock, adapter.render_error_for(path)(error, request_id))
+            _write_answer(upgrade, adapter.render_error_for(path)(error, request_id))
             return
         except Exception:  # a bug: still an HTTP answer, never a traceback on the wire
             _log.exception("unhandled error on WebSocket upgrade %s", log_text(path))
             internal = LlmtsError("llmts hit an internal error; see the server log")
-            _write_answer(upgrade.sock, adapter.render_error_for(path)(internal, request_id))
+            _write_answer(upgrade, adapter.render_error_for(path)(internal, request_id))
             return
         connection.run(self.deliveries)
 
@@ -140,17 +144,19 @@ class RealtimePath:
         return None
 
 
-def _write_answer(sock: Any, reply: Reply) -> None:
-    """A refused handshake's HTTP answer (the connection closes after it)."""
+def _write_answer(upgrade: UpgradeRequest, reply: Reply) -> None:
+    """A refused handshake's HTTP answer (the connection closes after it); a HEAD request gets its head."""
     body = reply.body
     reason = _REASONS.get(reply.status, "Error")
     head = [f"HTTP/1.1 {reply.status} {reason}"]
     head.extend(f"{name}: {value}" for name, value in _headers(reply.headers))
     head.append(f"Content-Length: {len(body)}")
     head.append("Connection: close")
-    data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+    data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+    if upgrade.environ.get("REQUEST_METHOD") != "HEAD":
+        data += body
     with contextlib.suppress(OSError):
-        sock.sendall(data)
+        upgrade.sock.sendall(data)
 
 
 def _headers(headers: Iterable[tuple[str, str]]) -> Iterable[tuple[str, str]]:

@@ -171,6 +171,10 @@ BEFORE_SETUP = [
         b'{"setup": {"model": "m", "generationConfig": {"responseModalities": ["IMAGE"]}}}',
         "'setup.generation_config.response_modalities[0]' (Modality)",
     ),
+    (  # an object where an enum value belongs (found by tests/fuzz/test_fuzz_realtime.py: was a 1011)
+        b'{"setup": {"model": "m", "generationConfig": {"responseModalities": [{}]}}}',
+        "'setup.generation_config.response_modalities[0]' (Modality), {}",
+    ),
     (
         b'{"setup": {"model": "m", "tools": [{"functionDeclarations": [{}]}]}}',
         "function_declarations[0].name is required",
@@ -179,6 +183,7 @@ BEFORE_SETUP = [
         b'{"setup": {"model": "m", "realtimeInputConfig": {"activityHandling": "SOMETIMES"}}}',
         "(ActivityHandling)",
     ),
+    (b'{"setup": {"model": "m", "realtimeInputConfig": {"activityHandling": []}}}', "(ActivityHandling), []"),
     (
         orjson.dumps(
             {"setup": {"model": "m", "realtime_input_config": {"automatic_activity_detection": SILENCE}}}

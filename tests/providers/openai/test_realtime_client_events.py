@@ -413,3 +413,18 @@ def test_a_turn_carries_the_latest_client_event_summaries() -> None:
     assert turn.client_events[-1] == {"type": "response.create", "conversation": "auto"}
     client.protocol.finished(turn)
     assert [e["type"] for e in client.respond().client_events] == ["response.create"]
+
+
+def test_an_append_after_a_refused_append_gets_a_summary_of_its_own() -> None:
+    """Found by tests/fuzz/test_fuzz_realtime.py: the next append was folded into the refused one's summary
+    (which counts no audio) and raised, closing the connection with 1011."""
+    client = Client.connect()
+    assert client.error({"type": "input_audio_buffer.append", "audio": {}})["code"] == "invalid_type"
+    client.send({"type": "input_audio_buffer.append", "audio": speech_b64(100)})
+    client.send({"type": "input_audio_buffer.append", "audio": speech_b64(100)})
+    client.say("hi")
+    summaries = client.respond().client_events
+    assert summaries[:2] == [
+        {"type": "input_audio_buffer.append", "error": "invalid_type"},
+        {"type": "input_audio_buffer.append", "events": 2, "audio_bytes": 2 * 4800},
+    ]

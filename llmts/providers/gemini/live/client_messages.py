@@ -102,7 +102,7 @@ def _modalities(raw: Any) -> frozenset[str]:
     path = "setup.generation_config.response_modalities"
     found = set()
     for index, value in enumerate(list_at(raw, path, "Modality")):
-        name = value.upper() if isinstance(value, str) else value
+        name = value.upper() if isinstance(value, str) else None  # an object or array is no enum value
         if name not in _MODALITIES:
             raise invalid_value(f"{path}[{index}]", "Modality", value)
         found.add(name)
@@ -127,7 +127,7 @@ def _setup(raw: Any) -> LiveSetup:
     detection = value_at(realtime, "automaticActivityDetection")
     detection = object_at(detection, where, "AutomaticActivityDetection")
     handling = value_at(realtime, "activityHandling")
-    if handling is not None and handling not in _ACTIVITY_HANDLING:
+    if handling is not None and (not isinstance(handling, str) or handling not in _ACTIVITY_HANDLING):
         raise invalid_value("setup.realtime_input_config.activity_handling", "ActivityHandling", handling)
     flags = {}
     for field in ("inputAudioTranscription", "outputAudioTranscription", "sessionResumption"):

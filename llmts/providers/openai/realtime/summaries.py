@@ -61,8 +61,9 @@ class EventLog:
         self._entries.append(summary)
 
     def add_audio(self, size: int) -> None:
-        """An append: folded into the previous summary when that was an append too."""
-        if self._entries and self._entries[-1]["type"] == _APPEND:
+        """An append: folded into the previous summary when that was an append too (not a refused one,
+        whose summary carries its error instead of counts)."""
+        if self._entries and self._entries[-1]["type"] == _APPEND and "events" in self._entries[-1]:
             last = self._entries[-1]
             last["events"] += 1
             last["audio_bytes"] += size

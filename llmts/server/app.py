@@ -152,11 +152,12 @@ class LlmtsApp:
     # --- entry ------------------------------------------------------------------------------------
 
     def upgrade_handler(self, environ: dict[str, Any]) -> UpgradeHandler | None:
-        """The handler of a WebSocket upgrade (server/http/upgrade.py): a realtime route's, else None."""
+        """The handler of a WebSocket upgrade (server/http/upgrade.py): a realtime route's, else None. A
+        ``Host`` this server does not answer gets its 403 in the route's envelope, as on HTTP."""
+        self._realtime.lost = self.lost
         hosts = self.hosts
         if hosts is not None and not hosts.allows(environ.get("HTTP_HOST")):
-            return None
-        self._realtime.lost = self.lost
+            return self._realtime.handler_for(environ, self._host_refusal(environ))
         return self._realtime.handler_for(environ)
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
@@ -184,18 +185,21 @@ class LlmtsApp:
             return self._peers(environ, start_response, path, path_session)
         return self._provider(environ, start_response, path, path_session)
 
+    def _host_refusal(self, environ: dict[str, Any]) -> HostNotAllowed:
+        assert self.hosts is not None
+        extra = " or ".join(self.hosts.allowed) or "none"
+        return HostNotAllowed(
+            f"Host {log_text(environ.get('HTTP_HOST'))!r} is not allowed: this server answers loopback "
+            f"names (localhost, 127.0.0.1, [::1]) and --allowed-hosts ({extra}), against DNS rebinding; "
+            "see docs/server.md, 'Allowed hosts'"
+        )
+
     def _refuse_host(
         self, environ: dict[str, Any], start_response: StartResponse, path: str
     ) -> Iterable[bytes]:
         """403 for a ``Host`` this server does not answer, in the route's envelope; nothing is journaled
         or changed (it is nobody's session traffic)."""
-        assert self.hosts is not None
-        extra = " or ".join(self.hosts.allowed) or "none"
-        error = HostNotAllowed(
-            f"Host {log_text(environ.get('HTTP_HOST'))!r} is not allowed: this server answers loopback "
-            f"names (localhost, 127.0.0.1, [::1]) and --allowed-hosts ({extra}), against DNS rebinding; "
-            "see docs/server.md, 'Allowed hosts'"
-        )
+        error = self._host_refusal(environ)
         provider = self._provider
         adapter = None if path.startswith(("/admin-api", "/dashboard")) else provider.adapter_for(path)
         if adapter is None:

@@ -500,8 +500,8 @@ class Connection:
             started = time.time()
             self.head = None
             self.sent = 0
-            handler(UpgradeRequest(environ, self.sock, self.parser.leftover))
-            self._log(environ, 101, started)
+            status = handler(UpgradeRequest(environ, self.sock, self.parser.leftover))
+            self._log(environ, status or 101, started)
             return
         if environ.get("CONTENT_LENGTH", "0").lstrip("0") or "HTTP_TRANSFER_ENCODING" in environ:
             self._reject(Rejection(400, "an Upgrade request with a body"))

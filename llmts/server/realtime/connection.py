@@ -125,7 +125,6 @@ class RealtimeConnection:
         budget: HeldBytes | None,
         metrics: ProcessMetrics,
         refused: LlmtsError | None,
-        budget: HeldBytes | None = None,
     ) -> RealtimeConnection:
         """Build the protocol (its refusal is an HTTP answer), then answer the handshake. Writes wait
         under ``write_timeout`` with their bytes charged to ``budget`` (the process memory budget)."""

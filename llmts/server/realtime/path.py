@@ -69,8 +69,11 @@ class RealtimePath:
         self.lost: LostSessions | None = None
         self.deliveries: MutableSet[ActiveDelivery] | None = None
 
-    def handler_for(self, environ: dict[str, Any]) -> UpgradeHandler | None:
-        """The handler of a WebSocket upgrade to a realtime route (None: no such route)."""
+    def handler_for(
+        self, environ: dict[str, Any], refusal: LlmtsError | None = None
+    ) -> UpgradeHandler | None:
+        """The handler of a WebSocket upgrade to a realtime route (None: no such route); with ``refusal``
+        (a ``Host`` the server does not answer) the handler answers that error in the route's envelope."""
         path: str = environ.get("PATH_INFO") or "/"
         path_session: str | None = None
         if path.startswith(_SESSIONS_PREFIX):
@@ -80,7 +83,15 @@ class RealtimePath:
             (adapter, route), args = self._routes.match(path, "GET")
         except HTTPException:
             return None
+        if refusal is not None:
+            return lambda upgrade: self._refuse(upgrade, adapter, path, refusal)
         return lambda upgrade: self._serve(upgrade, adapter, route, args, path, path_session)
+
+    def _refuse(self, upgrade: UpgradeRequest, adapter: ProviderAdapter, path: str, error: LlmtsError) -> int:
+        """An upgrade refused before any session is chosen: counted, not journaled."""
+        self._metrics.reject(adapter.namespace, error.http_status)
+        request_id = adapter.request_id_prefix + self._ids.new_hex(12)
+        return _write_answer(upgrade, adapter.render_error_for(path)(error, request_id))
 
     def _serve(
         self,
@@ -90,7 +101,7 @@ class RealtimePath:
         args: Mapping[str, str],
         path: str,
         path_session: str | None,
-    ) -> None:
+    ) -> int:
         # The WebSocket stack (wsproto) loads with the first upgrade, not with the app.
         from llmts.server.realtime.connection import RealtimeConnection
 
@@ -114,18 +125,16 @@ class RealtimePath:
                 budget=self._registry.memory,
                 metrics=self._metrics,
                 refused=refused,
-                budget=self._registry.memory,
             )
         except LlmtsError as error:
             self._metrics.reject(adapter.namespace, error.http_status)
-            _write_answer(upgrade, adapter.render_error_for(path)(error, request_id))
-            return
+            return _write_answer(upgrade, adapter.render_error_for(path)(error, request_id))
         except Exception:  # a bug: still an HTTP answer, never a traceback on the wire
             _log.exception("unhandled error on WebSocket upgrade %s", log_text(path))
             internal = LlmtsError("llmts hit an internal error; see the server log")
-            _write_answer(upgrade, adapter.render_error_for(path)(internal, request_id))
-            return
+            return _write_answer(upgrade, adapter.render_error_for(path)(internal, request_id))
         connection.run(self.deliveries)
+        return 101
 
     def _refused_credential(
         self, adapter: ProviderAdapter, route: RealtimeRoute, request: ProviderRequest, expected_for: Any
@@ -144,7 +153,7 @@ class RealtimePath:
         return None
 
 
-def _write_answer(upgrade: UpgradeRequest, reply: Reply) -> None:
+def _write_answer(upgrade: UpgradeRequest, reply: Reply) -> int:
     """A refused handshake's HTTP answer (the connection closes after it); a HEAD request gets its head."""
     body = reply.body
     reason = _REASONS.get(reply.status, "Error")
@@ -157,6 +166,7 @@ def _write_answer(upgrade: UpgradeRequest, reply: Reply) -> None:
         data += body
     with contextlib.suppress(OSError):
         upgrade.sock.sendall(data)
+    return reply.status
 
 
 def _headers(headers: Iterable[tuple[str, str]]) -> Iterable[tuple[str, str]]:

@@ -54,6 +54,9 @@ __all__ = ["RealtimeConnection"]
 _log = logging.getLogger("llmts")
 # Turns queued behind the one being answered (a client that asks faster than answers go out).
 _MAX_QUEUED_TURNS = 16
+# How long the reader waits for a cancelled turn to end before it reads on (the turn notices between two
+# events or within 50 ms of a wait; a write blocked on a client that does not read may take longer).
+_SETTLE_SECONDS = 2.0
 
 
 class _Ids:
@@ -104,6 +107,9 @@ class RealtimeConnection:
         self._lock = threading.Lock()
         self._turns: deque[Turn] = deque()
         self._wake = threading.Event()
+        # Set while no turn is being answered (the reader waits on it after cancelling one).
+        self._turn_over = threading.Event()
+        self._turn_over.set()
         # The turn being answered and why it was cancelled (None: it was not).
         self._active: Turn | None = None
         self._cancelled: str | None = None
@@ -252,9 +258,14 @@ class RealtimeConnection:
         ws = self._ws
         for data in reaction.events:
             ws.send(data)
-        if reaction.cancel is not None and self._active is not None and self._cancelled is None:
-            self._cancelled = reaction.cancel
-            self._wake.set()
+        if reaction.cancel is not None:
+            self._cancel_queued(reaction.cancel)
+            if self._active is not None and self._cancelled is None:
+                self._cancelled = reaction.cancel
+                self._wake.set()
+                # The protocol hears how the turn ended before the client's next message (a burst may
+                # end the barge-in's speech, which makes the next turn only once this one is over).
+                self._turn_over.wait(_SETTLE_SECONDS)
         if reaction.turn is not None:
             if len(self._turns) >= _MAX_QUEUED_TURNS:
                 ws.close(1008, "too many pending responses")
@@ -284,6 +295,7 @@ class RealtimeConnection:
         while the connection waits for another)."""
         turn = self._turns.popleft()
         self._active, self._cancelled = turn, None
+        self._turn_over.clear()
         try:
             self._answer(turn)
         except Exception:
@@ -292,10 +304,11 @@ class RealtimeConnection:
             self._closing = True
         finally:
             self._active = None
+            self._turn_over.set()
 
-    def _answer(self, turn: Turn) -> None:
-        session, neutral = self._session, turn.neutral
-        journal = session.journal
+    def _open_entry(self, turn: Turn) -> JournalRecord:
+        """The turn's journal entry, with the client events that led to it."""
+        journal, neutral = self._session.journal, turn.neutral
         entry = journal.start(
             self._adapter.request_id_prefix + self.connection_id[4:16] + turn.response_id[-8:],
             self._adapter.namespace,
@@ -309,13 +322,44 @@ class RealtimeConnection:
             self.connection_id, turn.client_events, sum(len(e) for e in events_json), journal.preview_bytes
         )
         entry.capture_history(neutral.messages, journal.preview_bytes)
+        return entry
+
+    def _finish_entry(self, entry: JournalRecord) -> None:
+        self._session.journal.finish(entry)
+        self._metrics.record(entry)
+
+    def _answer(self, turn: Turn) -> None:
+        entry = self._open_entry(turn)
         try:
             self._deliver(turn, entry)
         except LlmtsError as error:
             self._failed(turn, entry, error)
         finally:
-            journal.finish(entry)
-            self._metrics.record(entry)
+            self._finish_entry(entry)
+
+    def _cancel_queued(self, reason: str) -> None:
+        """Turns still queued when the client cancels (a ``response.cancel`` or a barge-in in the same burst
+        as the request): each ends at once, cancelled before its first event, and is journaled so. Like one
+        cancelled during its delay, it consumes its scripted answer: every turn asked for takes one, however
+        the cancel races the answer (docs/realtime.md, "Interruption")."""
+        while self._turns:
+            turn = self._turns.popleft()
+            entry = self._open_entry(turn)
+            try:
+                try:
+                    admission = self._session.admit(turn.neutral, self._caller, entry, in_stream=True)
+                    entry.admitted(admission.scenario_id)
+                except LlmtsError as error:
+                    entry.failed(error.code)
+                with self._lock:
+                    closing = self._protocol.interrupted(turn, [], reason)
+                for data in closing:
+                    self._ws.send(data)
+                entry.answered(200)
+                entry.failed(f"cancelled_{reason}")
+                entry.success = False
+            finally:
+                self._finish_entry(entry)
 
     def _deliver(self, turn: Turn, entry: JournalRecord) -> None:
         session, neutral = self._session, turn.neutral

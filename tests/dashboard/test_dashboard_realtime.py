@@ -315,8 +315,8 @@ def test_turns_made_through_the_server_with_the_openai_sdk(
     page: Any, dashboard_server: LlmTestServer, session: SessionClient
 ) -> None:
     """The real thing: turns of one WebSocket connection made with ``client.realtime.connect``, then read
-    in the dashboard. Skipped while the server answers the upgrade 400 ``websocket_not_supported``."""
-    from websockets.exceptions import ConnectionClosed, InvalidStatus
+    in the dashboard."""
+    from websockets.exceptions import ConnectionClosed
 
     expect = configured_expect()
     session.configure(
@@ -347,14 +347,7 @@ def test_turns_made_through_the_server_with_the_openai_sdk(
         }
     )
     client = session.openai_client(max_retries=0)
-    try:
-        connection = client.realtime.connect(model="gpt-realtime").enter()
-    except InvalidStatus as refused:
-        if refused.response.status_code == 400 and b"websocket_not_supported" in (
-            refused.response.body or b""
-        ):
-            pytest.skip("this server does not serve the realtime WebSocket route yet")
-        raise
+    connection = client.realtime.connect(model="gpt-realtime").enter()
 
     def turn() -> list[Any]:
         connection.send({"type": "response.create", "response": {"output_modalities": ["text"]}})

@@ -49,3 +49,20 @@ def test_refusals_are_logged_with_their_status_and_a_foreign_host_gets_403(
         time.sleep(0.1)
     assert '/openai/v1/realtime HTTP/1.1" 400' in lines[0]
     assert '/openai/v1/realtime?model=gpt-realtime HTTP/1.1" 403' in lines[1]
+
+
+def test_an_unsupported_websocket_version_gets_426_naming_13(llmts_server: LlmTestServer) -> None:
+    parts = urlsplit(llmts_server.url)
+    key = base64.b64encode(os.urandom(16)).decode()
+    head = (
+        f"GET /openai/v1/realtime?model=gpt-realtime HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+        "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 8\r\n"
+        f"Sec-WebSocket-Key: {key}\r\n\r\n"
+    )
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(head.encode())
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 426 Upgrade Required\r\n")
+    assert b"\r\nSec-WebSocket-Version: 13\r\n" in answer

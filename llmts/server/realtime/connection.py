@@ -114,6 +114,8 @@ class RealtimeConnection:
         self._active: Turn | None = None
         self._cancelled: str | None = None
         self._closing = False
+        # The server's graceful stop ended the connection (a turn cut by it is journaled so, as on HTTP).
+        self._stopping = False
         self._worker: Any = None
 
     @classmethod
@@ -196,7 +198,7 @@ class RealtimeConnection:
         with 1001; the reader sees the close and the connection ends."""
         if self._closing or not self._ws.open:
             return
-        self._closing = True
+        self._closing = self._stopping = True
         import gevent
 
         def goodbye() -> None:
@@ -335,6 +337,9 @@ class RealtimeConnection:
         except LlmtsError as error:
             self._failed(turn, entry, error)
         finally:
+            if self._stopping and entry.transport_outcome != "completed" and entry.error_code is None:
+                entry.failed(ENDED_BY_CODES["shutdown"])
+                entry.success = False
             self._finish_entry(entry)
 
     def _cancel_queued(self, reason: str) -> None:

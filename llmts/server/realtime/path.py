@@ -36,7 +36,17 @@ __all__ = ["RealtimePath"]
 
 _log = logging.getLogger("llmts")
 _SESSIONS_PREFIX = "/sessions/"
-_REASONS = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 409: "Conflict"}
+_REASONS = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    409: "Conflict",
+    426: "Upgrade Required",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
 class RealtimePath:
@@ -128,7 +138,10 @@ class RealtimePath:
             )
         except LlmtsError as error:
             self._metrics.reject(adapter.namespace, error.http_status)
-            return _write_answer(upgrade, adapter.render_error_for(path)(error, request_id))
+            reply = adapter.render_error_for(path)(error, request_id)
+            if error.http_status == 426:  # RFC 6455 4.2.2: name the version this server speaks
+                reply.headers.append(("Sec-WebSocket-Version", "13"))
+            return _write_answer(upgrade, reply)
         except Exception:  # a bug: still an HTTP answer, never a traceback on the wire
             _log.exception("unhandled error on WebSocket upgrade %s", log_text(path))
             internal = LlmtsError("llmts hit an internal error; see the server log")

@@ -396,3 +396,24 @@ def test_any_sequence_of_messages_and_answers_never_raises(messages: list[bytes]
         )
         if how == "interrupt":
             protocol.interrupted(turn, events[:1], "turn_detected")
+
+
+def test_a_message_nested_deeper_than_the_limit_closes_1007_not_1011() -> None:
+    """orjson writes only 254 levels, and a protocol echoes and journals what it is sent: a deeper tool
+    schema once escaped as a traceback and a 1011 close."""
+    import json
+
+    from llmts.providers.gemini.live.client_messages import LiveInvalid, parse_message
+
+    deep: dict[str, object] = {"type": "object"}
+    for _ in range(300):
+        deep = {"type": "object", "properties": {"a": deep}}
+    setup = {
+        "setup": {
+            "model": "models/m",
+            "tools": [{"functionDeclarations": [{"name": "f", "parameters": deep}]}],
+        }
+    }
+    with pytest.raises(LiveInvalid) as refused:
+        parse_message(json.dumps(setup).encode())
+    assert refused.value.code == 1007 and "deeper than 64 levels" in refused.value.reason

@@ -48,6 +48,7 @@ from llmts.providers.gemini.live.fields import (
     struct_json,
     value_at,
 )
+from llmts.providers.realtime import MAX_MESSAGE_DEPTH, too_deep
 from llmts.schema.neutral import reasoning_settings
 
 __all__ = ["parse_message"]
@@ -307,6 +308,10 @@ def parse_message(data: bytes) -> LiveMessage:
         raise LiveInvalid("Invalid JSON payload received. The message is not a JSON object.") from None
     if not isinstance(raw, dict):
         raise LiveInvalid(f"Invalid JSON payload received. Expected an object, got {shown(raw)}")
+    if too_deep(raw):
+        raise LiveInvalid(
+            f"Invalid JSON payload received. Nested deeper than {MAX_MESSAGE_DEPTH} levels (llmts limit)."
+        )
     found: list[tuple[str, Any]] = []
     for key, value in raw.items():
         kind = _KINDS.get(key)

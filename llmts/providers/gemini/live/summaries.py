@@ -38,8 +38,17 @@ MAX_ITEMS = 16
 MAX_TEXT = 200
 
 
+# Ids and names in a summary (function call ids and names are client text).
+_ID_CHARS = 128
+
+
 def shorten(text: str, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _short(value: str | None) -> str | None:
+    """An id or a name as the journal keeps it (the parser does not bound them)."""
+    return None if value is None else shorten(value, _ID_CHARS)
 
 
 def _listed(entries: list[Any], event: ClientEvent, key: str) -> None:
@@ -67,10 +76,12 @@ def content_event(message: LiveClientContent) -> ClientEvent:
     for content in message.turns[: MAX_ITEMS + 1]:
         turn: dict[str, Any] = {"role": content.role, "text": shorten(content.text)}
         if content.calls:
-            turn["functionCalls"] = [{"id": call.id, "name": call.name} for call in content.calls[:MAX_ITEMS]]
+            turn["functionCalls"] = [
+                {"id": _short(call.id), "name": _short(call.name)} for call in content.calls[:MAX_ITEMS]
+            ]
         if content.results:
             turn["functionResponses"] = [
-                {"id": result.id, "name": result.name, "response": shorten(result.response)}
+                {"id": _short(result.id), "name": _short(result.name), "response": shorten(result.response)}
                 for result in content.results[:MAX_ITEMS]
             ]
         turns.append(turn)
@@ -83,7 +94,7 @@ def content_event(message: LiveClientContent) -> ClientEvent:
 
 def tool_response_event(message: LiveToolResponse) -> ClientEvent:
     responses = [
-        {"id": result.id, "name": result.name, "response": shorten(result.response)}
+        {"id": _short(result.id), "name": _short(result.name), "response": shorten(result.response)}
         for result in message.results[: MAX_ITEMS + 1]
     ]
     event: ClientEvent = {"type": "toolResponse"}

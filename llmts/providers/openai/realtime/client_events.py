@@ -14,6 +14,7 @@ import orjson
 
 from llmts.providers.openai.realtime.limits import REALTIME_LIMITS
 from llmts.providers.openai.realtime.wire import EventError, check_keys, invalid_type, one_of, require
+from llmts.providers.realtime import too_deep
 
 __all__ = ["CLIENT_EVENTS", "check", "decode", "event_id_of"]
 
@@ -49,28 +50,13 @@ def decode(message: bytes) -> dict[str, Any]:
         raise EventError(
             f"Invalid event: expected a JSON object, but got {_json_kind(raw)} instead.", "invalid_type", None
         )
-    if _too_deep(raw, REALTIME_LIMITS["event_depth"]):
+    if too_deep(raw, REALTIME_LIMITS["event_depth"]):
         raise EventError(
             f"Invalid event: JSON nested deeper than {REALTIME_LIMITS['event_depth']} levels.",
             "invalid_value",
             None,
         )
     return raw
-
-
-def _too_deep(value: dict[str, Any], limit: int) -> bool:
-    """Whether objects and arrays nest deeper than ``limit`` (breadth first, no recursion)."""
-    level: list[Any] = [value]
-    for _ in range(limit):
-        level = [
-            child
-            for container in level
-            for child in (container.values() if isinstance(container, dict) else container)
-            if isinstance(child, (dict, list))
-        ]
-        if not level:
-            return False
-    return True
 
 
 def _json_kind(value: Any) -> str:

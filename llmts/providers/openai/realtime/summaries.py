@@ -36,7 +36,9 @@ def item_summary(item: Item) -> dict[str, Any]:
         if audio:
             summary["audio_parts"] = len(audio)
     elif item.kind == "function_call":
-        summary.update(call_id=wire["call_id"], name=wire["name"], arguments=shorten(wire["arguments"]))
+        summary.update(
+            call_id=wire["call_id"], name=shorten(wire["name"]), arguments=shorten(wire["arguments"])
+        )
     else:
         summary.update(call_id=wire["call_id"], output=shorten(wire["output"]))
     return summary

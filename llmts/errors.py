@@ -48,6 +48,7 @@ __all__ = [
     "UpstreamTimeout",
     "UpstreamUnreachable",
     "UpstreamUnsigned",
+    "WebSocketHandshakeInvalid",
     "WebSocketNotSupported",
     "WorkerRestarted",
 ]
@@ -150,6 +151,14 @@ class WebSocketNotSupported(LlmtsError):
     """400 ``websocket_not_supported``: a WebSocket upgrade on a route that serves no WebSocket."""
 
     code = "websocket_not_supported"
+    http_status = 400
+
+
+class WebSocketHandshakeInvalid(LlmtsError):
+    """400 ``invalid_websocket_handshake`` (426 for an unsupported ``Sec-WebSocket-Version``): a realtime
+    route's upgrade request is not a valid WebSocket handshake; answered before any 101."""
+
+    code = "invalid_websocket_handshake"
     http_status = 400
 
 

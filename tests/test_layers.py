@@ -46,6 +46,7 @@ _SHARED_PROVIDER_MODULES = {
     "tool_messages",
     "operations",
     "signing",
+    "realtime",
 }
 # Wire formats several providers speak (docs/architecture.md, "Shared wire modules"): any provider may
 # import them, they import no provider package. (Bedrock's InvokeModel carries Anthropic Messages bodies
@@ -219,7 +220,7 @@ def test_the_arbiter_imports_neither_the_schema_nor_the_app() -> None:
     """What gunicorn's arbiter of ``llmts serve`` imports (the CLI, the gunicorn embedding, the worker
     class) loads no gevent, pydantic, werkzeug, schema, runtime or provider adapter: the worker imports
     those after the fork, and the arbiter stays at ~26 MiB of the idle server's ~78 (benchmarks/README.md)."""
-    heavy_roots = ("pydantic", "werkzeug", "regex", "yaml", "gevent")
+    heavy_roots = ("pydantic", "werkzeug", "regex", "yaml", "gevent", "cryptography")  # the last: only --tls
     heavy_llmts = ("llmts.schema", "llmts.runtime", "llmts.client", "llmts.providers.base")
     heavy_server = ("llmts.providers.adapters", "llmts.server.app", "llmts.server.api")
     code = (

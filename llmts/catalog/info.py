@@ -12,7 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["EnvVariable", "ProviderInfo", "SdkClient", "env_key", "env_url", "env_value"]
+__all__ = ["EnvVariable", "ProviderInfo", "SdkClient", "Trust", "env_key", "env_url", "env_value"]
+
+# How an SDK client trusts an https server's certificate (``SdkClient.trust``).
+Trust = Literal["http_client", "verify", "ca_file", "http_options"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +28,13 @@ class SdkClient:
     keyword arguments; ``defaults`` are keyword arguments the caller may override. When
     ``credential_header`` is set (the ``ollama`` client has no ``api_key``), the credential is sent as
     ``<credential_header>: Bearer <credential>`` among the extra headers instead of as ``api_key``.
+
+    ``trust`` says how the client is made to trust the certificate of a server on ``https`` (``llmts serve
+    --tls``, docs/tls.md), with ``ctx`` an ``ssl.SSLContext`` trusting it: ``"http_client"`` passes
+    ``http_client=<trust_factory>(verify=ctx)`` (openai's and anthropic's ``DefaultHttpxClient``),
+    ``"verify"`` passes ``verify=ctx`` (an httpx-based client or factory), ``"ca_file"`` passes
+    ``verify=<the certificate file>`` (boto3), ``"http_options"`` puts google-genai's ``client_args`` and
+    ``async_client_args`` in the options dict. A caller's own argument of that name wins.
 
     ``SessionClient`` and the conversation client have a method of the same ``name`` for each
     (``llmts/client/sdk_shortcuts.py``, generated from these declarations): ``summary`` is its docstring
@@ -44,10 +54,16 @@ class SdkClient:
     credential_header: str | None = None
     summary: str = ""
     option_keywords: tuple[str, ...] = ()
+    trust: Trust | None = None
+    trust_factory: str = ""
 
     def __post_init__(self) -> None:
         if self.option_keywords and self.options_argument is None:
             raise ValueError(f"SDK client {self.name!r}: option_keywords need an options_argument")
+        if (self.trust == "http_client") != bool(self.trust_factory):
+            raise ValueError(f"SDK client {self.name!r}: trust 'http_client' and a trust_factory go together")
+        if self.trust == "http_options" and self.options_argument is None:
+            raise ValueError(f"SDK client {self.name!r}: trust 'http_options' needs an options_argument")
 
     def doc(self) -> str:
         """The named method's docstring."""

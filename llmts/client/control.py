@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -45,6 +46,13 @@ SERVER_ENV = frozenset(
         "LLMTS_WORKERS",
         "LLMTS_METRICS_KEY",
         "LLMTS_DRAIN_SECONDS",
+        "LLMTS_TLS",
+        "LLMTS_TLS_CERT",
+        "LLMTS_TLS_KEY",
+        "LLMTS_TLS_DIR",
+        "LLMTS_WS_MAX_MESSAGE_BYTES",
+        "LLMTS_WS_IDLE_TIMEOUT",
+        "LLMTS_WS_MAX_MESSAGES_PER_SECOND",
     }
 )
 
@@ -126,7 +134,13 @@ _HEX = frozenset("0123456789abcdef")
 
 
 class ControlChannel(Protocol):
-    """What a ``SessionClient`` calls on its server: the control API, one request at a time."""
+    """What a ``SessionClient`` calls on its server: the control API, one request at a time, and the trust
+    its SDK clients need on ``https`` (docs/tls.md)."""
+
+    ca_file: str | None
+    verify: bool
+
+    def ssl_context(self) -> ssl.SSLContext | None: ...
 
     def request(
         self,

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,7 @@ from llmts.client.control import (
     server_error,
 )
 from llmts.client.session import SessionClient
+from llmts.client.tls import trust_context
 
 __all__ = ["LlmTestServer"]
 
@@ -43,11 +45,18 @@ class LlmTestServer:
         process: subprocess.Popen[bytes] | None = None,
         log_path: Path | None = None,
         urls: list[str] | None = None,
+        ca_file: str | Path | None = None,
+        verify: bool = True,
     ) -> None:
         self.url = url.rstrip("/")
         self.control_key = control_key
         self.process = process
         self.log_path = log_path
+        # An https server's certificate (``llmts serve --tls``, docs/tls.md): the file clients trust, or
+        # None for the system's CAs; ``verify=False`` checks none.
+        self.ca_file = str(ca_file) if ca_file is not None else None
+        self.verify = verify
+        self._ssl_context: ssl.SSLContext | None = None
         # Every server process of ``llmts serve --workers N`` (each owns its own sessions); ``url`` first.
         self.urls = [u.rstrip("/") for u in urls] if urls else [self.url]
         self._members: dict[str, LlmTestServer] = {self.url: self}
@@ -56,12 +65,20 @@ class LlmTestServer:
 
     @classmethod
     def attach(
-        cls, url: str | list[str], *, control_key: str | None = None, timeout: float = 10.0
+        cls,
+        url: str | list[str],
+        *,
+        control_key: str | None = None,
+        timeout: float = 10.0,
+        ca_file: str | Path | None = None,
+        verify: bool = True,
     ) -> LlmTestServer:
         """A running server; a list of URLs is one server of several processes (``llmts serve --workers``,
-        in their order), whose sessions ``create_session`` spreads by id."""
+        in their order), whose sessions ``create_session`` spreads by id. An ``https`` server is trusted
+        through ``ca_file`` (its certificate, e.g. from ``llmts serve --tls``), else the system's CAs;
+        ``verify=False`` checks no certificate."""
         urls = [url] if isinstance(url, str) else list(url)
-        server = cls(urls[0], control_key=control_key, urls=urls)
+        server = cls(urls[0], control_key=control_key, urls=urls, ca_file=ca_file, verify=verify)
         for member in server.members():
             member.wait_healthy(timeout)
         return server
@@ -80,6 +97,7 @@ class LlmTestServer:
         extra_args: list[str] | None = None,
         workers: int = 1,
         env: Mapping[str, str] | None = None,
+        tls: bool = False,
     ) -> LlmTestServer:
         """Start ``llmts serve`` as a subprocess on a free port and wait until ``/health`` answers.
 
@@ -88,7 +106,9 @@ class LlmTestServer:
         many server processes (``llmts serve --workers``), each on its own port and listed in ``urls``;
         ``create_session`` then spreads sessions over them by id (docs/deployment.md). ``env`` adds to
         (or, with ``""``, blanks) the server's environment, e.g. the AWS credentials it signs Bedrock
-        upstream requests with (docs/recording.md).
+        upstream requests with (docs/recording.md). ``tls=True`` serves https with a certificate generated
+        for it (``llmts serve --tls``): ``ca_file`` is its path, and the session's SDK clients trust it
+        (docs/tls.md).
         """
         workdir = Path(tempfile.mkdtemp(prefix="llmts-"))
         ready_file = workdir / "url"
@@ -101,6 +121,10 @@ class LlmTestServer:
             args.append("--no-access-log")
         if workers > 1:
             args += ["--workers", str(workers)]
+        ca_file = None
+        if tls:  # generated into the working directory, so it goes with it
+            args += ["--tls", "--tls-dir", str(workdir / "tls")]
+            ca_file = workdir / "tls" / "cert.pem"
         if fixtures is not None:
             if isinstance(fixtures, str | Path):
                 args += ["--fixtures", str(fixtures)]
@@ -132,7 +156,9 @@ class LlmTestServer:
                 raise TimeoutError(f"llmts did not start within {startup_timeout} s:\n{log_path.read_text()}")
             time.sleep(0.02)
         urls = ready_file.read_text().split()  # one URL per server process
-        server = cls(urls[0], control_key=control_key, process=process, log_path=log_path, urls=urls)
+        server = cls(
+            urls[0], control_key=control_key, process=process, log_path=log_path, urls=urls, ca_file=ca_file
+        )
         try:
             for member in server.members():
                 member.wait_healthy(max(1.0, deadline - time.monotonic()))
@@ -151,15 +177,26 @@ class LlmTestServer:
             try:
                 if self.health():
                     return
-            except OSError:
-                pass
+            except OSError as exc:
+                if isinstance(getattr(exc, "reason", exc), ssl.SSLCertVerificationError):
+                    raise  # not trusted (docs/tls.md): waiting would not change that
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{self.url}/health did not answer within {timeout} s")
             time.sleep(0.02)
 
     def health(self) -> bool:
-        with urllib.request.urlopen(self.url + "/health", timeout=5) as response:
+        with urllib.request.urlopen(self.url + "/health", timeout=5, context=self.ssl_context()) as response:
             return bool(response.status == 200)
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """An ``ssl.SSLContext`` trusting this server (``ca_file``, else the system's CAs; none checked with
+        ``verify=False``), made once; None for an ``http`` server. The control calls and the SDK clients of
+        its sessions use it (docs/tls.md)."""
+        if not self.url.startswith("https://"):
+            return None
+        if self._ssl_context is None:
+            self._ssl_context = trust_context(self.ca_file, self.verify)
+        return self._ssl_context
 
     def worker_restarts(self) -> list[str]:
         """``"URL: reason"`` for each server process whose gunicorn worker died and was replaced, losing
@@ -168,7 +205,9 @@ class LlmTestServer:
         reasons = []
         for member in self.members():
             try:
-                with urllib.request.urlopen(member.url + "/ready", timeout=5) as response:
+                with urllib.request.urlopen(
+                    member.url + "/ready", timeout=5, context=member.ssl_context()
+                ) as response:
                     body = response.read()
             except urllib.error.HTTPError as exc:
                 body = exc.read()
@@ -239,7 +278,7 @@ class LlmTestServer:
         """One control call over HTTP: (status, headers, body), or ``ServerError`` for an error answer."""
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=30) as response:
+            with urllib.request.urlopen(req, timeout=30, context=self.ssl_context()) as response:
                 return response.status, dict(response.headers), response.read()
         except urllib.error.HTTPError as exc:
             raise server_error(exc.code, exc.read()) from None
@@ -256,7 +295,9 @@ class LlmTestServer:
     def _member(self, url: str) -> LlmTestServer:
         member = self._members.get(url)
         if member is None:
-            member = self._members[url] = LlmTestServer(url, control_key=self.control_key)
+            member = self._members[url] = LlmTestServer(
+                url, control_key=self.control_key, ca_file=self.ca_file, verify=self.verify
+            )
         return member
 
     def owner(self, session_id: str) -> LlmTestServer:

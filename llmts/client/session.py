@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import ssl
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 from urllib.parse import quote
@@ -21,6 +22,7 @@ from llmts.client.control import (
 )
 from llmts.client.conversations import CONVERSATION_HEADER, ConversationClient, explained_request
 from llmts.client.sdk_shortcuts import SdkClientShortcuts
+from llmts.client.tls import NODE_CA_VARIABLE, trusting_kwargs
 from llmts.schema.journal import JournalQuery
 from llmts.schema.verify import VerificationRequest, VerificationResult
 
@@ -121,14 +123,43 @@ class SessionClient(SdkClientShortcuts):
 
     def sdk_environment(self) -> dict[str, str]:
         """The environment variables that point the official SDKs at this session (``llmts env``,
-        docs/server.md): base URLs under ``provider_base`` and the session's credentials."""
-        return sdk_environment(self.provider_base, self.credential)
+        docs/server.md): base URLs under ``provider_base`` and the session's credentials; on ``https`` with
+        a ``ca_file``, also ``NODE_EXTRA_CA_CERTS`` (it adds to Node's trust, docs/tls.md)."""
+        environment = sdk_environment(self.provider_base, self.credential)
+        if self._tls_trust_needed() and self.server.ca_file is not None:
+            environment[NODE_CA_VARIABLE] = self.server.ca_file
+        return environment
+
+    @property
+    def ca_file(self) -> str | None:
+        """The certificate file this session's server is trusted through (``llmts serve --tls``), or None."""
+        return self.server.ca_file
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """An ``ssl.SSLContext`` trusting this session's server on ``https`` (None on ``http``): for clients
+        the Python API does not build, e.g. a WebSocket (docs/tls.md)."""
+        return self.server.ssl_context() if self.provider_base.startswith("https://") else None
+
+    def websocket_connection_options(self) -> dict[str, Any]:
+        """What the openai SDK's ``realtime.connect(websocket_connection_options=...)`` needs to trust this
+        session's server: ``{"ssl": context}`` on ``https``, ``{}`` on ``http`` (websockets refuses ``ssl``
+        for a ``ws://`` URL). google-genai's Live client needs nothing more than ``gemini_client()``."""
+        context = self.ssl_context()
+        return {"ssl": context} if context is not None else {}
+
+    def _tls_trust_needed(self) -> bool:
+        """Whether SDK clients must be told whom to trust: ``https`` with a certificate file or unverified
+        (otherwise each SDK's own CA bundle decides)."""
+        return self.provider_base.startswith("https://") and (
+            self.server.ca_file is not None or not self.server.verify
+        )
 
     def sdk_client(self, name: str, /, *, headers: dict[str, str] | None = None, **kwargs: Any) -> Any:
         """The official SDK client ``name`` (``openai_client``, ``gemini_client``... as the providers declare
         them in their ``info.py``) bound to this session; ``headers`` are sent on every request, the
         client's ``option_keywords`` (google-genai's ``api_version``) go inside its options dict when not
-        None, other kwargs go to the constructor. The SDK is imported on first use."""
+        None, other kwargs go to the constructor. On ``https`` the client trusts the server's ``ca_file``
+        (docs/tls.md). The SDK is imported on first use."""
         try:
             info, spec = CATALOG.sdk_client(name)
         except KeyError:
@@ -155,6 +186,9 @@ class SessionClient(SdkClientShortcuts):
                 kwargs[spec.headers_argument] = {**(kwargs.get(spec.headers_argument) or {}), **headers}
         for key, value in spec.defaults:
             kwargs.setdefault(key, value)
+        context = self.ssl_context() if spec.trust is not None and self._tls_trust_needed() else None
+        if context is not None:
+            trusting_kwargs(spec, kwargs, context, self.server.ca_file, self.server.verify)
         if spec.credential_header is None:
             kwargs.setdefault("api_key", self.credential(info.namespace))
         return factory(**kwargs)

@@ -287,6 +287,9 @@ class ProviderAdapter:
     # it was sent to (Bedrock's SigV4; ``llmts/providers/signing.py``). None: the client's credential goes
     # as sent. A signer may keep per-process state (resolved credentials), never per-session state.
     sign_upstream: UpstreamSigner | None = None
+    # WebSocket routes (llmts/providers/realtime.py; docs/realtime.md), served by llmts/server/realtime/.
+    # ``RealtimeRoute``s; typed Any because that module builds on this one.
+    realtime_routes: tuple[Any, ...] = ()
 
     def render_error_for(self, path: str) -> Callable[[LlmtsError, str], Reply]:
         """The error renderer of the route tree ``path`` lies in."""

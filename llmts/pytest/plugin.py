@@ -4,7 +4,9 @@
   servers: the first worker that needs one starts ``--llmts-servers N`` server processes (``llmts serve
   --workers N``) under a file lock in a directory the controlling process chose, every worker uses server
   ``worker index mod N`` from the URLs written there, and the controlling process stops them when the run
-  ends. ``--llmts-url URL`` (or ``LLMTS_URL``) attaches to an external server instead.
+  ends. ``--llmts-url URL`` (or ``LLMTS_URL``) attaches to an external server instead. ``--llmts-tls``
+  (ini ``llmts_tls``) starts them on https with a generated certificate, recorded beside the URLs so every
+  worker's clients trust it; ``--llmts-ca-file`` is the certificate of an attached https server.
 * ``llmts_session``: a new session for each test, deleted afterwards; sessions never see each other.
 * ``llmts_openai``: an official ``openai.OpenAI`` client bound to ``llmts_session``.
 * ``llmts_expect`` and the marker ``@pytest.mark.llmts_verify(**expectations)``: expectations on what the
@@ -37,6 +39,7 @@ from filelock import FileLock
 
 from llmts.catalog.sdk_env import SDK_OVERRIDDEN_VARIABLES
 from llmts.client import LlmTestServer, ServerError, SessionClient
+from llmts.client.tls import CA_BUNDLE_VARIABLES, write_ca_bundle
 from llmts.errors import WorkerRestarted
 from llmts.pytest.recording import RECORD_MARKER, RecordingPlan, add_recording_options
 from llmts.pytest.verify import MARKER, LlmtsExpectations
@@ -77,6 +80,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     add_recording_options(parser, group)
     group.addoption(
+        "--llmts-tls",
+        action="store_true",
+        default=False,
+        help="start the run's servers on https (llmts serve --tls, a certificate generated for the run); "
+        "the fixtures' SDK clients trust it (ini llmts_tls; docs/tls.md)",
+    )
+    group.addoption(
+        "--llmts-ca-file",
+        default=os.environ.get("LLMTS_CA_FILE"),
+        help="the certificate an https --llmts-url server is trusted through (env LLMTS_CA_FILE)",
+    )
+    parser.addini("llmts_tls", "start the run's servers on https (--llmts-tls)", type="bool", default=False)
+    group.addoption(
         "--llmts-servers",
         type=int,
         default=int(os.environ["LLMTS_SERVERS"]) if os.environ.get("LLMTS_SERVERS") else None,
@@ -111,34 +127,37 @@ class _Run:
     def record(self) -> Path:
         return self.directory / "server.json"
 
-    def server(self, control_key: str | None, count: int) -> LlmTestServer:
+    def server(self, control_key: str | None, count: int, tls: bool = False) -> LlmTestServer:
         """This worker's server: ``worker index mod N`` of the run's servers (started on first use);
-        without xdist, all of them (sessions spread by id)."""
+        without xdist, all of them (sessions spread by id). With ``tls`` they serve https, and the
+        certificate's path travels with the URLs."""
         self.directory.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.directory / "server.lock")):
             if self.record.exists():
-                urls = json.loads(self.record.read_text())["urls"]
+                record = json.loads(self.record.read_text())
+                urls, ca_file = record["urls"], record.get("ca_file")
             else:
                 server = LlmTestServer.start(
-                    control_key=control_key, parent_pid=self.controller_pid, workers=count
+                    control_key=control_key, parent_pid=self.controller_pid, workers=count, tls=tls
                 )
-                self.record.write_text(
-                    json.dumps({"urls": server.urls, "pid": server.pid, "log": str(server.log_path)})
-                )
+                urls, ca_file = server.urls, server.ca_file
+                record = {"urls": urls, "pid": server.pid, "log": str(server.log_path), "ca_file": ca_file}
+                self.record.write_text(json.dumps(record))
                 self.started = server
-                urls = server.urls
         if self.owner:  # no xdist: this one process spreads its sessions over all servers, by id
-            return LlmTestServer.attach(urls, control_key=control_key)
+            return LlmTestServer.attach(urls, control_key=control_key, ca_file=ca_file)
         # An xdist worker: a handle on its one server (worker index mod N).
-        return LlmTestServer.attach(urls[self.worker_index % len(urls)], control_key=control_key)
+        url = urls[self.worker_index % len(urls)]
+        return LlmTestServer.attach(url, control_key=control_key, ca_file=ca_file)
 
     def worker_restarts(self) -> list[str]:
         """What the servers this run started say about workers that died in them (``worker_restarts``)."""
         if not self.record.exists():
             return []
-        urls = json.loads(self.record.read_text())["urls"]
+        record = json.loads(self.record.read_text())
+        urls = record["urls"]
         try:
-            return LlmTestServer(urls[0], urls=urls).worker_restarts()
+            return LlmTestServer(urls[0], urls=urls, ca_file=record.get("ca_file")).worker_restarts()
         except OSError:  # already gone: the run's own stop, or a crash the tests reported
             return []
 
@@ -147,7 +166,11 @@ class _Run:
         if self.started is not None:
             self.started.stop()
         elif self.record.exists():
-            _terminate(int(json.loads(self.record.read_text())["pid"]))
+            record = json.loads(self.record.read_text())
+            _terminate(int(record["pid"]))
+            # Its working directory (log, and a generated certificate and key): ``stop`` removes it when
+            # this process started the server.
+            shutil.rmtree(Path(record["log"]).parent, ignore_errors=True)
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
@@ -231,14 +254,17 @@ def llmts_server(request: pytest.FixtureRequest) -> LlmTestServer:
     run = request.config.stash[_RUN_STASH]
     if url:
         urls = [part.strip() for part in url.split(",") if part.strip()]
-        return LlmTestServer.attach(urls[run.worker_index % len(urls)], control_key=control_key)
+        ca_file = request.config.getoption("--llmts-ca-file")
+        url = urls[run.worker_index % len(urls)]
+        return LlmTestServer.attach(url, control_key=control_key, ca_file=ca_file)
     count = request.config.getoption("--llmts-servers")
     if count is None:
         xdist_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
         count = default_server_count(xdist_workers, os.cpu_count())
     if count < 1:
         raise pytest.UsageError("--llmts-servers must be at least 1")
-    return run.server(control_key, count)
+    tls = bool(request.config.getoption("--llmts-tls") or request.config.getini("llmts_tls"))
+    return run.server(control_key, count, tls)
 
 
 @pytest.fixture
@@ -263,12 +289,26 @@ def llmts_session(llmts_server: LlmTestServer, request: pytest.FixtureRequest) -
             pass  # the server may already be gone at the very end of a run
 
 
+@pytest.fixture(scope="session")
+def _llmts_ca_bundle(llmts_server: LlmTestServer, tmp_path_factory: pytest.TempPathFactory) -> str | None:
+    """The usual CAs plus an https server's certificate, for ``llmts_env`` (None without one)."""
+    if llmts_server.ca_file is None or not llmts_server.url.startswith("https://"):
+        return None
+    return str(write_ca_bundle(llmts_server.ca_file, tmp_path_factory.mktemp("llmts-ca") / "bundle.pem"))
+
+
 @pytest.fixture
-def llmts_env(llmts_session: SessionClient, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+def llmts_env(
+    llmts_session: SessionClient, monkeypatch: pytest.MonkeyPatch, _llmts_ca_bundle: str | None
+) -> dict[str, str]:
     """Point every official SDK's environment variables at ``llmts_session`` for this test (restored
     afterwards), so code that builds its own clients from the environment talks to llmts. Returns what
-    was set (docs/pytest-plugin.md)."""
+    was set (docs/pytest-plugin.md). On https it also makes them trust the server: ``SSL_CERT_FILE`` and
+    ``AWS_CA_BUNDLE`` name a bundle of the usual CAs plus its certificate, ``NODE_EXTRA_CA_CERTS`` the
+    certificate (docs/tls.md)."""
     environment = llmts_session.sdk_environment()
+    if _llmts_ca_bundle is not None:
+        environment.update(dict.fromkeys(CA_BUNDLE_VARIABLES, _llmts_ca_bundle))
     for name in SDK_OVERRIDDEN_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     for name, value in environment.items():

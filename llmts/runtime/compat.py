@@ -12,6 +12,7 @@ from llmts.runtime.operations import check_result_fits, content_frames
 from llmts.runtime.recording.match import first_difference
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
 from llmts.schema.neutral import NeutralRequest, RecordedOutput, ScriptedOutput
+from llmts.schema.operations import REALTIME
 
 __all__ = ["check_delivery_fits", "check_output_fits"]
 
@@ -84,6 +85,8 @@ def check_delivery_fits(
             f"{where} has a {plan.mode} stream_delivery plan, which does not apply to "
             f"{request.provider} {request.operation} streams"
         )
+    if request.operation == REALTIME:
+        return  # a realtime turn's plan counts its content events, whatever the answer (docs/realtime.md)
     if request.tool_names or any(m.tool_calls or m.role == "tool" for m in request.messages):
         raise FixtureMismatch(f"{where} has a stream_delivery plan but the request declares or carries tools")
     if request.response_format != "text":

@@ -17,6 +17,8 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
 
+import orjson
+
 from llmts.runtime.clock import Clock, SystemClock
 from llmts.runtime.journal_capture import (
     ToolCallItem,
@@ -145,6 +147,14 @@ class JournalRecord:
     arguments: dict[str, Any] | None = None
     client_answers: tuple[dict[str, Any], ...] = ()
     peer_bytes: int = 0
+    # A realtime turn (docs/realtime.md, "Journal"): the WebSocket connection it belongs to, the client
+    # events since the previous turn (bounded summaries, no audio), the events written for it and the
+    # close frame the server sent (code, reason), if one ended it.
+    realtime_connection: str | None = None
+    client_events: tuple[dict[str, Any], ...] = ()
+    emitted_events: int = 0
+    close_code: int | None = None
+    close_reason: str | None = None
     # Bytes the journal accounts for this record while it holds it; 0 once evicted (or never held).
     accounted: int = 0
 
@@ -312,6 +322,26 @@ class JournalRecord:
         self.client_answers = (*self.client_answers, answer)
         self.peer_bytes += answer_bytes
 
+    def realtime_turn(
+        self, connection: str, events: Sequence[dict[str, Any]], events_bytes: int, limit: int
+    ) -> None:
+        """A realtime turn's connection and the client events that led to it: kept while their JSON fits
+        in ``limit`` bytes, the rest dropped and the entry marked truncated."""
+        self.realtime_connection = connection
+        kept = list(events)
+        size = events_bytes
+        while kept and size > limit:
+            size -= len(orjson.dumps(kept.pop()))
+            self.truncated = True
+        self.client_events = tuple(kept)
+        self.peer_bytes += max(0, size)
+
+    def closed_with(self, code: int | None, reason: str | None, emitted_events: int) -> None:
+        """The turn's WebSocket evidence beyond the stream's: events written, and the close frame sent."""
+        self.emitted_events = emitted_events
+        self.close_code = code
+        self.close_reason = reason
+
     def retained_bytes(self) -> int:
         """Accounted size: the measured fixed cost plus the variable-length strings and previews."""
         size = _ENTRY_BYTES + len(self.request_id) + len(self.path)
@@ -356,6 +386,7 @@ class JournalRecord:
             for call_id, name, content, cut in self.tool_results
         ]
         values["client_answers"] = list(self.client_answers)
+        values["client_events"] = list(self.client_events)
         return JournalEntry.model_validate(values)
 
 
@@ -382,6 +413,7 @@ _DERIVED = frozenset(
         "accounted",
         "peer_bytes",
         "client_answers",
+        "client_events",
     }
 )
 _PLAIN_FIELDS = tuple(f.name for f in fields(JournalRecord) if f.name not in _DERIVED)

@@ -27,6 +27,7 @@ _EXACT_FIELDS = (
     "retry_group",
     "forwarded",
     "mcp_server",
+    "realtime_connection",
     "a2a_agent",
     "tool_name",
 )

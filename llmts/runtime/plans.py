@@ -19,6 +19,7 @@ from llmts.schema.config import ErrorFixture, ResponseFixture, SessionConfig, Us
 from llmts.schema.determinism import Determinism
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.fixtures import ReasoningFixture
+from llmts.schema.media import decode_b64
 from llmts.schema.neutral import NeutralReasoning, NeutralToolCall, RecordedOutput, ScriptedOutput
 from llmts.schema.operations import CHAT
 from llmts.schema.pacing import Pacing
@@ -146,6 +147,18 @@ def _compile_output(
 
 def _compile_kind(fixture: ResponseFixture, scenario_id: str, index: int) -> ScriptedOutput | None:
     kind = fixture.kind
+    if fixture.spoken:  # a realtime turn's audio: its words are the text (or the transcript)
+        words = fixture.text if fixture.text is not None else str(fixture.transcript or "")
+        chunks = tuple(fixture.chunks) if fixture.chunks else (words,)
+        pcm = None if fixture.audio == "generated" else decode_b64(str(fixture.audio))
+        return ScriptedOutput(
+            kind="text",
+            text=words,
+            chunks=chunks,
+            output_tokens=estimate_text_tokens(words),
+            spoken=True,
+            audio_pcm=pcm,
+        )
     if kind == "refusal":
         return ScriptedOutput(kind="text")
     if kind == "text":

@@ -25,11 +25,13 @@ from llmts.schema.conversations import (
     check_conversation_references,
 )
 from llmts.schema.determinism import Determinism
+from llmts.schema.faults import MODES, SSE_MODES, WEBSOCKET_MODES
 from llmts.schema.fixtures import (
     LIMITS,
     PROVIDER_NAMESPACES,
     ErrorFixture,
     ProviderNamespace,
+    RealtimeTranscript,
     ResponseFixture,
     TerminalPolicy,
     ToolCallFixture,
@@ -37,7 +39,7 @@ from llmts.schema.fixtures import (
 )
 from llmts.schema.journal import JournalSettings
 from llmts.schema.mcp import McpServer, check_unique_names
-from llmts.schema.operations import CHAT, OPERATIONS, Operation
+from llmts.schema.operations import CHAT, OPERATIONS, REALTIME, Operation
 from llmts.schema.pacing import Pacing, RateLimits
 from llmts.schema.recorded import RecordingSettings, check_upstreams
 
@@ -46,6 +48,7 @@ __all__ = [
     "PROVIDER_NAMESPACES",
     "ErrorFixture",
     "ProviderNamespace",
+    "RealtimeScript",
     "ResponseFixture",
     "Scenario",
     "SessionConfig",
@@ -78,7 +81,12 @@ class Scenario(BaseModel):
 
     @model_validator(mode="after")
     def _one_operation(self) -> Scenario:
-        self.served_operation()
+        operation = self.served_operation()
+        check_channel(operation, self.responses)
+        if operation == REALTIME and self.pacing is not None:
+            raise ValueError(
+                "pacing does not apply to realtime turns (use delay_ms or a stream_delivery plan)"
+            )
         return self
 
     def served_operation(self) -> str:
@@ -96,7 +104,10 @@ class Scenario(BaseModel):
             return self.operation
         if not kinds:
             return CHAT
-        fitting = [name for name, accepted in OPERATIONS.items() if kinds <= set(accepted)]
+        # A realtime scenario names its operation: its kinds are chat's (and speech's) too.
+        fitting = [
+            name for name, accepted in OPERATIONS.items() if name != REALTIME and kinds <= set(accepted)
+        ]
         if not fitting:
             raise ValueError(
                 "the responses answer different operations (" + ", ".join(sorted(kinds)) + "); "
@@ -107,6 +118,55 @@ class Scenario(BaseModel):
                 "the responses answer several operations (" + ", ".join(fitting) + "); name one in operation"
             )
         return fitting[0]
+
+
+def check_channel(operation: str, responses: list[ResponseFixture]) -> None:
+    """Realtime turns are answered over a WebSocket, every other operation over HTTP: spoken audio and the
+    WebSocket fault modes belong to realtime scenarios, the HTTP-only modes and media objects to the rest."""
+    realtime = operation == REALTIME
+    for index, response in enumerate(responses):
+        if realtime and response.pacing is not None:
+            raise ValueError(
+                f"responses[{index}]: pacing does not apply to realtime turns "
+                "(use delay_ms or a stream_delivery plan)"
+            )
+        if response.spoken and not realtime:
+            raise ValueError(
+                f'responses[{index}]: audio as a string ("generated" or base64 PCM16) answers realtime '
+                'turns; set "operation": "realtime"'
+            )
+        if realtime and response.kind == "audio" and not response.spoken:
+            raise ValueError(
+                f"responses[{index}]: a realtime answer's audio is "
+                '"generated" or base64 PCM16, not an object'
+            )
+        plan = response.stream_delivery
+        if plan is None:
+            continue
+        fits = WEBSOCKET_MODES if realtime else SSE_MODES
+        if plan.mode not in fits:
+            where = "realtime turns (WebSocket)" if realtime else "HTTP answers"
+            raise ValueError(
+                f"responses[{index}]: stream_delivery {plan.mode} does not apply to {where}; "
+                f"use one of {', '.join(m for m in MODES if m in fits)}"
+            )
+
+
+class RealtimeScript(BaseModel):
+    """What a session scripts about its realtime connections beyond the model's turns (docs/realtime.md)."""
+
+    model_config = _STRICT
+
+    # What the user said in each committed audio input of a connection, in order (OpenAI's input audio
+    # transcription and the user item's transcript; Gemini's ``inputTranscription``). Past the end, llmts
+    # describes the audio it heard ("[audio: N bytes]").
+    input_transcripts: list[RealtimeTranscript] = Field(
+        default_factory=list, max_length=LIMITS["realtime_input_transcripts"]
+    )
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value}
 
 
 class SessionConfig(BaseModel):
@@ -138,6 +198,8 @@ class SessionConfig(BaseModel):
     # The agent's other peers (docs/mcp.md, docs/a2a.md): scripted MCP servers and A2A agents.
     mcp_servers: list[McpServer] = Field(default_factory=list, max_length=LIMITS["mcp_servers"])
     a2a_agents: list[A2aAgent] = Field(default_factory=list, max_length=LIMITS["a2a_agents"])
+    # Realtime connections (docs/realtime.md): the user's scripted input transcripts.
+    realtime: RealtimeScript | None = None
 
     @field_validator("upstreams")
     @classmethod
@@ -176,7 +238,7 @@ class SessionConfig(BaseModel):
             data.pop("models", None)
         if not data.get("azure_deployments"):
             data.pop("azure_deployments", None)
-        for optional in ("journal", "determinism", "pacing", "rate_limits"):
+        for optional in ("journal", "determinism", "pacing", "rate_limits", "realtime"):
             if data.get(optional) is None:
                 data.pop(optional, None)
         if not data.get("conversations"):

@@ -6,8 +6,9 @@ parameters it needs and the values it accepts (every other parameter is refused)
 harmless (the client still gets the whole answer). ``DeliveryMode`` (the names validation accepts, in
 table order), ``StreamDelivery`` validation and ``CONNECTION_MODES``/``IN_STREAM_MODES``/``PACING_MODES``/
 ``HARMLESS_MODES`` (used by the compatibility checks and the journal's success flag) all derive from it.
-What a mode does on the socket is its unit in ``llmts/transport/modes/``, which declares itself by the
-same name; the transport refuses to import unless its units and this table name the same modes
+What a mode does on the socket is its unit in ``llmts/transport/modes/`` (HTTP) or
+``llmts/transport/websocket_modes/`` (WebSocket), which declares itself by the same name; the transport
+refuses to import unless each package's units and this table's rows for its channel name the same modes
 (docs/architecture.md#stream-delivery-fault-modes).
 """
 
@@ -27,6 +28,8 @@ __all__ = [
     "IN_STREAM_MODES",
     "MODES",
     "PACING_MODES",
+    "SSE_MODES",
+    "WEBSOCKET_MODES",
     "DeliveryKind",
     "DeliveryMode",
     "FrameKind",
@@ -38,7 +41,18 @@ __all__ = [
 
 TransportOutcome = Literal["completed", "early_end", "aborted", "client_gone"]
 # Parameters a mode may need; each is refused by every mode that does not need it.
-Parameter = Literal["delay_ms", "cut_bytes", "bytes_per_second", "status"]
+Parameter = Literal["delay_ms", "cut_bytes", "bytes_per_second", "status", "code"]
+# Where a mode can act: an HTTP answer (a body or an SSE stream) or a realtime turn on a WebSocket.
+Channel = Literal["http", "websocket"]
+_HTTP: frozenset[Channel] = frozenset({"http"})
+_BOTH: frozenset[Channel] = frozenset({"http", "websocket"})
+_WS: frozenset[Channel] = frozenset({"websocket"})
+# Close codes a scripted close may send (RFC 6455 7.4: 1004-1006 and 1015 never go on the wire).
+_CLOSE_CODES = frozenset(
+    {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014}
+) | frozenset(range(3000, 5000))
+# A close reason travels in a control frame: at most 123 bytes of UTF-8.
+_MAX_REASON_BYTES = 123
 
 _MAX_DELAY_MS = 60_000
 _MAX_STALL_MS = 300_000
@@ -70,6 +84,8 @@ class ModeSpec:
     # applied it can still be a success in the journal.
     harmless: bool
     needs: tuple[Needs, ...] = ()
+    # The channels it acts on (docs/stream-delivery.md#modes, docs/realtime.md#faults).
+    channels: frozenset[Channel] = _HTTP
 
     @property
     def in_stream(self) -> bool:
@@ -82,11 +98,12 @@ def _only_with(parameter: Parameter, mode: str) -> str:
 
 _IN, _PACE, _CONN = DeliveryKind.IN_STREAM, DeliveryKind.PACING, DeliveryKind.CONNECTION
 
-# The mode table (docs/stream-delivery.md#modes). A new mode is one row here and one unit in
-# llmts/transport/modes/ that declares itself by the same name (docs/contributing.md).
+# The mode table (docs/stream-delivery.md#modes). A new mode is one row here and one unit per channel it
+# acts on, in llmts/transport/modes/ or llmts/transport/websocket_modes/, that declares itself by the same
+# name (docs/contributing.md).
 MODES: Mapping[str, ModeSpec] = MappingProxyType(
     {
-        "early_clean_end": ModeSpec(_IN, harmless=False),
+        "early_clean_end": ModeSpec(_IN, harmless=False, channels=_BOTH),
         "delay_then_continue": ModeSpec(
             _IN,
             harmless=True,
@@ -97,8 +114,9 @@ MODES: Mapping[str, ModeSpec] = MappingProxyType(
                     f"delay_then_continue needs delay_ms between 1 and {_MAX_DELAY_MS}",
                 ),
             ),
+            channels=_BOTH,
         ),
-        "abort_connection": ModeSpec(_IN, harmless=False),
+        "abort_connection": ModeSpec(_IN, harmless=False, channels=_BOTH),
         "truncate_bytes": ModeSpec(
             _IN,
             harmless=False,
@@ -115,6 +133,7 @@ MODES: Mapping[str, ModeSpec] = MappingProxyType(
                     f"stall needs delay_ms (how long to hold the connection) 1..{_MAX_STALL_MS}",
                 ),
             ),
+            channels=_BOTH,
         ),
         "slow_drip": ModeSpec(
             _PACE,
@@ -136,6 +155,22 @@ MODES: Mapping[str, ModeSpec] = MappingProxyType(
                 Needs("status", frozenset({502, 503, 504}), "http_error_page needs status 502, 503 or 504"),
             ),
         ),
+        # WebSocket only: a close frame with ``code`` and ``reason`` after N content events, and an event
+        # that is not JSON.
+        "close": ModeSpec(
+            _IN,
+            harmless=False,
+            needs=(
+                Needs(
+                    "code",
+                    _CLOSE_CODES,
+                    "close needs code 1000-1003, 1007-1014 or 3000-4999 "
+                    "(1004-1006 and 1015 never go on the wire)",
+                ),
+            ),
+            channels=_WS,
+        ),
+        "malformed_event": ModeSpec(_IN, harmless=False, channels=_WS),
     }
 )
 
@@ -161,6 +196,7 @@ _REFUSED: Mapping[Parameter, str] = MappingProxyType(
         "cut_bytes": _only_with("cut_bytes", _modes_needing("cut_bytes")),
         "bytes_per_second": _only_with("bytes_per_second", _modes_needing("bytes_per_second")),
         "status": f"status is only allowed with {_modes_needing('status')}",
+        "code": _only_with("code", _modes_needing("code")),
     }
 )
 _NEEDS: Mapping[str, Mapping[Parameter, Needs]] = MappingProxyType(
@@ -171,6 +207,8 @@ IN_STREAM_MODES = frozenset(name for name, spec in MODES.items() if spec.kind is
 PACING_MODES = frozenset(name for name, spec in MODES.items() if spec.kind is _PACE)
 CONNECTION_MODES = frozenset(name for name, spec in MODES.items() if spec.kind is _CONN)
 HARMLESS_MODES = frozenset(name for name, spec in MODES.items() if spec.harmless)
+SSE_MODES = frozenset(name for name, spec in MODES.items() if "http" in spec.channels)
+WEBSOCKET_MODES = frozenset(name for name, spec in MODES.items() if "websocket" in spec.channels)
 
 
 class StreamDelivery(BaseModel):
@@ -182,9 +220,17 @@ class StreamDelivery(BaseModel):
     cut_bytes: int | None = Field(default=None, ge=1, le=65_536)
     bytes_per_second: int | None = Field(default=None, ge=1, le=10_000_000)
     status: int | None = None
+    # ``close`` only: the close frame's code and reason.
+    code: int | None = None
+    reason: str | None = None
 
     @model_validator(mode="after")
     def _mode_parameters(self) -> StreamDelivery:
+        if self.reason is not None:
+            if self.mode != "close":
+                raise ValueError("reason is only allowed with close")
+            if len(self.reason.encode()) > _MAX_REASON_BYTES:
+                raise ValueError(f"a close reason is at most {_MAX_REASON_BYTES} bytes of UTF-8")
         mode = self.mode
         needs = _NEEDS[mode]
         for parameter, refused in _REFUSED.items():

@@ -24,12 +24,13 @@ from llmts.schema.media import (
     MEDIA_LIMITS,
     AudioFixture,
     ImagesFixture,
+    MediaB64,
     TranscriptFixture,
     b64_decoded_size,
     transcript_pieces,
 )
 from llmts.schema.operation_fixtures import EmbeddingsFixture, ModerationFixtures, RerankFixture
-from llmts.schema.operations import CHAT, OPERATION_LIMITS, OPERATIONS
+from llmts.schema.operations import CHAT, CHAT_LIKE, OPERATION_LIMITS, OPERATIONS
 from llmts.schema.pacing import PACING_LIMITS, Pacing
 from llmts.schema.peer_limits import PEER_LIMITS
 from llmts.schema.recorded import RECORDING_LIMITS, RecordedReply
@@ -65,6 +66,8 @@ LIMITS: dict[str, int] = {
     "credential_chars": 1024,
     "azure_deployments": 256,
     "choices_per_request": 8,
+    # Scripted input transcripts of a session's realtime connections (docs/realtime.md).
+    "realtime_input_transcripts": 1024,
     **JOURNAL_LIMITS,
     **NATIVE_LIMITS,
     **DETERMINISM_LIMITS,
@@ -180,7 +183,9 @@ _RESPONSE_KINDS = (
 )
 
 # Kinds that answer an operation other than chat.
-_OPERATION_KINDS = frozenset(kind for name, kinds in OPERATIONS.items() if name != CHAT for kind in kinds)
+_OPERATION_KINDS = frozenset(
+    kind for name, kinds in OPERATIONS.items() if name not in CHAT_LIKE for kind in kinds
+) - set(OPERATIONS[CHAT])
 
 # --- realistic answers (docs/realistic-answers.md): reasoning, finish reasons, refusals ---------------
 FinishReason = Literal["stop", "length", "content_filter", "refusal"]
@@ -228,6 +233,25 @@ def _check_realistic(fixture: ResponseFixture) -> None:
         fixture.reasoning is not None or fixture.finish_reason is not None or fixture.lenient
     ):
         raise ValueError(f"reasoning, finish_reason and lenient belong to chat answers, not to {kind}")
+
+
+# ``"generated"`` (PCM16 tones as long as the words) or the PCM16 bytes themselves, base64.
+RealtimeAudio = Literal["generated"] | MediaB64
+RealtimeTranscript = Annotated[str, Field(min_length=1, max_length=MEDIA_LIMITS["transcript_chars"])]
+
+
+def _check_spoken(fixture: ResponseFixture) -> None:
+    """A realtime spoken answer: audio with the words it says (``text``, or ``transcript`` beside scripted
+    bytes), optionally chunked; nothing of the other kinds."""
+    others = [
+        kind for kind in _RESPONSE_KINDS if kind not in ("text", "audio", "transcript") and fixture._has(kind)
+    ]
+    if others:
+        raise ValueError("realtime audio cannot be combined with " + ", ".join(others))
+    if fixture.text is not None and fixture.transcript is not None:
+        raise ValueError("realtime audio takes its words from text or from transcript, not both")
+    if fixture.audio == "generated" and fixture.text is None and fixture.transcript is None:
+        raise ValueError('audio "generated" needs the words to speak in text')
 
 
 def _check_recorded(fixture: ResponseFixture) -> None:
@@ -278,8 +302,10 @@ class ResponseFixture(BaseModel):
     rerank: RerankFixture | None = None
     # Images, transcripts and speech (llmts/schema/media.py; docs/images.md, docs/audio.md).
     images: ImagesFixture | None = None
-    transcript: TranscriptFixture | None = None
-    audio: AudioFixture | None = None
+    # A string ``transcript`` and a string ``audio`` (``"generated"`` or base64 PCM16) script a realtime
+    # turn's spoken answer (docs/realtime.md); the objects answer transcription and speech requests.
+    transcript: TranscriptFixture | RealtimeTranscript | None = None
+    audio: AudioFixture | RealtimeAudio | None = None
     # An upstream's answer replayed byte for byte (docs/recording.md).
     recorded: RecordedReply | None = None
 
@@ -294,7 +320,14 @@ class ResponseFixture(BaseModel):
         return self
 
     @property
+    def spoken(self) -> bool:
+        """A realtime turn's spoken answer: ``audio`` is ``"generated"`` or base64 PCM16."""
+        return isinstance(self.audio, str)
+
+    @property
     def kind(self) -> str:
+        if self.spoken:
+            return "audio"  # its text (or transcript) is what the audio says
         if self.tool_calls is not None:
             return "tool_calls"  # a mixed answer (text then calls) is a tool-call answer
         for kind in _RESPONSE_KINDS:
@@ -310,6 +343,11 @@ class ResponseFixture(BaseModel):
     @model_validator(mode="after")
     def _exactly_one_kind(self) -> ResponseFixture:
         present = [kind for kind in _RESPONSE_KINDS if self._has(kind)]
+        if self.spoken:
+            _check_spoken(self)
+            present = ["audio"]
+        elif isinstance(self.transcript, str):
+            raise ValueError('a transcript string is the words of realtime audio: it needs "audio"')
         mixed = present == ["text", "tool_calls"]
         if len(present) != 1 and not mixed:
             found = ", ".join(present) if present else "none"
@@ -320,7 +358,7 @@ class ResponseFixture(BaseModel):
         _check_realistic(self)
         if self.recorded is not None:
             _check_recorded(self)
-        if self.chunks is not None:
+        if self.chunks is not None and not self.spoken:
             if self.text is None:
                 raise ValueError("chunks are only allowed with text")
             if "".join(self.chunks) != self.text:
@@ -339,6 +377,8 @@ class ResponseFixture(BaseModel):
             raise ValueError("stream_delivery cannot be combined with an error response")
         if plan.mode in CONNECTION_MODES:
             return  # connection faults act before any byte: they fit every successful response
+        if self.spoken:
+            return  # a realtime turn counts its events at admission (llmts/server/realtime/)
         if self.images is not None or self.transcript is not None or self.audio is not None:
             self._check_media_plan(plan)
             return
@@ -358,10 +398,10 @@ class ResponseFixture(BaseModel):
         count depends on the request's ``partial_images``, so admission checks it."""
         if self.images is not None or not plan.in_stream:
             return
-        if self.transcript is not None:
+        if isinstance(self.transcript, TranscriptFixture):
             content_frames = len(transcript_pieces(self.transcript.text))
         else:
-            assert self.audio is not None
+            assert isinstance(self.audio, AudioFixture)
             content_frames = -(-b64_decoded_size(self.audio.b64) // AUDIO_DELTA_BYTES)
         if plan.after_content_frames > content_frames:
             raise ValueError(

@@ -140,6 +140,14 @@ class JournalEntry(BaseModel):
     tool_name: str | None = None
     arguments: dict[str, Any] | None = None
     client_answers: list[dict[str, Any]] = Field(default_factory=list)
+    # Realtime turns (operation ``realtime``; docs/realtime.md): the WebSocket connection, the client events
+    # that led to the turn (summaries: item texts, function outputs, audio byte counts), the events written
+    # and the close frame the server sent, if one ended the turn.
+    realtime_connection: str | None = None
+    client_events: list[dict[str, Any]] = Field(default_factory=list)
+    emitted_events: int = 0
+    close_code: int | None = None
+    close_reason: str | None = None
 
     def public(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -165,6 +173,7 @@ class JournalQuery(BaseModel):
     retry_group: str | None = None
     forwarded: bool | None = None
     mcp_server: str | None = None
+    realtime_connection: str | None = Field(default=None, min_length=1, max_length=64)
     a2a_agent: str | None = None
     tool_name: str | None = None
     # A cursor: only entries whose sequence is greater (the dashboard polls with it for what is new).

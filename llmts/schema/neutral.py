@@ -306,6 +306,10 @@ class ScriptedOutput(BaseModel):
     result: OperationResult | None = None
     # ``recorded`` (docs/recording.md): the upstream's answer, written as is instead of rendered.
     recorded: RecordedOutput | None = None
+    # A realtime turn's spoken answer (docs/realtime.md): ``spoken`` the fixture asked for audio,
+    # ``audio_pcm`` its scripted PCM16 bytes (None: generated from ``text`` when sent).
+    spoken: bool = False
+    audio_pcm: bytes | None = None
 
     @cached_property
     def render_memo(self) -> dict[Hashable, tuple[weakref.ref[ScriptedOutput], Any]]:

@@ -23,9 +23,11 @@ from llmts.schema.media import AudioResult, ImagesResult, TranscriptResult
 
 __all__ = [
     "CHAT",
+    "CHAT_LIKE",
     "MODERATION_CATEGORIES",
     "OPERATIONS",
     "OPERATION_LIMITS",
+    "REALTIME",
     "EmbeddingsResult",
     "ModerationResult",
     "ModerationVerdict",
@@ -36,9 +38,23 @@ __all__ = [
 ]
 
 Operation = Literal[
-    "chat", "embeddings", "images", "transcription", "translation", "speech", "moderation", "rerank"
+    "chat",
+    "embeddings",
+    "images",
+    "transcription",
+    "translation",
+    "speech",
+    "moderation",
+    "rerank",
+    "realtime",
 ]
 CHAT = "chat"
+# A model turn of a Realtime or Live WebSocket session (docs/realtime.md): answered like chat (text, tool
+# calls, reasoning) plus spoken audio, but by its own scenarios, so a chat queue never answers a voice turn.
+REALTIME = "realtime"
+# Operations whose answers compile like chat's (no operation unit in llmts/runtime/operations/) and that a
+# session without configuration answers by echoing the latest user text.
+CHAT_LIKE = frozenset({CHAT, REALTIME})
 
 # Operation -> the response fixture kinds that answer it (an ``error`` answers any operation). Row order
 # is the order validation messages list them.
@@ -51,6 +67,7 @@ OPERATIONS: dict[str, tuple[str, ...]] = {
     "speech": ("audio",),
     "moderation": ("moderation",),
     "rerank": ("rerank",),
+    "realtime": ("text", "tool_calls", "audio"),
 }
 
 _FAMILIES = frozenset(OPERATIONS) - {CHAT}

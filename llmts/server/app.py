@@ -29,6 +29,7 @@ from llmts.server.api.metrics import METRICS_CONTENT_TYPE, MetricsEndpoint
 from llmts.server.http.host_check import HostPolicy, host_policy
 from llmts.server.http.log_text import log_text
 from llmts.server.http.timeouts import DEFAULT_MAX_BODY_BYTES, Timeouts
+from llmts.server.http.upgrade import UpgradeHandler
 from llmts.server.http.wsgi import (
     StartResponse,
     bearer_matches,
@@ -39,6 +40,8 @@ from llmts.server.lost_sessions import LostSessions
 from llmts.server.peers.path import PEER_PREFIXES, PeerPath
 from llmts.server.process.worker_restarts import WorkerRestart
 from llmts.server.provider_path import ProviderPath
+from llmts.server.realtime.path import RealtimePath
+from llmts.server.realtime.settings import RealtimeSettings
 from llmts.transport.deadline import ActiveDelivery, deadlines_available
 
 __all__ = ["LlmtsApp", "create_app"]
@@ -76,6 +79,7 @@ class LlmtsApp:
         metrics_key: str | None = None,
         drain_seconds: float = 0.0,
         hosts: HostPolicy | None = None,
+        realtime: RealtimeSettings | None = None,
     ) -> None:
         self.registry = registry or SessionRegistry()
         # The Host names answered (server/http/host_check.py: DNS rebinding); None answers every Host.
@@ -117,6 +121,17 @@ class LlmtsApp:
             body_timeout=self._body_timeout,
             write_timeout=self._write_timeout,
         )
+        # Realtime and Live WebSocket routes (server/realtime/): the HTTP loop hands their upgrades over.
+        # Their writes run under the same write timeout as every response.
+        self.realtime = realtime or RealtimeSettings()
+        self._realtime = RealtimePath(
+            self.registry,
+            adapters,
+            self._metrics,
+            control_key=self.control_key,
+            settings=self.realtime,
+            write_timeout=self._write_timeout,
+        )
         # MCP servers and A2A agents (server/peers/): JSON-RPC peers of the agent under test.
         self._peers = PeerPath(
             self.registry,
@@ -130,10 +145,20 @@ class LlmtsApp:
         """The registry of responses being written, for a worker's graceful stop
         (server/http/connections.py)."""
         if self._deliveries is None:
-            self._deliveries = self._provider.deliveries = self._peers.deliveries = set()
+            self._deliveries = set()
+            self._provider.deliveries = self._peers.deliveries = self._realtime.deliveries = self._deliveries
         return self._deliveries
 
     # --- entry ------------------------------------------------------------------------------------
+
+    def upgrade_handler(self, environ: dict[str, Any]) -> UpgradeHandler | None:
+        """The handler of a WebSocket upgrade (server/http/upgrade.py): a realtime route's, else None. A
+        ``Host`` this server does not answer gets its 403 in the route's envelope, as on HTTP."""
+        self._realtime.lost = self.lost
+        hosts = self.hosts
+        if hosts is not None and not hosts.allows(environ.get("HTTP_HOST")):
+            return self._realtime.handler_for(environ, self._host_refusal(environ))
+        return self._realtime.handler_for(environ)
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         self._yield_to_others()
@@ -160,18 +185,21 @@ class LlmtsApp:
             return self._peers(environ, start_response, path, path_session)
         return self._provider(environ, start_response, path, path_session)
 
+    def _host_refusal(self, environ: dict[str, Any]) -> HostNotAllowed:
+        assert self.hosts is not None
+        extra = " or ".join(self.hosts.allowed) or "none"
+        return HostNotAllowed(
+            f"Host {log_text(environ.get('HTTP_HOST'))!r} is not allowed: this server answers loopback "
+            f"names (localhost, 127.0.0.1, [::1]) and --allowed-hosts ({extra}), against DNS rebinding; "
+            "see docs/server.md, 'Allowed hosts'"
+        )
+
     def _refuse_host(
         self, environ: dict[str, Any], start_response: StartResponse, path: str
     ) -> Iterable[bytes]:
         """403 for a ``Host`` this server does not answer, in the route's envelope; nothing is journaled
         or changed (it is nobody's session traffic)."""
-        assert self.hosts is not None
-        extra = " or ".join(self.hosts.allowed) or "none"
-        error = HostNotAllowed(
-            f"Host {log_text(environ.get('HTTP_HOST'))!r} is not allowed: this server answers loopback "
-            f"names (localhost, 127.0.0.1, [::1]) and --allowed-hosts ({extra}), against DNS rebinding; "
-            "see docs/server.md, 'Allowed hosts'"
-        )
+        error = self._host_refusal(environ)
         provider = self._provider
         adapter = None if path.startswith(("/admin-api", "/dashboard")) else provider.adapter_for(path)
         if adapter is None:
@@ -221,14 +249,16 @@ def create_app(
     drain_seconds: float | None = None,
     allowed_hosts: str | None = None,
     binds: list[str] | None = None,
+    realtime: RealtimeSettings | None = None,
 ) -> LlmtsApp:
     """WSGI factory: ``gunicorn -k gevent 'llmts.app:create_app()'``.
 
     Unset arguments fall back to ``LLMTS_CONTROL_KEY``, ``LLMTS_FIXTURES``, ``LLMTS_MAX_BODY_BYTES``,
     ``LLMTS_MAX_SESSIONS``, ``LLMTS_MAX_MEMORY`` (bytes, or ``512M``/``2G``; default from the machine) and
-    the ``LLMTS_*_TIMEOUT`` variables (docs/server.md), ``LLMTS_METRICS_KEY`` and ``LLMTS_DRAIN_SECONDS``
-    (docs/deployment.md). Under gunicorn with more than one worker it refuses to start (sessions would
-    be split between processes; ``llmts serve --workers N`` is the way to use more cores).
+    the ``LLMTS_*_TIMEOUT`` and ``LLMTS_WS_*`` variables (docs/server.md), ``LLMTS_METRICS_KEY`` and
+    ``LLMTS_DRAIN_SECONDS`` (docs/deployment.md). Under gunicorn with more than one worker it refuses to
+    start (sessions would be split between processes; ``llmts serve --workers N`` is the way to use more
+    cores).
 
     ``allowed_hosts`` (``--allowed-hosts``, else ``LLMTS_ALLOWED_HOSTS``) and ``binds`` (the addresses the
     server listens on; else gunicorn's ``bind``) decide which ``Host`` names are answered
@@ -261,4 +291,5 @@ def create_app(
         if drain_seconds is not None
         else float(env.get("LLMTS_DRAIN_SECONDS") or 0),
         hosts=host_policy(binds if binds is not None else gunicorn_binds() or [], allowed_hosts, env),
+        realtime=realtime or RealtimeSettings.from_env(env),
     )

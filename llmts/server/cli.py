@@ -8,11 +8,17 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from llmts import __version__
 from llmts.catalog.sdk_env import SHELLS
 from llmts.server.http.timeouts import DEFAULT_MAX_BODY_BYTES, TIMEOUT_ENV, Timeouts
 from llmts.server.process.gunicorn_app import DEFAULT_WORKER_CLASS, LOG_FORMATS, WORKER_CLASSES
+from llmts.server.realtime.settings import REALTIME_ENV, RealtimeSettings
+
+if TYPE_CHECKING:
+    from llmts.schema.config import SessionConfig
+    from llmts.server.process.tls import TlsFiles
 
 __all__ = ["main"]
 
@@ -23,6 +29,10 @@ _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 def _env_int(name: str, default: int) -> int:
     value = os.environ.get(name)
     return int(value) if value else default
+
+
+def _env_flag(name: str) -> bool:
+    return (os.environ.get(name) or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -58,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
         "(the previous default, kept for a while) or gevent (gunicorn's parser)",
     )
     _timeout_options(serve)
+    _websocket_options(serve)
     serve.add_argument("--no-access-log", action="store_true", help="do not log one line per request")
     serve.add_argument(
         "--log-format",
@@ -90,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
         help="comma-separated Host names answered besides loopback names (.example.com for a domain, * for "
         "any); a server bound to loopback answers only loopback names without it (docs/server.md)",
     )
+    _tls_options(serve)
     serve.add_argument("--parent-pid", type=int, default=None, help="exit when this process is gone")
     serve.add_argument("--ready-file", default=None, help="write the base URL to this file once listening")
     serve.add_argument(
@@ -115,7 +127,58 @@ def _parser() -> argparse.ArgumentParser:
         default=os.environ.get("LLMTS_CONTROL_KEY"),
         help="to read the session's provider_credentials from a server that has a control key",
     )
+    env.add_argument(
+        "--ca-file",
+        default=os.environ.get("LLMTS_CA_FILE") or None,
+        help="the certificate of an https server (llmts serve --tls): trusted for the control call and "
+        "printed as NODE_EXTRA_CA_CERTS ($LLMTS_CA_FILE; docs/tls.md)",
+    )
     return parser
+
+
+def _tls_options(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--tls",
+        action="store_true",
+        default=_env_flag("LLMTS_TLS"),
+        help="serve HTTPS (and wss) on the port, with a self-signed certificate generated at start-up unless "
+        "--tls-cert/--tls-key give one (LLMTS_TLS=1; docs/tls.md)",
+    )
+    serve.add_argument(
+        "--tls-cert",
+        default=os.environ.get("LLMTS_TLS_CERT") or None,
+        help="PEM certificate (chain) to serve; implies --tls (LLMTS_TLS_CERT)",
+    )
+    serve.add_argument(
+        "--tls-key",
+        default=os.environ.get("LLMTS_TLS_KEY") or None,
+        help="PEM private key of --tls-cert (LLMTS_TLS_KEY)",
+    )
+    serve.add_argument(
+        "--tls-dir",
+        default=os.environ.get("LLMTS_TLS_DIR") or None,
+        help="write the generated certificate and key here (cert.pem, key.pem) and keep them; default: a "
+        "private temporary directory removed on exit; implies --tls (LLMTS_TLS_DIR)",
+    )
+
+
+def _tls_files(args: argparse.Namespace) -> TlsFiles | str | None:
+    """The certificate to serve, None for plain HTTP, or why the options cannot give one. Imported only
+    with TLS: a plain server's arbiter stays as it was."""
+    if not (args.tls or args.tls_cert or args.tls_key or args.tls_dir):
+        return None
+    from llmts.server.process.tls import TlsError, prepare_tls
+
+    try:
+        return prepare_tls(
+            cert=args.tls_cert,
+            key=args.tls_key,
+            directory=args.tls_dir,
+            host=args.host,
+            allowed_hosts=args.allowed_hosts,
+        )
+    except TlsError as exc:
+        return str(exc)
 
 
 # Option -> (Timeouts field, help). Defaults: docs/server.md, "Timeouts and shutdown".
@@ -151,6 +214,43 @@ def _timeouts(args: argparse.Namespace) -> Timeouts:
     return replace(from_env, **given)
 
 
+# Option -> (RealtimeSettings field, help). Defaults: docs/server.md, "WebSocket limits".
+_WEBSOCKET_OPTIONS = {
+    "--ws-max-message-bytes": (
+        "max_message_bytes",
+        "largest message a WebSocket client may send, after inflation; larger: close 1009",
+    ),
+    "--ws-idle-timeout": ("idle_timeout", "seconds a WebSocket client may send nothing; then close 1001"),
+    "--ws-max-messages-per-second": (
+        "max_messages_per_second",
+        "messages and pings a WebSocket client may send per second; more: close 1008",
+    ),
+}
+
+
+def _websocket_options(serve: argparse.ArgumentParser) -> None:
+    for option, (field, text) in _WEBSOCKET_OPTIONS.items():
+        default = getattr(RealtimeSettings(), field)
+        shown = f"{default:g}" if isinstance(default, float) else str(default)
+        serve.add_argument(
+            option,
+            dest=f"ws_{field}",
+            type=type(default),
+            default=None,
+            help=f"{text} ({REALTIME_ENV[field]}, default {shown})",
+        )
+
+
+def _realtime(args: argparse.Namespace) -> RealtimeSettings:
+    from_env = RealtimeSettings.from_env(os.environ)
+    given = {
+        field: value
+        for field, _ in _WEBSOCKET_OPTIONS.values()
+        if (value := getattr(args, f"ws_{field}")) is not None
+    }
+    return replace(from_env, **given)
+
+
 def _print_env(args: argparse.Namespace) -> int:
     """Credentials come from the session's configuration when the server answers, else the default key."""
     from llmts.client import LlmTestServer
@@ -164,7 +264,7 @@ def _print_env(args: argparse.Namespace) -> int:
     if not url.startswith(("http://", "https://")):
         print(f"llmts: --url {url!r} must start with http:// or https://", file=sys.stderr)
         return 2
-    session = LlmTestServer(url, control_key=args.control_key).session(args.session)
+    session = LlmTestServer(url, control_key=args.control_key, ca_file=args.ca_file).session(args.session)
     from llmts.catalog.sdk_env import render_environment
 
     sys.stdout.write(render_environment(session.sdk_environment(), args.shell))
@@ -191,6 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         timeouts = _timeouts(args)
+        realtime = _realtime(args)
     except ValueError as exc:
         print(f"llmts: {exc}", file=sys.stderr)
         return 2
@@ -213,8 +314,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.drain_seconds < 0:
         print("llmts: --drain-seconds must not be negative", file=sys.stderr)
         return 2
-    if args.workers > 1:
-        return _serve_workers(args, timeouts)
+    tls = _tls_files(args)
+    if isinstance(tls, str):
+        print(f"llmts: {tls}", file=sys.stderr)
+        return 2
+    try:
+        if args.workers > 1:
+            return _serve_workers(args, timeouts, realtime, tls)
+        _serve(args, timeouts, realtime, fixtures, max_memory, tls)
+        return 0
+    finally:
+        if tls is not None:
+            tls.remove()
+
+
+def _serve(
+    args: argparse.Namespace,
+    timeouts: Timeouts,
+    realtime: RealtimeSettings,
+    fixtures: SessionConfig | None,
+    max_memory: int | None,
+    tls: TlsFiles | None,
+) -> None:
+    """One server: gunicorn's arbiter and its one worker."""
 
     def factory() -> object:
         from llmts.server.app import create_app
@@ -230,6 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             drain_seconds=args.drain_seconds,
             allowed_hosts=args.allowed_hosts,
             binds=[args.host],
+            realtime=realtime,
         )
 
     from llmts.server.process.gunicorn_app import GunicornServer
@@ -246,11 +369,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         timeouts=timeouts,
         drain_seconds=args.drain_seconds,
         restart_file=args.restart_file,
+        tls=tls,
     ).run()
-    return 0
 
 
-def _serve_workers(args: argparse.Namespace, timeouts: Timeouts) -> int:
+# What the ``--workers`` processes do not take from the supervisor's environment: it passes them on itself.
+_NOT_INHERITED = frozenset(
+    {"LLMTS_WORKERS", "LLMTS_PORT", "LLMTS_TLS", "LLMTS_TLS_CERT", "LLMTS_TLS_KEY", "LLMTS_TLS_DIR"}
+)
+
+
+def _serve_workers(
+    args: argparse.Namespace, timeouts: Timeouts, realtime: RealtimeSettings, tls: TlsFiles | None
+) -> int:
     """``--workers N``: the same settings for N single-process servers (llmts.server.process.workers)."""
     from llmts.server.process.workers import serve_workers
 
@@ -262,13 +393,18 @@ def _serve_workers(args: argparse.Namespace, timeouts: Timeouts) -> int:
         child += ["--max-memory", args.max_memory]
     for option, (field, _) in _TIMEOUT_OPTIONS.items():
         child += [option, repr(getattr(timeouts, field))]
+    for option, (field, _) in _WEBSOCKET_OPTIONS.items():
+        child += [option, repr(getattr(realtime, field))]
     child += ["--drain-seconds", repr(args.drain_seconds), "--log-format", args.log_format]
     if args.allowed_hosts is not None:
         child += ["--allowed-hosts", args.allowed_hosts]
     if args.no_access_log:
         child.append("--no-access-log")
+    if tls is not None:  # every process serves the one certificate clients were told to trust
+        child += ["--tls-cert", tls.cert, "--tls-key", tls.key]
+        print(tls.announcement(), flush=True)
     # Keys travel in the environment, not on command lines other users can read.
-    env = {key: value for key, value in os.environ.items() if key not in ("LLMTS_WORKERS", "LLMTS_PORT")}
+    env = {key: value for key, value in os.environ.items() if key not in _NOT_INHERITED}
     for name, value in (("LLMTS_CONTROL_KEY", args.control_key), ("LLMTS_METRICS_KEY", args.metrics_key)):
         env.pop(name, None)
         if value:

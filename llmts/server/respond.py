@@ -17,7 +17,7 @@ from llmts.transport.modes import CONNECTION_UNITS, Drop, Replace
 from llmts.transport.pacing import StreamPacing
 from llmts.transport.writer import MALFORMED_SSE_FRAME, deliver_body, deliver_stream, whole_stream
 
-__all__ = ["respond"]
+__all__ = ["ENDED_BY_CODES", "respond"]
 
 
 def _default_kinds(count: int) -> list[FrameKind]:
@@ -42,7 +42,7 @@ class _Finisher:
             if ended_by == "shutdown" and evidence.transport_outcome != "completed":
                 evidence.transport_outcome = "early_end"  # the clean end the server chose, not a departure
             if entry.error_code is None and evidence.transport_outcome != "completed":
-                entry.failed(_ENDED_BY_CODES[ended_by])
+                entry.failed(ENDED_BY_CODES[ended_by])
         damaged = (
             evidence.stream_delivery_applied
             and evidence.stream_delivery is not None
@@ -54,8 +54,9 @@ class _Finisher:
             self.metrics.record(self.entry)
 
 
-# The journal's ``error_code`` for a delivery llmts ended itself (docs/journal.md).
-_ENDED_BY_CODES = {
+# The journal's ``error_code`` for a delivery llmts ended itself (docs/journal.md); also a realtime turn's
+# (server/realtime/connection.py).
+ENDED_BY_CODES = {
     "write_timeout": "llm_test_server_write_timeout",
     "shutdown": "llm_test_server_shutdown",
     "superseded": "llm_test_server_request_superseded",

@@ -33,6 +33,7 @@ from greenlet import getcurrent as _getcurrent
 
 from llmts.transport.abort import ConnectionAborted
 from llmts.transport.evidence import DeliveryEvidence
+from llmts.transport.peer import shutdown_under_tls
 
 __all__ = [
     "SERVER_CONNECTION_DEADLINES",
@@ -139,13 +140,15 @@ class Deadline:
 
 
 class ActiveDelivery:
-    """A response being written: what the server's shutdown needs to end it cleanly."""
+    """A response being written: what the server's shutdown needs to end it cleanly. ``end``: how a
+    long-lived connection (a realtime WebSocket) says goodbye itself, at the start of the graceful stop."""
 
-    __slots__ = ("evidence", "sock")
+    __slots__ = ("end", "evidence", "sock")
 
-    def __init__(self, evidence: DeliveryEvidence, sock: Any) -> None:
+    def __init__(self, evidence: DeliveryEvidence, sock: Any, end: Callable[[], None] | None = None) -> None:
         self.evidence = evidence
         self.sock = sock
+        self.end = end
 
 
 def end_delivery(delivery: ActiveDelivery) -> None:
@@ -155,6 +158,9 @@ def end_delivery(delivery: ActiveDelivery) -> None:
     its socket readable at EOF and returns at once, so the stream ends with a clean chunked end.
     """
     delivery.evidence.ended_by = "shutdown"
+    if delivery.end is not None:
+        delivery.end()
+        return
     stop_reading(delivery.sock)
 
 
@@ -162,7 +168,7 @@ def stop_reading(sock: Any) -> None:
     """Shut the read side: later reads see EOF at once (nothing waits for bytes the client never sends)."""
     if sock is not None:
         with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RD)
+            shutdown_under_tls(sock, socket.SHUT_RD)
 
 
 def _drop_unsent(sock: Any) -> None:

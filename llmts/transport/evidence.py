@@ -1,4 +1,4 @@
-"""What the transport really did for one response, filled in while the response is written."""
+"""What the transport really did for one response (or realtime turn), filled in while it is written."""
 
 from __future__ import annotations
 
@@ -34,3 +34,7 @@ class DeliveryEvidence:
     last_frame_at: float | None = None
     # A paced stream's planned duration: time to first frame plus the planned waits (jitter included).
     pacing_planned_ms: float | None = None
+    # A realtime turn (WebSocket): the close frame llmts sent, its code and its reason ("" when it had
+    # none); both None while no close frame was sent.
+    close_code: int | None = None
+    close_reason: str | None = None

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import threading
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-import pytest
-
 from llmts import LlmTestServer, SessionClient
+from tests.dashboard.browser import configured_expect as _expect
+from tests.dashboard.browser import login as _login
+from tests.dashboard.browser import open_view
+from tests.dashboard.browser import shot as _shot
 from tests.helpers import DASHBOARD_CONTROL_KEY
 
-TIMEOUT_MS = 20_000
 XSS = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
 WEATHER_TOOL = {
     "type": "function",
@@ -52,59 +51,6 @@ APPROVAL_GRAPH = {
         },
     ],
 }
-
-
-def _expect() -> Any:
-    from playwright.sync_api import expect
-
-    expect.set_options(timeout=TIMEOUT_MS)
-    return expect
-
-
-def _shot(page: Any, name: str) -> None:
-    folder = os.environ.get("LLMTS_DASHBOARD_SCREENSHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(folder) / f"dashboard-{name}.png"))
-
-
-@pytest.fixture
-def page(chromium: Any, dashboard_server: LlmTestServer) -> Iterator[Any]:
-    """A fresh browser context (no cookie yet); fails the test on a page error or a CSP violation."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 820})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    problems: list[str] = []
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on(
-        "console",
-        lambda message: (
-            problems.append(message.text)
-            if message.type == "error" and "Content Security Policy" in message.text
-            else None
-        ),
-    )
-    yield page
-    context.close()
-    assert problems == []
-
-
-@pytest.fixture
-def session(dashboard_server: LlmTestServer) -> Iterator[SessionClient]:
-    created = dashboard_server.create_session()
-    yield created
-    created.delete()
-
-
-def _login(page: Any, server: LlmTestServer) -> None:
-    page.goto(server.url + "/dashboard")
-    page.fill("#control-key", DASHBOARD_CONTROL_KEY)
-    page.click("#login-form button[type=submit]")
-    _expect()(page.locator("#sessions")).to_be_visible()
-
-
-def _open(page: Any, server: LlmTestServer, hash_path: str) -> None:
-    page.goto(f"{server.url}/dashboard#/{hash_path}")
 
 
 def test_login_is_asked_once_and_kept_in_an_httponly_samesite_cookie(
@@ -181,6 +127,10 @@ def test_too_many_wrong_keys_say_when_to_try_again(
         expect(page.locator("#sessions")).to_have_count(0)
     finally:
         context.close()
+
+
+def _open(page: Any, server: LlmTestServer, hash_path: str) -> None:
+    open_view(page, server.url, hash_path)
 
 
 def _get(server: LlmTestServer, path: str, headers: dict[str, str]) -> int:

@@ -2,13 +2,22 @@
 // The server is the Python package: `LLMTS_PYTHON` (default `python`) must be able to `import llmts`.
 import { spawn } from "node:child_process";
 
-const BANNER = /llmts listening on (http:\/\/\S+)/;
+const BANNER = /llmts listening on (https?:\/\/\S+)/;
+const CERTIFICATE = /llmts: TLS certificate: (.+) \(trust it/;
 
-/** Start `python -m llmts serve --port 0` and resolve with `{url, stop}` once it printed its URL. */
-export function startServer({ python = process.env.LLMTS_PYTHON ?? "python", timeoutMs = 30000 } = {}) {
-  const child = spawn(python, ["-m", "llmts", "serve", "--port", "0"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+/**
+ * Start `python -m llmts serve --port 0` (with `tls`, `--tls`: https and wss with a certificate generated
+ * at start-up) and resolve with `{url, caFile, stop}` once it printed its URL; `caFile` is the certificate
+ * to trust (undefined without `tls`), removed by the server when it stops.
+ */
+export function startServer({
+  python = process.env.LLMTS_PYTHON ?? "python",
+  timeoutMs = 30000,
+  tls = false,
+} = {}) {
+  const args = ["-m", "llmts", "serve", "--port", "0", "--parent-pid", String(process.pid)];
+  if (tls) args.push("--tls");
+  const child = spawn(python, args, { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (data) => {
     stderr += data;
@@ -35,7 +44,7 @@ export function startServer({ python = process.env.LLMTS_PYTHON ?? "python", tim
             child.on("exit", () => done());
             child.kill("SIGTERM");
           });
-        resolve({ url: match[1], stop });
+        resolve({ url: match[1], caFile: CERTIFICATE.exec(stdout)?.[1], stop });
       }
     });
   });

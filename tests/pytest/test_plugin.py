@@ -193,8 +193,8 @@ def test_llmts_url_attaches_to_external_servers_spread_over_xdist_workers(
 def test_tests_that_need_no_server_start_none(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    # A server started under xdist leaves its working directory (llmts-*/server.log) in the temporary
-    # directory: the run gets one of its own to look in.
+    # A server started makes its working directory (llmts-*/server.log) in the temporary directory: the run
+    # gets one of its own to look in.
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     monkeypatch.setenv("TMPDIR", str(temporary))

@@ -18,11 +18,11 @@ from llmts.runtime.operations.rerank import RERANK, RerankInput
 from llmts.runtime.operations.unit import OperationUnit, units_of
 from llmts.schema.fixtures import ResponseFixture
 from llmts.schema.neutral import OperationInput, OperationRequest, build
-from llmts.schema.operations import CHAT, OPERATIONS, EmbeddingsResult, Operation, RerankResult
+from llmts.schema.operations import CHAT_LIKE, OPERATIONS, EmbeddingsResult, Operation, RerankResult
 
 
 def test_every_operation_but_chat_has_a_unit_answered_by_a_fixture_of_its_row() -> None:
-    assert list(UNITS) == [name for name in OPERATIONS if name != CHAT]
+    assert list(UNITS) == [name for name in OPERATIONS if name not in CHAT_LIKE]
     for name, unit in UNITS.items():
         assert unit.name == name
         assert unit.fixture in OPERATIONS[name] and unit.fixture in ResponseFixture.model_fields

@@ -67,6 +67,7 @@ def test_operation_names_are_the_contract_names() -> None:
         "speech",
         "moderation",
         "rerank",
+        "realtime",
     ]
     assert operation_family("embeddings") == "embeddings"
     for wire in ("chat.completions", "responses", "messages", "generate_content", "chat", None):

@@ -9,8 +9,22 @@ __all__ = ["ANTHROPIC_INFO", "PROVIDERS"]
 ANTHROPIC_INFO = ProviderInfo(
     namespace="anthropic",
     sdk_clients=(
-        SdkClient("anthropic_client", "anthropic", "Anthropic", "/anthropic"),
-        SdkClient("async_anthropic_client", "anthropic", "AsyncAnthropic", "/anthropic"),
+        SdkClient(
+            "anthropic_client",
+            "anthropic",
+            "Anthropic",
+            "/anthropic",
+            trust="http_client",
+            trust_factory="anthropic.DefaultHttpxClient",
+        ),
+        SdkClient(
+            "async_anthropic_client",
+            "anthropic",
+            "AsyncAnthropic",
+            "/anthropic",
+            trust="http_client",
+            trust_factory="anthropic.DefaultAsyncHttpxClient",
+        ),
     ),
     listed_models=("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-7"),
     # Anthropic() appends /v1 itself; an ambient auth token would be sent beside the key.

@@ -52,6 +52,7 @@ BEDROCK_INFO = ProviderInfo(
             summary="A ``boto3`` ``bedrock-runtime`` client bound to this session (SigV4-signed with the "
             "session's ``bedrock`` credential as access key id; extra kwargs go to ``boto3.client``, e.g. "
             "``config=``).",
+            trust="ca_file",
         ),
         SdkClient(
             "anthropic_bedrock_client",
@@ -59,6 +60,8 @@ BEDROCK_INFO = ProviderInfo(
             "anthropic_bedrock_client",
             "/bedrock",
             summary="An official ``anthropic.AnthropicBedrock`` bound to this session's ``/bedrock`` root.",
+            trust="http_client",
+            trust_factory="anthropic.DefaultHttpxClient",
         ),
     ),
     # bedrock-runtime has no model listing (ListFoundationModels is the control-plane ``bedrock`` service);

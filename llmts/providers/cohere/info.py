@@ -22,6 +22,7 @@ COHERE_INFO = ProviderInfo(
             "/cohere",
             headers_argument="headers",
             summary="An official ``cohere.ClientV2`` bound to this session (Bearer credential).",
+            trust="verify",
         ),
         SdkClient(
             "async_cohere_client",
@@ -30,6 +31,7 @@ COHERE_INFO = ProviderInfo(
             "/cohere",
             headers_argument="headers",
             summary="An official ``cohere.AsyncClientV2`` bound to this session (Bearer credential).",
+            trust="verify",
         ),
     ),
 )

@@ -2,6 +2,7 @@
 (google-genai 3.x defaults to ``v1``, 1.x and 2.x to ``v1beta``).
 
 Auth: the ``x-goog-api-key`` header (what google-genai sends) or the ``?key=`` query parameter (curl).
+Gemini Live (``BidiGenerateContent`` over a WebSocket) is ``live/`` (``live/routes.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from llmts.providers.gemini.embeddings import (
 from llmts.providers.gemini.errors import render_gemini_error
 from llmts.providers.gemini.images import parse_generate_or_image, render_generate_or_image
 from llmts.providers.gemini.info import GEMINI_INFO
+from llmts.providers.gemini.live.routes import LIVE_ROUTES
 from llmts.providers.gemini.models import count_tokens, get_model, list_models, unknown_method
 from llmts.providers.gemini.parse import STREAM_SSE, parse_stream
 from llmts.providers.gemini.render import render_generate
@@ -69,6 +71,7 @@ GEMINI = ProviderAdapter(
     ),
     credential=_api_key,
     render_error=render_gemini_error,
+    realtime_routes=LIVE_ROUTES,
 )
 
 ADAPTERS = (GEMINI,)

@@ -20,6 +20,7 @@ GEMINI_INFO = ProviderInfo(
             summary="An official ``google.genai.Client`` bound to this session (``api_version``: the SDK's "
             "default).",
             option_keywords=("api_version",),
+            trust="http_options",
         ),
     ),
     listed_models=("gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.0-flash"),

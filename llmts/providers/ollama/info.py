@@ -24,6 +24,7 @@ OLLAMA_INFO = ProviderInfo(
             credential_header="authorization",
             summary="An official ``ollama.Client`` bound to this session (the credential as a bearer "
             "header).",
+            trust="verify",
         ),
         SdkClient(
             "async_ollama_client",
@@ -35,6 +36,7 @@ OLLAMA_INFO = ProviderInfo(
             credential_header="authorization",
             summary="An official ``ollama.AsyncClient`` bound to this session (the credential as a bearer "
             "header).",
+            trust="verify",
         ),
         # The openai SDK on Ollama's OpenAI-compatible API, with the ollama namespace's credential.
         SdkClient(
@@ -44,6 +46,8 @@ OLLAMA_INFO = ProviderInfo(
             "/ollama/v1",
             summary="An official ``openai.OpenAI`` bound to this session's Ollama OpenAI-compatible API "
             "(``/ollama/v1``, the ``ollama`` credential).",
+            trust="http_client",
+            trust_factory="openai.DefaultHttpxClient",
         ),
     ),
 )

@@ -1,5 +1,6 @@
 """The ``openai`` adapter: Chat Completions, Responses, embeddings, moderations and models under
-``/openai/v1``; and the ``azure-openai`` namespace (the same wire under Azure's routes, see ``azure.py``)."""
+``/openai/v1``, the Realtime WebSocket at ``/openai/v1/realtime`` (``realtime/``); and the
+``azure-openai`` namespace (the same wire under Azure's routes, see ``azure.py``)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from llmts.providers.openai.models import list_models, retrieve_model
 from llmts.providers.openai.moderation import MODERATION_RULES, parse_moderation, render_moderation
 from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
 from llmts.providers.openai.rate_limits import openai_rate_limit_headers
+from llmts.providers.openai.realtime.routes import OPENAI_REALTIME_ROUTES
 from llmts.providers.openai.responses_routes import ResponsesSurface, responses_routes
 from llmts.providers.openai.stream_faults import (
     CHAT_STREAM_FAULTS,
@@ -154,6 +156,7 @@ OPENAI = ProviderAdapter(
     credential=bearer_token,
     render_error=render_openai_error,
     rate_limit_headers=openai_rate_limit_headers,
+    realtime_routes=OPENAI_REALTIME_ROUTES,
 )
 
 ADAPTERS = (OPENAI, AZURE_OPENAI)

@@ -11,6 +11,7 @@ A deployment in the path maps to its model through the session's ``azure_deploym
 ``DeploymentNotFound``); a body ``model`` on the other routes may be a deployment name or a served model id.
 ``api-version`` is accepted with any value, and also when missing (curl users). Neutral requests say
 provider ``azure-openai``, so scenarios can target Azure alone. Responses are stored apart from OpenAI's.
+The Realtime WebSocket routes (``/openai/realtime``, ``/openai/v1/realtime``) are in ``realtime/routes.py``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from llmts.providers.openai.info import AZURE_OPENAI_INFO
 from llmts.providers.openai.models import list_models, retrieve_model
 from llmts.providers.openai.native_parse import NATIVE_TOOL_TYPES
 from llmts.providers.openai.rate_limits import openai_rate_limit_headers
+from llmts.providers.openai.realtime.routes import AZURE_REALTIME_ROUTES
 from llmts.providers.openai.responses_routes import ResponsesSurface, responses_routes
 from llmts.providers.openai.stream_faults import CHAT_STREAM_FAULTS
 from llmts.providers.openai.strict_rules import CHAT_RULES
@@ -211,4 +213,5 @@ AZURE_OPENAI = ProviderAdapter(
     credential=_credential,
     render_error=render_azure_error,
     rate_limit_headers=openai_rate_limit_headers,
+    realtime_routes=AZURE_REALTIME_ROUTES,
 )

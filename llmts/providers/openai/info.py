@@ -24,8 +24,17 @@ OPENAI_INFO = ProviderInfo(
             "/openai/v1",
             summary="An official ``openai.OpenAI`` bound to this session (extra kwargs go to the "
             "constructor).",
+            trust="http_client",
+            trust_factory="openai.DefaultHttpxClient",
         ),
-        SdkClient("async_openai_client", "openai", "AsyncOpenAI", "/openai/v1"),
+        SdkClient(
+            "async_openai_client",
+            "openai",
+            "AsyncOpenAI",
+            "/openai/v1",
+            trust="http_client",
+            trust_factory="openai.DefaultAsyncHttpxClient",
+        ),
     ),
     listed_models=("gpt-4.1-mini", "gpt-4.1", "gpt-4o", "gpt-4o-mini"),
     # OpenAI() reads both (the base URL includes the API version segment).
@@ -59,6 +68,8 @@ AZURE_OPENAI_INFO = ProviderInfo(
             defaults=(("api_version", AZURE_API_VERSION),),
             summary="An official ``openai.AzureOpenAI`` bound to this session (deployment routes, "
             f"``api-key`` auth; ``api_version`` defaults to {AZURE_API_VERSION}).",
+            trust="http_client",
+            trust_factory="openai.DefaultHttpxClient",
         ),
     ),
     # AzureOpenAI() reads the endpoint, key and api version; an ambient Entra token would win over the key.

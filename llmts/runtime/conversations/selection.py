@@ -41,7 +41,7 @@ from llmts.runtime.conversations.identity import Caller
 from llmts.runtime.plans import ScenarioPlan, SessionPlan
 from llmts.runtime.recording.match import no_recorded_match
 from llmts.schema.neutral import NeutralRequest
-from llmts.schema.operations import CHAT, operation_family
+from llmts.schema.operations import CHAT, CHAT_LIKE, operation_family
 
 __all__ = ["MISSES", "Outcome", "ScenarioVerdict", "Selection", "judge_scenario", "queue_position", "select"]
 
@@ -207,7 +207,7 @@ def _select(
 ) -> Selection:
     operation = operation_family(request.operation)
     if plan is None:
-        return Selection("echo" if operation == CHAT else "generate")
+        return Selection("echo" if operation in CHAT_LIKE else "generate")
     if plan.models is not None and request.model not in plan.models:
         error = ModelNotFound(
             f"The model `{request.model}` does not exist or you do not have access to it.", param="model"
@@ -252,7 +252,7 @@ def _select(
             selection.outcome = "scenario" if scenario_verdict.error is None else "rejected"
             if not explain:
                 return selection
-    if not owned and operation != CHAT:
+    if not owned and operation not in CHAT_LIKE:
         selection.outcome = "generate"  # no scenario scripts this operation: the runtime generates it
     elif not owned:
         unclaimed = book.unclaimed(first_unclaimed) if book is not None and first_unclaimed else None

@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from llmts.runtime.tokens import estimate_text_tokens
 from llmts.schema.neutral import OperationInput, ScriptedOutput, build
-from llmts.schema.operations import OperationResult
+from llmts.schema.operations import CHAT_LIKE, OperationResult
 
 __all__ = ["OperationUnit", "answer", "load_units", "text_tokens", "units_of"]
 
@@ -75,7 +75,7 @@ def units_of(
             if units.get(unit.name, unit) is not unit:
                 raise RuntimeError(f"{module.__name__} declares a second unit of operation {unit.name!r}")
             kinds = table.get(unit.name)
-            if kinds is None or unit.name == "chat":
+            if kinds is None or unit.name in CHAT_LIKE:
                 raise RuntimeError(
                     f"{module.__name__} declares a unit of operation {unit.name!r}, which the operation "
                     "table (llmts.schema.operations.OPERATIONS) does not have"
@@ -87,7 +87,7 @@ def units_of(
                     "ResponseFixture"
                 )
             units[unit.name] = unit
-    missing = [name for name in table if name != "chat" and name not in units]
+    missing = [name for name in table if name not in CHAT_LIKE and name not in units]
     if missing:
         raise RuntimeError(
             f"no unit in llmts/runtime/operations/ declares the operation(s) {', '.join(missing)} of the "

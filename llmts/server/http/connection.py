@@ -17,6 +17,8 @@ for protocol upgrades (server/http/upgrade.py).
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
 import sys
 import time
 import traceback
@@ -30,7 +32,7 @@ from llmts.errors import LlmtsError, MalformedHttp, RequestLineTooLong, WebSocke
 from llmts.server.http.access_log import AccessLog, basic_auth_user
 from llmts.server.http.body import BodyBroken, BufferedBody, StreamingBody
 from llmts.server.http.connections import ConnectionTracker, HeadTimeout
-from llmts.server.http.held_writes import memory_budget, send_held
+from llmts.server.http.held_writes import SSLSocket, memory_budget, send_held, try_send_tls
 from llmts.server.http.log_text import log_text
 from llmts.server.http.parser import Rejection, Request, RequestParser
 from llmts.server.http.response import HttpDate, ResponseHead, error_response
@@ -41,6 +43,7 @@ from llmts.transport.deadline import (
     Deadline,
     write_timed_out,
 )
+from llmts.transport.peer import shutdown_under_tls
 from llmts.transport.writer import WholeStream
 
 __all__ = ["Connection", "Http1Server"]
@@ -54,6 +57,10 @@ _REJECTIONS = {
     400: error_response(MalformedHttp("the HTTP request is malformed (request line, headers or framing)")),
     414: error_response(RequestLineTooLong("the request line is longer than 8 KiB")),
 }
+# A plain HTTP request on a TLS port (``llmts serve --tls``) is answered in clear text, then closed.
+_PLAIN_HTTP_ON_TLS = error_response(
+    MalformedHttp("this server speaks TLS (llmts serve --tls): send the request to its https:// URL")
+)
 _INTERNAL = error_response(
     LlmtsError("llmts hit an internal error; see the server log", code="llm_test_server_internal_error")
 )
@@ -114,11 +121,13 @@ class Connection:
         "sent",
         "server",
         "sock",
+        "tls",
     )
 
     def __init__(self, server: Http1Server, sock: Any, address: Any) -> None:
         self.server = server
         self.sock = sock
+        self.tls = isinstance(sock, SSLSocket)  # llmts serve --tls (docs/tls.md)
         self.remote = str(address[0]) if isinstance(address, tuple) and address else "-"
         self._app_deadlines: dict[str, Deadline] = {}
         base = server.environ.copy()  # what every request's environ starts from
@@ -205,11 +214,26 @@ class Connection:
             if exc is not expired:
                 raise
             return False  # no head in time: close, nothing was admitted
-        except OSError:
+        except OSError as exc:
+            if self.tls and getattr(exc, "reason", None) == "HTTP_REQUEST":
+                self._refuse_plain_http()
             return False
         finally:
             timer.stop()
             waiting.pop(current, None)
+
+    def _refuse_plain_http(self) -> None:
+        """OpenSSL read a plain HTTP request where a TLS handshake was due: say so in clear text on the
+        socket under TLS, reading what is left of the request first (closing with unread bytes would reset
+        the connection before the client reads the answer)."""
+        # The descriptor itself: the TLS socket's methods would encrypt (gevent keeps it non-blocking, and the
+        # answer fits an empty socket buffer).
+        descriptor = self.sock.fileno()
+        with contextlib.suppress(OSError):
+            os.read(descriptor, READ_BYTES)
+        with contextlib.suppress(OSError):
+            os.write(descriptor, _PLAIN_HTTP_ON_TLS)
+            shutdown_under_tls(self.sock, socket.SHUT_WR)
 
     def _close(self) -> None:
         for timer in self._timers.values():
@@ -403,10 +427,13 @@ class Connection:
         # refused goes through gevent's ``sendall`` (which waits cooperatively), under the connection's
         # write deadline: a write that fits costs no timer at all.
         sock = self.sock
-        try:
-            sent = sock.send(data, 0, 0.0)
-        except BlockingIOError:
-            sent = 0
+        if self.tls:
+            sent = try_send_tls(sock, data)
+        else:
+            try:
+                sent = sock.send(data, 0, 0.0)
+            except BlockingIOError:
+                sent = 0
         if sent < len(data):
             rest = memoryview(data)[sent:]
             deadline = self._write_deadline
@@ -473,8 +500,8 @@ class Connection:
             started = time.time()
             self.head = None
             self.sent = 0
-            handler(UpgradeRequest(environ, self.sock, self.parser.leftover))
-            self._log(environ, 101, started)
+            status = handler(UpgradeRequest(environ, self.sock, self.parser.leftover))
+            self._log(environ, status or 101, started)
             return
         if environ.get("CONTENT_LENGTH", "0").lstrip("0") or "HTTP_TRANSFER_ENCODING" in environ:
             self._reject(Rejection(400, "an Upgrade request with a body"))

@@ -258,7 +258,11 @@ class GracefulWorker:
         """The same servers gunicorn's ``GeventWorker.run`` starts, with the tracker attached; a worker with
         ``llmts_connection_handler`` serves each connection with the handler it makes."""
         listener.setblocking(1)
-        ssl_args = {"ssl_context": ssl_context(self.cfg)} if self.cfg.is_ssl else {}
+        # The TLS handshake happens on the connection's first read, under its request-head deadline: gevent
+        # would otherwise shake hands before the handler, with no deadline at all (docs/tls.md).
+        ssl_args: dict[str, Any] = {}
+        if self.cfg.is_ssl:
+            ssl_args = {"ssl_context": ssl_context(self.cfg), "do_handshake_on_connect": False}
         pool = Pool(self.worker_connections)
         server: Any
         own_loop = getattr(self, "llmts_connection_handler", None)
@@ -300,6 +304,9 @@ class GracefulWorker:
         for server in servers:
             server.close()  # stop accepting
         tracker.stop()
+        for delivery in list(deliveries):
+            if delivery.end is not None:  # a realtime connection: told to go away now, not at the deadline
+                end_delivery(delivery)
         ended = False
         notified = started
         while any(server.pool.free_count() != server.pool.size for server in servers):

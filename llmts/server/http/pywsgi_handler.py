@@ -32,7 +32,7 @@ from gunicorn.workers.ggevent import GeventPyWSGIWorker, PyWSGIHandler
 from llmts.errors import LlmtsError, MalformedHttp, RequestLineTooLong
 from llmts.server.http.access_log import AccessLog, basic_auth_user
 from llmts.server.http.connections import GracefulWorker, HeadDeadlineHandler, ReplacementAware
-from llmts.server.http.held_writes import memory_budget, send_held
+from llmts.server.http.held_writes import SSLSocket, memory_budget, send_held, try_send_tls
 from llmts.server.http.log_text import log_text
 from llmts.server.http.request_head import HeaderFields, environ_key, header_fields_from, read_header_block
 from llmts.server.http.response import HttpDate
@@ -369,10 +369,13 @@ class LlmtsPyWSGIHandler(PyWSGIHandler):  # type: ignore[misc]
         # refused goes through gevent's ``sendall`` (which waits cooperatively, and asks for SO_SNDBUF on
         # each call), under the connection's write deadline: a write that fits costs no timer at all.
         try:
-            try:
-                sent = self.socket.send(data, 0, 0.0)
-            except BlockingIOError:
-                sent = 0
+            if isinstance(self.socket, SSLSocket):
+                sent = try_send_tls(self.socket, data)
+            else:
+                try:
+                    sent = self.socket.send(data, 0, 0.0)
+                except BlockingIOError:
+                    sent = 0
             if sent < len(data):
                 rest = memoryview(data)[sent:]
                 deadline = self._llmts_write_deadline

@@ -8,10 +8,9 @@ connection over: it gets an :class:`UpgradeRequest` (the environ, the socket, an
 after the head), answers the handshake itself (``101 Switching Protocols``) and speaks the new protocol
 until it returns; the connection is closed after it.
 
-No route has one yet. The planned one is the Realtime API's WebSocket (``wsproto`` for the framing): the
-app will answer ``upgrade_handler(environ)`` with a handler for its WebSocket routes. Until then a
-WebSocket upgrade is answered 400 ``websocket_not_supported``; another protocol (``h2c``) is ignored as
-RFC 9110 7.8 allows, and the request is served as HTTP/1.1 and the connection closed.
+The realtime routes have one (server/realtime/: OpenAI Realtime, Azure, Gemini Live; docs/realtime.md);
+a WebSocket upgrade anywhere else is answered 400 ``websocket_not_supported``; another protocol (``h2c``)
+is ignored as RFC 9110 7.8 allows, and the request is served as HTTP/1.1 and the connection closed.
 """
 
 from __future__ import annotations
@@ -35,7 +34,8 @@ class UpgradeRequest:
     leftover: bytes
 
 
-UpgradeHandler = Callable[[UpgradeRequest], None]
+# Returns the HTTP status it answered the handshake with (101, or the refusal's), for the access log.
+UpgradeHandler = Callable[[UpgradeRequest], "int | None"]
 
 
 def wants_websocket(environ: dict[str, Any]) -> bool:

@@ -1,5 +1,5 @@
 """The server's processes: gunicorn embedded with one gevent worker, ``--workers N`` supervision,
-worker restarts, start-up settings and process diagnostics."""
+worker restarts, start-up settings, the TLS certificate (``--tls``) and process diagnostics."""
 
 from __future__ import annotations
 

@@ -10,13 +10,16 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gunicorn.app.base import BaseApplication
 from gunicorn.arbiter import Arbiter
 
 from llmts.server.http.timeouts import Timeouts
 from llmts.server.process.worker_restarts import WorkerEnd, peek_end
+
+if TYPE_CHECKING:
+    from llmts.server.process.tls import TlsFiles
 
 __all__ = ["DEFAULT_WORKER_CLASS", "LOG_FORMATS", "WORKER_CLASSES", "GunicornServer"]
 
@@ -114,6 +117,7 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
         timeouts: Timeouts | None = None,
         drain_seconds: float = 0.0,
         restart_file: str | None = None,
+        tls: TlsFiles | None = None,
     ) -> None:
         timeouts = timeouts or Timeouts()
         # The arbiter appends one JSON line per worker that died here (the ``--workers`` supervisor reads it).
@@ -137,6 +141,9 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
             "keepalive": math.ceil(timeouts.keepalive),
             "when_ready": self._when_ready,
         }
+        self._tls = tls
+        if tls is not None:  # the gevent workers wrap each accepted socket (server/http/connections.py)
+            self._options.update(certfile=tls.cert, keyfile=tls.key)
         self._parent_pid = parent_pid
         self._ready_file = ready_file
         super().__init__()
@@ -145,8 +152,14 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
         sockname = arbiter.LISTENERS[0].sock.getsockname()
         host, port = sockname[0], sockname[1]
         shown = f"[{host}]" if ":" in host else host
-        url = f"http://{shown}:{port}"
-        print(f"llmts listening on {url}", file=sys.stdout, flush=True)
+        url = f"{'https' if self._tls else 'http'}://{shown}:{port}"
+        lines = f"llmts listening on {url}\n"
+        if self._tls is not None:
+            lines = f"{self._tls.announcement()}\n{lines}"
+        # One write: the processes of ``--workers N`` share stdout, and ``print`` may write the text and its
+        # newline apart (gunicorn's arbiter leaves stdout unbuffered), which would splice their lines.
+        sys.stdout.write(lines)
+        sys.stdout.flush()
         if self._ready_file:
             # Write then rename, so a reader never sees a half-written URL.
             partial = self._ready_file + ".partial"

@@ -3,8 +3,10 @@
 Each module of this package but ``base.py`` is one mode (the shape of Toxiproxy's toxics): one function
 decorated with its shape and the mode's name (``@in_stream("stall")``; ``base.py``). ``REGISTRY`` is
 built here once, at import, from those declarations, in the order of the schema's mode table
-(``llmts.schema.faults.MODES``, which owns validation); a unit the table lacks, a row without a unit, or a
-shape of the wrong kind fails the import. The writer (``llmts/transport/writer.py``) and the server
+(``llmts.schema.faults.MODES``, which owns validation) restricted to its rows for the http channel
+(``SSE_MODES``); a unit the table lacks or gives no http channel, an http row without a unit, or a shape of
+the wrong kind or channel fails the import. The websocket rows have their units in
+``llmts/transport/websocket_modes/``. The writer (``llmts/transport/writer.py``) and the server
 (``llmts/server/respond.py``) dispatch through the derived ``STREAM_UNITS`` and ``CONNECTION_UNITS``
 once per response, never per frame.
 """
@@ -14,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from llmts.schema.faults import MODES
 from llmts.transport.modes.base import (
     Boundary,
     Drop,
@@ -22,6 +23,7 @@ from llmts.transport.modes.base import (
     ModeUnit,
     Paced,
     Replace,
+    channel_table,
     drops_connection,
     in_stream,
     load_units,
@@ -45,7 +47,16 @@ __all__ = [
     "replaces_answer",
 ]
 
-REGISTRY: Mapping[str, ModeUnit] = load_units(__name__, __path__, MODES)
+# The HTTP modes (``SSE_MODES``); a realtime turn's units are in llmts/transport/websocket_modes/.
+# Every unit has one of the four HTTP shapes (``registry_of`` checked each one's channel); the filter is
+# for mypy.
+REGISTRY: Mapping[str, ModeUnit] = MappingProxyType(
+    {
+        name: unit
+        for name, unit in load_units(__name__, __path__, channel_table("http")).items()
+        if isinstance(unit, InStream | Paced | Drop | Replace)
+    }
+)
 
 # Units the stream writer runs (in-stream and pacing) and units that act before any byte.
 STREAM_UNITS: Mapping[str, InStream | Paced] = MappingProxyType(

@@ -123,9 +123,8 @@ def test_one_process_dying_stops_the_others_and_the_supervisor_fails() -> None:
 
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads command lines from /proc")
 def test_every_process_gets_the_settings_and_keys_stay_off_command_lines() -> None:
-    with LlmTestServer.start(
-        workers=2, control_key="ctl-secret", extra_args=["--metrics-key", "m-key"]
-    ) as server:
+    options = ["--metrics-key", "m-key", "--ws-idle-timeout", "7.5"]
+    with LlmTestServer.start(workers=2, control_key="ctl-secret", extra_args=options) as server:
         for member in server.members():
             assert raw_request(member.url, "GET", "/admin-api/sessions").status == 401
             assert raw_request(member.url, "GET", "/metrics").status == 401
@@ -136,6 +135,7 @@ def test_every_process_gets_the_settings_and_keys_stay_off_command_lines() -> No
             for pid in (worker, _parent_pid(worker)):
                 assert b"secret" not in Path(f"/proc/{pid}/cmdline").read_bytes()
                 assert b"m-key" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+            assert b"\0--ws-idle-timeout\x007.5\0" in Path(f"/proc/{worker}/cmdline").read_bytes()
     _wait_closed(server.urls)
 
 

@@ -5,6 +5,7 @@ import { clear, errorText, h } from "./dom.js";
 import { mountConfig } from "./views/config.js";
 import { mountGraphs } from "./views/graphs.js";
 import { mountJournal } from "./views/journal.js";
+import { mountConnection } from "./views/realtime.js";
 import { mountRequest } from "./views/request.js";
 import { mountSessions } from "./views/sessions.js";
 import { mountVerify } from "./views/verify.js";
@@ -58,6 +59,9 @@ function route() {
     if (name === "requests" && extra) {
       renderNav(sessionId, "journal");
       cleanup = mountRequest(view, ctx, extra);
+    } else if (name === "connections" && extra) {
+      renderNav(sessionId, "journal");
+      cleanup = mountConnection(view, ctx, extra);
     } else if (name === "graphs") {
       renderNav(sessionId, "graphs");
       cleanup = mountGraphs(view, ctx);

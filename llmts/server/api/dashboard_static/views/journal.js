@@ -2,6 +2,7 @@
 // first page new requests arrive live by polling with the journal's `after` cursor.
 import { api, poll } from "../api.js";
 import { appendInSlices, clear, clock, errorText, h, sessionHash } from "../dom.js";
+import { connectionLink } from "./realtime.js";
 
 const PAGE = 100;
 const FILTERS = [
@@ -15,18 +16,22 @@ const FILTERS = [
   ["mcp_server", "MCP server", "text"],
   ["tool_name", "Tool", "text"],
   ["a2a_agent", "A2A agent", "text"],
+  ["realtime_connection", "Connection", "text"],
 ];
 const COLUMNS = ["#", "Started", "Provider", "Operation", "Model / peer", "Status", "Stream", "Outcome", "Answered by", "ms"];
 
 // MCP and A2A entries sit in the same timeline as the model calls; their "model" is the peer addressed.
-function target(entry) {
+// A realtime turn names its model and, linked, its WebSocket connection's short id.
+function target(session, entry) {
   if (entry.mcp_server) return entry.tool_name ? `${entry.mcp_server} › ${entry.tool_name}` : entry.mcp_server;
   if (entry.a2a_agent) return entry.a2a_agent;
+  if (entry.realtime_connection) return h("span", {}, `${entry.model || ""} › `, connectionLink(session, entry.realtime_connection, { "data-connection": entry.realtime_connection }));
   return entry.model || "";
 }
 
 function outcome(entry) {
   if (!entry.completed) return "in progress";
+  if (entry.close_code != null) return `closed ${entry.close_code}`; // a WebSocket close frame ended the turn
   if (entry.error_code) return entry.error_code;
   return entry.transport_outcome || (entry.success ? "ok" : "failed");
 }
@@ -104,9 +109,9 @@ export function mountJournal(root, ctx) {
       clock(entry.started_at),
       entry.provider,
       entry.operation || "",
-      target(entry),
+      target(session, entry),
       h("span", { class: `badge ${statusClass}` }, status),
-      entry.streaming ? "stream" : "",
+      entry.operation === "realtime" ? "websocket" : entry.streaming ? "stream" : "",
       outcome(entry),
       answeredBy(entry),
       duration(entry),

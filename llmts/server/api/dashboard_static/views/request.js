@@ -2,6 +2,8 @@
 // delivery as a timeline (plan, frames emitted, terminal marker, transport outcome, retry group).
 import { api, poll } from "../api.js";
 import { clear, errorText, h, pretty, sessionHash, when } from "../dom.js";
+import { connectionLink, realtimeSection } from "./realtime.js";
+import { previewFrames } from "./realtime_events.js";
 
 function ms(seconds, start) {
   return seconds == null ? null : Math.round((seconds - start) * 1000);
@@ -28,13 +30,16 @@ function frames(text) {
   return [];
 }
 
-function preview(title, id, text, size, truncated, streaming) {
+function preview(title, id, text, size, truncated, streaming, realtime = false) {
   const section = h("section", { class: "preview", id }, h("h2", {}, title, h("span", { class: "muted" }, ` ${size} bytes${truncated ? ", preview cut" : ""}`)));
-  const split = streaming ? frames(text) : [];
+  // A realtime turn's events are JSON messages written back to back (its audio shown as a byte count).
+  const split = realtime ? previewFrames(text, truncated) : streaming ? frames(text) : [];
   if (split.length) {
     const list = h("ol", { class: "frames" });
     split.forEach((frame) => list.append(h("li", {}, h("span", { class: "frame-label" }, frame.label), h("pre", {}, frame.body))));
-    section.append(list, h("details", {}, h("summary", {}, "raw"), h("pre", {}, text)));
+    // No raw text beside a realtime turn's messages: it would hold the audio's base64.
+    section.append(list);
+    if (!realtime) section.append(h("details", {}, h("summary", {}, "raw"), h("pre", {}, text)));
   } else {
     section.append(h("pre", { class: "json" }, text == null ? "(no body recorded)" : pretty(text)));
   }
@@ -71,7 +76,8 @@ function toolTable(title, id, items, kind) {
 
 function timeline(entry) {
   const start = entry.started_monotonic_seconds;
-  const events = [{ at: 0, label: "request received", detail: `${entry.method} ${entry.path}` }];
+  const realtime = entry.operation === "realtime"; // one model turn of a WebSocket connection
+  const events = [{ at: 0, label: realtime ? "turn asked for" : "request received", detail: `${entry.method} ${entry.path}` }];
   const plan = entry.stream_delivery;
   if (plan) {
     const where = plan.after_content_frames != null ? ` after ${plan.after_content_frames} content frame(s)` : "";
@@ -81,7 +87,8 @@ function timeline(entry) {
   if (entry.streaming || entry.emitted_content_frames) events.push({ at: null, label: "content frames emitted", detail: String(entry.emitted_content_frames) });
   if (plan) events.push({ at: null, label: entry.stream_delivery_applied ? "plan applied" : "plan not applied", cls: entry.stream_delivery_applied ? "plan" : "" });
   if (entry.streaming) {
-    events.push({ at: null, label: entry.terminal_marker_observed ? "terminal marker sent" : "no terminal marker", cls: entry.terminal_marker_observed ? "good" : "bad" });
+    const marker = realtime ? "terminal event" : "terminal marker";
+    events.push({ at: null, label: entry.terminal_marker_observed ? `${marker} sent` : `no ${marker}`, cls: entry.terminal_marker_observed ? "good" : "bad" });
   }
   if (entry.last_frame_monotonic_seconds != null && entry.last_frame_monotonic_seconds !== entry.first_frame_monotonic_seconds) {
     events.push({ at: ms(entry.last_frame_monotonic_seconds, start), label: "last frame written" });
@@ -121,6 +128,9 @@ function facts(ctx, entry) {
     ["MCP server", entry.mcp_server],
     ["A2A agent", entry.a2a_agent],
     ["tool", entry.tool_name],
+    ["realtime connection", entry.realtime_connection ? connectionLink(ctx.session, entry.realtime_connection) : null],
+    ["events written", entry.operation === "realtime" ? entry.emitted_events : null],
+    ["close frame sent", entry.close_code != null ? `${entry.close_code}${entry.close_reason ? ` ${entry.close_reason}` : ""}` : null],
     ["arguments", entry.arguments ? JSON.stringify(entry.arguments) : null],
     ["client answers", entry.client_answers && entry.client_answers.length ? entry.client_answers.map((a) => JSON.stringify(a)).join("\n") : null],
     ["status", entry.status],
@@ -184,12 +194,14 @@ export function mountRequest(root, ctx, requestId) {
     if (shownComplete) return;
     shownComplete = entry.completed;
     if (entry.completed) stop();
+    const realtime = entry.operation === "realtime";
     const parts = [
       h("h1", {}, `Request #${entry.sequence} `, h("span", { class: `badge ${entry.status >= 400 || entry.success === false ? "bad" : "good"}` }, String(entry.status ?? "in progress"))),
       facts(ctx, entry),
+      realtime ? realtimeSection(ctx, entry) : null,
       h("section", {}, h("h2", {}, "Delivery"), timeline(entry)),
       preview("Request", "request-preview", entry.request_preview, entry.request_bytes, entry.request_truncated, false),
-      preview("Response", "response-preview", entry.response_preview, entry.response_bytes, entry.response_truncated, entry.streaming),
+      preview("Response", "response-preview", entry.response_preview, entry.response_bytes, entry.response_truncated, entry.streaming, realtime),
       toolTable("Tool calls the answer made", "response-tool-calls", entry.response_tool_calls, "call"),
       toolTable("Tool calls in the request's history", "request-tool-calls", entry.request_tool_calls, "call"),
       toolTable("Tool results the request sent back", "tool-results", entry.tool_results, "result"),

@@ -1,0 +1,181 @@
+"""What a Realtime connection keeps between messages: the conversation and the input audio buffer.
+
+Both are bounded (``limits.py``). The conversation drops its oldest items past its bounds, as the
+service's ``truncation`` drops the oldest messages from the model's context; the audio buffer refuses an
+append past its bound (the protocol answers with an ``error``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llmts.providers.openai.realtime.items import Item
+from llmts.providers.openai.realtime.limits import REALTIME_LIMITS
+
+__all__ = ["ROOT", "AudioBuffer", "Conversation", "Segment", "VadRule"]
+
+# ``previous_item_id`` that inserts an item at the start of the conversation.
+ROOT = "root"
+
+
+class Conversation:
+    """The default conversation's items in order, by id."""
+
+    __slots__ = ("_by_id", "_chars", "_items", "id")
+
+    def __init__(self, conversation_id: str) -> None:
+        self.id = conversation_id
+        self._items: list[Item] = []
+        self._by_id: dict[str, Item] = {}
+        self._chars = 0
+
+    def __contains__(self, item_id: str) -> bool:
+        return item_id in self._by_id
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, item_id: str) -> Item | None:
+        return self._by_id.get(item_id)
+
+    def items(self) -> tuple[Item, ...]:
+        return tuple(self._items)
+
+    def last_id(self) -> str | None:
+        return self._items[-1].id if self._items else None
+
+    def previous_id(self, item_id: str) -> str | None:
+        """The id of the item before ``item_id`` (None for the first)."""
+        index = self._index(item_id)
+        return self._items[index - 1].id if index > 0 else None
+
+    def has_call(self, call_id: str) -> bool:
+        return any(
+            item.kind == "function_call" and item.wire.get("call_id") == call_id for item in self._items
+        )
+
+    def insert(self, item: Item, after: str | None = None) -> str | None:
+        """Add ``item`` at the end, at the start (``after`` ``ROOT``) or after the item ``after`` (which the
+        caller checked exists); returns the id of the item now before it."""
+        if after is None:
+            index = len(self._items)
+        elif after == ROOT:
+            index = 0
+        else:
+            index = self._index(after) + 1
+        self._items.insert(index, item)
+        self._by_id[item.id] = item
+        self._chars += item.chars
+        self._bound(keep=item)
+        return self.previous_id(item.id)
+
+    def replace(self, item: Item) -> None:
+        """Put ``item`` in place of the item with its id (a truncated or interrupted answer)."""
+        index = self._index(item.id)
+        self._chars += item.chars - self._items[index].chars
+        self._items[index] = item
+        self._by_id[item.id] = item
+
+    def delete(self, item_id: str) -> bool:
+        item = self._by_id.pop(item_id, None)
+        if item is None:
+            return False
+        del self._items[self._index_of(item)]
+        self._chars -= item.chars
+        return True
+
+    def _index(self, item_id: str) -> int:
+        return self._index_of(self._by_id[item_id])
+
+    def _index_of(self, item: Item) -> int:
+        # From the end: the items a connection touches most (the latest answer, a new item) are there.
+        for index in range(len(self._items) - 1, -1, -1):
+            if self._items[index] is item:
+                return index
+        raise KeyError(item.id)
+
+    def _bound(self, keep: Item) -> None:
+        """Drop the oldest items (never ``keep``, the one just added) while past a bound."""
+        while len(self._items) > 1 and (
+            len(self._items) > REALTIME_LIMITS["conversation_items"]
+            or self._chars > REALTIME_LIMITS["conversation_chars"]
+        ):
+            oldest = self._items[0] if self._items[0] is not keep else self._items[1]
+            self.delete(oldest.id)
+
+
+@dataclass(frozen=True, slots=True)
+class VadRule:
+    """The session's turn detection as the buffer applies it: how much silence ends a speech segment, and
+    how much audio before speech is kept (``prefix_padding_ms``)."""
+
+    silence_ms: int
+    padding_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """What one append did to the speech segment: started at ``started_ms`` and/or stopped at
+    ``stopped_ms`` (milliseconds of all audio appended during the session)."""
+
+    started_ms: int | None = None
+    stopped_ms: int | None = None
+
+
+_NOTHING = Segment()
+
+
+class AudioBuffer:
+    """The input audio buffer, the session's audio timeline, and server VAD's speech segment."""
+
+    __slots__ = ("data", "in_speech", "silent_ms", "written_ms")
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        # Milliseconds of all audio appended during the session (what VAD events count from).
+        self.written_ms = 0.0
+        self.in_speech = False
+        self.silent_ms = 0.0
+
+    def fits(self, size: int) -> bool:
+        return len(self.data) + size <= REALTIME_LIMITS["input_audio_bytes"]
+
+    def append(self, chunk: bytes, bytes_per_ms: int, silent: bool, vad: VadRule | None) -> Segment:
+        """Buffer ``chunk`` (whose every sample is silence when ``silent``) and apply server VAD: outside
+        speech the buffer keeps only ``padding_ms`` of silence; a non-silent chunk starts a segment; once
+        the silent chunks since the last sound reach ``silence_ms`` the segment stops."""
+        start_ms = self.written_ms
+        self.written_ms += len(chunk) / bytes_per_ms
+        self.data += chunk
+        if vad is None or not chunk:
+            return _NOTHING
+        if not self.in_speech:
+            if silent:
+                keep = vad.padding_ms * bytes_per_ms
+                if len(self.data) > keep:
+                    del self.data[: len(self.data) - keep]
+                return _NOTHING
+            self.in_speech = True
+            self.silent_ms = 0.0
+            padding_ms = (len(self.data) - len(chunk)) / bytes_per_ms
+            return Segment(started_ms=max(0, int(start_ms - padding_ms)))
+        if not silent:
+            self.silent_ms = 0.0
+            return _NOTHING
+        self.silent_ms += len(chunk) / bytes_per_ms
+        if self.silent_ms < vad.silence_ms:
+            return _NOTHING
+        self.in_speech = False
+        self.silent_ms = 0.0
+        return Segment(stopped_ms=int(self.written_ms))
+
+    def take(self) -> bytes:
+        """The buffered audio, emptying the buffer and ending any segment."""
+        audio = bytes(self.data)
+        self.clear()
+        return audio
+
+    def clear(self) -> None:
+        self.data.clear()
+        self.in_speech = False
+        self.silent_ms = 0.0

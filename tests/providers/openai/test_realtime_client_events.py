@@ -24,7 +24,7 @@ def _state(client: Client) -> Any:
     return (
         [item.wire for item in protocol.conversation.items()],
         orjson.dumps(protocol.settings.wire),
-        bytes(protocol._buffer.data),
+        protocol._buffer.size,
         protocol.active,
     )
 
@@ -376,7 +376,7 @@ def test_the_input_audio_buffer_is_bounded() -> None:
         assert client.send({"type": "input_audio_buffer.append", "audio": chunk})[1] == []
     error = client.error({"type": "input_audio_buffer.append", "audio": chunk})
     assert error["code"] == "input_audio_buffer_full"
-    assert len(client.protocol._buffer.data) == 12 * 1024 * 1024
+    assert client.protocol._buffer.size == 12 * 1024 * 1024
     huge = base64.b64encode(b"\x01" * (REALTIME_LIMITS["input_audio_bytes"] + 3)).decode()
     assert client.error({"type": "input_audio_buffer.append", "audio": huge})["code"] == "audio_too_large"
 
@@ -428,3 +428,29 @@ def test_an_append_after_a_refused_append_gets_a_summary_of_its_own() -> None:
         {"type": "input_audio_buffer.append", "error": "invalid_type"},
         {"type": "input_audio_buffer.append", "events": 2, "audio_bytes": 2 * 4800},
     ]
+
+
+def test_buffered_input_audio_is_counted_not_kept() -> None:
+    """What llmts hears in committed audio is its size (or the session's script), so the buffer holds no
+    audio: 12 MiB appended (manual mode, nothing committed) leave well under a MiB allocated."""
+    import base64
+    import tracemalloc
+
+    client = Client.connect()
+    client.send(
+        {
+            "type": "session.update",
+            "session": {"type": "realtime", "audio": {"input": {"turn_detection": None}}},
+        }
+    )
+    chunk = base64.b64encode((1000).to_bytes(2, "little", signed=True) * 512 * 1024).decode()  # 1 MiB
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(12):
+            client.send({"type": "input_audio_buffer.append", "audio": chunk})
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert client.protocol._buffer.size == 12 * 1024 * 1024
+    assert kept < 1024 * 1024, kept

@@ -597,7 +597,7 @@ def test_a_user_audio_item_is_heard_through_the_transcript_hook() -> None:
         }
     )
     turn = client.respond()
-    assert [m.text for m in turn.neutral.messages] == [input_transcript(bytes(9600)), "scripted words"]
+    assert [m.text for m in turn.neutral.messages] == [input_transcript(9600), "scripted words"]
     assert (
         turn.client_events[1]["audio_parts"] == 1
         and audio[:40] not in orjson.dumps(turn.client_events).decode()
@@ -882,7 +882,7 @@ def test_server_vad_speech_then_silence_commits_and_answers() -> None:
     turn = reaction.turn
     assert turn is not None and events[-1]["response"]["id"] == turn.response_id
     committed = (300 + 400 + 100 + 100 + 100 + 100 + 100) * 48
-    assert turn.neutral.messages[-1].text == input_transcript(bytes(committed))
+    assert turn.neutral.messages[-1].text == input_transcript(committed)
     assert turn.client_events[1:] == [
         {"type": "input_audio_buffer.append", "events": 7, "audio_bytes": (500 + 400 + 500) * 48},
         {"type": "input_audio_buffer.committed", "item_id": item_id, "audio_bytes": committed},
@@ -906,7 +906,7 @@ def test_input_transcription_when_the_session_enables_it() -> None:
     _, events = client.send({"type": "input_audio_buffer.append", "audio": silence_b64(200)})
     assert _types(events)[4] == "conversation.item.input_audio_transcription.completed"
     transcription = events[4]
-    assert transcription["transcript"] == input_transcript(bytes(300 * 48))
+    assert transcription["transcript"] == input_transcript(300 * 48)
     assert (
         transcription["usage"] == {"type": "duration", "seconds": 0.3} and transcription["content_index"] == 0
     )
@@ -929,7 +929,7 @@ def test_manual_commit_and_clear() -> None:
         "conversation.item.done",
     ]
     assert reaction.turn is None  # a commit never starts a response
-    assert client.protocol.conversation.items()[0].text == input_transcript(bytes(4800))
+    assert client.protocol.conversation.items()[0].text == input_transcript(4800)
     client.send({"type": "input_audio_buffer.append", "audio": speech_b64(200)})
     assert client.types({"type": "input_audio_buffer.clear"}) == ["input_audio_buffer.cleared"]
     assert client.error({"type": "input_audio_buffer.commit"})["code"] == "input_audio_buffer_commit_empty"

@@ -52,11 +52,11 @@ def is_silence(chunk: bytes, audio_format: dict[str, Any] | None) -> bool:
     return bool(chunk) and not chunk.strip(_SILENT[format_type(audio_format)])
 
 
-def input_transcript(audio: bytes) -> str:
+def input_transcript(size: int) -> str:
     """What llmts "hears" in committed input audio: the text a turn's user message carries to scenario
     matching (and the input transcription, when the session enables one), unless the session scripts
     what the user said (``realtime.input_transcripts``, ``RealtimeOpening.heard``): the audio's size."""
-    return f"[audio: {len(audio)} bytes]"
+    return f"[audio: {size} bytes]"
 
 
 def encode_output(pcm: bytes, audio_format: dict[str, Any] | None) -> bytes:

@@ -100,7 +100,7 @@ def _common(raw: dict[str, Any], param: str) -> tuple[str | None, str]:
 
 
 def _part(
-    raw: Any, role: str, param: str, transcribe: Callable[[bytes], str]
+    raw: Any, role: str, param: str, transcribe: Callable[[int], str]
 ) -> tuple[dict[str, Any], str, int]:
     """One content part: (its wire form, its text for the model, the characters it holds)."""
     if not isinstance(raw, dict):
@@ -119,7 +119,7 @@ def _part(
     if kind == "input_audio":
         audio = decode_audio(require(raw, "audio", param), f"{param}.audio")
         transcript = optional_str(raw, "transcript", param, _ITEM_CHARS)
-        heard = transcript if transcript is not None else transcribe(audio)
+        heard = transcript if transcript is not None else transcribe(len(audio))
         return {"type": kind, "transcript": transcript}, heard, len(heard)
     url = require_str(raw, "image_url", param, _ITEM_CHARS)
     part: dict[str, Any] = {"type": kind, "image_url": url}
@@ -129,7 +129,7 @@ def _part(
 
 
 def _message(
-    raw: dict[str, Any], param: str, transcribe: Callable[[bytes], str]
+    raw: dict[str, Any], param: str, transcribe: Callable[[int], str]
 ) -> tuple[dict[str, Any], str, int]:
     check_keys(raw, (*_COMMON_KEYS, "role", "content"), param)
     role = one_of(require(raw, "role", param), _ROLES, f"{param}.role")
@@ -153,7 +153,7 @@ def _message(
 
 
 def parse_item(
-    raw: Any, param: str, new_id: Callable[[str], str], transcribe: Callable[[bytes], str]
+    raw: Any, param: str, new_id: Callable[[str], str], transcribe: Callable[[int], str]
 ) -> Item:
     """A client's item (``conversation.item.create``'s ``item``, or an item of a response's ``input``);
     an ``id`` the client leaves out is assigned (``item_...``, and ``call_...`` for a call's ``call_id``)."""

@@ -52,7 +52,7 @@ class OpenAIRealtimeProtocol:
     """One connection's Realtime session: settings, conversation, input audio buffer, active response."""
 
     def __init__(
-        self, opening: RealtimeOpening, model: str, *, transcribe: Callable[[bytes], str] = input_transcript
+        self, opening: RealtimeOpening, model: str, *, transcribe: Callable[[int], str] = input_transcript
     ) -> None:
         self._provider = opening.provider
         self._new_id = opening.new_id
@@ -249,7 +249,7 @@ class OpenAIRealtimeProtocol:
         return Reaction(events=[*events, created], turn=turn)
 
     def _commit(self, raw: dict[str, Any], event_id: str | None) -> Reaction:
-        size = len(self._buffer.data)
+        size = self._buffer.size
         buffered_ms = size / bytes_per_ms(self.settings.input_format)
         if buffered_ms < MIN_COMMIT_MS:
             raise EventError(
@@ -272,22 +272,22 @@ class OpenAIRealtimeProtocol:
     def _commit_buffer(self, event_id: str | None, *, by_client: bool) -> list[bytes]:
         """The buffer as the user's audio message: ``committed``, the item's events and, when the session
         transcribes its input, the transcription."""
-        audio = self._buffer.take()
+        size = self._buffer.take()
         item_id = self._speech_item or self._new_id("item")
         self._speech_item = None
-        heard = self._transcribe(audio)
+        heard = self._transcribe(size)
         item = user_audio_item(item_id, heard)
         if by_client:
-            self._log.add("input_audio_buffer.commit", event_id, item_id=item_id, audio_bytes=len(audio))
+            self._log.add("input_audio_buffer.commit", event_id, item_id=item_id, audio_bytes=size)
         else:  # server VAD committed the segment the appends made
-            self._log.add("input_audio_buffer.committed", item_id=item_id, audio_bytes=len(audio))
+            self._log.add("input_audio_buffer.committed", item_id=item_id, audio_bytes=size)
         previous, added = self._added(item)
         events = [
             self._emit.event("input_audio_buffer.committed", previous_item_id=previous, item_id=item_id),
             *added,
         ]
         if self.settings.transcription is not None:
-            seconds = round(len(audio) / bytes_per_ms(self.settings.input_format) / 1000, 3)
+            seconds = round(size / bytes_per_ms(self.settings.input_format) / 1000, 3)
             events.append(
                 self._emit.event(
                     "conversation.item.input_audio_transcription.completed",
@@ -301,7 +301,7 @@ class OpenAIRealtimeProtocol:
         return events
 
     def _clear(self, raw: dict[str, Any], event_id: str | None) -> Reaction:
-        size = len(self._buffer.data)
+        size = self._buffer.size
         self._buffer.clear()
         self._speech_item = None
         self._log.add("input_audio_buffer.clear", event_id, audio_bytes=size)

@@ -75,7 +75,7 @@ def _protocol(opening: RealtimeOpening, model: str) -> RealtimeProtocol:
     from llmts.providers.openai.realtime.protocol import OpenAIRealtimeProtocol
 
     return OpenAIRealtimeProtocol(
-        opening, model, transcribe=lambda audio: opening.heard(input_transcript(audio))
+        opening, model, transcribe=lambda size: opening.heard(input_transcript(size))
     )
 
 

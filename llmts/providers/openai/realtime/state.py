@@ -126,19 +126,21 @@ _NOTHING = Segment()
 
 
 class AudioBuffer:
-    """The input audio buffer, the session's audio timeline, and server VAD's speech segment."""
+    """The input audio buffer, the session's audio timeline, and server VAD's speech segment. It counts the
+    buffered bytes instead of keeping them: what llmts hears in them is their size (or the session's script),
+    so a connection holds no audio however much it buffers."""
 
-    __slots__ = ("data", "in_speech", "silent_ms", "written_ms")
+    __slots__ = ("in_speech", "silent_ms", "size", "written_ms")
 
     def __init__(self) -> None:
-        self.data = bytearray()
+        self.size = 0
         # Milliseconds of all audio appended during the session (what VAD events count from).
         self.written_ms = 0.0
         self.in_speech = False
         self.silent_ms = 0.0
 
     def fits(self, size: int) -> bool:
-        return len(self.data) + size <= REALTIME_LIMITS["input_audio_bytes"]
+        return self.size + size <= REALTIME_LIMITS["input_audio_bytes"]
 
     def append(self, chunk: bytes, bytes_per_ms: int, silent: bool, vad: VadRule | None) -> Segment:
         """Buffer ``chunk`` (whose every sample is silence when ``silent``) and apply server VAD: outside
@@ -146,18 +148,17 @@ class AudioBuffer:
         the silent chunks since the last sound reach ``silence_ms`` the segment stops."""
         start_ms = self.written_ms
         self.written_ms += len(chunk) / bytes_per_ms
-        self.data += chunk
+        self.size += len(chunk)
         if vad is None or not chunk:
             return _NOTHING
         if not self.in_speech:
             if silent:
                 keep = vad.padding_ms * bytes_per_ms
-                if len(self.data) > keep:
-                    del self.data[: len(self.data) - keep]
+                self.size = min(self.size, keep)
                 return _NOTHING
             self.in_speech = True
             self.silent_ms = 0.0
-            padding_ms = (len(self.data) - len(chunk)) / bytes_per_ms
+            padding_ms = (self.size - len(chunk)) / bytes_per_ms
             return Segment(started_ms=max(0, int(start_ms - padding_ms)))
         if not silent:
             self.silent_ms = 0.0
@@ -169,13 +170,13 @@ class AudioBuffer:
         self.silent_ms = 0.0
         return Segment(stopped_ms=int(self.written_ms))
 
-    def take(self) -> bytes:
-        """The buffered audio, emptying the buffer and ending any segment."""
-        audio = bytes(self.data)
+    def take(self) -> int:
+        """The buffered audio's size, emptying the buffer and ending any segment."""
+        size = self.size
         self.clear()
-        return audio
+        return size
 
     def clear(self) -> None:
-        self.data.clear()
+        self.size = 0
         self.in_speech = False
         self.silent_ms = 0.0

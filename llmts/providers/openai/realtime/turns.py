@@ -97,7 +97,7 @@ def _metadata(value: Any) -> dict[str, str]:
 
 
 def _input(
-    value: Any, conversation: Conversation, new_id: Callable[[str], str], transcribe: Callable[[bytes], str]
+    value: Any, conversation: Conversation, new_id: Callable[[str], str], transcribe: Callable[[int], str]
 ) -> list[Item]:
     """A response's ``input``: new items, or references to the conversation's (``item_reference``)."""
     if not isinstance(value, list):
@@ -128,7 +128,7 @@ def _input(
 
 
 def parse_overrides(
-    raw: Any, conversation: Conversation, new_id: Callable[[str], str], transcribe: Callable[[bytes], str]
+    raw: Any, conversation: Conversation, new_id: Callable[[str], str], transcribe: Callable[[int], str]
 ) -> Overrides:
     if raw is None:
         return Overrides()

@@ -260,3 +260,29 @@ def test_the_default_session_echoes_like_chat(llmts_server: Any) -> None:
         _ask(connection, "echo me", ["text"])
         events = list(events_until(connection))
     assert text_of(events) == "echo me"
+
+
+def test_a_reset_during_a_fault_pause_fails_the_turn_in_the_protocols_way(
+    llmts_session: SessionClient,
+) -> None:
+    _configure(
+        llmts_session,
+        {
+            "text": "a b",
+            "chunks": ["a", " b"],
+            "stream_delivery": {"mode": "stall", "after_content_frames": 1, "delay_ms": 5000},
+        },
+    )
+    with _connect(llmts_session) as connection:
+        check_openai_event(connection.recv())
+        _ask(connection, "go")
+        for event in connection:
+            if check_openai_event(event)["type"] == "response.output_text.delta":
+                break
+        started = time.monotonic()
+        llmts_session.reset()
+        rest = list(events_until(connection))
+    assert time.monotonic() - started < 4  # the reset ended the 5 s stall
+    [error] = [e for e in rest if e["type"] == "error"]
+    assert error["error"]["code"] == "llm_test_server_request_superseded"
+    assert rest[-1]["response"]["status"] == "failed"

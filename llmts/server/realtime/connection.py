@@ -407,6 +407,16 @@ class RealtimeConnection:
         if self._cancelled is not None and written < len(events) and self._ws.open:
             self._interrupted(turn, delivered, entry)
             evidence.transport_outcome = evidence.transport_outcome or "early_end"
+        elif evidence.ended_by == "superseded" and written < len(events) and self._ws.open:
+            # The session was reset or reconfigured during a fault's pause: the turn fails as such, in the
+            # protocol's own way (OpenAI: an error event and a failed response.done; Gemini: a close).
+            superseded = RequestSuperseded(
+                "the session was reset, reconfigured or deleted while this turn was being answered"
+            )
+            entry.failed(superseded.code)
+            with self._lock:
+                reaction = self._protocol.failed(turn, superseded)
+            self._apply(reaction)
         else:
             with self._lock:
                 self._protocol.finished(turn)

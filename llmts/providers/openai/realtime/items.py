@@ -152,9 +152,7 @@ def _message(
     return {"role": role, "content": parts}, "".join(texts), chars
 
 
-def parse_item(
-    raw: Any, param: str, new_id: Callable[[str], str], transcribe: Callable[[int], str]
-) -> Item:
+def parse_item(raw: Any, param: str, new_id: Callable[[str], str], transcribe: Callable[[int], str]) -> Item:
     """A client's item (``conversation.item.create``'s ``item``, or an item of a response's ``input``);
     an ``id`` the client leaves out is assigned (``item_...``, and ``call_...`` for a call's ``call_id``)."""
     if not isinstance(raw, dict):

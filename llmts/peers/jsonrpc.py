@@ -11,6 +11,8 @@ from typing import Any
 
 import orjson
 
+from llmts.schema.wire_values import MAX_JSON_NESTING, nests_deeper
+
 __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -37,7 +39,7 @@ RequestId = str | int
 
 # Nesting of a message's JSON (docs/mcp.md and docs/a2a.md, "Limits"): orjson reads about 1,024 levels
 # but writes only about 254, so a deeper value could be accepted and then fail to be journaled or echoed.
-MAX_NESTING = 64
+MAX_NESTING = MAX_JSON_NESTING
 
 
 class JsonRpcError(Exception):
@@ -100,23 +102,6 @@ def _request_id(value: Any) -> RequestId | None:
     raise JsonRpcError(INVALID_REQUEST, "id must be a string or an integer")
 
 
-def _nesting_exceeds(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests objects and arrays deeper than ``limit`` (iterative: no recursion limit)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return False
-
-
 def parse_message(body: bytes) -> Message:
     """One JSON-RPC 2.0 message from a request body; ``JsonRpcError`` (parse error or invalid request)
     for anything else. Batches are refused: no revision the SDKs speak sends them over HTTP. JSON nested
@@ -125,7 +110,7 @@ def parse_message(body: bytes) -> Message:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
         raise JsonRpcError(PARSE_ERROR, "Parse error: the body is not JSON") from None
-    if _nesting_exceeds(data, MAX_NESTING):
+    if nests_deeper(data, MAX_NESTING):
         raise JsonRpcError(INVALID_REQUEST, f"the message nests JSON deeper than {MAX_NESTING} levels")
     if isinstance(data, list):
         raise JsonRpcError(INVALID_REQUEST, "JSON-RPC batches are not supported")

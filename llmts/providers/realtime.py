@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from llmts.providers.base import ProviderRequest
 
 __all__ = [
-    "MAX_MESSAGE_DEPTH",
     "ClientEvent",
     "Reaction",
     "RealtimeOpening",
@@ -44,7 +43,6 @@ __all__ = [
     "RealtimeRoute",
     "ServerEvent",
     "Turn",
-    "too_deep",
 ]
 
 # One client event as the journal keeps it: ``{"type": ...}`` plus what identifies what it carried
@@ -161,23 +159,3 @@ class RealtimeRoute:
     # How a refused credential is told after the 101 (OpenAI: an ``error`` event then close 3000) or, None,
     # before it (an HTTP 401 in the adapter's envelope; Gemini closes 1008 after the 101 instead).
     unauthorized_after_upgrade: Callable[[LlmtsError], Reaction] | None = None
-
-
-# Client messages nest at most this deep (objects and arrays): orjson reads 1,024 levels but writes only
-# 254, and a protocol echoes and journals what it was sent (a deeper tool schema would fail there).
-MAX_MESSAGE_DEPTH = 64
-
-
-def too_deep(value: Any, limit: int = MAX_MESSAGE_DEPTH) -> bool:
-    """Whether objects and arrays in ``value`` nest deeper than ``limit`` (breadth first, no recursion)."""
-    level: list[Any] = [value] if isinstance(value, (dict, list)) else []
-    for _ in range(limit):
-        level = [
-            child
-            for container in level
-            for child in (container.values() if isinstance(container, dict) else container)
-            if isinstance(child, (dict, list))
-        ]
-        if not level:
-            return False
-    return bool(level)

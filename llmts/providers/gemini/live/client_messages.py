@@ -48,8 +48,8 @@ from llmts.providers.gemini.live.fields import (
     struct_json,
     value_at,
 )
-from llmts.providers.realtime import MAX_MESSAGE_DEPTH, too_deep
 from llmts.schema.neutral import reasoning_settings
+from llmts.schema.wire_values import MAX_JSON_NESTING, nests_deeper
 
 __all__ = ["parse_message"]
 
@@ -308,9 +308,9 @@ def parse_message(data: bytes) -> LiveMessage:
         raise LiveInvalid("Invalid JSON payload received. The message is not a JSON object.") from None
     if not isinstance(raw, dict):
         raise LiveInvalid(f"Invalid JSON payload received. Expected an object, got {shown(raw)}")
-    if too_deep(raw):
+    if nests_deeper(raw):
         raise LiveInvalid(
-            f"Invalid JSON payload received. Nested deeper than {MAX_MESSAGE_DEPTH} levels (llmts limit)."
+            f"Invalid JSON payload received. Nested deeper than {MAX_JSON_NESTING} levels (llmts limit)."
         )
     found: list[tuple[str, Any]] = []
     for key, value in raw.items():

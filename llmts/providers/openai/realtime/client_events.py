@@ -14,7 +14,7 @@ import orjson
 
 from llmts.providers.openai.realtime.limits import REALTIME_LIMITS
 from llmts.providers.openai.realtime.wire import EventError, check_keys, invalid_type, one_of, require
-from llmts.providers.realtime import too_deep
+from llmts.schema.wire_values import nests_deeper
 
 __all__ = ["CLIENT_EVENTS", "check", "decode", "event_id_of"]
 
@@ -50,7 +50,7 @@ def decode(message: bytes) -> dict[str, Any]:
         raise EventError(
             f"Invalid event: expected a JSON object, but got {_json_kind(raw)} instead.", "invalid_type", None
         )
-    if too_deep(raw, REALTIME_LIMITS["event_depth"]):
+    if nests_deeper(raw, REALTIME_LIMITS["event_depth"]):
         raise EventError(
             f"Invalid event: JSON nested deeper than {REALTIME_LIMITS['event_depth']} levels.",
             "invalid_value",

@@ -109,18 +109,9 @@ def _speech(output: ScriptedOutput, text: str) -> bytes:
     return speech_pcm(text)
 
 
-def _message(
-    w: _Writer, index: int, item_id: str, output: ScriptedOutput, text: str, status: str, previous: str | None
-) -> Output:
+def _item_added(w: _Writer, index: int, head: dict[str, Any], previous: str | None) -> None:
+    """An output item opens: ``response.output_item.added``, and its ``conversation.item.added``."""
     r = w.response
-    head = {
-        "id": item_id,
-        "object": "realtime.item",
-        "type": "message",
-        "status": "in_progress",
-        "role": "assistant",
-        "content": [],
-    }
     w.add(
         "item",
         index,
@@ -135,6 +126,40 @@ def _message(
         w.add(
             "conv_added", index, None, _OTHER, "conversation.item.added", previous_item_id=previous, item=head
         )
+
+
+def _item_done(w: _Writer, index: int, done: dict[str, Any], previous: str | None) -> None:
+    """An output item closes: ``response.output_item.done``, and its ``conversation.item.done``."""
+    r = w.response
+    w.add(
+        "item_done",
+        index,
+        None,
+        _OTHER,
+        "response.output_item.done",
+        response_id=r.id,
+        output_index=index,
+        item=done,
+    )
+    if r.in_conversation:
+        w.add(
+            "conv_done", index, None, _OTHER, "conversation.item.done", previous_item_id=previous, item=done
+        )
+
+
+def _message(
+    w: _Writer, index: int, item_id: str, output: ScriptedOutput, text: str, status: str, previous: str | None
+) -> Output:
+    r = w.response
+    head = {
+        "id": item_id,
+        "object": "realtime.item",
+        "type": "message",
+        "status": "in_progress",
+        "role": "assistant",
+        "content": [],
+    }
+    _item_added(w, index, head, previous)
     ids = {"response_id": r.id, "item_id": item_id, "output_index": index, "content_index": 0}
     pieces = _pieces(output, text)
     audio_ms = 0
@@ -203,20 +228,7 @@ def _message(
         content = {"type": "output_audio", "transcript": text}
     w.add("part_done", index, None, _OTHER, "response.content_part.done", **ids, part=part)
     done = {**head, "status": status, "content": [content]}
-    w.add(
-        "item_done",
-        index,
-        None,
-        _OTHER,
-        "response.output_item.done",
-        response_id=r.id,
-        output_index=index,
-        item=done,
-    )
-    if r.in_conversation:
-        w.add(
-            "conv_done", index, None, _OTHER, "conversation.item.done", previous_item_id=previous, item=done
-        )
+    _item_done(w, index, done, previous)
     return Output(
         index, head, Item(id=item_id, wire=done, text=text, chars=len(text), audio_ms=audio_ms), previous
     )
@@ -235,20 +247,7 @@ def _call(
         "call_id": call.id,
         "arguments": "",
     }
-    w.add(
-        "item",
-        index,
-        None,
-        _OTHER,
-        "response.output_item.added",
-        response_id=r.id,
-        output_index=index,
-        item=head,
-    )
-    if r.in_conversation:
-        w.add(
-            "conv_added", index, None, _OTHER, "conversation.item.added", previous_item_id=previous, item=head
-        )
+    _item_added(w, index, head, previous)
     ids = {"response_id": r.id, "item_id": item_id, "output_index": index, "call_id": call.id}
     chunks = tuple(chunk for chunk in call.arguments_chunks if chunk)
     if "".join(chunks) != call.arguments:
@@ -266,20 +265,7 @@ def _call(
         arguments=call.arguments,
     )
     done = {**head, "status": status, "arguments": call.arguments}
-    w.add(
-        "item_done",
-        index,
-        None,
-        _OTHER,
-        "response.output_item.done",
-        response_id=r.id,
-        output_index=index,
-        item=done,
-    )
-    if r.in_conversation:
-        w.add(
-            "conv_done", index, None, _OTHER, "conversation.item.done", previous_item_id=previous, item=done
-        )
+    _item_done(w, index, done, previous)
     chars = len(call.name) + len(call.arguments)
     return Output(index, head, Item(id=item_id, wire=done, text="", chars=chars), previous)
 

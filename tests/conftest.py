@@ -95,6 +95,25 @@ def own_server_factory(background_stops: BackgroundStops) -> Iterator[Callable[.
         background_stops.stop(server)
 
 
+@pytest.fixture(scope="module")
+def tls_server(background_stops: BackgroundStops) -> Iterator[LlmTestServer]:
+    """A server behind ``llmts serve --tls`` (generated certificate; docs/tls.md), one per test module: for
+    clients that always dial ``wss://`` (google-genai's Live client, ``AzureOpenAI``'s realtime)."""
+    server = LlmTestServer.start(tls=True, access_log=False)
+    try:
+        yield server
+    finally:
+        background_stops.stop(server)
+
+
+@pytest.fixture
+def tls_session(tls_server: LlmTestServer) -> Iterator[SessionClient]:
+    """A fresh session of ``tls_server``, deleted afterwards."""
+    session = tls_server.create_session()
+    yield session
+    session.delete()
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto`` runs two workers per CPU: most of this suite's time is spent waiting on other processes
     (servers starting and stopping, Chromium, inner pytest runs, deadlines running out), so one worker per

@@ -14,7 +14,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
@@ -32,27 +31,10 @@ from google.genai import types
 from llmts import LlmTestServer, SessionClient
 from llmts.catalog.registry import CATALOG
 from tests.helpers import USER_HI
-from tests.support.servers import BackgroundStops
 
 pytestmark = pytest.mark.sdk
 
 _BEDROCK_MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
-
-
-@pytest.fixture(scope="module")
-def tls_server(background_stops: BackgroundStops) -> Iterator[LlmTestServer]:
-    server = LlmTestServer.start(tls=True, access_log=False)
-    try:
-        yield server
-    finally:
-        background_stops.stop(server)
-
-
-@pytest.fixture
-def tls_session(tls_server: LlmTestServer) -> Iterator[SessionClient]:
-    session = tls_server.create_session()
-    yield session
-    session.delete()
 
 
 def _certificate_refused(error: BaseException) -> bool:

@@ -40,6 +40,16 @@ def _text(messages: list[types.LiveServerMessage]) -> str:
     )
 
 
+def _audio(messages: list[types.LiveServerMessage]) -> bytes:
+    return b"".join(
+        part.inline_data.data or b""
+        for message in messages
+        if message.server_content and message.server_content.model_turn
+        for part in message.server_content.model_turn.parts or ()
+        if part.inline_data
+    )
+
+
 def test_a_text_turn_with_usage(tls_session: SessionClient) -> None:
     _configure(tls_session, {"text": "Hello from Live.", "chunks": ["Hello", " from Live."]})
     client = tls_session.gemini_client(api_key="g-key")
@@ -80,13 +90,7 @@ def test_an_audio_turn_carries_generated_pcm_and_its_transcription(tls_session: 
             return await _turn(live)
 
     messages = _run(talk)
-    audio = b"".join(
-        part.inline_data.data or b""
-        for m in messages
-        if m.server_content and m.server_content.model_turn
-        for part in m.server_content.model_turn.parts or ()
-        if part.inline_data
-    )
+    audio = _audio(messages)
     assert audio == speech_pcm("Sunny and warm.")
     heard = "".join(
         m.server_content.output_transcription.text or ""
@@ -239,11 +243,5 @@ def test_scripted_audio_bytes_are_sent_as_given(tls_session: SessionClient) -> N
             return await _turn(live)
 
     messages = _run(talk)
-    audio = b"".join(
-        part.inline_data.data or b""
-        for m in messages
-        if m.server_content and m.server_content.model_turn
-        for part in m.server_content.model_turn.parts or ()
-        if part.inline_data
-    )
+    audio = _audio(messages)
     assert audio == pcm

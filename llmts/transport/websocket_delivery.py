@@ -22,8 +22,8 @@ from llmts.transport.websocket_modes import (
     REGISTRY,
     EventBoundary,
     EventChannel,
-    record_event,
 )
+from llmts.transport.writer import record_frame
 
 __all__ = ["MALFORMED_EVENT", "EventChannel", "deliver_events"]
 
@@ -64,7 +64,7 @@ def deliver_events(
             evidence.transport_outcome = "client_gone"
             return written
         written += 1
-        record_event(evidence, len(data), kind)
+        record_frame(len(data), kind, evidence)
         if kind is not FrameKind.CONTENT:
             continue
         content += 1

@@ -25,7 +25,14 @@ from llmts.transport.modes import STREAM_UNITS, Boundary, InStream
 from llmts.transport.modes.malformed_frame import MALFORMED_SSE_FRAME
 from llmts.transport.pacing import StreamPacing, deliver_paced
 
-__all__ = ["MALFORMED_SSE_FRAME", "WholeStream", "deliver_body", "deliver_stream", "whole_stream"]
+__all__ = [
+    "MALFORMED_SSE_FRAME",
+    "WholeStream",
+    "deliver_body",
+    "deliver_stream",
+    "record_frame",
+    "whole_stream",
+]
 
 
 def deliver_body(
@@ -71,7 +78,7 @@ def deliver_stream(
         elif plan is None and separate:
             for frame, kind in zip(frames, kinds, strict=True):
                 yield frame
-                _record(frame, kind, evidence)
+                record_frame(len(frame), kind, evidence)
             evidence.transport_outcome = "completed"
         elif plan is None or (unit := STREAM_UNITS.get(plan.mode)) is None:
             body = b"".join(frames)
@@ -150,13 +157,14 @@ def _record_counts(frames: int, content: int, terminal: bool, size: int, evidenc
         evidence.terminal_marker_observed = True
 
 
-def _record(frame: bytes, kind: FrameKind, evidence: DeliveryEvidence) -> None:
+def record_frame(size: int, kind: FrameKind, evidence: DeliveryEvidence) -> None:
+    """Count one frame (an SSE event, a WebSocket message) whose write returned."""
     evidence.headers_committed = True
     evidence.last_frame_at = now = time.monotonic()
     if evidence.first_frame_at is None:
         evidence.first_frame_at = now
     evidence.emitted_frames += 1
-    evidence.emitted_bytes += len(frame)
+    evidence.emitted_bytes += size
     if kind is FrameKind.CONTENT:
         evidence.emitted_content_frames += 1
     elif kind is FrameKind.TERMINAL:
@@ -177,7 +185,7 @@ def _planned(
         frame, kind = frames[index], kinds[index]
         index += 1
         yield frame
-        _record(frame, kind, evidence)
+        record_frame(len(frame), kind, evidence)
         if kind is not FrameKind.CONTENT or evidence.emitted_content_frames != plan.after_content_frames:
             continue
         evidence.stream_delivery_applied = True

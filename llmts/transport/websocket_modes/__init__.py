@@ -21,7 +21,6 @@ from llmts.transport.websocket_modes.base import (
     EventChannel,
     OnWebSocket,
     on_websocket,
-    record_event,
 )
 
 __all__ = [
@@ -31,7 +30,6 @@ __all__ = [
     "EventChannel",
     "OnWebSocket",
     "on_websocket",
-    "record_event",
 ]
 
 # Every unit is an ``OnWebSocket`` (``registry_of`` checked each one's channel); the filter is for mypy.

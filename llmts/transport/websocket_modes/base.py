@@ -11,12 +11,11 @@ setting ``evidence.transport_outcome`` to end the turn.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol, TypeVar
 
-from llmts.schema.faults import Channel, DeliveryKind, FrameKind, StreamDelivery
+from llmts.schema.faults import Channel, DeliveryKind, StreamDelivery
 from llmts.transport.evidence import DeliveryEvidence
 from llmts.transport.modes.base import declare_unit
 from llmts.transport.waiting import WaitOutcome
@@ -28,7 +27,6 @@ __all__ = [
     "EventChannel",
     "OnWebSocket",
     "on_websocket",
-    "record_event",
 ]
 
 # The default broken event: a text frame whose JSON object is cut off. A protocol may supply its own.
@@ -87,20 +85,6 @@ class EventBoundary:
         if evidence.ended_by is None and not self.interrupted():
             evidence.ended_by = "superseded"  # the session was reset, reconfigured or deleted
         return False
-
-
-def record_event(evidence: DeliveryEvidence, size: int, kind: FrameKind) -> None:
-    """Count one event whose write returned."""
-    evidence.headers_committed = True
-    evidence.last_frame_at = now = time.monotonic()
-    if evidence.first_frame_at is None:
-        evidence.first_frame_at = now
-    evidence.emitted_frames += 1
-    evidence.emitted_bytes += size
-    if kind is FrameKind.CONTENT:
-        evidence.emitted_content_frames += 1
-    elif kind is FrameKind.TERMINAL:
-        evidence.terminal_marker_observed = True
 
 
 # A unit's function: True lets the turn's remaining events go out.

@@ -5,7 +5,8 @@ the connection stays open (openai: ``json.JSONDecodeError`` out of ``recv()``; g
 from __future__ import annotations
 
 from llmts.schema.faults import FrameKind
-from llmts.transport.websocket_modes.base import EventBoundary, on_websocket, record_event
+from llmts.transport.websocket_modes.base import EventBoundary, on_websocket
+from llmts.transport.writer import record_frame
 
 __all__ = ["act"]
 
@@ -16,6 +17,6 @@ def act(at: EventBoundary) -> bool:
     if not at.channel.send_raw(frame):
         at.evidence.transport_outcome = "client_gone"
         return False
-    record_event(at.evidence, len(frame), FrameKind.OTHER)
+    record_frame(len(frame), FrameKind.OTHER, at.evidence)
     at.evidence.transport_outcome = "early_end"
     return False

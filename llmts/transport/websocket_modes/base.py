@@ -29,8 +29,9 @@ __all__ = [
     "on_websocket",
 ]
 
-# The default broken event: a text frame whose JSON object is cut off. A protocol may supply its own.
-MALFORMED_EVENT = b'{"type": "response.output_text.delta", "delta": '
+# The default broken event: a text frame whose JSON object is cut off (the transport names no protocol's
+# events; a protocol may supply its own).
+MALFORMED_EVENT = b'{"malformed_event": "cut off here: '
 
 
 class EventChannel(Protocol):

@@ -308,15 +308,17 @@ class LlmTestServer:
         return self._member(self.urls[int(session_id[4:], 16) % len(self.urls)])
 
     def create_session(
-        self, session_id: str | None = None, *, config: ConfigInput | None = None
+        self, session_id: str | None = None, *, config: ConfigInput | None = None, label: str | None = None
     ) -> SessionClient:
         """A new session under a client-chosen id (``PUT /admin-api/sessions/{id}``; generated unless
         given), on the process that owns that id, so a load balancer hashing on the id routes its
-        creation and traffic alike. ``config`` configures it in the same request."""
+        creation and traffic alike. ``config`` configures it and ``label`` (at most 200 characters)
+        names it in the same request."""
         session_id = session_id or new_session_id()
         owner = self.owner(session_id)
         payload = config_payload(config) if config is not None else None
-        _, _, info = owner.request("PUT", f"/admin-api/sessions/{session_id}", payload)
+        body = payload if label is None else {**(payload or {}), "label": label}
+        _, _, info = owner.request("PUT", f"/admin-api/sessions/{session_id}", body)
         session = SessionClient(owner, info["id"], info["provider_base"])
         if payload is not None:
             session._credentials = dict(payload.get("provider_credentials") or {})
@@ -332,9 +334,19 @@ class LlmTestServer:
     def default_session(self) -> SessionClient:
         return self.session("default")
 
-    def sessions(self) -> list[dict[str, Any]]:
-        """The sessions of every server process (``default`` once per process)."""
+    def sessions(
+        self,
+        *,
+        label: str | None = None,
+        label_contains: str | None = None,
+        test_outcome: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """The sessions of every server process (``default`` once per process), optionally only those
+        with this exact ``label``, a label containing ``label_contains`` (any case), or this
+        ``test_outcome``."""
+        filters = {"label": label, "label_contains": label_contains, "test_outcome": test_outcome}
+        query = urllib.parse.urlencode({name: value for name, value in filters.items() if value is not None})
         listing: list[dict[str, Any]] = []
         for member in self.members():
-            listing.extend(member.request("GET", "/admin-api/sessions")[2])
+            listing.extend(member.request("GET", "/admin-api/sessions" + (f"?{query}" if query else ""))[2])
         return listing

@@ -60,6 +60,19 @@ class SessionClient(SdkClientShortcuts):
     def delete(self) -> None:
         self.server.request("DELETE", f"/admin-api/sessions/{self.id}")
 
+    def info(self) -> dict[str, Any]:
+        """The session's description (``GET /admin-api/sessions/{id}``): counters, label, test outcome."""
+        _, _, info = self.server.request("GET", f"/admin-api/sessions/{self.id}")
+        return dict(info)
+
+    def annotate(self, *, label: str | None = None, test_outcome: str | None = None) -> dict[str, Any]:
+        """Set the session's ``label`` and/or ``test_outcome`` (``passed``, ``failed``, ``skipped``,
+        ``error``); what is not given stays. Returns the session's description."""
+        fields = {"label": label, "test_outcome": test_outcome}
+        body = {name: value for name, value in fields.items() if value is not None}
+        _, _, info = self.server.request("PUT", f"/admin-api/sessions/{self.id}", body)
+        return dict(info)
+
     def recording(self, *, pacing: bool = False) -> dict[str, Any]:
         """What this recording session kept, as a configuration ``configure`` loads unchanged
         (``GET /admin-api/recording``; ``pacing`` adds the measured timing; docs/recording.md)."""

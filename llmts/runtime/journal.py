@@ -25,7 +25,9 @@ from llmts.runtime.journal_capture import (
     ToolResultItem,
     frames_preview,
     history_tools,
+    latest_user_snippet,
     output_calls,
+    snippet,
 )
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.journal import JOURNAL_LIMITS, JournalEntry, JournalSettings
@@ -155,6 +157,10 @@ class JournalRecord:
     emitted_events: int = 0
     close_code: int | None = None
     close_reason: str | None = None
+    # Snippets for lists and failure reports (docs/journal.md, "Snippets"): the request's latest user text
+    # and the answer's text, each at most ``SNIPPET_CHARS`` characters (a longer one ends with "…").
+    prompt_text: str | None = None
+    answer_text: str | None = None
     # Bytes the journal accounts for this record while it holds it; 0 once evicted (or never held).
     accounted: int = 0
 
@@ -197,6 +203,7 @@ class JournalRecord:
     def apply_completion(self, completion: Completion, replayed: bool = False) -> None:
         """The runtime's committed answer: its response index, wire time and token usage."""
         usage = completion.usage
+        self.answer_text = snippet(completion.output.text)
         self.replayed = replayed
         self.response_index = completion.response_index
         self.wire_created_at = completion.created_at
@@ -257,6 +264,7 @@ class JournalRecord:
             self.truncated = True
 
     def capture_history(self, messages: Sequence[NeutralMessage], limit: int) -> None:
+        self.prompt_text = latest_user_snippet(messages)
         calls, results, cut = history_tools(messages, _MAX_TOOL_ITEMS, limit)
         if not (calls or results or cut):
             return
@@ -354,7 +362,7 @@ class JournalRecord:
                 size += _TOOL_ITEM_BYTES + len(item[0]) + len(item[1] or "") + len(item[2])
         if self.peer_bytes:  # parsed JSON costs a few times its text
             size += 4 * self.peer_bytes
-        for name in (self.mcp_server, self.a2a_agent, self.tool_name):
+        for name in (self.mcp_server, self.a2a_agent, self.tool_name, self.prompt_text, self.answer_text):
             if name is not None:
                 size += _BYTES_OBJECT + len(name)
         if self.reasoning_settings is not None:  # at most 16 scalars of 128 characters

@@ -10,7 +10,19 @@ from collections.abc import Iterable, Sequence
 
 from llmts.schema.neutral import NeutralMessage, NeutralToolCall
 
-__all__ = ["ToolCallItem", "ToolResultItem", "frames_preview", "history_tools", "output_calls"]
+__all__ = [
+    "SNIPPET_CHARS",
+    "ToolCallItem",
+    "ToolResultItem",
+    "frames_preview",
+    "history_tools",
+    "latest_user_snippet",
+    "output_calls",
+    "snippet",
+]
+
+# The longest prompt or answer snippet a journal entry keeps (docs/journal.md, "Snippets").
+SNIPPET_CHARS = 240
 
 # (id, name, arguments, truncated)
 ToolCallItem = tuple[str, str, str, bool]
@@ -22,6 +34,24 @@ def frames_preview(frames: Sequence[bytes], limit: int) -> tuple[bytes, int]:
     """The first ``limit`` bytes of the frames concatenated, and the frames' total size."""
     joined = b"".join(frames)  # one C-level copy beats a Python loop over (many, small) frames
     return (joined if len(joined) <= limit else joined[:limit]), len(joined)
+
+
+def snippet(text: str) -> str | None:
+    """``text`` shortened for a list row: at most ``SNIPPET_CHARS`` characters, "…" marking a cut;
+    None for no text."""
+    if not text:
+        return None
+    if len(text) <= SNIPPET_CHARS:
+        return text
+    return text[: SNIPPET_CHARS - 1] + "…"
+
+
+def latest_user_snippet(messages: Sequence[NeutralMessage]) -> str | None:
+    """The snippet of the request's latest user message (None when it has none, or no text)."""
+    for message in reversed(messages):
+        if message.role == "user":
+            return snippet(message.text)
+    return None
 
 
 def _call_item(call: NeutralToolCall, limit: int) -> ToolCallItem:

@@ -53,6 +53,7 @@ from llmts.runtime.session_recorder import SessionRecorder
 from llmts.runtime.session_store import SessionStore
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
 from llmts.schema.config import SessionConfig
+from llmts.schema.control import SessionAnnotations
 from llmts.schema.conversations import MatchExplanation
 from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest, ScriptedOutput, Usage, build
 
@@ -65,6 +66,8 @@ class Session:
     ) -> None:
         self.id = session_id
         self.created_at = clock.now()
+        # What the client said about the session (``SessionAnnotations``); replaced whole, never reset.
+        self.annotations = SessionAnnotations()
         self._clock = clock
         self._ids = ids
         self._lock = lock = threading.Lock()

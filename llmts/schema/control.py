@@ -2,11 +2,48 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ControlError", "ControlErrorBody", "ErrorDetail", "QueueStatus", "SessionInfo"]
+__all__ = [
+    "SESSION_LABEL_CHARS",
+    "ControlError",
+    "ControlErrorBody",
+    "ErrorDetail",
+    "QueueStatus",
+    "SessionAnnotations",
+    "SessionInfo",
+    "SessionListQuery",
+    "TestOutcome",
+]
+
+# The longest session label (a pytest node id, usually; docs/server.md, "Labels and test outcomes").
+SESSION_LABEL_CHARS = 200
+
+TestOutcome = Literal["passed", "failed", "skipped", "error"]
+
+
+class SessionAnnotations(BaseModel):
+    """What a client says about a session beside its configuration (the ``label`` and ``test_outcome``
+    fields of ``POST``/``PUT /admin-api/sessions[/{id}]``): kept until the session is deleted, untouched
+    by reset and configure."""
+
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+
+    label: str | None = Field(default=None, max_length=SESSION_LABEL_CHARS)
+    test_outcome: TestOutcome | None = None
+
+
+class SessionListQuery(BaseModel):
+    """Filters of ``GET /admin-api/sessions``: ``label`` exact, ``label_contains`` a case-insensitive
+    substring, ``test_outcome`` exact."""
+
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+
+    label: str | None = Field(default=None, max_length=SESSION_LABEL_CHARS)
+    label_contains: str | None = Field(default=None, min_length=1, max_length=SESSION_LABEL_CHARS)
+    test_outcome: TestOutcome | None = None
 
 
 class SessionInfo(BaseModel):
@@ -24,6 +61,10 @@ class SessionInfo(BaseModel):
     journal_entries: int = 0
     journal_bytes: int = 0
     evicted_count: int = 0
+    # What the client said about it (``SessionAnnotations``): a label (the pytest plugin's: the test's
+    # node id) and the test's outcome.
+    label: str | None = None
+    test_outcome: TestOutcome | None = None
 
 
 class QueueStatus(BaseModel):

@@ -148,6 +148,10 @@ class JournalEntry(BaseModel):
     emitted_events: int = 0
     close_code: int | None = None
     close_reason: str | None = None
+    # Snippets (docs/journal.md, "Snippets"): the latest user text of the request and the text of the
+    # answer llmts chose, each at most 240 characters; a stream cut short delivered less (see its frames).
+    prompt_text: str | None = None
+    answer_text: str | None = None
 
     def public(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -9,9 +9,19 @@ from pydantic import BaseModel, ValidationError
 
 from llmts.errors import ConfigurationInvalid
 from llmts.schema.config import SessionConfig
+from llmts.schema.control import SessionAnnotations
 from llmts.schema.items import exact_fixture_numbers
 
-__all__ = ["format_location", "parse_part", "parse_session_config", "parse_session_config_json"]
+__all__ = [
+    "format_location",
+    "parse_part",
+    "parse_session_body",
+    "parse_session_config",
+    "parse_session_config_json",
+]
+
+# Body fields of ``POST``/``PUT /admin-api/sessions[/{id}]`` that describe the session, not configure it.
+_ANNOTATION_FIELDS = frozenset(SessionAnnotations.model_fields)
 
 # Sections of the public configuration that later work implements. Until then they are rejected, never
 # silently ignored, so a test that relies on them fails loudly instead of passing by accident.
@@ -115,3 +125,23 @@ def parse_session_config_json(body: bytes) -> SessionConfig:
         ) from None
     # File-search result numbers keep their exact JSON literals (filters compare decimals).
     return parse_session_config(exact_fixture_numbers(body, data))
+
+
+def parse_session_body(body: bytes) -> tuple[SessionAnnotations | None, SessionConfig | None]:
+    """A session-creating body: its ``label``/``test_outcome`` fields (None when it names neither) and the
+    configuration the other fields form (None when there are none: an empty body, ``{}``, or annotations
+    only). Everything is validated before the caller changes anything."""
+    if not body.strip():
+        return None, None
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ConfigurationInvalid(
+            "the body is not valid JSON", details=[{"path": "", "message": str(exc)}]
+        ) from None
+    if not isinstance(data, dict):
+        return None, parse_session_config(data)  # the configuration's own "must be an object" error
+    named = {key: data.pop(key) for key in list(data) if key in _ANNOTATION_FIELDS}
+    annotations = parse_part(SessionAnnotations, named, "") if named else None
+    config = parse_session_config(exact_fixture_numbers(body, data)) if data else None
+    return annotations, config

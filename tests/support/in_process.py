@@ -60,8 +60,10 @@ class InProcessServer(LlmTestServer):
     def stop(self, timeout: float = 10.0) -> None:
         """Nothing runs: the app goes with this object."""
 
-    def create_session(self, session_id: str | None = None, *, config: Any = None) -> InProcessSession:
-        return InProcessSession.of(super().create_session(session_id, config=config))
+    def create_session(
+        self, session_id: str | None = None, *, config: Any = None, label: str | None = None
+    ) -> InProcessSession:
+        return InProcessSession.of(super().create_session(session_id, config=config, label=label))
 
     def session(self, session_id: str = "default") -> InProcessSession:
         return InProcessSession.of(super().session(session_id))

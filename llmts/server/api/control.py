@@ -9,8 +9,10 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs
 
 import orjson
+from pydantic import ValidationError
 from werkzeug.exceptions import MethodNotAllowed as _WzMethodNotAllowed
 from werkzeug.exceptions import NotFound as _WzNotFound
 from werkzeug.routing import Map, Rule
@@ -18,8 +20,8 @@ from werkzeug.routing import Map, Rule
 from llmts.errors import ControlUnauthorized, InvalidRequest, LlmtsError, MethodNotAllowed, RouteNotFound
 from llmts.runtime import DEFAULT_SESSION_ID, Session, SessionRegistry
 from llmts.runtime.journal import utc_iso
-from llmts.schema.control import SessionInfo
-from llmts.schema.validation import parse_session_config_json
+from llmts.schema.control import SessionAnnotations, SessionInfo, SessionListQuery
+from llmts.schema.validation import format_location, parse_session_body, parse_session_config_json
 from llmts.server.api.auth import ControlAuth
 from llmts.server.api.conversations import conversations_listing, explain_match
 from llmts.server.api.dashboard import cookie_authorizes
@@ -38,6 +40,8 @@ from llmts.server.lost_sessions import LostSessions
 from llmts.server.process.allocator import trim_after
 from llmts.server.process.process_stats import process_stats
 
+_LIST_FILTERS = frozenset(SessionListQuery.model_fields)
+
 __all__ = ["SESSION_HEADER_ENVIRON", "ControlApi", "select_session", "server_base"]
 
 SESSION_HEADER_ENVIRON = "HTTP_X_LLM_TEST_SERVER_SESSION"
@@ -52,14 +56,42 @@ class RawBody:
     body: bytes
 
 
-def _no_configuration(body: bytes) -> bool:
-    """An empty body or the empty object ``{}`` (any whitespace): a PUT that configures nothing."""
-    stripped = body.strip()
-    if not stripped:
-        return True
-    if stripped[:1] != b"{" or stripped[-1:] != b"}":
+def _annotate(session: Session, annotations: SessionAnnotations | None) -> None:
+    """Apply the fields a body set (a PUT naming only ``test_outcome`` keeps the label)."""
+    if annotations is not None:
+        session.annotations = session.annotations.model_copy(
+            update=annotations.model_dump(exclude_unset=True)
+        )
+
+
+def _session_filter(query_string: str) -> SessionListQuery:
+    """``GET /admin-api/sessions``'s filters, strictly: unknown, repeated or invalid ones are 400s."""
+    raw = parse_qs(query_string, keep_blank_values=True)
+    details = [
+        {
+            "path": name,
+            "message": "unknown query parameter" if name not in _LIST_FILTERS else "supplied more than once",
+        }
+        for name, supplied in raw.items()
+        if name not in _LIST_FILTERS or len(supplied) != 1
+    ]
+    if not details:
+        try:
+            return SessionListQuery.model_validate({name: supplied[0] for name, supplied in raw.items()})
+        except ValidationError as exc:
+            details = [{"path": format_location(tuple(e["loc"])), "message": e["msg"]} for e in exc.errors()]
+    raise InvalidRequest("invalid sessions query", code="invalid_query", details=details)
+
+
+def _listed(session: Session, query: SessionListQuery) -> bool:
+    label = session.annotations.label
+    if query.label is not None and label != query.label:
         return False
-    return not stripped[1:-1].strip()
+    if query.label_contains is not None and (
+        label is None or query.label_contains.casefold() not in label.casefold()
+    ):
+        return False
+    return query.test_outcome is None or session.annotations.test_outcome == query.test_outcome
 
 
 def _provider_base(environ: Mapping[str, Any], session_id: str) -> str:
@@ -216,15 +248,26 @@ class ControlApi:
             journal_entries=entries,
             journal_bytes=retained_bytes,
             evicted_count=evicted,
+            label=session.annotations.label,
+            test_outcome=session.annotations.test_outcome,
         ).model_dump()
 
     # --- handlers: (environ, path args, path session) -> (status, payload, extra headers) ---------------
 
     def _list_sessions(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
-        return 200, [self._info(environ, s) for s in self._registry.list()], []
+        query = _session_filter(str(environ.get("QUERY_STRING", "")))
+        listed = [self._info(environ, s) for s in self._registry.list() if _listed(s, query)]
+        return 200, listed, []
 
     def _create_session(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
-        return 201, self._info(environ, self._registry.create()), []
+        """A new session; the body, if any, may carry ``label``/``test_outcome`` and a configuration
+        (all validated first: a bad body creates nothing)."""
+        annotations, config = parse_session_body(read_body(environ, self._max_body_bytes, self._body_timeout))
+        session = self._registry.create()
+        _annotate(session, annotations)
+        if config is not None:
+            session.configure(config)
+        return 201, self._info(environ, session), []
 
     def _put_session(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
         """Create the client-chosen session if absent (201) or answer for it (200): a load balancer that
@@ -232,9 +275,9 @@ class ControlApi:
         configuration put in force unless it already is (validated first: a bad one creates nothing); an
         empty one or ``{}`` means "no configuration", as for ``POST``, so a generic client's retried PUT
         never wipes a configured session."""
-        body = read_body(environ, self._max_body_bytes, self._body_timeout)
-        config = None if _no_configuration(body) else parse_session_config_json(body)
+        annotations, config = parse_session_body(read_body(environ, self._max_body_bytes, self._body_timeout))
         session, created = self._registry.ensure(args["session_id"])
+        _annotate(session, annotations)
         if config is not None and (created or session.plan.configuration != config):
             session.configure(config)
         return (201 if created else 200), self._info(environ, session), []

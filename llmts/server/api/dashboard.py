@@ -30,8 +30,8 @@ DASHBOARD_COOKIE = "llmts_dashboard"
 # Every request the dashboard makes carries ``X-Llm-Test-Server-Dashboard: 1``; a cookie without it
 # authorizes nothing (a cross-origin page cannot add it without a CORS preflight llmts never grants).
 DASHBOARD_HEADER_ENVIRON = "HTTP_X_LLM_TEST_SERVER_DASHBOARD"
-_STATIC_PACKAGE = "llmts.server.api"
-_STATIC_DIR = "dashboard_static"
+_STATIC_PACKAGE = "llmts.dashboard"
+_STATIC_DIR = "static"
 _CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 from werkzeug.test import Client
 
-import llmts.server.api
+import llmts.dashboard
 from llmts import LlmTestServer, SessionClient
 from llmts.server.api.auth import (
     KEY_LOCKOUT_SECONDS,
@@ -79,7 +79,7 @@ def test_the_page_has_no_inline_script_or_style(dashboard_server: LlmTestServer)
 
 def test_the_scripts_never_parse_html_from_strings() -> None:
     """Escaping has one rule (docs/dashboard.md): data goes into text nodes and attribute values only."""
-    static = Path(llmts.server.api.__file__).parent / "dashboard_static"
+    static = Path(llmts.dashboard.__file__).parent / "static"
     scripts = sorted(static.rglob("*.js"))
     assert len(scripts) >= 8
     for script in scripts:

@@ -100,7 +100,9 @@ def test_journal_entries_carry_prompt_and_answer_snippets(server: InProcessServe
         client.chat.completions.create(
             model="gpt-4.1-mini", messages=[*messages, {"role": "user", "content": "Weather in Paris?"}]
         )
-        client.chat.completions.create(model="gpt-4.1-mini", messages=[{"role": "user", "content": "x" * 500}])
+        client.chat.completions.create(
+            model="gpt-4.1-mini", messages=[{"role": "user", "content": "x" * 500}]
+        )
         first, second = session.requests(order="asc")
         assert (first["prompt_text"], first["answer_text"]) == ("Weather in Paris?", "Paris is sunny.")
         assert len(second["prompt_text"]) == 240 and second["prompt_text"].endswith("…")

@@ -137,6 +137,7 @@ class ControlChannel(Protocol):
     """What a ``SessionClient`` calls on its server: the control API, one request at a time, and the trust
     its SDK clients need on ``https`` (docs/tls.md)."""
 
+    url: str
     ca_file: str | None
     verify: bool
 

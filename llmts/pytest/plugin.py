@@ -7,8 +7,12 @@
   ends. ``--llmts-url URL`` (or ``LLMTS_URL``) attaches to an external server instead. ``--llmts-tls``
   (ini ``llmts_tls``) starts them on https with a generated certificate, recorded beside the URLs so every
   worker's clients trust it; ``--llmts-ca-file`` is the certificate of an attached https server.
-* ``llmts_session``: a new session for each test, deleted afterwards; sessions never see each other.
-* ``llmts_openai``: an official ``openai.OpenAI`` client bound to ``llmts_session``.
+* ``llmts_session``: a new session for each test, labelled with the test's node id; sessions never see
+  each other. A failed test's session is kept (``--llmts-keep``), traced into a self-contained HTML file
+  (``--llmts-trace``) and summed up in a report section titled ``llmts`` (``llmts.pytest.failures``).
+* ``llmts_openai``, ``llmts_anthropic``, ``llmts_gemini``, ``llmts_azure_openai``, ``llmts_bedrock``,
+  ``llmts_cohere``, ``llmts_ollama``: that official SDK's client bound to ``llmts_session`` (the SDK is
+  imported when the fixture is used).
 * ``llmts_expect`` and the marker ``@pytest.mark.llmts_verify(**expectations)``: expectations on what the
   test sent (see ``llmts.pytest.verify``), checked with ``POST /admin-api/verify`` once the test body
   passed; a failed verification fails the test with the server's explanation.
@@ -30,6 +34,7 @@ import shutil
 import signal
 import tempfile
 import time
+import warnings
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,13 +46,20 @@ from llmts.catalog.sdk_env import SDK_OVERRIDDEN_VARIABLES
 from llmts.client import LlmTestServer, ServerError, SessionClient
 from llmts.client.tls import CA_BUNDLE_VARIABLES, write_ca_bundle
 from llmts.errors import WorkerRestarted
+from llmts.pytest.failures import FailureLoop, add_failure_options, session_label
 from llmts.pytest.recording import RECORD_MARKER, RecordingPlan, add_recording_options
 from llmts.pytest.verify import MARKER, LlmtsExpectations
 
 __all__ = [
     "default_server_count",
+    "llmts_anthropic",
+    "llmts_azure_openai",
+    "llmts_bedrock",
+    "llmts_cohere",
     "llmts_env",
     "llmts_expect",
+    "llmts_gemini",
+    "llmts_ollama",
     "llmts_openai",
     "llmts_server",
     "llmts_session",
@@ -56,6 +68,7 @@ __all__ = [
     "pytest_configure",
     "pytest_configure_node",
     "pytest_runtest_call",
+    "pytest_runtest_makereport",
     "pytest_sessionfinish",
     "pytest_terminal_summary",
     "pytest_unconfigure",
@@ -79,6 +92,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="control key of the server (env LLMTS_CONTROL_KEY)",
     )
     add_recording_options(parser, group)
+    add_failure_options(parser, group)
     group.addoption(
         "--llmts-tls",
         action="store_true",
@@ -175,6 +189,7 @@ class _Run:
 
 
 _RUN_STASH = pytest.StashKey[_Run]()
+_LOOP_STASH = pytest.StashKey[FailureLoop]()
 _RESTARTS_STASH = pytest.StashKey[list[str]]()
 
 
@@ -230,6 +245,10 @@ def pytest_configure(config: pytest.Config) -> None:
         directory = Path(tempfile.gettempdir()) / f"llmts-run-{os.getpid()}-{os.urandom(4).hex()}"
         run = _Run(directory, os.getpid(), owner=True)
     config.stash[_RUN_STASH] = run
+    loop = FailureLoop(config, attached=bool(config.getoption("--llmts-url")))
+    config.stash[_LOOP_STASH] = loop
+    if run.owner and loop.trace != "off":
+        loop.remove_stale_traces()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -269,9 +288,10 @@ def llmts_server(request: pytest.FixtureRequest) -> LlmTestServer:
 
 @pytest.fixture
 def llmts_session(llmts_server: LlmTestServer, request: pytest.FixtureRequest) -> Iterator[SessionClient]:
-    """A fresh session for this test, deleted afterwards; with the ``llmts_record`` marker it records or
-    replays the test's fixture file (docs/recording.md)."""
-    session = llmts_server.create_session()
+    """A fresh session for this test, labelled with its node id; with the ``llmts_record`` marker it
+    records or replays the test's fixture file (docs/recording.md). Afterwards it is deleted, or kept
+    (``--llmts-keep``) with the test's outcome, and traced (``--llmts-trace``) (docs/pytest-plugin.md)."""
+    session = llmts_server.create_session(label=session_label(request.node.nodeid))
     plan = RecordingPlan.for_item(request) if request.node.get_closest_marker(RECORD_MARKER) else None
     try:
         if plan is not None:
@@ -280,13 +300,29 @@ def llmts_session(llmts_server: LlmTestServer, request: pytest.FixtureRequest) -
         if plan is not None:
             plan.end(session)
     finally:
-        try:
-            session.delete()
-        except ServerError as exc:
-            if exc.code == WorkerRestarted.code:
-                raise  # the session died with the server's worker: the test ran against lost state
-        except OSError:
-            pass  # the server may already be gone at the very end of a run
+        _end_session(request, session)
+
+
+def _end_session(request: pytest.FixtureRequest, session: SessionClient) -> None:
+    """Trace, keep or delete the test's session (a session lost with a dead worker fails the test)."""
+    kept = False
+    try:
+        kept, _ = request.config.stash[_LOOP_STASH].finish(request.node, session)
+    except ServerError as exc:
+        if exc.code == WorkerRestarted.code:
+            raise  # the session died with the server's worker: the test ran against lost state
+        warnings.warn(f"llmts: could not trace or keep session {session.id}: {exc}", stacklevel=1)
+    except OSError:
+        return  # the server may already be gone at the very end of a run
+    if kept:
+        return
+    try:
+        session.delete()
+    except ServerError as exc:
+        if exc.code == WorkerRestarted.code:
+            raise
+    except OSError:
+        pass
 
 
 @pytest.fixture(scope="session")
@@ -320,6 +356,42 @@ def llmts_env(
 def llmts_openai(llmts_session: SessionClient) -> Any:
     """An official ``openai.OpenAI`` client bound to ``llmts_session``."""
     return llmts_session.openai_client()
+
+
+def _sdk_fixture(method: str, sdk: str, doc: str) -> Any:
+    """A fixture returning ``llmts_session.<method>()``; a missing SDK fails the test with what to install."""
+
+    def fixture(llmts_session: SessionClient) -> Any:
+        try:
+            return getattr(llmts_session, method)()
+        except ModuleNotFoundError as exc:
+            pytest.fail(
+                f"llmts: this fixture needs the {sdk} package ({exc}); pip install {sdk}", pytrace=False
+            )
+
+    fixture.__doc__ = doc
+    fixture.__name__ = f"llmts_{method.removesuffix('_client')}"
+    return pytest.fixture(fixture, name=fixture.__name__)
+
+
+llmts_anthropic = _sdk_fixture(
+    "anthropic_client", "anthropic", "An official ``anthropic.Anthropic`` client bound to ``llmts_session``."
+)
+llmts_gemini = _sdk_fixture(
+    "gemini_client", "google-genai", "An official ``google.genai.Client`` bound to ``llmts_session``."
+)
+llmts_azure_openai = _sdk_fixture(
+    "azure_openai_client", "openai", "An official ``openai.AzureOpenAI`` client bound to ``llmts_session``."
+)
+llmts_bedrock = _sdk_fixture(
+    "bedrock_client", "boto3", "A ``boto3`` ``bedrock-runtime`` client bound to ``llmts_session``."
+)
+llmts_cohere = _sdk_fixture(
+    "cohere_client", "cohere", "An official ``cohere.ClientV2`` bound to ``llmts_session``."
+)
+llmts_ollama = _sdk_fixture(
+    "ollama_client", "ollama", "An official ``ollama.Client`` bound to ``llmts_session``."
+)
 
 
 @pytest.fixture
@@ -366,6 +438,25 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     expect = funcargs.get("llmts_expect")
     if isinstance(expect, LlmtsExpectations) and expect.active:
         verdict = expect.verify()
+        FailureLoop.record_verdict(item, verdict)
         if not verdict.passed:
             pytest.fail(f"llmts: {verdict.report()}", pytrace=False)
     return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """Remember each phase's report (the session's teardown reads the outcome from them) and give a failed
+    set-up or call of a test with ``llmts_session`` the report section ``llmts``."""
+    report: pytest.TestReport = yield
+    FailureLoop.record_report(item, report)
+    session = getattr(item, "funcargs", {}).get("llmts_session")
+    if report.failed and report.when in ("setup", "call") and isinstance(session, SessionClient):
+        loop = item.config.stash[_LOOP_STASH]
+        try:
+            report.sections.append(("llmts", loop.report_section(item, session, report)))
+        except (OSError, ServerError) as exc:
+            report.sections.append(("llmts", f"session {session.id}: the server could not be asked ({exc})"))
+        except Exception as exc:  # the plugin must never turn a test's failure into an internal error
+            report.sections.append(("llmts", f"session {session.id}: no report ({type(exc).__name__}: {exc})"))
+    return report

@@ -49,6 +49,9 @@ _REPORT_WIDTH = 120
 # What a trace keeps of the failure's own text (pytest's long representation).
 _LONGREPR_CHARS = 20_000
 
+_TRACE_PROPERTY = "llmts_trace"
+_KEPT_PROPERTY = "llmts_dashboard"
+
 _REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
 _VERDICT = pytest.StashKey[VerificationResult]()
 
@@ -162,6 +165,39 @@ class FailureLoop:
         return self.trace_dir / trace_file_name(item.nodeid)
 
     # --- the failure report -------------------------------------------------------------------------
+
+    def mark_report(self, item: pytest.Item, session: SessionClient, report: pytest.TestReport) -> None:
+        """Tell the controlling process (xdist serializes ``user_properties``) where a failed test's trace
+        and kept session are, for the run's summary."""
+        outcome = _Outcome("error" if report.when == "setup" else "failed", report)
+        if self.traces(outcome):
+            report.user_properties.append((_TRACE_PROPERTY, str(self.trace_path(item))))
+        if self.keeps(outcome) and self.attached:
+            report.user_properties.append((_KEPT_PROPERTY, dashboard_url(session)))
+
+    @staticmethod
+    def summarize(terminalreporter: Any) -> None:
+        """The run's summary: the trace files of failed tests, and the dashboard pages of kept sessions."""
+        traces: list[str] = []
+        kept: list[str] = []
+        for kind in ("failed", "error"):
+            for report in terminalreporter.stats.get(kind, []):
+                for name, value in getattr(report, "user_properties", ()):
+                    if name == _TRACE_PROPERTY:
+                        traces.append(f"{report.nodeid}: {value}")
+                    elif name == _KEPT_PROPERTY:
+                        kept.append(f"{report.nodeid}: {value}")
+        if not (traces or kept):
+            return
+        terminalreporter.section("llmts: where to look", sep="=")
+        if traces:
+            terminalreporter.line("trace files (open one with: llmts show FILE):")
+            for line in traces:
+                terminalreporter.line(f"  {line}")
+        if kept:
+            terminalreporter.line("sessions kept on the server (dashboard, filter: failed tests):")
+            for line in kept:
+                terminalreporter.line(f"  {line}")
 
     def report_section(self, item: pytest.Item, session: SessionClient, report: pytest.TestReport) -> str:
         """The ``llmts`` section of a failed phase's report: the journal table, failed expectations, and

@@ -429,6 +429,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.section("llmts: the test run's server lost its sessions", sep="=", red=True)
         for reason in reasons:
             terminalreporter.line(f"llmts: {reason}", red=True)
+    FailureLoop.summarize(terminalreporter)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -454,9 +455,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if report.failed and report.when in ("setup", "call") and isinstance(session, SessionClient):
         loop = item.config.stash[_LOOP_STASH]
         try:
+            loop.mark_report(item, session, report)
             report.sections.append(("llmts", loop.report_section(item, session, report)))
         except (OSError, ServerError) as exc:
             report.sections.append(("llmts", f"session {session.id}: the server could not be asked ({exc})"))
         except Exception as exc:  # the plugin must never turn a test's failure into an internal error
-            report.sections.append(("llmts", f"session {session.id}: no report ({type(exc).__name__}: {exc})"))
+            report.sections.append(
+                ("llmts", f"session {session.id}: no report ({type(exc).__name__}: {exc})")
+            )
     return report

@@ -107,7 +107,7 @@ def test_marker_and_fixture_verify_after_the_test(
     tracebacks = failures.split("short test summary info")[0]
     assert tracebacks.count("llmts: verification failed") == 2
     assert "ERROR at setup of test_a_malformed_marker_errors_at_set_up" in output
-    assert "requests.0.name" in output
+    assert "@pytest.mark.llmts_verify(): requests[0].name: Field required" in output
     for name in (
         "test_marker_passes",
         "test_marker_alone_brings_the_session_and_passes_without_calls",

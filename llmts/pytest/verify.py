@@ -13,8 +13,9 @@ with the server's report.
 
 Every call is checked where it is made: an argument the models have no field for, or a value they
 refuse, raises ``LlmtsExpectationError`` (a ``TypeError``) naming it and the valid arguments, so a typo
-fails the line that has it (the marker's fail the test's set-up). The valid names are the models' own
-fields (docs/pytest-plugin.md, "llmts_expect reference").
+fails the line that has it (the marker's fail the test's set-up); the functions that raise hide their
+frames (``__tracebackhide__``), so pytest's traceback ends at the test's own line. The valid names are
+the models' own fields (docs/pytest-plugin.md, "llmts_expect reference").
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ def _python_names(arguments: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _check_names(call: str, given: Iterable[str], valid: frozenset[str]) -> None:
+    __tracebackhide__ = True
     unknown = [name for name in given if name not in valid]
     if not unknown:
         return
@@ -103,6 +105,7 @@ def _reason(error: Mapping[str, Any], within: str | None) -> str:
 
 
 def _validated(call: str, model: type[_Model], data: Any, within: str | None = None) -> _Model:
+    __tracebackhide__ = True
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -121,6 +124,7 @@ class RequestExpectationBuilder:
         """``kind``: ``response_call``, ``request_call`` or ``result``; keyword arguments are the fields of
         ``ToolExpectation`` (``name``, ``call_id``, ``arguments``, ``result``, ``fields``, ``minimum_count``,
         ``maximum_count``)."""
+        __tracebackhide__ = True
         call = f"llmts_expect.request({self.fields['name']!r}).tool({kind!r})"
         _check_names(call.replace(f"({kind!r})", "()"), fields, _TOOL_ARGUMENTS)
         tool = _validated(call, ToolExpectation, {"kind": kind, **fields})
@@ -131,6 +135,7 @@ class RequestExpectationBuilder:
 
     def request(self, name: str, **fields: Any) -> RequestExpectationBuilder:
         """Another request expectation (as ``LlmtsExpectations.request``)."""
+        __tracebackhide__ = True
         return self._owner.request(name, **fields)
 
 
@@ -138,6 +143,7 @@ class LlmtsExpectations:
     """The expectations of one test on its session (the ``llmts_expect`` fixture)."""
 
     def __init__(self, session: SessionClient, *, conversation: str | None = None, **fields: Any) -> None:
+        __tracebackhide__ = True
         self.session = session
         self.conversation = conversation
         # The marker's fields, checked now so a typo fails at set-up rather than after the test.
@@ -158,6 +164,7 @@ class LlmtsExpectations:
         """The requests named ``name``: keyword arguments are the journal query's filters (``provider``,
         ``model``, ``tool_result_contains``...) and the expectation's own fields (``minimum_count``,
         ``maximum_count``, ``nth``, ``tools``, ``require_streaming_terminal_marker``)."""
+        __tracebackhide__ = True
         fields = _python_names(fields)
         _check_names("llmts_expect.request()", fields, _REQUEST_ARGUMENTS)
         call = f"llmts_expect.request({name!r})"
@@ -176,6 +183,7 @@ class LlmtsExpectations:
 
     def retry(self, group: str, **fields: Any) -> LlmtsExpectations:
         """The attempts of retry group ``group``; keyword arguments are the fields of ``RetryExpectation``."""
+        __tracebackhide__ = True
         _check_names("llmts_expect.retry()", fields, _RETRY_ARGUMENTS)
         data = {"group": group, **fields}
         self._retries.append(_validated(f"llmts_expect.retry({group!r})", RetryExpectation, data))
@@ -183,6 +191,7 @@ class LlmtsExpectations:
 
     def conversation_state(self, scenario: str, **fields: Any) -> LlmtsExpectations:
         """A conversation graph's state; keyword arguments are the fields of ``ConversationExpectation``."""
+        __tracebackhide__ = True
         _check_names("llmts_expect.conversation_state()", fields, _CONVERSATION_ARGUMENTS)
         data = {"scenario": scenario, **fields}
         call = f"llmts_expect.conversation_state({scenario!r})"
@@ -199,6 +208,7 @@ class LlmtsExpectations:
 
     def scope(self, **query: Any) -> LlmtsExpectations:
         """Only the requests matching these journal query filters are seen by the expectations."""
+        __tracebackhide__ = True
         query = _python_names(query)
         _check_names("llmts_expect.scope()", query, _QUERY_ARGUMENTS)
         scope = _validated("llmts_expect.scope()", JournalQuery, query)
@@ -210,6 +220,7 @@ class LlmtsExpectations:
         return self._marked or bool(self._requests or self._conversations or self._retries or self._flags)
 
     def verification_request(self) -> VerificationRequest:
+        __tracebackhide__ = True
         data = {**self._base, **self._flags}
         data["requests"] = [
             *data.get("requests", []),

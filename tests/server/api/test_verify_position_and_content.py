@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from llmts import ServerError, SessionClient
+from llmts import LlmTestServer, ServerError, SessionClient
 from llmts.schema.verify import VerificationResult
 from tests.helpers import WEATHER_TOOL, raw_request
 from tests.support.configure import script
@@ -84,13 +84,12 @@ def test_content_filters_select_by_the_tool_results_sent(llmts_session: SessionC
     ],
 )
 def test_bad_content_filters_are_400s(
-    llmts_session: SessionClient, query: str, path: str, message: str
+    llmts_server: LlmTestServer, llmts_session: SessionClient, query: str, path: str, message: str
 ) -> None:
-    server = llmts_session.server
     headers = {"X-Llm-Test-Server-Session": llmts_session.id}
-    if server.control_key:
-        headers["Authorization"] = f"Bearer {server.control_key}"
-    response = raw_request(server.url, "GET", f"/admin-api/requests?{query}", headers=headers)
+    if llmts_server.control_key:
+        headers["Authorization"] = f"Bearer {llmts_server.control_key}"
+    response = raw_request(llmts_server.url, "GET", f"/admin-api/requests?{query}", headers=headers)
     assert response.status == 400
     error = response.json()["error"]
     assert error["code"] == "invalid_query"
@@ -178,8 +177,8 @@ def test_a_query_that_matched_nothing_reports_the_nearest_requests(llmts_session
     failure = _failure(result)
     assert failure.kind == "count" and failure.request_ids == []
     assert failure.message == (
-        "expected exactly 1 matching request(s), found 0; nearest is #2 (openai chat.completions, gpt-4.1-mini), "
-        "which fails tool_result_contains"
+        "expected exactly 1 matching request(s), found 0; nearest is #2 (openai chat.completions, "
+        "gpt-4.1-mini), which fails tool_result_contains"
     )
     nearest = failure.actual["nearest"]
     # Closest first: #2 and #3 fail one filter, #1 (no tool results at all) two.

@@ -125,8 +125,9 @@ class RequestExpectationBuilder:
         ``ToolExpectation`` (``name``, ``call_id``, ``arguments``, ``result``, ``fields``, ``minimum_count``,
         ``maximum_count``)."""
         __tracebackhide__ = True
-        call = f"llmts_expect.request({self.fields['name']!r}).tool({kind!r})"
-        _check_names(call.replace(f"({kind!r})", "()"), fields, _TOOL_ARGUMENTS)
+        request = f"llmts_expect.request({self.fields['name']!r})"
+        _check_names(f"{request}.tool()", fields, _TOOL_ARGUMENTS)
+        call = f"{request}.tool({kind!r})"
         tool = _validated(call, ToolExpectation, {"kind": kind, **fields})
         tools = [*self.fields.get("tools", []), tool]
         _validated(call, RequestExpectation, {**self.fields, "tools": tools})  # the per-request bound

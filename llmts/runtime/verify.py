@@ -16,6 +16,7 @@ import orjson
 from llmts.runtime.conversations.predicates import json_equal, resolve_path
 from llmts.runtime.journal import JournalSnapshot
 from llmts.runtime.journal_query import matches
+from llmts.runtime.verify_nearest import ToolItem, describe_nearest, nearest_requests, sent_items
 from llmts.schema.conversations import ConversationStatus
 from llmts.schema.journal import JournalEntry, JournalQuery
 from llmts.schema.json_path import parse_json_path
@@ -136,7 +137,7 @@ def _paged(verdict: _Verdict, where: str | None, returned: int, total: int) -> N
 # --- request expectations --------------------------------------------------------------------------
 
 
-def _tool_items(entry: JournalEntry, kind: str) -> list[tuple[str, str | None, str]]:
+def _tool_items(entry: JournalEntry, kind: str) -> list[ToolItem]:
     """(call id, name, JSON text) of the entry's tool items of ``kind``."""
     if kind == "response_call":
         return [(call.id, call.name, call.arguments) for call in entry.response_tool_calls]
@@ -145,29 +146,30 @@ def _tool_items(entry: JournalEntry, kind: str) -> list[tuple[str, str | None, s
     return [(result.call_id, result.name, result.content) for result in entry.tool_results]
 
 
-def _fields_hold(document: Any, fields: Sequence[JsonFieldExpectation]) -> bool:
-    for field in fields:
-        value = resolve_path(document, parse_json_path(field.path)) if document is not _NOT_JSON else _ABSENT
-        if value is _ABSENT or not json_equal(value, field.expected_json):
-            return False
-    return True
+def _field_holds(document: Any, field: JsonFieldExpectation) -> bool:
+    value = resolve_path(document, parse_json_path(field.path)) if document is not _NOT_JSON else _ABSENT
+    return value is not _ABSENT and json_equal(value, field.expected_json)
 
 
-def _tool_matches(item: tuple[str, str | None, str], tool: ToolExpectation) -> bool:
+def _mismatches(item: ToolItem, tool: ToolExpectation) -> list[str]:
+    """The predicates of ``tool`` the item fails (``name``, ``call_id``, ``arguments``/``result``, or a
+    field's path); empty when it passes."""
     call_id, name, text = item
+    failed: list[str] = []
     if tool.name is not None and name != tool.name:
-        return False
+        failed.append("name")
     if tool.call_id is not None and call_id != tool.call_id:
-        return False
+        failed.append("call_id")
     if not (tool.compares_arguments or tool.compares_result or tool.fields):
-        return True
+        return failed
     document = _json(text)
-    compares = tool.compares_arguments or tool.compares_result
-    expected = tool.arguments if tool.compares_arguments else tool.result
-    # Text that is not JSON compares as a JSON string.
-    if compares and not json_equal(text if document is _NOT_JSON else document, expected):
-        return False
-    return _fields_hold(document, tool.fields)
+    if tool.compares_arguments or tool.compares_result:
+        expected = tool.arguments if tool.compares_arguments else tool.result
+        # Text that is not JSON compares as a JSON string.
+        if not json_equal(text if document is _NOT_JSON else document, expected):
+            failed.append("arguments" if tool.compares_arguments else "result")
+    failed.extend(field.path for field in tool.fields if not _field_holds(document, field))
+    return failed
 
 
 def _describe_tool(tool: ToolExpectation) -> str:
@@ -184,6 +186,77 @@ def _describe_tool(tool: ToolExpectation) -> str:
     return " ".join(parts)
 
 
+def _ordinal(number: int) -> str:
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
+def _found(count: int, scope: list[JournalEntry], query: JournalQuery) -> tuple[dict[str, Any], str]:
+    """A count failure's ``actual`` and the message's tail: when nothing matched, the nearest requests."""
+    if count:
+        return {"found": count}, ""
+    nearest = nearest_requests(scope, query)
+    return {"found": 0, "nearest": nearest}, f"; {describe_nearest(nearest)}"
+
+
+def _check_counts_of(
+    where: str,
+    expectation: RequestExpectation,
+    matched: list[JournalEntry],
+    scope: list[JournalEntry],
+    verdict: _Verdict,
+) -> list[JournalEntry]:
+    """The requests the expectation's checks apply to: the matches, or with ``nth`` that one match."""
+    count, nth = len(matched), expectation.nth
+    if nth is not None:
+        if count >= nth:
+            return [matched[nth - 1]]
+        actual, nearest = _found(count, scope, expectation.query)
+        verdict.fail(
+            "nth_missing",
+            f"expected a {_ordinal(nth)} matching request, found {count}{nearest}",
+            expectation=where,
+            request_ids=_ids(matched),
+            expected={"nth": nth},
+            actual=actual,
+        )
+        return []
+    if _outside(count, expectation.minimum_count, expectation.maximum_count):
+        actual, nearest = _found(count, scope, expectation.query)
+        verdict.fail(
+            "count",
+            f"expected {_count_text(expectation.minimum_count, expectation.maximum_count)} matching "
+            f"request(s), found {count}{nearest}",
+            expectation=where,
+            request_ids=_ids(matched),
+            expected={"minimum": expectation.minimum_count, "maximum": expectation.maximum_count},
+            actual=actual,
+        )
+    return matched
+
+
+def _check_tools(
+    where: str, expectation: RequestExpectation, matched: list[JournalEntry], verdict: _Verdict
+) -> None:
+    for t_index, tool in enumerate(expectation.tools):
+        for entry in matched:
+            judged = [(item, _mismatches(item, tool)) for item in _tool_items(entry, tool.kind)]
+            found = sum(1 for _, failed in judged if not failed)
+            if not _outside(found, tool.minimum_count, tool.maximum_count):
+                continue
+            seen = ", ".join(f"{name}({call_id})" for (call_id, name, _), _ in judged) or "none"
+            verdict.fail(
+                "tool_count",
+                f"request {entry.request_id}: expected "
+                f"{_count_text(tool.minimum_count, tool.maximum_count)} {_describe_tool(tool)}, "
+                f"found {found} (its {tool.kind} items: {seen})",
+                expectation=f"{where}.tools[{t_index}]",
+                request_ids=[entry.request_id],
+                expected={"minimum": tool.minimum_count, "maximum": tool.maximum_count},
+                actual={"found": found, **sent_items(tool.kind, judged)},
+            )
+
+
 def _check_request(
     index: int,
     expectation: RequestExpectation,
@@ -194,61 +267,42 @@ def _check_request(
     where = _label("requests", index, expectation.name)
     matched, total = _select(scope, expectation.query)
     _paged(verdict, where, len(matched), total)
-    count = len(matched)
-    if _outside(count, expectation.minimum_count, expectation.maximum_count):
-        verdict.fail(
-            "count",
-            f"expected {_count_text(expectation.minimum_count, expectation.maximum_count)} matching "
-            f"request(s), found {count}",
-            expectation=where,
-            request_ids=_ids(matched),
-            expected={"minimum": expectation.minimum_count, "maximum": expectation.maximum_count},
-            actual=count,
-        )
+    matched = _check_counts_of(where, expectation, matched, scope, verdict)
     if expectation.require_streaming_terminal_marker:
-        refused = [e for e in matched if e.streaming and (e.provider, e.operation) in unmarked]
-        if refused:
-            verdict.fail(
-                "terminal_marker_unavailable",
-                f"terminal-marker verification is refused for {len(refused)} matched request(s): their "
-                "stream has no terminal marker, it ends at EOF ("
-                + ", ".join(sorted({f"{e.provider} {e.operation}" for e in refused}))
-                + ")",
-                expectation=where,
-                request_ids=_ids(refused),
-            )
-        missing = [
-            e
-            for e in matched
-            if not (e.streaming and e.terminal_marker_observed) and (e.provider, e.operation) not in unmarked
-        ]
-        if missing:
-            verdict.fail(
-                "terminal_marker",
-                f"{len(missing)} matched request(s) did not stream or their terminal marker was not "
-                "written (transport_outcome: "
-                + ", ".join(sorted({str(e.transport_outcome) for e in missing}))
-                + ")",
-                expectation=where,
-                request_ids=_ids(missing),
-            )
-    for t_index, tool in enumerate(expectation.tools):
-        for entry in matched:
-            items = _tool_items(entry, tool.kind)
-            found = sum(1 for item in items if _tool_matches(item, tool))
-            if _outside(found, tool.minimum_count, tool.maximum_count):
-                seen = ", ".join(f"{name}({call_id})" for call_id, name, _ in items) or "none"
-                verdict.fail(
-                    "tool_count",
-                    f"request {entry.request_id}: expected "
-                    f"{_count_text(tool.minimum_count, tool.maximum_count)} {_describe_tool(tool)}, "
-                    f"found {found} (its {tool.kind} items: {seen})",
-                    expectation=f"{where}.tools[{t_index}]",
-                    request_ids=[entry.request_id],
-                    expected={"minimum": tool.minimum_count, "maximum": tool.maximum_count},
-                    actual=found,
-                )
+        _check_terminal_markers(where, matched, verdict, unmarked)
+    _check_tools(where, expectation, matched, verdict)
     return matched
+
+
+def _check_terminal_markers(
+    where: str, matched: list[JournalEntry], verdict: _Verdict, unmarked: frozenset[tuple[str, str]]
+) -> None:
+    refused = [e for e in matched if e.streaming and (e.provider, e.operation) in unmarked]
+    if refused:
+        verdict.fail(
+            "terminal_marker_unavailable",
+            f"terminal-marker verification is refused for {len(refused)} matched request(s): their "
+            "stream has no terminal marker, it ends at EOF ("
+            + ", ".join(sorted({f"{e.provider} {e.operation}" for e in refused}))
+            + ")",
+            expectation=where,
+            request_ids=_ids(refused),
+        )
+    missing = [
+        e
+        for e in matched
+        if not (e.streaming and e.terminal_marker_observed) and (e.provider, e.operation) not in unmarked
+    ]
+    if missing:
+        verdict.fail(
+            "terminal_marker",
+            f"{len(missing)} matched request(s) did not stream or their terminal marker was not "
+            "written (transport_outcome: "
+            + ", ".join(sorted({str(e.transport_outcome) for e in missing}))
+            + ")",
+            expectation=where,
+            request_ids=_ids(missing),
+        )
 
 
 def _check_order(

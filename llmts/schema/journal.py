@@ -14,6 +14,7 @@ __all__ = [
     "DEFAULT_JOURNAL_ENTRIES",
     "DEFAULT_PREVIEW_BYTES",
     "JOURNAL_LIMITS",
+    "QUERY_TEXT_CHARS",
     "JournalEntry",
     "JournalQuery",
     "JournalSettings",
@@ -35,6 +36,8 @@ JOURNAL_LIMITS: dict[str, int] = {
 }
 # Smallest ``max_bytes``: one entry without previews must fit.
 _MIN_JOURNAL_BYTES = 1024
+# Longest ``tool_result_contains`` (docs/journal.md, "Querying"): a substring test, not a document.
+QUERY_TEXT_CHARS = 1024
 
 
 class JournalSettings(BaseModel):
@@ -158,7 +161,8 @@ class JournalEntry(BaseModel):
 
 
 class JournalQuery(BaseModel):
-    """Filters of ``GET /admin-api/requests`` (all exact matches; ``from``/``to`` are inclusive UTC)."""
+    """Filters of ``GET /admin-api/requests`` (exact matches, but ``tool_result_contains``: a substring of
+    some tool result's content; ``from``/``to`` are inclusive UTC)."""
 
     model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 
@@ -180,6 +184,9 @@ class JournalQuery(BaseModel):
     realtime_connection: str | None = Field(default=None, min_length=1, max_length=64)
     a2a_agent: str | None = None
     tool_name: str | None = None
+    # Content filters on the tool results the request sends back (evaluated only when set).
+    has_tool_results: bool | None = None
+    tool_result_contains: str | None = Field(default=None, min_length=1, max_length=QUERY_TEXT_CHARS)
     # A cursor: only entries whose sequence is greater (the dashboard polls with it for what is new).
     after: int | None = Field(default=None, ge=0)
     from_: datetime | None = Field(default=None, alias="from")

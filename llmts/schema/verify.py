@@ -11,8 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from llmts.schema.journal import JournalQuery
+from llmts.schema.journal import JOURNAL_LIMITS, JournalQuery
 from llmts.schema.json_path import parse_json_path
+from llmts.schema.verify_report import detail_lines
 
 __all__ = [
     "VERIFY_LIMITS",
@@ -109,7 +110,8 @@ class ToolExpectation(BaseModel):
 
 class RequestExpectation(BaseModel):
     """The requests matching ``query`` (within the scope) number ``minimum_count``..``maximum_count``
-    (``maximum_count: null``: no upper bound)."""
+    (``maximum_count: null``: no upper bound). With ``nth``, the ``nth`` matching request (1-based, in
+    journal order) must exist instead, and the tool and terminal-marker checks look at it alone."""
 
     model_config = _STRICT
 
@@ -122,9 +124,17 @@ class RequestExpectation(BaseModel):
     )
     # Every matched request streamed and its protocol terminal marker was handed to the socket.
     require_streaming_terminal_marker: bool = False
+    # Only the n-th match counts (no journal retains more entries than journal_max_entries).
+    nth: int | None = Field(default=None, ge=1, le=JOURNAL_LIMITS["journal_max_entries"])
 
     @model_validator(mode="after")
     def _counts(self) -> RequestExpectation:
+        # Counts left at their defaults are accepted with nth (a whole dump of the model carries them).
+        if self.nth is not None and (self.minimum_count, self.maximum_count) != (1, 1):
+            raise ValueError(
+                "nth selects one request (it must exist): minimum_count and maximum_count do not apply "
+                "with it, leave them out"
+            )
         _check_counts(self.minimum_count, self.maximum_count, "count")
         return self
 
@@ -227,11 +237,16 @@ class VerificationFailure(BaseModel):
     """One reason the verification did not pass.
 
     ``kind``: ``evidence_evicted``, ``evidence_truncated``, ``evidence_pending``, ``evidence_paginated``,
-    ``evidence_timing`` (incomplete evidence), ``count``, ``tool_count``, ``terminal_marker``,
-    ``terminal_marker_unavailable``, ``order``,
+    ``evidence_timing`` (incomplete evidence), ``count``, ``nth_missing``, ``tool_count``,
+    ``terminal_marker``, ``terminal_marker_unavailable``, ``order``,
     ``unexpected_call``, ``conversation_missing``, ``conversation_steps``, ``conversation_terminal``,
     ``retry_attempts``, ``retry_status_sequence``,
     ``retry_after_missing``, ``retry_after_too_short``, ``retry_spacing``.
+
+    ``actual`` of a ``count`` or ``nth_missing`` failure is ``{"found": n}``, plus ``"nearest"`` (the requests
+    in scope that came closest, with the filters each failed) when nothing matched; of a ``tool_count``
+    failure ``{"found": n, "sent_count": m, "sent": [...]}``: the request's tool items of that kind, closest
+    first, texts shortened (docs/journal.md, "What came closest").
     """
 
     kind: str
@@ -270,4 +285,5 @@ class VerificationResult(BaseModel):
             lines.append(f"- [{failure.kind}] {where}{failure.message}")
             if failure.request_ids:
                 lines.append(f"    requests: {', '.join(failure.request_ids)}")
+            lines.extend(detail_lines(failure.actual))
         return "\n".join(lines)

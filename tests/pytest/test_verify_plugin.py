@@ -74,6 +74,31 @@ def test_a_failing_body_reports_its_own_failure(llmts_openai, llmts_expect):
 @pytest.mark.llmts_verify(requests=[{"query": {}}])
 def test_a_malformed_marker_errors_at_set_up():
     pass
+
+
+@pytest.mark.llmts_verify(no_unexpected_call=True)
+def test_an_unknown_marker_argument_errors_at_set_up():
+    pass
+
+
+def test_an_unknown_argument_fails_at_the_call(llmts_expect):
+    llmts_expect.request("weather", provder="openai")
+    raise AssertionError("not reached")
+
+
+def test_a_failed_tool_result_check_shows_what_was_sent(llmts_session, llmts_expect):
+    llmts_session.configure({"scenarios": [{"responses": [
+        {"tool_calls": [{"id": "call_w", "name": "get_weather", "arguments": {"city": "Paris"}}]},
+        {"text": "Clear."},
+    ]}]})
+    llmts_expect.request("answers", has_tool_results=True).tool(
+        "result", name="get_weather", result={"sky": "rain"}
+    )
+    client = llmts_session.openai_client(max_retries=0)
+    first = client.chat.completions.create(model="gpt-4.1-mini", messages=HI, tools=[WEATHER])
+    result = {"role": "tool", "tool_call_id": "call_w", "content": '{"sky": "clear"}'}
+    history = [*HI, first.choices[0].message.model_dump(exclude_none=True), result]
+    client.chat.completions.create(model="gpt-4.1-mini", messages=history, tools=[WEATHER])
 """
 
 
@@ -88,7 +113,7 @@ def test_marker_and_fixture_verify_after_the_test(
     result = run_in_process(pytester, *args, preload=("openai",))
 
     outcomes = result.parseoutcomes()
-    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("errors")) == (4, 3, 1), (
+    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("errors")) == (4, 5, 2), (
         result.stdout.str()
     )
     output = result.stdout.str()
@@ -105,9 +130,30 @@ def test_marker_and_fixture_verify_after_the_test(
     # The failing body is not verified on top. Count in the tracebacks only: under CI=true pytest repeats
     # full failure messages in the short summary.
     tracebacks = failures.split("short test summary info")[0]
-    assert tracebacks.count("llmts: verification failed") == 2
+    assert tracebacks.count("llmts: verification failed") == 3
     assert "ERROR at setup of test_a_malformed_marker_errors_at_set_up" in output
-    assert "requests.0.name" in output
+    assert "@pytest.mark.llmts_verify(): requests[0].name: Field required" in output
+    assert "ERROR at setup of test_an_unknown_marker_argument_errors_at_set_up" in output
+    assert (
+        "@pytest.mark.llmts_verify() got an unexpected argument 'no_unexpected_call' (did you mean "
+        "'no_unexpected_calls'?); valid: conversation, conversations, in_order, no_unexpected_calls, "
+        "requests, retries, scope"
+    ) in output
+    # An unknown argument fails the line that has it, before the body goes on, with the valid names.
+    unknown = failures.split("_ test_an_unknown_argument_fails_at_the_call _")[1].split("\n_")[0]
+    assert '>       llmts_expect.request("weather", provder="openai")' in unknown
+    assert (
+        "LlmtsExpectationError: llmts_expect.request() got an unexpected argument 'provder' (did you mean "
+        "'provider'?); valid: a2a_agent, after, completed, conversation,"
+    ) in unknown
+    assert "not reached" not in unknown
+    assert "llmts/pytest/verify.py" not in unknown  # the traceback ends at the test's own line
+    # A failed tool-result check shows what the request sent back.
+    sent = failures.split("_ test_a_failed_tool_result_check_shows_what_was_sent _")[1]
+    assert "- [tool_count] requests[0] (answers).tools[0]: request req_" in sent
+    assert 'expected exactly 1 result name=\'get_weather\' result={"sky":"rain"}, found 0' in sent
+    assert "    the request sent back 1 tool result(s), closest first:" in sent
+    assert '        get_weather(call_w): {"sky": "clear"}  [differs: result]' in sent
     for name in (
         "test_marker_passes",
         "test_marker_alone_brings_the_session_and_passes_without_calls",

@@ -65,7 +65,11 @@ def test_counts_pass_and_fail(app_session: SessionClient) -> None:
     failed = app_session.verify(requests=[{"name": "one chat", "query": {"provider": "openai"}}])
     assert (failed.passed, failed.evidence_complete) == (False, True)
     (failure,) = failed.failures
-    assert (failure.kind, failure.expectation, failure.actual) == ("count", "requests[0] (one chat)", 2)
+    assert (failure.kind, failure.expectation, failure.actual) == (
+        "count",
+        "requests[0] (one chat)",
+        {"found": 2},
+    )
     assert failure.expected == {"minimum": 1, "maximum": 1} and failure.request_ids == ids
     assert "expected exactly 1 matching request(s), found 2" in failed.report()
 

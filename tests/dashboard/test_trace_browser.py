@@ -358,6 +358,26 @@ def test_traced_graphs_configuration_sessions_and_recorded_verification(
     assert problems == []
 
 
+def test_a_trace_of_a_session_without_a_test_or_expectations(
+    trace: Trace, offline: tuple[Any, list[str], list[str]], tmp_path: Path
+) -> None:
+    page, attempted, problems = offline
+    expect = configured_expect()
+    bare = write_trace(
+        tmp_path / "bare.html", {**trace.export, "test": None, "verification": None, "expectation": None}
+    )
+    page.goto(f"{bare.as_uri()}#/sessions/{trace.session_id}/verify")
+    expect(page.locator("#trace-outcome")).to_have_text("unknown")
+    expect(page.locator("#trace-test")).to_have_text(trace.session_id)
+    expect(page.locator("#trace-longrepr")).to_have_count(0)
+    expect(page.locator("#verify-none")).to_have_text(
+        "This test declared no expectations (no llmts_expect, no llmts_verify marker)."
+    )
+    expect(page.locator("#run-verify")).to_be_disabled()
+    assert set(attempted) == {bare.as_uri()}, attempted
+    assert problems == []
+
+
 def test_without_a_control_key_log_out_never_shows(
     chromium: Any, own_server_factory: Callable[..., LlmTestServer]
 ) -> None:

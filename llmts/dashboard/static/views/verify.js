@@ -1,5 +1,6 @@
 // Verification: paste an expectation (or pick one to start from), POST /admin-api/verify, read the report.
-import { api } from "../api.js";
+// In a trace file: the report of the test's own expectations as recorded when it ran, and no new runs.
+import { api, trace } from "../api.js";
 import { clear, errorText, h, sessionHash } from "../dom.js";
 
 const PRESETS = [
@@ -42,6 +43,20 @@ function report(ctx, result) {
   return parts;
 }
 
+/** A trace's recorded verdict of the test's own expectations (or the note that it declared none). */
+function recorded(ctx) {
+  const section = h("section", { id: "verify-recorded" }, h("h2", {}, "The test's expectations"));
+  if (!trace.verification) {
+    section.append(h("p", { class: "muted", id: "verify-none" }, "This test declared no expectations (no llmts_expect, no llmts_verify marker)."));
+    return section;
+  }
+  section.append(h("p", { class: "muted" }, "Verified when the test ran, against this journal:"), ...report(ctx, trace.verification));
+  if (trace.expectation) {
+    section.append(h("details", {}, h("summary", {}, "What the test expected (POST /admin-api/verify body)"), h("pre", { id: "verify-expectation" }, JSON.stringify(trace.expectation, null, 2))));
+  }
+  return section;
+}
+
 export function mountVerify(root, ctx) {
   const editor = h("textarea", { id: "expectation", rows: 16, spellcheck: "false", "aria-label": "expectation JSON" });
   editor.value = JSON.stringify(PRESETS[0][1], null, 2);
@@ -50,6 +65,7 @@ export function mountVerify(root, ctx) {
     editor.value = JSON.stringify(PRESETS[Number(picker.value)][1], null, 2);
   });
   const run = h("button", { type: "submit", id: "run-verify" }, "Verify");
+  const hint = h("span", { class: "muted" }, "POST /admin-api/verify against this session's journal; nothing changes.");
   const message = h("p", { class: "error", role: "alert", id: "verify-error" });
   const output = h("div", { id: "verify-report" });
   const form = h(
@@ -57,7 +73,7 @@ export function mountVerify(root, ctx) {
     { class: "verify" },
     h("label", {}, "Start from ", picker),
     editor,
-    h("div", {}, run, " ", h("span", { class: "muted" }, "POST /admin-api/verify against this session's journal; nothing changes.")),
+    h("div", {}, run, " ", hint),
   );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -77,6 +93,14 @@ export function mountVerify(root, ctx) {
       message.textContent = errorText(error);
     }
   });
+  if (trace) {
+    // Nothing can be verified anew offline: the form stays as a reference, its button disabled.
+    run.disabled = true;
+    hint.id = "verify-disabled";
+    hint.textContent = "Off in a trace file: it is read-only and offline. To verify anew, keep the session (--llmts-keep) and open the live dashboard.";
+    root.append(h("h1", {}, "Verify"), recorded(ctx), h("h2", {}, "Another expectation"), form, message, output);
+    return () => {};
+  }
   root.append(h("h1", {}, "Verify"), form, message, output);
   return () => {};
 }

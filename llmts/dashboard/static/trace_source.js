@@ -1,0 +1,168 @@
+// A trace file's data (docs/dashboard.md, "Trace files"): the export the page embeds as JSON in
+// <script type="application/json" id="llmts-trace-data">, and the journal query of GET /admin-api/requests
+// (llmts/runtime/journal_query.py, llmts/server/api/journal.py) run over its entries, so the views answer
+// from it exactly as from the server. Pure functions: api.js turns their results into its answers.
+
+export const TRACE_FORMAT = "llmts-trace/1";
+export const TRACE_ELEMENT_ID = "llmts-trace-data";
+
+/** The export this page embeds, or null on the live dashboard. */
+export function readTrace() {
+  const holder = document.getElementById(TRACE_ELEMENT_ID);
+  if (!holder) return null;
+  const data = JSON.parse(holder.textContent);
+  if (!data || data.format !== TRACE_FORMAT) {
+    throw new Error(`this page's trace data is not ${TRACE_FORMAT} (format ${JSON.stringify(data && data.format)})`);
+  }
+  return data;
+}
+
+/** A malformed query: the 400 `invalid_query` of GET /admin-api/requests, with the same details. */
+export class QueryError extends Error {
+  constructor(details) {
+    super("invalid request query");
+    this.details = details;
+  }
+}
+
+// The exact-match filters, as in journal_query.py's _EXACT_FIELDS, with how each value is parsed.
+const EXACT = {
+  provider: "text",
+  model: "text",
+  request_id: "text",
+  status: "status",
+  operation: "text",
+  scenario: "text",
+  conversation: "text",
+  step: "text",
+  streaming: "strict_boolean",
+  completed: "strict_boolean",
+  success: "strict_boolean",
+  error_code: "text",
+  retry_group: "text",
+  forwarded: "boolean",
+  mcp_server: "text",
+  realtime_connection: "connection",
+  a2a_agent: "text",
+  tool_name: "text",
+};
+const STRICT_BOOLEANS = { true: true, false: false }; // the server's own parser for these three
+// pydantic's lax booleans (forwarded goes through the model's validation).
+const LAX_BOOLEANS = { true: true, t: true, yes: true, y: true, on: true, 1: true, false: false, f: false, no: false, n: false, off: false, 0: false };
+const INTEGER = /^\s*[+-]?\d+\s*$/;
+const ZONED = /(Z|[+-]\d{2}:?\d{2})$/i;
+
+function integer(value, path, details, min, max) {
+  if (!INTEGER.test(value)) {
+    details.push({ path, message: "Input should be a valid integer" });
+    return null;
+  }
+  const number = Number.parseInt(value, 10);
+  if (number < min || (max !== undefined && number > max)) {
+    details.push({ path, message: max === undefined ? `Input should be greater than or equal to ${min}` : `Input should be between ${min} and ${max}` });
+    return null;
+  }
+  return number;
+}
+
+function parseValue(kind, value, path, details) {
+  if (kind === "text") return value;
+  if (kind === "status") return integer(value, path, details, 100, 599);
+  if (kind === "connection") {
+    if (value.length > 64) details.push({ path, message: "String should have at most 64 characters" });
+    return value;
+  }
+  const table = kind === "strict_boolean" ? STRICT_BOOLEANS : LAX_BOOLEANS;
+  const key = kind === "strict_boolean" ? value : value.trim().toLowerCase();
+  if (!(key in table)) {
+    details.push({ path, message: kind === "strict_boolean" ? "expected true or false" : "Input should be a valid boolean" });
+    return null;
+  }
+  return table[key];
+}
+
+function instant(value, path, details) {
+  const time = Date.parse(value);
+  if (Number.isNaN(time)) details.push({ path, message: "Input should be a valid datetime" });
+  else if (!ZONED.test(value.trim())) details.push({ path: "query", message: "Value error, from/to need a time zone (e.g. 2026-01-01T00:00:00Z)" });
+  return time;
+}
+
+/** The query of GET /admin-api/requests from URL parameters (an object or URLSearchParams). Unknown
+ * parameters are ignored; blank, repeated or malformed ones throw QueryError as the server answers 400. */
+export function parseJournalQuery(query) {
+  const params = new URLSearchParams(query || {});
+  const seen = new Map();
+  for (const [name, value] of params) seen.set(name, [...(seen.get(name) || []), value]);
+  const details = [];
+  const parsed = { filters: {}, after: null, from: null, to: null, order: "desc", offset: 0, limit: 500 };
+  for (const [name, values] of seen) {
+    const known = name in EXACT || ["after", "from", "to", "order", "offset", "limit"].includes(name);
+    if (!known) continue;
+    if (values.length !== 1) {
+      details.push({ path: name, message: "supplied more than once" });
+      continue;
+    }
+    const value = values[0];
+    if (!value.trim()) {
+      details.push({ path: name, message: "blank value" });
+      continue;
+    }
+    if (name in EXACT) parsed.filters[name] = parseValue(EXACT[name], value, name, details);
+    else if (name === "after") parsed.after = integer(value, name, details, 0);
+    else if (name === "offset") parsed.offset = integer(value, name, details, 0);
+    else if (name === "limit") parsed.limit = integer(value, name, details, 1, 500);
+    else if (name === "order") {
+      if (value === "asc" || value === "desc") parsed.order = value;
+      else details.push({ path: name, message: "Input should be 'asc' or 'desc'" });
+    } else parsed[name] = instant(value, name, details);
+  }
+  if (!details.length && parsed.from !== null && parsed.to !== null && parsed.from > parsed.to) {
+    details.push({ path: "query", message: "Value error, from must not follow to" });
+  }
+  if (details.length) throw new QueryError(details);
+  return parsed;
+}
+
+function matches(entry, query) {
+  for (const [name, wanted] of Object.entries(query.filters)) {
+    const value = entry[name] === undefined ? null : entry[name];
+    if (value !== wanted) return false;
+  }
+  if (query.after !== null && entry.sequence <= query.after) return false;
+  if (query.from === null && query.to === null) return true;
+  const started = Date.parse(entry.started_at);
+  if (query.from !== null && started < query.from) return false;
+  return !(query.to !== null && started > query.to);
+}
+
+/** Filter, order and page the export's entries (ascending by sequence): the page and how many matched. */
+export function queryEntries(entries, query) {
+  const parsed = parseJournalQuery(query);
+  const selected = entries.filter((entry) => matches(entry, parsed));
+  if (parsed.order === "desc") selected.reverse();
+  return { page: selected.slice(parsed.offset, parsed.offset + parsed.limit), total: selected.length };
+}
+
+/** GET /admin-api/sessions's filters (label exact, label_contains case-insensitive, test_outcome). */
+export function sessionListed(info, query) {
+  const params = new URLSearchParams(query || {});
+  const label = info.label ?? null;
+  if (params.has("label") && label !== params.get("label")) return false;
+  const part = params.get("label_contains");
+  if (part && (label === null || !label.toLowerCase().includes(part.toLowerCase()))) return false;
+  return !params.has("test_outcome") || (info.test_outcome ?? null) === params.get("test_outcome");
+}
+
+function canonical(value) {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical(value[key])]));
+  }
+  return value;
+}
+
+/** Whether two JSON values are equal (object keys in any order). */
+export function sameJson(a, b) {
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}

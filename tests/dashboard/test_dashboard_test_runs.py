@@ -213,7 +213,7 @@ def test_journal_rows_show_the_exchange_tool_use_delivery_and_retries(
     assert colour(asked.locator(".badge")) == GREEN
 
     answered = page.locator("#journal-body tr[data-sequence='2']")
-    expect(answered.locator(".snip.answer")).to_have_text("‹ Rain in Paris: take an umbrella.")
+    expect(answered.locator(".snip.answer")).to_have_text("\u2039 Rain in Paris: take an umbrella.")
     expect(answered.locator(".marker.result")).to_have_text("↩ 1 result")
     expect(answered.locator(".marker.result")).to_have_attribute(
         "title", "the request sends 1 tool result back (get_weather)"
@@ -254,9 +254,9 @@ def test_journal_rows_show_the_exchange_tool_use_delivery_and_retries(
     limited.locator("td").first.click()
     facts = page.locator("#request-detail dl.facts")
     expect(facts).to_contain_text("retry after")
-    expect(facts.locator("dt", has_text="retry after").locator("xpath=following-sibling::dd[1]")).to_have_text(
-        "2s"
-    )
+    expect(
+        facts.locator("dt", has_text="retry after").locator("xpath=following-sibling::dd[1]")
+    ).to_have_text("2s")
     expect(page.locator("#retry-group li").first).to_contain_text("retry after 2s")
     expect(page.locator("#assembled")).to_have_count(0)  # an error body, not a stream
 
@@ -296,7 +296,9 @@ def test_the_page_of_a_stream_cut_short_shows_what_the_client_received(
     assert assembled_box is not None and facts_box is not None
     assert assembled_box["y"] < facts_box["y"]
     # The preview holds every frame llmts rendered; those after the cut are marked as never sent.
-    expect(page.locator("#assembled-notes li[data-note='unsent']")).to_contain_text("the last 3 (after the cut)")
+    expect(page.locator("#assembled-notes li[data-note='unsent']")).to_contain_text(
+        "the last 3 (after the cut)"
+    )
     frames = page.locator("#response-preview-frames")
     expect(frames.locator("summary")).to_have_text("6 frames")  # role, three contents, finish, [DONE]
     expect(frames.locator("ol.frames")).to_be_hidden()

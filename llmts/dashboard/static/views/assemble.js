@@ -310,9 +310,10 @@ function bedrock(answer, frame) {
     answer.errors.push(`${frame.eventType}: ${(p && (p.message || p.Message)) || frame.raw}`);
     return true;
   }
-  if (frame.eventType === "chunk") return bedrockChunk(answer, p && typeof p.bytes === "string" ? base64Json(p.bytes) : undefined);
+  if (p === undefined || p === null || typeof p !== "object") return false; // cut by the preview, or broken
+  if (frame.eventType === "chunk") return bedrockChunk(answer, typeof p.bytes === "string" ? base64Json(p.bytes) : undefined);
   answer.wire = answer.wire || "Bedrock ConverseStream";
-  return bedrockEvent(answer, frame.eventType, p || {});
+  return bedrockEvent(answer, frame.eventType, p);
 }
 
 function errorFrame(answer, p, frame) {

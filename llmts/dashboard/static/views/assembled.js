@@ -15,11 +15,18 @@ function cutShort(entry) {
   return entry.completed && entry.transport_outcome != null && entry.transport_outcome !== "completed";
 }
 
+// A delivery plan that cut the stream counted each content frame as its write returned, so that count
+// says where the client's text ends. Without one (a client gone, a shutdown) the count may be all or
+// nothing, and the page says it cannot tell.
+function countedCut(entry) {
+  return cutShort(entry) && entry.stream_delivery_applied === true;
+}
+
 /** The entry's streamed answer as the client received it (views/assemble.js), or null when it has none:
- * a stream cut short is read only up to the content frames that reached the socket. */
+ * a stream a delivery plan cut short is read only up to the content frames that reached the socket. */
 export function assembleEntry(entry) {
   if (!hasAssembledText(entry)) return null;
-  const contentFrames = cutShort(entry) ? entry.emitted_content_frames ?? 0 : null;
+  const contentFrames = countedCut(entry) ? entry.emitted_content_frames ?? 0 : null;
   return assembleStream(entry.response_preview, { contentFrames });
 }
 
@@ -31,7 +38,10 @@ function notes(entry, result) {
   } else if (outcome && outcome !== "completed") {
     const frames = `${entry.emitted_content_frames ?? 0} content frame${entry.emitted_content_frames === 1 ? "" : "s"} written`;
     const marker = entry.terminal_marker_observed ? "terminal marker sent" : "no terminal marker";
-    let text = `Cut short: transport outcome ${outcome} (${frames}, ${marker}${entry.error_code ? `, ${entry.error_code}` : ""}). This is all the client received.`;
+    const received = countedCut(entry)
+      ? "This is all the client received."
+      : "How much of it the client read is not known: this is every frame llmts rendered.";
+    let text = `Cut short: transport outcome ${outcome} (${frames}, ${marker}${entry.error_code ? `, ${entry.error_code}` : ""}). ${received}`;
     if (entry.answer_text) text += ` llmts meant to send: “${entry.answer_text}”`;
     items.push(["cut-short", text]);
     const unsent = result.frames - result.delivered;

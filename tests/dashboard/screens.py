@@ -15,8 +15,9 @@ __all__ = ["GREEN", "capture", "colour", "fits_the_viewport"]
 GREEN = "rgb(31, 138, 76)"  # --good in style.css: the colour of a badge that says "all delivered"
 
 
-def capture(page: Any, folder: Path, name: str) -> Path:
-    """A screenshot of the page as shown, saved as ``folder/name.png`` (and for the docs when asked)."""
+def capture(page: Any, folder: Path, name: str, *, for_docs: bool = True) -> Path:
+    """A screenshot of the page as shown, saved as ``folder/name.png`` and, ``for_docs``, as the docs'
+    ``dashboard-name.png`` when ``LLMTS_DASHBOARD_SCREENSHOTS`` asks for them."""
     path = folder / f"{name}.png"
     page.screenshot(path=str(path))
     data = path.read_bytes()
@@ -25,7 +26,8 @@ def capture(page: Any, folder: Path, name: str) -> Path:
     viewport = page.viewport_size
     assert (width, height) == (viewport["width"], viewport["height"])
     assert len(data) > 10_000, f"{name}.png is {len(data)} bytes: an empty page?"
-    shot(page, name)
+    if for_docs:
+        shot(page, name)
     return path
 
 

@@ -239,7 +239,7 @@ def test_the_assembled_text_is_what_each_sdk_received(
         expect(page.locator("#response-preview-frames ol.frames")).to_be_hidden()
         expect(page.locator("#status-badge")).to_have_text("200")
         if name == "anthropic":
-            capture(page, tmp_path, "request-assembled-anthropic")
+            capture(page, tmp_path, "request-assembled-anthropic", for_docs=False)
     thoughtful = [name for name, _, got in received if got.thinking == THOUGHT]
     assert len(thoughtful) >= 7, thoughtful  # the thinking comparisons above were not all of nothing
 

@@ -110,11 +110,11 @@ def test_sessions_are_listed_by_label_searched_and_filtered_to_failed_tests(
         expect(visible.first).to_have_attribute("data-session", created["ships"].id)
         page.fill("#session-search", "tests/test_checkout.py")
         assert fits_the_viewport(page)
-        capture(page, tmp_path, "sessions-failed")
+        capture(page, tmp_path, "sessions-failed", for_docs=False)
 
         # The poll keeps the filter: a test that fails later joins the list by itself.
-        created["pays"].annotate(test_outcome="failed")
-        expect(page.locator(f"tr[data-session='{created['pays'].id}']")).to_be_visible()
+        created["retries"].annotate(test_outcome="failed")
+        expect(page.locator(f"tr[data-session='{created['retries'].id}']")).to_be_visible()
         # And the reset confirmation still works on a filtered list.
         refunds.locator("button[data-action=reset]").click()
         expect(refunds.locator(".confirm")).to_have_text(f"Reset {created['refunds'].id}?")
@@ -302,7 +302,7 @@ def test_the_page_of_a_stream_cut_short_shows_what_the_client_received(
     frames = page.locator("#response-preview-frames")
     expect(frames.locator("summary")).to_have_text("6 frames")  # role, three contents, finish, [DONE]
     expect(frames.locator("ol.frames")).to_be_hidden()
-    capture(page, tmp_path, "request-assembled")
+    capture(page, tmp_path, "request-assembled", for_docs=False)  # the docs show "request"
     frames.locator("summary").click()
     expect(frames.locator("ol.frames")).to_be_visible()
     expect(frames.locator("ol.frames li").nth(2)).to_contain_text('"content": "yes. "')

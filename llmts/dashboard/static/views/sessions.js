@@ -48,6 +48,7 @@ export function mountSessions(root, ctx) {
   failedOnly.checked = ctx.query.get("failed") === "1";
   const empty = h("p", { class: "muted", id: "sessions-empty", hidden: true }, "No session matches.");
   let latest = [];
+  let refreshedAt = "";
 
   create.addEventListener("click", async () => {
     try {
@@ -168,6 +169,7 @@ export function mountSessions(root, ctx) {
       }
     }
     latest = data;
+    refreshedAt = new Date().toLocaleTimeString();
     show();
   }
 
@@ -185,7 +187,7 @@ export function mountSessions(root, ctx) {
     const shown = visible === latest.length ? "" : `${visible} shown; `;
     summary.textContent =
       `${shown}${latest.length} session${latest.length === 1 ? "" : "s"} on this server` +
-      `${failed ? `, ${failed} failed test${failed === 1 ? "" : "s"}` : ""}; refreshed ${new Date().toLocaleTimeString()}`;
+      `${failed ? `, ${failed} failed test${failed === 1 ? "" : "s"}` : ""}; refreshed ${refreshedAt}`;
   }
 
   return poll(() => refresh().catch((error) => (summary.textContent = errorText(error))), 2000);

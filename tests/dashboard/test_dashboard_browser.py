@@ -159,7 +159,6 @@ def test_a_new_session_appears_without_reloading(page: Any, dashboard_server: Ll
         )
         expect(row.locator("td").nth(2)).to_have_text("yes")
         expect(row.locator("td").nth(5)).to_have_text("1")  # requests
-        _shot(page, "sessions")
     finally:
         created.delete()
     expect(page.locator(f"tr[data-session='{created.id}']")).to_have_count(0)

@@ -1,7 +1,10 @@
 // A session's journal: filters as in GET /admin-api/requests, pages of 100 (newest first), and on the
-// first page new requests arrive live by polling with the journal's `after` cursor.
+// first page new requests arrive live by polling with the journal's `after` cursor. Each row says what was
+// asked and answered (snippets, tool-use markers), how the answer was delivered (the badge) and where it
+// sits in its retry group.
 import { api, poll } from "../api.js";
 import { appendInSlices, clear, clock, errorText, h, sessionHash } from "../dom.js";
+import { retryAfterText, retryAttempts, shorten, statusBadge, toolMarkers } from "./entry_summary.js";
 import { connectionLink } from "./realtime.js";
 
 const PAGE = 100;
@@ -18,7 +21,10 @@ const FILTERS = [
   ["a2a_agent", "A2A agent", "text"],
   ["realtime_connection", "Connection", "text"],
 ];
-const COLUMNS = ["#", "Started", "Provider", "Operation", "Model / peer", "Status", "Stream", "Outcome", "Answered by", "ms"];
+const COLUMNS = ["#", "Started", "Provider / operation", "Model / peer", "Prompt → answer", "Status", "Outcome", "Retry", "Answered by", "ms"];
+const CELL_CLASSES = { 0: "num", 3: "target", 4: "exchange", 9: "num" }; // by column index
+const RETRY_COLUMN = 7;
+const SNIPPET = 70; // characters of a row's prompt and answer (the journal keeps 240; the title shows them)
 
 // MCP and A2A entries sit in the same timeline as the model calls; their "model" is the peer addressed.
 // A realtime turn names its model and, linked, its WebSocket connection's short id.
@@ -34,6 +40,30 @@ function outcome(entry) {
   if (entry.close_code != null) return `closed ${entry.close_code}`; // a WebSocket close frame ended the turn
   if (entry.error_code) return entry.error_code;
   return entry.transport_outcome || (entry.success ? "ok" : "failed");
+}
+
+// The latest user text and the chosen answer, one line each, then the tool-use markers.
+function exchange(entry) {
+  const lines = [];
+  if (entry.prompt_text) lines.push(h("div", { class: "snip prompt", title: entry.prompt_text }, h("span", { class: "snip-mark" }, "› "), shorten(entry.prompt_text, SNIPPET)));
+  if (entry.answer_text) lines.push(h("div", { class: "snip answer", title: entry.answer_text }, h("span", { class: "snip-mark" }, "‹ "), shorten(entry.answer_text, SNIPPET)));
+  const markers = toolMarkers(entry);
+  if (markers.length) {
+    lines.push(h("div", { class: "markers" }, markers.map((m) => h("span", { class: `marker ${m.kind}`, title: m.title }, m.text))));
+  }
+  return lines;
+}
+
+function outcomeCell(entry) {
+  const wait = retryAfterText(entry);
+  return [outcome(entry), wait ? h("div", { class: "retry-after" }, wait) : null];
+}
+
+// The operation, and how it was answered: a stream, or a WebSocket turn.
+function operationLine(entry) {
+  const transport = entry.operation === "realtime" ? "websocket" : entry.streaming ? "stream" : "";
+  const text = [entry.operation, transport].filter(Boolean).join(" · ");
+  return text ? h("div", { class: "muted op" }, text) : null;
 }
 
 function duration(entry) {
@@ -57,6 +87,8 @@ export function mountJournal(root, ctx) {
   const offset = Math.max(0, Number.parseInt(ctx.query.get("offset") || "0", 10) || 0);
   const live = offset === 0;
   const rows = new Map(); // sequence -> row
+  const shown = new Map(); // sequence -> entry, for the retry attempts among the rows
+  let places = new Map(); // request_id -> its attempt in its retry group, among the rows
   const body = h("tbody", { id: "journal-body" });
   const message = h("p", { class: "error", role: "alert" });
   const counts = h("span", { class: "muted", id: "journal-counts" });
@@ -100,26 +132,53 @@ export function mountJournal(root, ctx) {
     h("table", { class: "grid journal", id: "journal" }, h("thead", {}, h("tr", {}, COLUMNS.map((c) => h("th", {}, c)))), body),
   );
 
+  // "g1 · attempt 1/2", the group a link to the journal filtered by it.
+  function retryCell(entry) {
+    const place = places.get(entry.request_id);
+    if (!place) return "";
+    const href = sessionHash(session, "journal", { retry_group: place.group });
+    return h(
+      "span",
+      { class: "retry", "data-retry-group": place.group },
+      h("a", { href, class: "mono", title: `only retry group ${place.group}` }, place.group),
+      h("span", { class: "attempt" }, ` attempt ${place.attempt}/${place.of}`), // its own line (CSS)
+    );
+  }
+
   function fill(row, entry) {
     const href = sessionHash(session, `requests/${encodeURIComponent(entry.request_id)}`);
-    const status = entry.status == null ? "…" : String(entry.status);
-    const statusClass = entry.status == null ? "" : entry.status >= 400 ? "bad" : "good";
+    const badge = statusBadge(entry);
     const cells = [
       h("a", { href, class: "mono" }, String(entry.sequence)),
       clock(entry.started_at),
-      entry.provider,
-      entry.operation || "",
+      [entry.provider, operationLine(entry)],
       target(session, entry),
-      h("span", { class: `badge ${statusClass}` }, status),
-      entry.operation === "realtime" ? "websocket" : entry.streaming ? "stream" : "",
-      outcome(entry),
+      exchange(entry),
+      h("span", { class: `badge ${badge.cls}`, title: badge.title, "data-outcome": entry.transport_outcome || "" }, badge.text),
+      outcomeCell(entry),
+      retryCell(entry),
       answeredBy(entry),
       duration(entry),
     ];
-    row.replaceChildren(...cells.map((cell, i) => h("td", { class: i === 0 || i === 9 ? "num" : "" }, cell)));
+    row.replaceChildren(...cells.map((cell, i) => h("td", { class: CELL_CLASSES[i] }, cell)));
     row.dataset.requestId = entry.request_id;
     row.dataset.sequence = String(entry.sequence);
     row.classList.toggle("pending", !entry.completed);
+  }
+
+  // Attempt numbers depend on every row of the group: recount them, then redraw the retry cells that changed.
+  function recountRetries() {
+    const before = places;
+    places = retryAttempts([...shown.values()]);
+    for (const [sequence, row] of rows) {
+      const entry = shown.get(sequence);
+      if (!entry || !entry.retry_group) continue;
+      const was = before.get(entry.request_id);
+      const now = places.get(entry.request_id);
+      if (was && now && was.attempt === now.attempt && was.of === now.of) continue;
+      const cell = row.cells[RETRY_COLUMN];
+      if (cell) cell.replaceChildren(retryCell(entry));
+    }
   }
 
   function build(entry) {
@@ -160,6 +219,9 @@ export function mountJournal(root, ctx) {
     const { data, headers } = await api.requests(session, { ...filters, order: "desc", offset: String(offset), limit: String(PAGE) });
     cancelRender();
     rows.clear();
+    shown.clear();
+    for (const entry of data) shown.set(entry.sequence, entry);
+    places = retryAttempts(data);
     clear(body);
     cancelRender = appendInSlices(body, data, build);
     cursor = open.data.length ? open.data[0].sequence - 1 : observed;
@@ -191,6 +253,7 @@ export function mountJournal(root, ctx) {
       }
     }
     for (const entry of fresh.data) {
+      shown.set(entry.sequence, entry);
       const existing = rows.get(entry.sequence);
       if (existing) {
         fill(existing, entry);
@@ -206,8 +269,10 @@ export function mountJournal(root, ctx) {
     while (body.rows.length > PAGE) {
       const last = body.rows[body.rows.length - 1];
       rows.delete(Number(last.dataset.sequence));
+      shown.delete(Number(last.dataset.sequence));
       last.remove();
     }
+    if (fresh.data.length) recountRetries();
     newest = observed;
     const next = firstOpen != null ? firstOpen - 1 : observed;
     // A full page means more is waiting past it: advance only as far as what was seen.

@@ -1,7 +1,11 @@
-// One request: what was sent and answered (pretty-printed previews), its tool calls and results, and its
-// delivery as a timeline (plan, frames emitted, terminal marker, transport outcome, retry group).
+// One request: a streamed answer's text as the client received it, what was sent and answered
+// (pretty-printed previews, a stream's frames folded), its tool calls and results, and its delivery as a
+// timeline (plan, frames emitted, terminal marker, transport outcome, retry group).
 import { api, poll } from "../api.js";
 import { clear, errorText, h, pretty, sessionHash, when } from "../dom.js";
+import { splitFrames } from "./assemble.js";
+import { assembledSection, assembleEntry } from "./assembled.js";
+import { retryAfterText, statusBadge } from "./entry_summary.js";
 import { connectionLink, realtimeSection } from "./realtime.js";
 import { previewFrames } from "./realtime_events.js";
 
@@ -9,36 +13,28 @@ function ms(seconds, start) {
   return seconds == null ? null : Math.round((seconds - start) * 1000);
 }
 
-/** A streamed preview as frames: SSE events (their data pretty-printed) or NDJSON lines. */
+/** A streamed preview's frames, each frame's JSON pretty-printed (null when it is not split). */
 function frames(text) {
-  if (!text) return [];
-  if (/^(event|data|id|:)/m.test(text) && text.includes("\n\n")) {
-    return text
-      .split(/\n\n+/)
-      .filter((block) => block.trim())
-      .map((block) => {
-        const lines = block.split("\n");
-        const event = lines.filter((l) => l.startsWith("event:")).map((l) => l.slice(6).trim()).join(" ");
-        const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
-        return { label: event || "data", body: pretty(data || block) };
-      });
-  }
-  const lines = text.split("\n").filter((l) => l.trim());
-  if (lines.length > 1 && lines.every((l) => l.trim().startsWith("{"))) {
-    return lines.map((line, i) => ({ label: `line ${i + 1}`, body: pretty(line) }));
-  }
-  return [];
+  const { kind, frames: split } = splitFrames(text);
+  if (kind === "none" || (kind === "json" && split.length < 2)) return null; // one JSON body: not a stream
+  return split.map((frame) => ({ label: frame.label, body: frame.payload === undefined ? frame.raw : pretty(frame.payload) }));
 }
 
-function preview(title, id, text, size, truncated, streaming, realtime = false) {
+/** `delivered`: for a stream cut short, how many of its frames were sent (the rest are marked). */
+function preview(title, id, text, size, truncated, streaming, realtime = false, delivered = null) {
   const section = h("section", { class: "preview", id }, h("h2", {}, title, h("span", { class: "muted" }, ` ${size} bytes${truncated ? ", preview cut" : ""}`)));
   // A realtime turn's events are JSON messages written back to back (its audio shown as a byte count).
-  const split = realtime ? previewFrames(text, truncated) : streaming ? frames(text) : [];
+  const split = realtime ? previewFrames(text, truncated) : streaming ? frames(text) || [] : [];
   if (split.length) {
     const list = h("ol", { class: "frames" });
-    split.forEach((frame) => list.append(h("li", {}, h("span", { class: "frame-label" }, frame.label), h("pre", {}, frame.body))));
+    split.forEach((frame, index) => {
+      const unsent = delivered !== null && index >= delivered;
+      const label = unsent ? `${frame.label} (never sent: after the cut)` : frame.label;
+      list.append(h("li", { class: unsent ? "unsent" : "" }, h("span", { class: "frame-label" }, label), h("pre", {}, frame.body)));
+    });
+    // Folded: the assembled text above says what the frames carried; open them to see each one.
+    section.append(h("details", { class: "frames", id: `${id}-frames` }, h("summary", {}, `${split.length} frame${split.length === 1 ? "" : "s"}`), list));
     // No raw text beside a realtime turn's messages: it would hold the audio's base64.
-    section.append(list);
     if (!realtime) section.append(h("details", {}, h("summary", {}, "raw"), h("pre", {}, text)));
   } else {
     section.append(h("pre", { class: "json" }, text == null ? "(no body recorded)" : pretty(text)));
@@ -135,6 +131,9 @@ function facts(ctx, entry) {
     ["client answers", entry.client_answers && entry.client_answers.length ? entry.client_answers.map((a) => JSON.stringify(a)).join("\n") : null],
     ["status", entry.status],
     ["error code", entry.error_code],
+    ["retry after", retryAfterText(entry).replace(/^retry after /, "") || null],
+    ["latest user text", entry.prompt_text],
+    ["answer chosen", entry.answer_text],
     ["answered by", entry.scenario ? `${entry.scenario}${entry.response_index != null ? ` response ${entry.response_index}` : ""}` : null],
     [
       "conversation / step / turn",
@@ -157,6 +156,11 @@ function facts(ctx, entry) {
   return list;
 }
 
+function badge(entry) {
+  const { text, cls, title } = statusBadge(entry);
+  return h("span", { class: `badge ${cls}`, id: "status-badge", title }, entry.completed ? text : `${text === "…" ? "" : `${text} `}in progress`);
+}
+
 async function retryGroup(ctx, entry) {
   const { data } = await api.requests(ctx.session, { retry_group: entry.retry_group, order: "asc" });
   const list = h("ol", { class: "retry-group", id: "retry-group" });
@@ -164,7 +168,8 @@ async function retryGroup(ctx, entry) {
   for (const attempt of data) {
     const gap = previous == null ? "" : ` (+${Math.round((attempt.started_monotonic_seconds - previous) * 1000)} ms)`;
     previous = attempt.started_monotonic_seconds;
-    const label = `#${attempt.sequence} status ${attempt.status ?? "…"}${attempt.error_code ? ` ${attempt.error_code}` : ""}${gap}`;
+    const wait = retryAfterText(attempt);
+    const label = `#${attempt.sequence} status ${attempt.status ?? "…"}${attempt.error_code ? ` ${attempt.error_code}` : ""}${wait ? `, ${wait}` : ""}${gap}`;
     list.append(
       h(
         "li",
@@ -195,13 +200,16 @@ export function mountRequest(root, ctx, requestId) {
     shownComplete = entry.completed;
     if (entry.completed) stop();
     const realtime = entry.operation === "realtime";
+    const assembled = assembleEntry(entry);
+    const delivered = assembled && assembled.delivered < assembled.frames ? assembled.delivered : null;
     const parts = [
-      h("h1", {}, `Request #${entry.sequence} `, h("span", { class: `badge ${entry.status >= 400 || entry.success === false ? "bad" : "good"}` }, String(entry.status ?? "in progress"))),
+      h("h1", {}, `Request #${entry.sequence} `, badge(entry)),
+      assembledSection(entry, assembled),
       facts(ctx, entry),
       realtime ? realtimeSection(ctx, entry) : null,
       h("section", {}, h("h2", {}, "Delivery"), timeline(entry)),
       preview("Request", "request-preview", entry.request_preview, entry.request_bytes, entry.request_truncated, false),
-      preview("Response", "response-preview", entry.response_preview, entry.response_bytes, entry.response_truncated, entry.streaming, realtime),
+      preview("Response", "response-preview", entry.response_preview, entry.response_bytes, entry.response_truncated, entry.streaming, realtime, delivered),
       toolTable("Tool calls the answer made", "response-tool-calls", entry.response_tool_calls, "call"),
       toolTable("Tool calls in the request's history", "request-tool-calls", entry.request_tool_calls, "call"),
       toolTable("Tool results the request sent back", "tool-results", entry.tool_results, "result"),

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from llmts.client import SessionClient
-from llmts.schema.verify import VerificationResult
+from llmts.schema.verify import VerificationRequest, VerificationResult
 
 __all__ = [
     "KEEP_CHOICES",
@@ -54,6 +54,7 @@ _KEPT_PROPERTY = "llmts_dashboard"
 
 _REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
 _VERDICT = pytest.StashKey[VerificationResult]()
+_EXPECTATION = pytest.StashKey[VerificationRequest]()
 
 
 def add_failure_options(parser: pytest.Parser, group: Any) -> None:
@@ -138,7 +139,11 @@ class FailureLoop:
         item.stash.setdefault(_REPORTS, {})[report.when] = report
 
     @staticmethod
-    def record_verdict(item: pytest.Item, verdict: VerificationResult) -> None:
+    def record_verdict(
+        item: pytest.Item, expectation: VerificationRequest, verdict: VerificationResult
+    ) -> None:
+        """The test's own verification (``llmts_expect``): shown in its report and its trace."""
+        item.stash[_EXPECTATION] = expectation
         item.stash[_VERDICT] = verdict
 
     @staticmethod
@@ -264,11 +269,8 @@ class FailureLoop:
             if report.longrepr is not None and outcome.name != "passed":
                 test["longrepr"] = _shortened(str(report.longrepr), _LONGREPR_CHARS)
         verdict = item.stash.get(_VERDICT, None)
-        export = collect_trace_export(
-            session,
-            test=test,
-            verification=verdict.model_dump(mode="json") if verdict is not None else None,
-        )
+        expectation = item.stash.get(_EXPECTATION, None)
+        export = collect_trace_export(session, test=test, verification=verdict, expectation=expectation)
         self.trace_dir.mkdir(parents=True, exist_ok=True)
         return write_trace(self.trace_path(item), export)
 

@@ -438,8 +438,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     funcargs = getattr(item, "funcargs", {})
     expect = funcargs.get("llmts_expect")
     if isinstance(expect, LlmtsExpectations) and expect.active:
-        verdict = expect.verify()
-        FailureLoop.record_verdict(item, verdict)
+        expectation = expect.verification_request()
+        verdict = expect.session.verify(expectation, conversation=expect.conversation)
+        FailureLoop.record_verdict(item, expectation, verdict)
         if not verdict.passed:
             pytest.fail(f"llmts: {verdict.report()}", pytrace=False)
     return result

@@ -70,6 +70,7 @@ class DeliveryOutcome(Protocol):
     stream_delivery: StreamDelivery | None
     stream_delivery_applied: bool
     emitted_content_frames: int
+    emitted_bytes: int
     terminal_marker_observed: bool
     transport_outcome: str | None
     first_frame_at: float | None
@@ -233,6 +234,11 @@ class JournalRecord:
             self.pacing_planned_ms = evidence.pacing_planned_ms
         if self.success and (evidence.transport_outcome != "completed" or damaged):
             self.success = False
+        if evidence.stream_delivery_applied and evidence.emitted_bytes < self.response_bytes:
+            # A fault plan cut the stream: the preview keeps what was written, not what was rendered.
+            self.response_bytes = evidence.emitted_bytes
+            if self.response_preview is not None and len(self.response_preview) > evidence.emitted_bytes:
+                self.response_preview = self.response_preview[: evidence.emitted_bytes]
 
     def rpc_error(self, code: str) -> None:
         """A JSON-RPC error answered with a 2xx status (MCP, A2A): the request failed all the same."""

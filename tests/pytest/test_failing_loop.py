@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,6 +67,7 @@ def test_agent_passes(llmts_session, llmts_openai):
 
 def test_story_fails_on_a_cut_stream(llmts_session, llmts_openai):
     llmts_session.configure({"scenarios": [{"id": "storyteller", "responses": [{
+        "text": "Once upon a time a robot dreamt.",
         "chunks": ["Once ", "upon ", "a ", "time ", "a robot ", "dreamt."],
         "stream_delivery": {"mode": "early_clean_end", "after_content_frames": 2},
     }]}]})
@@ -111,7 +113,7 @@ def _traces(directory: Path) -> dict[str, Path]:
 
 
 def test_a_failed_run_under_xdist_reports_traces_and_stops_its_server(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, chromium: Any
 ) -> None:
     monkeypatch.delenv("LLMTS_URL", raising=False)
     pytester.makepyfile(test_app=PROJECT)
@@ -142,6 +144,45 @@ def test_a_failed_run_under_xdist_reports_traces_and_stops_its_server(
     assert (traces / "notes.html").read_text() == "the user's own file"
     html = (traces / trace_file_name(_NODE)).read_text()
     assert 'id="llmts-trace-data"' in html and _NODE in html
+    assert "llmts: where to look" in output and trace_file_name(_NODE) in output.split("where to look")[1]
+
+    _open_story_trace(chromium, traces / trace_file_name(_NODE), tmp_path)
+
+
+def _open_story_trace(chromium: Any, path: Path, tmp_path: Path) -> None:
+    """The cut-short story's trace, in Chromium with every request but the file's refused."""
+    from tests.dashboard.browser import configured_expect
+
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    attempted: list[str] = []
+    problems: list[str] = []
+
+    def refuse(route: Any) -> None:
+        attempted.append(route.request.url)
+        route.continue_() if route.request.url.startswith("file://") else route.abort()
+
+    context.route("**/*", refuse)
+    context.set_offline(True)
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+        expect = configured_expect()
+        page.goto(path.as_uri())
+        expect(page.locator("#trace-banner")).to_have_attribute("data-outcome", "failed")
+        expect(page.locator("#trace-test")).to_have_text(_NODE)
+        row = page.locator("#journal-body tr[data-sequence='1']")
+        expect(row).to_contain_text("early_end")
+        expect(row).to_contain_text("storyteller")
+        page.screenshot(path=str(tmp_path / "story-journal.png"), full_page=True)
+        row.locator("a").first.click()
+        expect(page.locator("#timeline")).to_contain_text("early_clean_end after 2 content frame(s)")
+        expect(page.locator("#timeline")).to_contain_text("no terminal marker")
+        page.screenshot(path=str(tmp_path / "story-request.png"), full_page=True)
+    finally:
+        context.close()
+    assert set(attempted) == {path.as_uri()}, attempted
+    assert problems == []
 
 
 def test_an_attached_server_keeps_the_failed_tests_sessions_for_the_dashboard(

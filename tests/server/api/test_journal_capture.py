@@ -284,3 +284,32 @@ def test_connection_faults_are_recorded_without_a_response(llmts_session: Sessio
     (entry,) = llmts_session.requests()
     assert (entry["status"], entry["success"], entry["transport_outcome"]) == (None, False, "aborted")
     assert entry["request_preview"] and entry["response_preview"] is None
+
+
+@pytest.mark.parametrize(
+    ("delivery", "outcome"),
+    [
+        ({"mode": "early_clean_end", "after_content_frames": 2}, "early_end"),
+        ({"mode": "truncate_bytes", "after_content_frames": 2, "cut_bytes": 9}, "early_end"),
+    ],
+)
+def test_a_stream_cut_short_keeps_only_what_was_written(
+    llmts_session: SessionClient, delivery: dict[str, Any], outcome: str
+) -> None:
+    """The preview of a stream a fault cut short is what the client got, not the frames llmts rendered."""
+    chunks = ["Once ", "upon ", "a time", " there was", " a robot."]
+    response = {"text": "".join(chunks), "chunks": chunks, "stream_delivery": delivery}
+    llmts_session.configure({"scenarios": [{"responses": [response]}]})
+    received = b""
+    client = _client(llmts_session)
+    with client.chat.completions.with_streaming_response.create(
+        model=MODEL, messages=USER_HI, stream=True
+    ) as response:
+        for data in response.iter_bytes():
+            received += data
+
+    (entry,) = llmts_session.requests()
+    assert entry["transport_outcome"] == outcome
+    assert entry["response_preview"] == received.decode()
+    assert entry["response_bytes"] == len(received) and not entry["response_truncated"]
+    assert "a time" not in entry["response_preview"] and "[DONE]" not in entry["response_preview"]

@@ -32,11 +32,19 @@ def read_fixtures_file(path: str | Path) -> Any:
         try:
             return yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise FixturesFileError(f"{path}: not valid YAML: {exc}") from None
+            raise FixturesFileError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise FixturesFileError(f"{path}: not valid JSON: {exc}") from None
+
+
+def _yaml_problem(error: Any) -> str:
+    """PyYAML's multi-line message as one line: the problem and where (1-based line and column)."""
+    problem, mark = getattr(error, "problem", None), getattr(error, "problem_mark", None)
+    if problem and mark is not None:
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return " ".join(str(error).split())
 
 
 def load_fixtures_file(path: str | Path) -> SessionConfig:

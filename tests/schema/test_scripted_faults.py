@@ -313,3 +313,81 @@ def test_delay_then_continue_on_a_conversation_step(llmts_session: SessionClient
         "completed",
         True,
     )
+
+
+def _every_error(session: SessionClient, model: str) -> None:
+    """One scenario answering each ready-made error once, in the order of ``ERRORS``."""
+    scenario = ConfigBuilder().models(model).scenario()
+    scenario.rate_limited(1).quota_exceeded().server_error().service_unavailable().overloaded()
+    session.configure(scenario.bad_request("No such tool.").context_length_exceeded())
+
+
+@pytest.mark.sdk
+def test_anthropic_raises_its_own_exception_for_each_error(llmts_session: SessionClient) -> None:
+    _every_error(llmts_session, "claude-sonnet-4-6")
+    client = llmts_session.anthropic_client(max_retries=0)
+    raised = []
+    for _ in ERRORS:
+        with pytest.raises(anthropic.APIStatusError) as error:
+            client.messages.create(model="claude-sonnet-4-6", max_tokens=16, messages=USER_HI)
+        raised.append(type(error.value))
+
+    assert raised == [
+        anthropic.RateLimitError,
+        anthropic.RateLimitError,
+        anthropic.InternalServerError,
+        anthropic.ServiceUnavailableError,
+        anthropic.OverloadedError,
+        anthropic.BadRequestError,
+        anthropic.BadRequestError,
+    ]
+
+
+@pytest.mark.sdk
+def test_google_genai_raises_client_and_server_errors_with_googles_status(
+    llmts_session: SessionClient,
+) -> None:
+    from google.genai import errors
+
+    _every_error(llmts_session, "gemini-2.5-flash")
+    client = llmts_session.gemini_client()
+    raised = []
+    for _ in ERRORS:
+        with pytest.raises(errors.APIError) as error:
+            client.models.generate_content(model="gemini-2.5-flash", contents="Hi")
+        raised.append((type(error.value), error.value.code, error.value.status))
+
+    assert raised == [
+        (errors.ClientError, 429, "RESOURCE_EXHAUSTED"),
+        (errors.ClientError, 429, "RESOURCE_EXHAUSTED"),
+        (errors.ServerError, 500, "INTERNAL"),
+        (errors.ServerError, 503, "UNAVAILABLE"),
+        (errors.ServerError, 529, "INTERNAL"),
+        (errors.ClientError, 400, "INVALID_ARGUMENT"),
+        (errors.ClientError, 400, "INVALID_ARGUMENT"),
+    ]
+
+
+@pytest.mark.sdk
+def test_boto3_raises_the_modelled_bedrock_exceptions(llmts_session: SessionClient) -> None:
+    import botocore.config
+    import botocore.exceptions
+
+    model = "anthropic.claude-3-5-haiku-20241022-v1:0"
+    _every_error(llmts_session, model)
+    client = llmts_session.bedrock_client(config=botocore.config.Config(retries={"total_max_attempts": 1}))
+    raised = []
+    for _ in ERRORS:
+        with pytest.raises(botocore.exceptions.ClientError) as error:
+            client.converse(modelId=model, messages=[{"role": "user", "content": [{"text": "Hi"}]}])
+        raised.append(error.value.response["Error"]["Code"])
+
+    assert raised == [
+        "ThrottlingException",
+        "ThrottlingException",
+        "InternalServerException",
+        "ServiceUnavailableException",
+        "InternalServerException",
+        "ValidationException",
+        "ValidationException",
+    ]

@@ -10,13 +10,9 @@ and an exit status: 1 when the server refused or could not be reached or a file 
 from __future__ import annotations
 
 import argparse
-import http.client
-import json
 import os
 import re
-import shutil
 import sys
-import urllib.error
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -188,8 +184,12 @@ def _journal(args: argparse.Namespace) -> None:
     session = server.session(_check_id(args.id, "ID"))
     entries = _calling(server, lambda: _all_entries(session))
     if args.format == "json":
+        import json
+
         print(json.dumps(entries, ensure_ascii=False, indent=2))
         return
+    import shutil
+
     from llmts.client.journal_table import journal_table
 
     width = args.width or shutil.get_terminal_size((120, 24)).columns
@@ -265,6 +265,9 @@ def _all_entries(session: SessionClient) -> list[dict[str, Any]]:
 
 def _calling(server: LlmTestServer, call: Callable[[], _T]) -> _T:
     """``call()``, with what can go wrong talking to ``server`` turned into one line for the user."""
+    import http.client  # here, with the client: the server's arbiter imports this module and calls nothing
+    import urllib.error
+
     from llmts.client import ServerError
 
     try:

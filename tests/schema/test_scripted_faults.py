@@ -5,6 +5,7 @@ the official SDKs do with them against a real server."""
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from typing import Any
 
@@ -171,6 +172,20 @@ def test_builders_write_the_configuration_json_a_test_would_write_by_hand() -> N
     assert steps[0]["response"] == {"text": "Hi.", "stream_delivery": {"mode": "empty_response"}}
     assert steps[1]["response"]["error"]["code"] == "context_length_exceeded"
     built.build()  # and it is a valid configuration
+
+
+def test_mcp_and_a2a_results_take_them_too() -> None:
+    config = (
+        ConfigBuilder().mcp_server("files").tool("search").text("found", stream_delivery=stall(delay_ms=50))
+    )
+    config.config.a2a_agent("helper").text("On it.", stream_delivery=reset_before_headers())
+
+    data = json.loads(json.dumps(config.config.to_dict()))  # plain JSON all the way down
+
+    result = data["mcp_servers"][0]["tools"][0]["results"][0]
+    assert result["stream_delivery"] == {"mode": "stall", "after_content_frames": 1, "delay_ms": 50}
+    assert data["a2a_agents"][0]["responses"][0]["stream_delivery"] == {"mode": "reset_before_headers"}
+    config.build()
 
 
 def test_a_step_still_takes_one_response() -> None:

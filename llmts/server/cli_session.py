@@ -186,14 +186,18 @@ def _journal(args: argparse.Namespace) -> None:
     if args.format == "json":
         import json
 
-        print(json.dumps(entries, ensure_ascii=False, indent=2))
+        print(json.dumps(entries, indent=2))  # ASCII: any terminal or pipe takes it
         return
     import shutil
 
     from llmts.client.journal_table import journal_table
 
     width = args.width or shutil.get_terminal_size((120, 24)).columns
-    print(journal_table(entries, width=width, max_rows=args.max_rows))
+    table = journal_table(entries, width=width, max_rows=args.max_rows)
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:  # a terminal that cannot show a character gets "?" rather than a traceback
+        reconfigure(errors="replace")
+    print(table)
 
 
 def _delete(args: argparse.Namespace) -> None:

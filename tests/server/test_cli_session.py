@@ -122,6 +122,19 @@ def test_create_configure_journal_delete_as_a_script_would(
         assert second.split()[:4] == ["2", "openai/chat.completions", MODEL, "429"]
         assert "rate_limit_exceeded retry 2s" in second
 
+        # A terminal that cannot show "…" gets "?" instead, not a traceback.
+        narrow = _llmts(
+            "session",
+            "journal",
+            session_id,
+            "--width",
+            "70",
+            *_server_args(llmts_server),
+            env={"PYTHONIOENCODING": "ascii"},
+        )
+        assert narrow.returncode == 0 and narrow.stderr == ""
+        assert "?" in narrow.stdout and narrow.stdout.isascii()
+
         as_json = _llmts("session", "journal", session_id, "--format", "json", *_server_args(llmts_server))
         entries = json.loads(as_json.stdout)
         assert [(e["sequence"], e["status"]) for e in entries] == [(1, 200), (2, 429)]

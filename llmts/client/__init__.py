@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from llmts.client.control import DEFAULT_API_KEY, ServerError, new_session_id
 from llmts.client.conversations import ConversationClient
+from llmts.client.journal_table import journal_table
 from llmts.client.server import LlmTestServer
 from llmts.client.session import SessionClient
 
@@ -24,5 +25,6 @@ __all__ = [
     "LlmTestServer",
     "ServerError",
     "SessionClient",
+    "journal_table",
     "new_session_id",
 ]

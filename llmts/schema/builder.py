@@ -43,6 +43,7 @@ from llmts.schema.fixtures import TerminalPolicy
 from llmts.schema.mcp_builder import McpServerBuilder
 from llmts.schema.operations import Operation
 from llmts.schema.predicates import PREDICATES_BY_NAME
+from llmts.schema.response_builder import ResponseMethods
 from llmts.schema.validation import parse_part, parse_session_config
 
 __all__ = ["ChildBuilder", "ConfigBuilder", "ConversationBuilder", "ScenarioBuilder", "StepBuilder"]
@@ -251,71 +252,20 @@ class ConfigBuilder:
         return parse_session_config(self.to_dict())
 
 
-class ScenarioBuilder(ChildBuilder):
+class ScenarioBuilder(ChildBuilder, ResponseMethods):
+    """A scenario: each response method appends an answer to its queue (``ResponseMethods`` has the chat
+    answers and errors; the other operations' answers are here)."""
+
     def __init__(self, parent: ConfigBuilder, **fields: Any) -> None:
         super().__init__(parent, **fields)
         self._responses: list[dict[str, Any]] = []
 
-    def _add(self, response: dict[str, Any], delay_ms: int, usage: dict[str, int] | None) -> ScenarioBuilder:
-        if delay_ms:
-            response["delay_ms"] = delay_ms
-        if usage:
-            response["usage"] = usage
-        self._responses.append(response)
+    def _respond(self, fixture: dict[str, Any]) -> ScenarioBuilder:
+        self._responses.append(fixture)
         return self
 
-    def text(
-        self,
-        text: str,
-        *,
-        chunks: list[str] | None = None,
-        delay_ms: int = 0,
-        usage: dict[str, int] | None = None,
-    ) -> ScenarioBuilder:
-        response: dict[str, Any] = {"text": text}
-        if chunks is not None:
-            response["chunks"] = chunks
-        return self._add(response, delay_ms, usage)
-
-    def json(self, value: Any, *, delay_ms: int = 0, usage: dict[str, int] | None = None) -> ScenarioBuilder:
-        return self._add({"json": value}, delay_ms, usage)
-
-    def tool_call(
-        self,
-        name: str,
-        arguments: Any = None,
-        *,
-        id: str | None = None,
-        delay_ms: int = 0,
-        usage: dict[str, int] | None = None,
-    ) -> ScenarioBuilder:
-        call: dict[str, Any] = {"name": name, "arguments": {} if arguments is None else arguments}
-        if id is not None:
-            call["id"] = id
-        return self._add({"tool_calls": [call]}, delay_ms, usage)
-
-    def tool_calls(
-        self, *calls: dict[str, Any], delay_ms: int = 0, usage: dict[str, int] | None = None
-    ) -> ScenarioBuilder:
-        """Parallel tool calls, each ``{"name", "arguments", "id"?}``."""
-        return self._add({"tool_calls": [dict(call) for call in calls]}, delay_ms, usage)
-
-    def error(
-        self,
-        status: int,
-        code: str,
-        message: str,
-        *,
-        retry_after: float | None = None,
-        type: str | None = None,
-        should_retry: bool | None = None,
-        delay_ms: int = 0,
-    ) -> ScenarioBuilder:
-        error: dict[str, Any] = {"status": status, "code": code, "message": message}
-        for key, value in (("retry_after", retry_after), ("type", type), ("should_retry", should_retry)):
-            if value is not None:
-                error[key] = value
-        return self._add({"error": error}, delay_ms, None)
+    def _add(self, response: dict[str, Any], delay_ms: int, usage: dict[str, int] | None) -> ScenarioBuilder:
+        return self._answer(response, delay_ms, usage)
 
     def items(self, *items: Any, delay_ms: int = 0, usage: dict[str, int] | None = None) -> ScenarioBuilder:
         """OpenAI Responses native output items (docs/native-tools.md), each a dict with ``kind`` or a
@@ -386,12 +336,6 @@ class ScenarioBuilder(ChildBuilder):
             {"audio": {"format": audio_format, "b64": base64.b64encode(data).decode()}}, delay_ms, None
         )
 
-    def response(self, fixture: dict[str, Any]) -> ScenarioBuilder:
-        """Any response fixture as its JSON, e.g. a realistic answer (docs/realistic-answers.md):
-        ``{"reasoning": {...}, "text": ..., "tool_calls": [...]}``, ``{"refusal": ...}``."""
-        self._responses.append(dict(fixture))
-        return self
-
     def to_dict(self) -> dict[str, Any]:
         return {**self._fields, "responses": list(self._responses)}
 
@@ -415,7 +359,9 @@ class ConversationBuilder(ChildBuilder):
         return {**self._fields, "steps": [step.to_dict() for step in self._steps]}
 
 
-class StepBuilder:
+class StepBuilder(ResponseMethods):
+    """A conversation step: its predicates, its one response (``ResponseMethods``) and where it leads."""
+
     def __init__(self, graph: ConversationBuilder, id: str) -> None:
         self._graph = graph
         self._id = id
@@ -475,63 +421,13 @@ class StepBuilder:
     def when_latest_json_value(self, path: str, value: Any) -> StepBuilder:
         return self.when(latest_json_value=(path, value))
 
-    # --- the response (exactly one) -------------------------------------------------------------------
+    # --- the response (exactly one; the methods are ResponseMethods') ------------------------------
 
-    def response(self, fixture: dict[str, Any]) -> StepBuilder:
-        """A response fixture as its JSON (``{"text": ...}``, ``{"error": {...}}``...)."""
+    def _respond(self, fixture: dict[str, Any]) -> StepBuilder:
         if self._response is not None:
             raise ValueError(f"step {self._id!r} already has a response")
-        self._response = dict(fixture)
+        self._response = fixture
         return self
-
-    def _fixture(self, fixture: dict[str, Any], delay_ms: int, extra: dict[str, Any]) -> StepBuilder:
-        if delay_ms:
-            fixture["delay_ms"] = delay_ms
-        fixture.update({key: value for key, value in extra.items() if value is not None})
-        return self.response(fixture)
-
-    def text(
-        self,
-        text: str,
-        *,
-        chunks: list[str] | None = None,
-        delay_ms: int = 0,
-        usage: dict[str, int] | None = None,
-        stream_delivery: dict[str, Any] | None = None,
-    ) -> StepBuilder:
-        extra = {"chunks": chunks, "usage": usage, "stream_delivery": stream_delivery}
-        return self._fixture({"text": text}, delay_ms, extra)
-
-    def json(self, value: Any, *, delay_ms: int = 0, usage: dict[str, int] | None = None) -> StepBuilder:
-        return self._fixture({"json": value}, delay_ms, {"usage": usage})
-
-    def tool_call(
-        self, name: str, arguments: Any = None, *, id: str | None = None, delay_ms: int = 0
-    ) -> StepBuilder:
-        call: dict[str, Any] = {"name": name, "arguments": {} if arguments is None else arguments}
-        if id is not None:
-            call["id"] = id
-        return self._fixture({"tool_calls": [call]}, delay_ms, {})
-
-    def tool_calls(self, *calls: dict[str, Any], delay_ms: int = 0) -> StepBuilder:
-        """Parallel tool calls, each ``{"name", "arguments", "id"?}``."""
-        return self._fixture({"tool_calls": [dict(call) for call in calls]}, delay_ms, {})
-
-    def error(
-        self,
-        status: int,
-        code: str,
-        message: str,
-        *,
-        retry_after: float | None = None,
-        should_retry: bool | None = None,
-        delay_ms: int = 0,
-    ) -> StepBuilder:
-        error: dict[str, Any] = {"status": status, "code": code, "message": message}
-        for key, value in (("retry_after", retry_after), ("should_retry", should_retry)):
-            if value is not None:
-                error[key] = value
-        return self._fixture({"error": error}, delay_ms, {})
 
     # --- where the graph goes next -------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar
 
 from llmts.schema.fixtures import TerminalPolicy
+from llmts.schema.response_builder import fixture_json
 
 __all__ = ["McpServerBuilder", "McpToolBuilder"]
 
@@ -246,7 +247,7 @@ class McpToolBuilder(Generic[_P]):
         when = options.pop("when", None)
         if when is not None:
             result["when"] = {"arguments": when}
-        result.update(_given(**options))
+        result.update(fixture_json(_given(**options)))  # a ``stream_delivery=stall(...)`` is dumped
         if result.get("list_roots") is False:
             del result["list_roots"]
         if result.get("delay_ms") == 0:

@@ -1,17 +1,18 @@
-"""``llmts serve`` and ``llmts env``: the command line (docs/server.md)."""
+"""The command line: ``llmts serve`` here; ``llmts env`` and ``llmts session`` in ``cli_session.py``,
+``llmts show`` in ``cli_show.py`` (docs/server.md, docs/cli.md)."""
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from llmts import __version__
-from llmts.catalog.sdk_env import SHELLS
+from llmts.server.cli_session import add_env_command, add_session_command, run_client_command
+from llmts.server.cli_show import add_show_command
 from llmts.server.http.timeouts import DEFAULT_MAX_BODY_BYTES, TIMEOUT_ENV, Timeouts
 from llmts.server.process.gunicorn_app import DEFAULT_WORKER_CLASS, LOG_FORMATS, WORKER_CLASSES
 from llmts.server.realtime.settings import REALTIME_ENV, RealtimeSettings
@@ -21,9 +22,6 @@ if TYPE_CHECKING:
     from llmts.server.process.tls import TlsFiles
 
 __all__ = ["main"]
-
-# Session ids as the server mints them (``ses_`` + hex) or chosen ones; never a path.
-_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 def _env_int(name: str, default: int) -> int:
@@ -110,29 +108,9 @@ def _parser() -> argparse.ArgumentParser:
         help="append one JSON line to this file each time the worker dies and gunicorn replaces it "
         "(docs/deployment.md)",
     )
-    env = commands.add_parser(
-        "env",
-        help="print the environment that points the official SDKs at a session",
-        description='Print the SDK environment variables for a session, e.g. eval "$(llmts env)".',
-    )
-    env.add_argument(
-        "--url",
-        default=os.environ.get("LLMTS_URL"),
-        help="the server's base URL (default: $LLMTS_URL, else http://$LLMTS_HOST:$LLMTS_PORT)",
-    )
-    env.add_argument("--session", default="default", help="session id (default: the default session)")
-    env.add_argument("--shell", choices=SHELLS, default="sh", help="output syntax (default: sh)")
-    env.add_argument(
-        "--control-key",
-        default=os.environ.get("LLMTS_CONTROL_KEY"),
-        help="to read the session's provider_credentials from a server that has a control key",
-    )
-    env.add_argument(
-        "--ca-file",
-        default=os.environ.get("LLMTS_CA_FILE") or None,
-        help="the certificate of an https server (llmts serve --tls): trusted for the control call and "
-        "printed as NODE_EXTRA_CA_CERTS ($LLMTS_CA_FILE; docs/tls.md)",
-    )
+    add_env_command(commands)
+    add_session_command(commands)
+    add_show_command(commands)
     return parser
 
 
@@ -251,30 +229,10 @@ def _realtime(args: argparse.Namespace) -> RealtimeSettings:
     return replace(from_env, **given)
 
 
-def _print_env(args: argparse.Namespace) -> int:
-    """Credentials come from the session's configuration when the server answers, else the default key."""
-    from llmts.client import LlmTestServer
-
-    if not _SESSION_ID.fullmatch(args.session):
-        print(f"llmts: --session {args.session!r} is not a session id", file=sys.stderr)
-        return 2
-    url = args.url or (
-        f"http://{os.environ.get('LLMTS_HOST', '127.0.0.1')}:{os.environ.get('LLMTS_PORT', '8080')}"
-    )
-    if not url.startswith(("http://", "https://")):
-        print(f"llmts: --url {url!r} must start with http:// or https://", file=sys.stderr)
-        return 2
-    session = LlmTestServer(url, control_key=args.control_key, ca_file=args.ca_file).session(args.session)
-    from llmts.catalog.sdk_env import render_environment
-
-    sys.stdout.write(render_environment(session.sdk_environment(), args.shell))
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.command == "env":
-        return _print_env(args)
+    if args.command != "serve":
+        return run_client_command(args)
     fixtures = None
     if args.fixtures:
         # Only with --fixtures: the schema is the worker's, the arbiter of a plain ``llmts serve`` never

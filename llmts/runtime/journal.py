@@ -162,6 +162,9 @@ class JournalRecord:
     # and the answer's text, each at most ``SNIPPET_CHARS`` characters (a longer one ends with "…").
     prompt_text: str | None = None
     answer_text: str | None = None
+    # The answer's stream chunks, held from the completion until the delivery's evidence says how many
+    # were written (a stream a fault cut short is journaled with the text it delivered), then dropped.
+    answer_chunks: tuple[str, ...] = ()
     # Bytes the journal accounts for this record while it holds it; 0 once evicted (or never held).
     accounted: int = 0
 
@@ -205,6 +208,7 @@ class JournalRecord:
         """The runtime's committed answer: its response index, wire time and token usage."""
         usage = completion.usage
         self.answer_text = snippet(completion.output.text)
+        self.answer_chunks = completion.output.chunks
         self.replayed = replayed
         self.response_index = completion.response_index
         self.wire_created_at = completion.created_at
@@ -235,10 +239,14 @@ class JournalRecord:
         if self.success and (evidence.transport_outcome != "completed" or damaged):
             self.success = False
         if evidence.stream_delivery_applied and evidence.emitted_bytes < self.response_bytes:
-            # A fault plan cut the stream: the preview keeps what was written, not what was rendered.
+            # A fault plan cut the stream: the preview keeps what was written, not what was rendered, and
+            # the answer's snippet the text of the content frames that went out.
             self.response_bytes = evidence.emitted_bytes
             if self.response_preview is not None and len(self.response_preview) > evidence.emitted_bytes:
                 self.response_preview = self.response_preview[: evidence.emitted_bytes]
+            if self.answer_chunks:
+                self.answer_text = snippet("".join(self.answer_chunks[: evidence.emitted_content_frames]))
+        self.answer_chunks = ()
 
     def rpc_error(self, code: str) -> None:
         """A JSON-RPC error answered with a 2xx status (MCP, A2A): the request failed all the same."""
@@ -428,6 +436,7 @@ _DERIVED = frozenset(
         "peer_bytes",
         "client_answers",
         "client_events",
+        "answer_chunks",
     }
 )
 _PLAIN_FIELDS = tuple(f.name for f in fields(JournalRecord) if f.name not in _DERIVED)

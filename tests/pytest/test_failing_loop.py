@@ -116,6 +116,7 @@ def test_a_failed_run_under_xdist_reports_traces_and_stops_its_server(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, chromium: Any
 ) -> None:
     monkeypatch.delenv("LLMTS_URL", raising=False)
+    pytester.makeini("[pytest]\n")  # the project's rootdir: node ids are test_app.py::...
     pytester.makepyfile(test_app=PROJECT)
     traces = tmp_path / "traces"
     traces.mkdir()
@@ -123,7 +124,7 @@ def test_a_failed_run_under_xdist_reports_traces_and_stops_its_server(
     (traces / "notes.html").write_text("the user's own file")
 
     result = pytester.runpytest_subprocess(
-        "-n", "2", "-p", "no:cacheprovider", "--llmts-trace-dir", str(traces), "-rfE"
+        "-n", "2", "-p", "no:cacheprovider", f"--llmts-trace-dir={traces}", "-rfE"
     )
 
     result.assert_outcomes(passed=2, failed=2, skipped=1)
@@ -189,6 +190,7 @@ def test_an_attached_server_keeps_the_failed_tests_sessions_for_the_dashboard(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, llmts_server: LlmTestServer, tmp_path: Path
 ) -> None:
     monkeypatch.delenv("LLMTS_URL", raising=False)
+    pytester.makeini("[pytest]\n")  # the project's rootdir: node ids are test_app.py::...
     pytester.makepyfile(test_app=PROJECT)
 
     result = run_in_process(
@@ -222,13 +224,14 @@ def test_keep_and_trace_choices(
     trace: str,
 ) -> None:
     monkeypatch.delenv("LLMTS_URL", raising=False)
+    pytester.makeini("[pytest]\n")  # the project's rootdir: node ids are test_app.py::...
     pytester.makepyfile(test_app=PROJECT)
     traces = tmp_path / "traces"
 
     result = run_in_process(
         pytester,
         "-p", "no:xdist", "-p", "no:cacheprovider", "--llmts-url", llmts_server.url,
-        "--llmts-keep", keep, "--llmts-trace", trace, "--llmts-trace-dir", str(traces),
+        "--llmts-keep", keep, "--llmts-trace", trace, f"--llmts-trace-dir={traces}",
         preload=("openai",),
     )  # fmt: skip
 

@@ -5,16 +5,43 @@ without an interpreter start-up per run. Runs whose subject is pytest-xdist or t
 from __future__ import annotations
 
 import importlib
+import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
+from _pytest import pytester as _pytester
 
 __all__ = ["run_in_process"]
 
 
+class _KeepLibraries(_pytester.SysModulesSnapshot):
+    """pytester forgets every module an inner run imported. For a library (an SDK's HTTP client, first
+    connecting inside the run) that would leave two copies of a lazily imported module, whose exception
+    classes then differ from the ones the library's other modules catch: later tests in this process
+    would see raw transport errors. So only the run's own modules (its files and conftests, under
+    ``root``) are forgotten; libraries it loaded stay."""
+
+    def __init__(self, root: Path) -> None:
+        def keep(name: str) -> bool:
+            location = getattr(sys.modules.get(name), "__file__", None)
+            return location is not None and not Path(location).resolve().is_relative_to(root)
+
+        super().__init__(preserve=keep)
+
+
 def run_in_process(pytester: pytest.Pytester, *args: str, preload: tuple[str, ...] = ()) -> pytest.RunResult:
-    """Run pytest on ``pytester``'s files with ``args``. pytester forgets the modules a run imported, so the
-    SDKs the inner tests use are imported here first (``preload``), once, instead of by every run. llmts is
-    imported already, so pytest would warn that it cannot rewrite llmts's asserts: that warning is off."""
+    """Run pytest on ``pytester``'s files with ``args``. The SDKs the inner tests use are imported here
+    first (``preload``), once, instead of by every run. llmts is imported already, so pytest would warn
+    that it cannot rewrite llmts's asserts: that warning is off."""
     for name in preload:
         importlib.import_module(name)
-    return pytester.runpytest_inprocess("-W", "ignore::pytest.PytestAssertRewriteWarning", *args)
+    # Both of pytester's snapshots: the one around the run and the one it restores at the test's end.
+    root = pytester.path.resolve()
+    pytester._sys_modules_snapshot = _KeepLibraries(root)  # type: ignore[attr-defined]
+    patch: Any = pytest.MonkeyPatch()
+    patch.setattr(_pytester, "SysModulesSnapshot", lambda preserve=None: _KeepLibraries(root))
+    try:
+        return pytester.runpytest_inprocess("-W", "ignore::pytest.PytestAssertRewriteWarning", *args)
+    finally:
+        patch.undo()

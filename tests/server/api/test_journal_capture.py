@@ -313,3 +313,4 @@ def test_a_stream_cut_short_keeps_only_what_was_written(
     assert entry["response_preview"] == received.decode()
     assert entry["response_bytes"] == len(received) and not entry["response_truncated"]
     assert "a time" not in entry["response_preview"] and "[DONE]" not in entry["response_preview"]
+    assert entry["answer_text"] == "Once upon "  # the text of the two content frames written

@@ -42,7 +42,8 @@ function notes(entry, result) {
       ? "This is all the client received."
       : "How much of it the client read is not known: this is every frame llmts rendered.";
     let text = `Cut short: transport outcome ${outcome} (${frames}, ${marker}${entry.error_code ? `, ${entry.error_code}` : ""}). ${received}`;
-    if (entry.answer_text) text += ` llmts meant to send: “${entry.answer_text}”`;
+    // After a counted cut the journal's answer_text is what was delivered; otherwise it is the answer chosen.
+    if (entry.answer_text && !countedCut(entry)) text += ` llmts meant to send: “${entry.answer_text}”`;
     items.push(["cut-short", text]);
     const unsent = result.frames - result.delivered;
     if (unsent > 0) {

@@ -2,7 +2,7 @@
 // first page new requests arrive live by polling with the journal's `after` cursor. Each row says what was
 // asked and answered (snippets, tool-use markers), how the answer was delivered (the badge) and where it
 // sits in its retry group.
-import { api, poll } from "../api.js";
+import { api, poll, trace } from "../api.js";
 import { appendInSlices, clear, clock, errorText, h, sessionHash } from "../dom.js";
 import { retryAfterText, retryAttempts, shorten, statusBadge, toolMarkers } from "./entry_summary.js";
 import { connectionLink } from "./realtime.js";
@@ -92,7 +92,9 @@ export function mountJournal(root, ctx) {
   const body = h("tbody", { id: "journal-body" });
   const message = h("p", { class: "error", role: "alert" });
   const counts = h("span", { class: "muted", id: "journal-counts" });
-  const liveBadge = h("span", { class: live ? "live on" : "live", id: "live-state" }, live ? "live" : "paused (not the newest page)");
+  // A trace file holds the journal as the test left it: nothing arrives.
+  const liveText = trace ? "recorded" : live ? "live" : "paused (not the newest page)";
+  const liveBadge = h("span", { class: live && !trace ? "live on" : "live", id: "live-state" }, liveText);
   let cancelRender = () => {};
   let cursor = 0; // every entry up to this sequence is final (unfiltered journal)
   let newest = 0;

@@ -133,7 +133,7 @@ function facts(ctx, entry) {
     ["error code", entry.error_code],
     ["retry after", retryAfterText(entry).replace(/^retry after /, "") || null],
     ["latest user text", entry.prompt_text],
-    ["answer chosen", entry.answer_text],
+    ["answer", entry.answer_text],
     ["answered by", entry.scenario ? `${entry.scenario}${entry.response_index != null ? ` response ${entry.response_index}` : ""}` : null],
     [
       "conversation / step / turn",

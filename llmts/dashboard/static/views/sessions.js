@@ -1,7 +1,7 @@
 // Sessions: every session by its label (a test's node id when the pytest plugin made it) with its test
 // outcome and counters, searchable by label or id and filterable to failed tests (both kept in the
 // address); reset and delete ask for confirmation inline.
-import { api, poll } from "../api.js";
+import { api, poll, trace } from "../api.js";
 import { bytes, clear, errorText, h, sessionHash, when } from "../dom.js";
 
 const COLUMNS = ["Session", "Created", "Configured", "Scenarios", "Graphs", "Requests", "Journal entries", "Journal size", ""];
@@ -74,7 +74,7 @@ export function mountSessions(root, ctx) {
   failedOnly.addEventListener("change", applyFilters);
 
   root.append(
-    h("div", { class: "title-row" }, h("h1", {}, "Sessions"), create),
+    h("div", { class: "title-row" }, h("h1", {}, "Sessions"), trace ? null : create),
     form,
     summary,
     message,
@@ -111,6 +111,7 @@ export function mountSessions(root, ctx) {
       entry.confirming = verb;
       actions(info, entry);
     };
+    if (trace) return; // a trace file is read-only: nothing to reset or delete
     cell.append(h("button", { type: "button", "data-action": "reset", onclick: ask("reset") }, "Reset"));
     if (info.id !== "default") {
       cell.append(" ", h("button", { type: "button", "data-action": "delete", class: "danger", onclick: ask("delete") }, "Delete"));

@@ -5,6 +5,8 @@ its trace files (opened in Chromium with the network cut off) and the sessions k
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +150,18 @@ def test_a_failed_run_under_xdist_reports_traces_and_stops_its_server(
     assert "llmts: where to look" in output and trace_file_name(_NODE) in output.split("where to look")[1]
 
     _open_story_trace(chromium, traces / trace_file_name(_NODE), tmp_path)
+    assert _show(traces / trace_file_name(_NODE)) == (traces / trace_file_name(_NODE)).as_uri()
+
+
+def _show(path: Path) -> str:
+    """What ``llmts show FILE --print`` prints for a trace the plugin wrote."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "llmts", "show", str(path), "--print"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return shown.stdout.strip()
 
 
 def _open_story_trace(chromium: Any, path: Path, tmp_path: Path) -> None:

@@ -118,7 +118,8 @@ def test_put_rejects_an_id_of_the_wrong_form_and_creates_nothing(
     response = raw_request(llmts_server.url, "PUT", f"/admin-api/sessions/{bad_id}")
     assert response.status == 400
     assert response.json()["error"]["code"] == "invalid_session_id"
-    assert _ids(llmts_server) - before == set()
+    # Other xdist workers' tests create sessions on the same server meanwhile: only this id matters.
+    assert bad_id not in _ids(llmts_server) - before
 
 
 def test_put_with_an_invalid_configuration_creates_nothing(llmts_server: LlmTestServer) -> None:

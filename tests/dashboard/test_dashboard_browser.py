@@ -100,6 +100,11 @@ def test_without_a_control_key_there_is_no_login_and_no_log_out(
         expect(page.locator("#sessions")).to_be_visible()
         expect(page.locator("#login-form")).to_have_count(0)
         expect(page.locator("#logout")).to_be_hidden()
+        # Nor when the login state cannot be read at all.
+        page.route("**/dashboard/login", lambda route: route.fulfill(status=503, body="unavailable"))
+        page.reload()
+        expect(page.locator("#sessions")).to_be_visible()
+        expect(page.locator("#logout")).to_be_hidden()
     finally:
         context.close()
 

@@ -10,6 +10,8 @@
 //   Bedrock: the AWS event stream's JSON payloads (ConverseStream contentBlockDelta; InvokeModel's
 //   base64 `chunk` bytes holding an Anthropic, Nova or Titan body), read best effort from the text.
 
+import { valueEnd } from "./json_text.js";
+
 /** SSE blocks ({event, data}) when `text` looks like SSE, else null. */
 function sseBlocks(text) {
   if (!/^(event|data|id|:)/m.test(text) || !/\r?\n\r?\n/.test(text)) return null;
@@ -22,25 +24,6 @@ function sseBlocks(text) {
       const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
       return { event, data, raw: block };
     });
-}
-
-/** The end (exclusive) of the JSON object starting at `start` ("{"), or -1 when the text ends first. */
-function objectEnd(text, start) {
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i += 1) {
-    const c = text[i];
-    if (inString) {
-      if (c === "\\") i += 1;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === "{") depth += 1;
-    else if (c === "}") {
-      depth -= 1;
-      if (depth === 0) return i + 1;
-    }
-  }
-  return -1;
 }
 
 function parseJson(text) {
@@ -56,7 +39,7 @@ function jsonObjects(text) {
   const frames = [];
   let at = text.indexOf("{");
   while (at !== -1) {
-    const end = objectEnd(text, at);
+    const end = valueEnd(text, at);
     const raw = end === -1 ? text.slice(at) : text.slice(at, end);
     const parsed = end === -1 ? null : parseJson(raw);
     frames.push({ raw, payload: parsed ? parsed.value : undefined });
@@ -79,7 +62,7 @@ function eventStreamMessages(text) {
       frames.push({ label: match[2], raw: "", payload: undefined });
       continue;
     }
-    const end = objectEnd(text, start);
+    const end = valueEnd(text, start);
     const raw = end === -1 ? text.slice(start) : text.slice(start, end);
     const parsed = end === -1 ? null : parseJson(raw);
     const label = match[1] === "exception" ? `exception ${match[2]}` : match[2];

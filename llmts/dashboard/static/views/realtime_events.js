@@ -4,6 +4,8 @@
 // `type`, or Gemini Live messages keyed by `serverContent`, `toolCall`, ...). Deltas of one content part
 // become one row with the assembled text; audio becomes a byte count, never base64.
 
+import { valueEnd } from "./json_text.js";
+
 const SHORT = 240; // characters of a row's text before it is cut with "…"
 const TEXT_SHORT = 2000; // an assembled answer text may be longer
 // Fields every OpenAI response event repeats: left out of its row (the raw event is in the preview).
@@ -84,25 +86,6 @@ export function splitMessages(text, truncated = false) {
     i = end;
   }
   return messages;
-}
-
-// The index after the JSON object or array starting at `start` (strings and escapes respected), or -1.
-function valueEnd(text, start) {
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i += 1) {
-    const c = text[i];
-    if (inString) {
-      if (c === "\\") i += 1;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === "{" || c === "[") depth += 1;
-    else if (c === "}" || c === "]") {
-      depth -= 1;
-      if (depth === 0) return i + 1;
-    }
-  }
-  return -1;
 }
 
 /** A short `key=value, ...` text of an event's fields (its type and event id left out). */

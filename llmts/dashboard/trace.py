@@ -12,12 +12,14 @@ answers every call from it (``trace_source.js``).
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import html
 import json
 import os
 import re
 import tempfile
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -77,12 +79,23 @@ def _names(export: dict[str, Any]) -> tuple[str, str]:
     return str(subject), str(outcome)
 
 
-def render_trace(export: dict[str, Any]) -> str:
-    """The trace file's HTML for ``export`` (``collect_trace_export``'s dict, format ``llmts-trace/1``).
-    Raises ``ValueError`` for another format and ``BundleError`` when the dashboard's files use a
-    construct the bundler does not understand."""
-    if export.get("format") != TRACE_FORMAT:
-        raise ValueError(f"not a trace export: format {export.get('format')!r}, expected {TRACE_FORMAT!r}")
+@dataclass(frozen=True)
+class _Page:
+    """The parts of a trace page that do not depend on the export."""
+
+    page: str
+    stylesheet: str  # index.html's stylesheet link, and below what replaces each tag
+    script: str
+    old_title: str
+    css: str
+    code: str
+    policy: str
+
+
+@functools.lru_cache(maxsize=1)
+def _page() -> _Page:
+    """index.html, its stylesheet and its bundled modules, checked and hashed once per process: the
+    dashboard's files do not change while a test run writes its traces (a bundle costs ~150 ms)."""
     page = _read_static("index.html")
     stylesheet = _only(_STYLESHEET, page, "stylesheet link")
     script = _only(_SCRIPT, page, "module script")
@@ -104,19 +117,29 @@ def render_trace(export: dict[str, Any]) -> str:
         f"default-src 'none'; script-src '{_sha256(code)}'; style-src '{_sha256(css)}'; img-src data:; "
         "connect-src 'none'; base-uri 'none'; form-action 'none'"
     )
+    return _Page(page, stylesheet.group(0), script.group(0), old_title, css, code, policy)
+
+
+def render_trace(export: dict[str, Any]) -> str:
+    """The trace file's HTML for ``export`` (``collect_trace_export``'s dict, format ``llmts-trace/1``).
+    Raises ``ValueError`` for another format and ``BundleError`` when the dashboard's files use a
+    construct the bundler does not understand."""
+    if export.get("format") != TRACE_FORMAT:
+        raise ValueError(f"not a trace export: format {export.get('format')!r}, expected {TRACE_FORMAT!r}")
+    parts = _page()
     subject, outcome = _names(export)
     # The policy is hashes and keywords only: nothing in it needs escaping in the attribute.
     head = (
-        f'{_CHARSET}\n<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
+        f'{_CHARSET}\n<meta http-equiv="Content-Security-Policy" content="{parts.policy}">\n'
         f'<meta name="llmts-trace" content="{TRACE_FORMAT}">'
     )
     title = f"<title>{html.escape(f'{outcome}: {subject} · llmts trace')}</title>"
-    inline = f'{_DATA_OPEN}{_data_json(export)}</script>\n<script type="module">{code}</script>'
+    inline = f'{_DATA_OPEN}{_data_json(export)}</script>\n<script type="module">{parts.code}</script>'
     # Literal replacements (str.replace, not re.sub: the inlined text holds backslashes).
-    page = page.replace(_CHARSET, head, 1)
-    page = page.replace(old_title, title, 1)
-    page = page.replace(stylesheet.group(0), f"<style>{css}</style>", 1)
-    return page.replace(script.group(0), inline, 1)
+    page = parts.page.replace(_CHARSET, head, 1)
+    page = page.replace(parts.old_title, title, 1)
+    page = page.replace(parts.stylesheet, f"<style>{parts.css}</style>", 1)
+    return page.replace(parts.script, inline, 1)
 
 
 def write_trace(path: str | os.PathLike[str], export: dict[str, Any]) -> Path:

@@ -21,12 +21,12 @@ class _Evidence:
     stream_delivery: StreamDelivery | None = None
     stream_delivery_applied: bool = False
     emitted_content_frames: int = 3
-    emitted_bytes: int = 0
     terminal_marker_observed: bool = True
     transport_outcome: str | None = "completed"
     first_frame_at: float | None = None
     last_frame_at: float | None = None
     pacing_planned_ms: float | None = None
+    emitted_bytes: int = 0
 
 
 def _completion(index: int | None = 2) -> Completion:

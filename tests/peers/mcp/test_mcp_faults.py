@@ -26,11 +26,12 @@ def _server(session: SessionClient, **result: Any) -> Wire:
     return Wire(session.provider_base, "s")
 
 
-def _call(session: SessionClient, **options: Any) -> tuple[str, float]:
-    """The outcome of one call with the installed SDK, and how long it took."""
+def _call(session: SessionClient, timeout: float = V1_TIMEOUT, **options: Any) -> tuple[str, float]:
+    """The outcome of one call with the installed SDK, and how long it took (``timeout``: the client's
+    read timeout, short where a timeout is the expected outcome)."""
 
     async def scenario() -> str:
-        async with session.mcp_session("s", read_timeout_seconds=V1_TIMEOUT, **options) as client:
+        async with session.mcp_session("s", read_timeout_seconds=timeout, **options) as client:
             try:
                 result = await client.call_tool("t", {})
                 return "ok " + result.content[0].text
@@ -75,11 +76,12 @@ def test_early_clean_end_on_the_wire(llmts_session: SessionClient) -> None:
 
 
 def test_harmless_plans_deliver_the_result(llmts_session: SessionClient) -> None:
+    # A generous read timeout: these answers arrive, however busy the machine is.
     _server(llmts_session, stream_delivery={"mode": "delay_then_continue", "delay_ms": 200})
-    outcome, elapsed = _call(llmts_session)
+    outcome, elapsed = _call(llmts_session, timeout=30.0)
     assert outcome == "ok r" and elapsed >= 0.2
     _server(llmts_session, stream_delivery={"mode": "slow_drip", "bytes_per_second": 5000})
-    assert _call(llmts_session)[0] == "ok r"
+    assert _call(llmts_session, timeout=30.0)[0] == "ok r"
     (entry,) = llmts_session.requests(provider="mcp", operation="tools/call")
     assert entry["success"] is True and entry["stream_delivery_applied"] is True
 

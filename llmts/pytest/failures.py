@@ -24,6 +24,9 @@ from typing import Any
 import pytest
 
 from llmts.client import SessionClient
+from llmts.client.journal_table import journal_table
+from llmts.client.trace_export import collect_trace_export
+from llmts.dashboard.trace import write_trace
 from llmts.schema.verify import VerificationRequest, VerificationResult
 
 __all__ = [
@@ -207,8 +210,6 @@ class FailureLoop:
     def report_section(self, item: pytest.Item, session: SessionClient, report: pytest.TestReport) -> str:
         """The ``llmts`` section of a failed phase's report: the journal table, failed expectations, and
         where the session can be seen now."""
-        from llmts.client.journal_table import journal_table
-
         lines = [f"session {session.id} ({session.provider_base})"]
         try:
             entries = session.requests(order="asc", limit=500)
@@ -258,9 +259,6 @@ class FailureLoop:
         return kept, trace
 
     def _write_trace(self, item: pytest.Item, session: SessionClient, outcome: _Outcome) -> Path:
-        from llmts.client.trace_export import collect_trace_export
-        from llmts.dashboard.trace import write_trace
-
         report = outcome.report
         test: dict[str, Any] = {"nodeid": item.nodeid, "outcome": outcome.name}
         if report is not None:

@@ -26,7 +26,6 @@ import pytest
 from llmts.client import SessionClient
 from llmts.client.journal_table import journal_table
 from llmts.client.trace_export import collect_trace_export
-from llmts.dashboard.trace import write_trace
 from llmts.schema.verify import VerificationRequest, VerificationResult
 
 __all__ = [
@@ -259,6 +258,9 @@ class FailureLoop:
         return kept, trace
 
     def _write_trace(self, item: pytest.Item, session: SessionClient, outcome: _Outcome) -> Path:
+        # Imported on the first trace: the bundler's regular expressions cost every pytest run ~13 ms.
+        from llmts.dashboard.trace import write_trace
+
         report = outcome.report
         test: dict[str, Any] = {"nodeid": item.nodeid, "outcome": outcome.name}
         if report is not None:

@@ -34,6 +34,7 @@ __all__ = [
     "ModelNotFound",
     "NoMatchingScenario",
     "NoRecordedMatch",
+    "Overloaded",
     "ProviderUnauthorized",
     "RateLimitExceeded",
     "RecordingFull",
@@ -411,16 +412,46 @@ class ScriptedError(LlmtsError):
 
 
 class RateLimitExceeded(ScriptedError):
-    """429: the session's ``rate_limits`` window is used up; ``retry_after`` is the time until it resets."""
+    """429: the session's ``rate_limits`` window is used up; ``retry_after`` is the time until it resets.
+    ``quota`` names the limit (``requests_per_minute``, ``requests_per_day``, ``tokens_per_minute``,
+    ``input_tokens_per_minute``, ``output_tokens_per_minute``) for providers that say which quota ran out."""
 
     code = "rate_limit_exceeded"
     http_status = 429
 
-    def __init__(self, message: str, retry_after: float) -> None:
+    def __init__(
+        self,
+        message: str,
+        retry_after: float,
+        *,
+        quota: str = "requests_per_minute",
+        limit: int | None = None,
+        model: str | None = None,
+    ) -> None:
         super().__init__(
             message,
             code="rate_limit_exceeded",
             http_status=429,
+            error_type=None,
+            retry_after=retry_after,
+            should_retry=None,
+        )
+        self.quota = quota
+        self.limit = limit
+        self.model = model
+
+
+class Overloaded(ScriptedError):
+    """529 ``overloaded_error``: the session's scripted ``rate_limits.overloaded`` condition is on."""
+
+    code = "overloaded_error"
+    http_status = 529
+
+    def __init__(self, retry_after: float | None) -> None:
+        super().__init__(
+            "Overloaded",
+            code="overloaded_error",
+            http_status=529,
             error_type=None,
             retry_after=retry_after,
             should_retry=None,

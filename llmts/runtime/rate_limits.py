@@ -1,13 +1,23 @@
-"""A session's rate-limit window (the ``rate_limits`` section, docs/realistic-answers.md "Rate limits").
+"""A session's quotas (the ``rate_limits`` section, docs/realistic-answers.md "Rate limits").
 
-A fixed window: it opens with the first request after the previous one closed, admits
-``requests_per_minute`` requests and ``tokens_per_minute`` tokens (input estimated at admission, output
-added once answered), and closes ``window_seconds`` later. The window runs on the session's monotonic
-clock, so a client that waits ``retry-after`` really gets into the next window; timestamps rendered on the
-wire come from the wire clock (the fixed instant of ``determinism.fixed_utc`` where set). On a fixed wire
-clock no time passes on the wire, so every reset and ``retry-after`` is the whole window: two identical runs
-send identical headers, and a client that waits that long still lands in the next window (the real one
-closes no later). Provider-neutral: each adapter renders ``RateState`` as its own headers.
+Two fixed windows. The minute window opens with the first request after the previous one closed, admits
+``requests_per_minute`` requests, ``tokens_per_minute`` tokens (input estimated at admission, output added
+once answered), ``input_tokens_per_minute`` input tokens and ``output_tokens_per_minute`` output tokens,
+and closes ``window_seconds`` later. The day window works the same way for ``requests_per_day`` and lasts
+24 hours. Output tokens are only known after the answer, so (like the providers, which charge them as the
+answer is produced) an answer's output tokens are charged when it is committed, and a request is refused
+only once the output window is already used up; an answer may take the window past its limit.
+
+``overloaded`` is a scripted condition, not a quota: the session's next ``requests`` provider requests, or
+every request for ``seconds`` from the first one, get Anthropic's 529 ``overloaded_error`` and count in no
+window.
+
+The windows run on the session's monotonic clock, so a client that waits ``retry-after`` really gets into
+the next window; timestamps rendered on the wire come from the wire clock (the fixed instant of
+``determinism.fixed_utc`` where set). On a fixed wire clock no time passes on the wire, so every reset and
+``retry-after`` is the whole window: two identical runs send identical headers, and a client that waits
+that long still lands in the next window (the real one closes no later). Provider-neutral: each adapter
+renders ``RateState`` as its own headers and ``RateLimitExceeded.quota`` as its own error details.
 """
 
 from __future__ import annotations
@@ -15,16 +25,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from llmts.errors import RateLimitExceeded
+from llmts.errors import Overloaded, RateLimitExceeded
 from llmts.schema.pacing import RateLimits
 
-__all__ = ["RateState", "RateWindow"]
+__all__ = ["DAY_SECONDS", "RateState", "RateWindow"]
+
+DAY_SECONDS = 86_400.0
 
 
 @dataclass(frozen=True, slots=True)
 class RateState:
     """What rate-limit headers say: limits, what is left, and when the window resets (``reset_seconds``
-    from now; ``reset_epoch`` on the wire clock)."""
+    from now; ``reset_epoch`` on the wire clock); the ``day_`` fields are the same for the day window."""
 
     requests_limit: int | None
     requests_remaining: int | None
@@ -32,72 +44,170 @@ class RateState:
     tokens_remaining: int | None
     reset_seconds: float
     reset_epoch: float
+    input_tokens_limit: int | None = None
+    input_tokens_remaining: int | None = None
+    output_tokens_limit: int | None = None
+    output_tokens_remaining: int | None = None
+    day_requests_limit: int | None = None
+    day_requests_remaining: int | None = None
+    day_reset_seconds: float = DAY_SECONDS
+    day_reset_epoch: float = 0.0
+
+
+class _Span:
+    """One fixed window's timing: it opens with the first use after the previous one closed."""
+
+    __slots__ = ("_fixed_clock", "length", "opened")
+
+    def __init__(self, length: float, fixed_clock: bool) -> None:
+        self.length = length
+        self._fixed_clock = fixed_clock
+        self.opened: float | None = None
+
+    def live(self, now: float) -> bool:
+        return self.opened is not None and now < self.opened + self.length
+
+    def roll(self, now: float) -> bool:
+        """True when a new window opened (its counters start over)."""
+        if self.live(now):
+            return False
+        self.opened = now
+        return True
+
+    def reset_seconds(self, now: float) -> float:
+        opened = self.opened
+        if opened is None or self._fixed_clock or not self.live(now):
+            return self.length
+        return max(0.0, opened + self.length - now)
+
+
+def _retry_after(seconds: float) -> float:
+    # Milliseconds, rounded up: a client that waits this long lands in the next window.
+    return max(0.001, math.ceil(seconds * 1000) / 1000)
+
+
+def _left(limit: int | None, used: int) -> int | None:
+    return None if limit is None else max(0, limit - used)
 
 
 class RateWindow:
     """Counts one session's requests and tokens per window; the caller holds the session lock."""
 
-    __slots__ = ("_fixed_clock", "_limits", "_opened", "_requests", "_tokens")
+    __slots__ = (
+        "_day",
+        "_day_requests",
+        "_input",
+        "_limits",
+        "_minute",
+        "_output",
+        "_overload_left",
+        "_overload_started",
+        "_requests",
+        "_tokens",
+    )
 
     def __init__(self, limits: RateLimits, *, fixed_clock: bool = False) -> None:
         self._limits = limits
         # ``determinism.fixed_utc``: resets are reported on the fixed wire clock (the whole window).
-        self._fixed_clock = fixed_clock
-        self._opened: float | None = None
-        self._requests = 0
-        self._tokens = 0
+        self._minute = _Span(limits.window_seconds, fixed_clock)
+        self._day = _Span(DAY_SECONDS, fixed_clock)
+        self._requests = self._tokens = self._input = self._output = self._day_requests = 0
+        overloaded = limits.overloaded
+        self._overload_left = (overloaded.requests or 0) if overloaded is not None else 0
+        self._overload_started: float | None = None
 
     def _roll(self, now: float) -> None:
-        opened = self._opened
-        if opened is not None and now < opened + self._limits.window_seconds:
+        if self._minute.roll(now):
+            self._requests = self._tokens = self._input = self._output = 0
+        if self._limits.requests_per_day is not None and self._day.roll(now):
+            self._day_requests = 0
+
+    def _check_overloaded(self, now: float) -> None:
+        condition = self._limits.overloaded
+        if condition is None:
             return
-        self._opened = now
-        self._requests = 0
-        self._tokens = 0
+        if condition.requests is not None:
+            if self._overload_left <= 0:
+                return
+            self._overload_left -= 1
+        else:
+            assert condition.seconds is not None
+            if self._overload_started is None:
+                self._overload_started = now
+            if now >= self._overload_started + condition.seconds:
+                return
+        raise Overloaded(condition.retry_after)
 
-    def _reset_seconds(self, now: float) -> float:
-        opened = self._opened
-        if opened is None or self._fixed_clock:
-            return self._limits.window_seconds
-        return max(0.0, opened + self._limits.window_seconds - now)
-
-    def take(self, now: float, input_tokens: int) -> None:
-        """Admit one request of ``input_tokens`` into the window, or raise the 429 (consuming nothing)."""
-        self._roll(now)
+    def _refusal(self, input_tokens: int) -> tuple[str, str, bool] | None:
+        """(quota, message, per day) of the first limit this request is over, or None."""
         limits = self._limits
-        rpm, tpm = limits.requests_per_minute, limits.tokens_per_minute
-        refused = None
+        rpm, rpd = limits.requests_per_minute, limits.requests_per_day
+        tpm, itpm, otpm = (
+            limits.tokens_per_minute,
+            limits.input_tokens_per_minute,
+            limits.output_tokens_per_minute,
+        )
         if rpm is not None and self._requests + 1 > rpm:
-            refused = f"Rate limit reached for requests: limit {rpm}, used {self._requests}, requested 1."
-        elif tpm is not None and self._tokens + input_tokens > tpm:
-            refused = (
-                f"Rate limit reached for tokens: limit {tpm}, used {self._tokens}, requested {input_tokens}."
-            )
+            used = self._requests
+            return "requests_per_minute", f"requests: limit {rpm}, used {used}, requested 1", False
+        if rpd is not None and self._day_requests + 1 > rpd:
+            used = self._day_requests
+            return "requests_per_day", f"requests per day: limit {rpd}, used {used}, requested 1", True
+        if tpm is not None and self._tokens + input_tokens > tpm:
+            used = self._tokens
+            return "tokens_per_minute", f"tokens: limit {tpm}, used {used}, requested {input_tokens}", False
+        if itpm is not None and self._input + input_tokens > itpm:
+            text = f"input tokens: limit {itpm}, used {self._input}, requested {input_tokens}"
+            return "input_tokens_per_minute", text, False
+        if otpm is not None and self._output >= otpm:
+            return "output_tokens_per_minute", f"output tokens: limit {otpm}, used {self._output}", False
+        return None
+
+    def take(self, now: float, input_tokens: int, model: str | None = None) -> None:
+        """Admit one request of ``input_tokens`` into the windows, or raise the 429 (or the scripted 529),
+        consuming nothing."""
+        self._check_overloaded(now)
+        self._roll(now)
+        refused = self._refusal(input_tokens)
         if refused is not None:
-            # Milliseconds, rounded up: a client that waits this long lands in the next window.
-            retry_after = max(0.001, math.ceil(self._reset_seconds(now) * 1000) / 1000)
-            raise RateLimitExceeded(f"{refused} Please try again in {retry_after:g}s.", retry_after)
+            quota, text, per_day = refused
+            retry_after = _retry_after((self._day if per_day else self._minute).reset_seconds(now))
+            message = f"Rate limit reached for {text}. Please try again in {retry_after:g}s."
+            raise RateLimitExceeded(message, retry_after, quota=quota, limit=self._limit(quota), model=model)
         self._requests += 1
+        self._day_requests += 1
         self._tokens += input_tokens
+        self._input += input_tokens
+
+    def _limit(self, quota: str) -> int | None:
+        value = getattr(self._limits, quota)
+        return value if isinstance(value, int) else None
 
     def spend(self, now: float, tokens: int) -> None:
         """Output tokens of an answer, counted in the window that is open now."""
         self._roll(now)
         self._tokens += tokens
+        self._output += tokens
 
     def state(self, now: float, wire_now: float) -> RateState:
         limits = self._limits
-        opened = self._opened
-        live = opened is not None and now < opened + limits.window_seconds
-        requests = self._requests if live else 0
-        tokens = self._tokens if live else 0
-        rpm, tpm = limits.requests_per_minute, limits.tokens_per_minute
-        reset = self._reset_seconds(now) if live else limits.window_seconds
+        live = self._minute.live(now)
+        day_live = self._day.live(now)
+        reset = self._minute.reset_seconds(now)
+        day_reset = self._day.reset_seconds(now)
         return RateState(
-            requests_limit=rpm,
-            requests_remaining=None if rpm is None else max(0, rpm - requests),
-            tokens_limit=tpm,
-            tokens_remaining=None if tpm is None else max(0, tpm - tokens),
+            requests_limit=limits.requests_per_minute,
+            requests_remaining=_left(limits.requests_per_minute, self._requests if live else 0),
+            tokens_limit=limits.tokens_per_minute,
+            tokens_remaining=_left(limits.tokens_per_minute, self._tokens if live else 0),
             reset_seconds=reset,
             reset_epoch=wire_now + reset,
+            input_tokens_limit=limits.input_tokens_per_minute,
+            input_tokens_remaining=_left(limits.input_tokens_per_minute, self._input if live else 0),
+            output_tokens_limit=limits.output_tokens_per_minute,
+            output_tokens_remaining=_left(limits.output_tokens_per_minute, self._output if live else 0),
+            day_requests_limit=limits.requests_per_day,
+            day_requests_remaining=_left(limits.requests_per_day, self._day_requests if day_live else 0),
+            day_reset_seconds=day_reset,
+            day_reset_epoch=wire_now + day_reset,
         )

@@ -33,13 +33,13 @@ class SessionRates:
         self._fixed_epoch: float | None = None
 
     def take(self, request: NeutralRequest) -> None:
-        """Count a request into the window, or raise its 429 (consuming nothing)."""
+        """Count a request into the windows, or raise its 429 (or the scripted 529), consuming nothing."""
         if self._window is None:
             return
         tokens = input_tokens(request)
         with self._lock:
             if self._window is not None:
-                self._window.take(self._clock.monotonic(), tokens)
+                self._window.take(self._clock.monotonic(), tokens, request.model)
 
     def spend(self, tokens: int) -> None:
         """Count an answer's output tokens into the window."""

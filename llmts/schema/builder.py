@@ -178,12 +178,21 @@ class ConfigBuilder:
         requests_per_minute: int | None = None,
         tokens_per_minute: int | None = None,
         window_seconds: float | None = None,
+        input_tokens_per_minute: int | None = None,
+        output_tokens_per_minute: int | None = None,
+        requests_per_day: int | None = None,
+        overloaded: dict[str, float] | None = None,
     ) -> ConfigBuilder:
-        """The session's rate-limit window (docs/realistic-answers.md "Rate limits")."""
+        """The session's quotas and the scripted 529 ``overloaded`` condition
+        (docs/realistic-answers.md "Rate limits")."""
         limits = {
             "requests_per_minute": requests_per_minute,
             "tokens_per_minute": tokens_per_minute,
+            "input_tokens_per_minute": input_tokens_per_minute,
+            "output_tokens_per_minute": output_tokens_per_minute,
+            "requests_per_day": requests_per_day,
             "window_seconds": window_seconds,
+            "overloaded": overloaded,
         }
         self._data["rate_limits"] = {k: v for k, v in limits.items() if v is not None}
         return self

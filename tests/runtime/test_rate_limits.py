@@ -44,9 +44,9 @@ def test_tokens_count_input_at_admission_and_output_after() -> None:
 def test_state_before_and_after_a_window() -> None:
     window = _window(requests_per_minute=3, tokens_per_minute=50)
     fresh = window.state(5.0, 1000.0)
-    assert fresh == RateState(3, 3, 50, 50, 10.0, 1010.0)
+    assert fresh == RateState(3, 3, 50, 50, 10.0, 1010.0, day_reset_epoch=87_400.0)
     window.take(5.0, 10)
-    assert window.state(7.0, 1000.0) == RateState(3, 2, 50, 40, 8.0, 1008.0)
+    assert window.state(7.0, 1000.0) == RateState(3, 2, 50, 40, 8.0, 1008.0, day_reset_epoch=87_400.0)
     assert window.state(15.0, 1000.0).requests_remaining == 3  # expired: full again
 
 

@@ -51,7 +51,7 @@ def test_pacing_and_rate_limits_round_trip() -> None:
         ),
         ({"pacing": {"ttft_ms": 1, "jitter": 1.5}}, "pacing.jitter", "less than or equal"),
         ({"pacing": {"ttft_ms": 1, "speed": 2}}, "pacing.speed", "Extra inputs"),
-        ({"rate_limits": {}}, "rate_limits", "requests_per_minute or tokens_per_minute"),
+        ({"rate_limits": {}}, "rate_limits", "rate_limits needs one of requests_per_minute"),
         ({"rate_limits": {"requests_per_minute": 0}}, "rate_limits.requests_per_minute", "greater than"),
         (
             {"rate_limits": {"tokens_per_minute": LIMITS["rate_limit_tokens_per_minute"] + 1}},

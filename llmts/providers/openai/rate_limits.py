@@ -2,7 +2,9 @@
 
 ``x-ratelimit-limit-requests``, ``x-ratelimit-remaining-requests``, ``x-ratelimit-reset-requests`` and the
 ``-tokens`` trio; a reset is a duration until the window is full again, in OpenAI's Go-style form
-(``1s``, ``6m0s``, ``120ms``). Only the limits the session configures are sent.
+(``1s``, ``6m0s``, ``120ms``). The requests trio shows ``requests_per_minute`` or, without it,
+``requests_per_day`` (with the day window's reset); the tokens trio shows ``tokens_per_minute`` (OpenAI has
+no separate input and output token headers). Only the limits the session configures are sent.
 """
 
 from __future__ import annotations
@@ -13,12 +15,16 @@ __all__ = ["openai_rate_limit_headers", "reset_duration"]
 
 
 def reset_duration(seconds: float) -> str:
-    """``0.12`` -> ``120ms``, ``1.5`` -> ``1.5s``, ``360`` -> ``6m0s`` (OpenAI's format)."""
+    """``0.12`` -> ``120ms``, ``1.5`` -> ``1.5s``, ``360`` -> ``6m0s``, ``86400`` -> ``24h0m0s`` (OpenAI's
+    format, Go's durations)."""
     if seconds < 1:
         return f"{max(0, round(seconds * 1000))}ms"
     minutes, rest = divmod(round(seconds, 3), 60)
     text = f"{rest:.3f}".rstrip("0").rstrip(".") + "s"
-    return f"{int(minutes)}m{text}" if minutes else text
+    hours, minutes = divmod(int(minutes), 60)
+    if hours:  # Go's form: ``24h0m0s``
+        return f"{hours}h{minutes}m{text}"
+    return f"{minutes}m{text}" if minutes else text
 
 
 def openai_rate_limit_headers(state: RateState) -> list[tuple[str, str]]:
@@ -29,6 +35,12 @@ def openai_rate_limit_headers(state: RateState) -> list[tuple[str, str]]:
             ("x-ratelimit-limit-requests", str(state.requests_limit)),
             ("x-ratelimit-remaining-requests", str(state.requests_remaining)),
             ("x-ratelimit-reset-requests", reset),
+        ]
+    elif state.day_requests_limit is not None:
+        headers += [
+            ("x-ratelimit-limit-requests", str(state.day_requests_limit)),
+            ("x-ratelimit-remaining-requests", str(state.day_requests_remaining)),
+            ("x-ratelimit-reset-requests", reset_duration(state.day_reset_seconds)),
         ]
     if state.tokens_limit is not None:
         headers += [

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from llmts.schema.journal import JOURNAL_LIMITS, JournalQuery
 from llmts.schema.json_path import parse_json_path
+from llmts.schema.resilience import ResilienceExpectation
 from llmts.schema.verify_report import detail_lines
 
 __all__ = [
@@ -215,14 +216,16 @@ class VerificationRequest(BaseModel):
     no_unexpected_calls: bool = False
     conversations: list[ConversationExpectation] = Field(default_factory=list)
     retries: list[RetryExpectation] = Field(default_factory=list)
+    # Verdicts on how the client retried (docs/journal.md, "Resilience").
+    resilience: list[ResilienceExpectation] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _bounded(self) -> VerificationRequest:
-        total = len(self.requests) + len(self.conversations) + len(self.retries)
+        total = len(self.requests) + len(self.conversations) + len(self.retries) + len(self.resilience)
         if total > VERIFY_LIMITS["verify_expectations"]:
             raise ValueError(
-                f"at most {VERIFY_LIMITS['verify_expectations']} request, conversation and retry "
-                f"expectations together (got {total})"
+                f"at most {VERIFY_LIMITS['verify_expectations']} request, conversation, retry and "
+                f"resilience expectations together (got {total})"
             )
         if total == 0 and not self.no_unexpected_calls:
             raise ValueError("nothing to verify: give at least one expectation or no_unexpected_calls")
@@ -241,7 +244,8 @@ class VerificationFailure(BaseModel):
     ``terminal_marker``, ``terminal_marker_unavailable``, ``order``,
     ``unexpected_call``, ``conversation_missing``, ``conversation_steps``, ``conversation_terminal``,
     ``retry_attempts``, ``retry_status_sequence``,
-    ``retry_after_missing``, ``retry_after_too_short``, ``retry_spacing``.
+    ``retry_after_missing``, ``retry_after_too_short``, ``retry_spacing``, ``resilience_missing``,
+    ``resilience_attempts``, ``resilience_verdict``, ``resilience_unobserved``.
 
     ``actual`` of a ``count`` or ``nth_missing`` failure is ``{"found": n}``, plus ``"nearest"`` (the requests
     in scope that came closest, with the filters each failed) when nothing matched; of a ``tool_count``

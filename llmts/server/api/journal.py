@@ -11,7 +11,8 @@ from pydantic import ValidationError
 
 from llmts.errors import InvalidRequest
 from llmts.runtime import Session
-from llmts.runtime.journal_query import QueryResult, query_journal
+from llmts.runtime.journal_query import QueryResult, matches, query_journal
+from llmts.runtime.resilience import resilience_report
 from llmts.schema.journal import JournalQuery
 from llmts.schema.validation import format_location
 
@@ -22,6 +23,7 @@ __all__ = [
     "query_headers",
     "query_session",
     "requests_listing",
+    "resilience_listing",
 ]
 
 EXPORT_SCHEMA_VERSION = 1
@@ -132,3 +134,23 @@ def requests_listing(
     query, _ = parse_query(str(environ.get("QUERY_STRING", "")))
     result = query_session(session, query)
     return [entry.public() for entry in result.entries], query_headers(result)
+
+
+# Paging would hide attempts of a group: the verdict always sees every retained entry the filters match.
+_PAGING = frozenset({"offset", "limit", "order", "after"})
+
+
+def resilience_listing(session: Session, environ: Mapping[str, Any]) -> dict[str, Any]:
+    """``GET /admin-api/resilience``: the verdict of each retry group among the entries the journal
+    filters match (docs/journal.md, "Resilience")."""
+    query, _ = parse_query(str(environ.get("QUERY_STRING", "")))
+    paged = sorted(_PAGING & query.model_fields_set)
+    if paged:
+        raise _invalid(
+            "the resilience verdict takes journal filters but no paging",
+            [{"path": name, "message": "not accepted here"} for name in paged],
+        )
+    snapshot = session.journal.snapshot()
+    entries = [entry for entry in snapshot.entries if matches(entry, query)]
+    report = resilience_report(snapshot, entries)
+    return {"session_id": session.id, **report.model_dump(mode="json")}

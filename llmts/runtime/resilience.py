@@ -62,8 +62,8 @@ IMMEDIATE_SECONDS = 0.05
 EXPONENTIAL_GROWTH = 1.4
 # A wait further than this share of the exact shape's value, plus this many seconds of timing noise, from
 # that value is jitter.
-JITTER_SHARE = 0.05
-JITTER_SECONDS = 0.015
+JITTER_SHARE = 0.02
+JITTER_SECONDS = 0.01
 # Stream outcomes of a 2xx answer that did not deliver everything.
 _CUT_OUTCOMES = frozenset({"early_end", "aborted"})
 # Entries that are no provider attempt a client retries (peers' JSON-RPC calls).

@@ -75,7 +75,8 @@ _Fingerprint = tuple[str, str, str, int, str | None]
 @dataclass(slots=True)
 class CallGroup:
     """One logical call: its key (the retry-group header's value, else its first request id), how its
-    attempts were tied together, and the attempts in order."""
+    attempts were tied together (the weakest link; for one attempt, what it carried), and the attempts in
+    order."""
 
     key: str
     identified_by: CallIdentity
@@ -123,8 +124,11 @@ def retry_groups(entries: Iterable[JournalEntry]) -> list[CallGroup]:
             candidate = latest.get(fingerprint)
             if candidate is not None and _failed(candidate.attempts[-1]):
                 said_retry = entry.client_attempt is not None and entry.client_attempt > 1
-                if said_retry or _within_window(candidate.attempts[-1], entry):
+                if said_retry:
                     group = candidate
+                elif _within_window(candidate.attempts[-1], entry):
+                    group = candidate
+                    group.identified_by = "same_request"  # the weakest link names the group
         if group is None:
             identity: CallIdentity = (
                 "client_call_id"

@@ -212,7 +212,7 @@ class VerificationRequest(BaseModel):
     requests: list[RequestExpectation] = Field(default_factory=list)
     # Each request expectation's matches all come after the previous expectation's.
     in_order: bool = False
-    # Every request in scope is accounted for by a request or retry expectation.
+    # Every request in scope is accounted for by a request, retry or resilience expectation.
     no_unexpected_calls: bool = False
     conversations: list[ConversationExpectation] = Field(default_factory=list)
     retries: list[RetryExpectation] = Field(default_factory=list)
@@ -266,7 +266,7 @@ class VerificationResult(BaseModel):
     passed: bool
     evidence_complete: bool
     failures: list[VerificationFailure] = Field(default_factory=list)
-    # Requests matched by the request and retry expectations, in journal order.
+    # Requests matched by the request, retry and resilience expectations, in journal order.
     matched_request_ids: list[str] = Field(default_factory=list)
     # The journal counters the verdict was reached on.
     evidence: dict[str, Any] = Field(default_factory=dict)

@@ -12,7 +12,7 @@ import pytest
 
 from llmts import ServerError, SessionClient
 from llmts.pytest.verify import LlmtsExpectations
-from tests.helpers import USER_HI
+from tests.helpers import USER_HI, raw_request
 from tests.support.configure import script
 
 pytestmark = pytest.mark.sdk
@@ -143,3 +143,30 @@ def test_llmts_expect_resilient_passes_and_fails_through_the_server(llmts_sessio
     assert result.failures[0].expectation == "resilience[0]"
     assert "fewer than two waits of its own" in result.failures[0].message
     assert result.failures[1].message == "the journal has no retry group 'nope' in scope"
+
+
+@pytest.mark.parametrize(
+    ("headers", "kept"),
+    [
+        ({"x-stainless-retry-count": "2"}, (3, None)),
+        ({"amz-sdk-request": "attempt=2; max=3", "amz-sdk-invocation-id": "inv-1"}, (2, "inv-1")),
+        ({"Idempotency-Key": "key-1"}, (None, "key-1")),
+        # Malformed or oversized SDK headers are ignored, never refused: the request is answered.
+        ({"x-stainless-retry-count": "\u00b2", "amz-sdk-request": "attempt=x"}, (None, None)),
+        ({"x-stainless-retry-count": "-1", "amz-sdk-invocation-id": "i" * 129}, (None, None)),
+    ],
+)
+def test_the_sdk_headers_an_entry_keeps(
+    llmts_session: SessionClient, headers: dict[str, str], kept: tuple[int | None, str | None]
+) -> None:
+    _configure(llmts_session, OK)
+    response = raw_request(
+        llmts_session.provider_base,
+        "POST",
+        "/openai/v1/chat/completions",
+        {"model": GPT, "messages": USER_HI},
+        {"Authorization": "Bearer " + llmts_session.credential("openai"), **headers},
+    )
+    assert response.status == 200
+    (entry,) = llmts_session.requests()
+    assert (entry["client_attempt"], entry["client_call_id"]) == kept

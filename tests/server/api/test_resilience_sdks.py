@@ -1,5 +1,5 @@
 """The official SDKs' DEFAULT retry policies, graded by ``GET /admin-api/resilience`` from real runs against a
-real server: scripted 429s with ``retry-after: 1``, 500s, a 400 and a stream cut short. Each test renders
+real server: scripted 429s with ``retry-after: 1``, 500s, a 400, a 409 and a stream cut short. Each test renders
 its SDK's row of the table in docs/journal.md ("How the official SDKs retry by default") and asserts the
 docs hold exactly that row, so the table stays true when an SDK changes its policy.
 
@@ -38,6 +38,7 @@ RATE_LIMITED = {
 }
 SERVER_ERROR = {"error": {"status": 500, "code": "server_error", "message": "Boom"}}
 BAD_REQUEST = {"error": {"status": 400, "code": "invalid_request_error", "message": "Bad"}}
+CONFLICT = {"error": {"status": 409, "code": "conflict", "message": "Conflict"}}
 CUT_STREAM = {
     "text": "Hello there.",
     "chunks": ["Hello", " there."],
@@ -167,6 +168,7 @@ def _aggregate(driver: Driver, session: SessionClient) -> list[str]:
     jitter = any(verdict.jitter for verdict in failing) or _spread(failing)
 
     bad = _run(session, client, lambda: driver.call(client), BAD_REQUEST, OK)
+    conflict = _run(session, client, lambda: driver.call(client), CONFLICT, OK)
 
     script(session, CUT_STREAM, OK, models=[MODEL])
     raised = _raised(lambda: list(driver.stream(client)))
@@ -181,6 +183,7 @@ def _aggregate(driver: Driver, session: SessionClient) -> list[str]:
         backoff if count > 1 else "n/a",
         _yes(jitter) if count > 1 else "n/a",
         _yes(bad.retried_non_retryable),
+        _yes(conflict.retried_non_retryable),
         f"{cut.cut_stream}, {surfaced}",
     ]
 

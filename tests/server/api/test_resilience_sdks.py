@@ -1,7 +1,7 @@
-"""The official SDKs' DEFAULT retry policies, graded by ``GET /admin-api/resilience`` from real runs against a
-real server: scripted 429s with ``retry-after: 1``, 500s, a 400, a 409 and a stream cut short. Each test renders
-its SDK's row of the table in docs/journal.md ("How the official SDKs retry by default") and asserts the
-docs hold exactly that row, so the table stays true when an SDK changes its policy.
+"""The official SDKs' DEFAULT retry policies, graded by ``GET /admin-api/resilience`` from real runs against
+a real server: scripted 429s with ``retry-after: 1``, 500s, a 400, a 409 and a stream cut short. Each test
+renders its SDK's row of the table in docs/journal.md ("How the official SDKs retry by default") and
+asserts the docs hold exactly that row, so the table stays true when an SDK changes its policy.
 
 Every client is built with its defaults (no ``max_retries``, no retry options). The waits are the SDKs'
 own (half a second to a few seconds each), so these tests take 5-20 s each and carry a generous timeout.

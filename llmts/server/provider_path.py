@@ -448,7 +448,7 @@ _CALL_ID_CHARS = 128
 def _client_attempt(environ: Mapping[str, Any]) -> tuple[int | None, str | None]:
     """(attempt number, call id) from the client SDK's own headers: Stainless ``x-stainless-retry-count``
     (0-based), AWS ``amz-sdk-request: attempt=N; max=M`` and ``amz-sdk-invocation-id``, an
-    ``Idempotency-Key``. Three dictionary lookups when none is present."""
+    ``Idempotency-Key``. Four dictionary lookups when none is present."""
     attempt: int | None = None
     retries = environ.get("HTTP_X_STAINLESS_RETRY_COUNT")
     if retries is not None and retries.isdecimal() and len(retries) < 6:

@@ -22,10 +22,12 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
 
-from llmts.runtime.journal import JournalSnapshot
+from llmts.runtime.journal import Journal, JournalRecord, JournalSnapshot
+from llmts.runtime.journal_query import record_matches
 from llmts.runtime.retry_timing import retry_gap, waited_as_told
-from llmts.schema.journal import JournalEntry
+from llmts.schema.journal import JournalEntry, JournalQuery
 from llmts.schema.resilience import (
     Backoff,
     CallIdentity,
@@ -43,9 +45,11 @@ __all__ = [
     "NON_RETRYABLE_CODES",
     "NON_RETRYABLE_STATUSES",
     "SAME_CALL_WINDOW_SECONDS",
+    "Attempt",
     "CallGroup",
     "ResilienceMiss",
     "check_expectation",
+    "journal_resilience",
     "judge",
     "resilience_report",
     "retry_groups",
@@ -69,45 +73,85 @@ _CUT_OUTCOMES = frozenset({"early_end", "aborted"})
 # Entries that are no provider attempt a client retries (peers' JSON-RPC calls).
 _NOT_PROVIDERS = frozenset({"mcp", "a2a"})
 
-_Fingerprint = tuple[str, str, str, int, str | None]
+_Fingerprint = tuple[str, str, str, int, "bytes | str | None"]
+
+
+class Attempt(Protocol):
+    """What grouping reads of an attempt: a live ``JournalRecord`` (so a query converts only the groups'
+    records into entries) or a ``JournalEntry`` (verification's snapshot) alike."""
+
+    @property
+    def request_id(self) -> str: ...
+    @property
+    def provider(self) -> str: ...
+    @property
+    def operation(self) -> str | None: ...
+    @property
+    def method(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def request_bytes(self) -> int: ...
+    @property
+    def request_preview(self) -> bytes | str | None: ...
+    @property
+    def retry_group(self) -> str | None: ...
+    @property
+    def client_attempt(self) -> int | None: ...
+    @property
+    def client_call_id(self) -> str | None: ...
+    @property
+    def completed(self) -> bool: ...
+    @property
+    def success(self) -> bool | None: ...
+    @property
+    def started_monotonic_seconds(self) -> float: ...
+    @property
+    def completed_monotonic_seconds(self) -> float | None: ...
+    @property
+    def retry_after_seconds(self) -> float | None: ...
+
+
+_A = TypeVar("_A", bound=Attempt)
 
 
 @dataclass(slots=True)
-class CallGroup:
+class CallGroup(Generic[_A]):
     """One logical call: its key (the retry-group header's value, else its first request id), how its
     attempts were tied together (the weakest link; for one attempt, what it carried), and the attempts in
     order."""
 
     key: str
     identified_by: CallIdentity
-    attempts: list[JournalEntry] = field(default_factory=list)
+    attempts: list[_A] = field(default_factory=list)
 
 
-def _fingerprint(entry: JournalEntry) -> _Fingerprint:
+def _fingerprint(attempt: Attempt) -> _Fingerprint:
     """The request as sent: its route and body (the preview, which is the whole body up to the journal's
     ``preview_bytes``, and the full size)."""
-    return (entry.provider, entry.method, entry.path, entry.request_bytes, entry.request_preview)
+    return (attempt.provider, attempt.method, attempt.path, attempt.request_bytes, attempt.request_preview)
 
 
-def _failed(entry: JournalEntry) -> bool:
-    """Not (yet) a success: an error status, a fault, a stream cut short, or still in progress."""
-    return entry.success is not True
+def _failed(attempt: Attempt) -> bool:
+    """Not (yet) a success: an error status, a fault, a stream cut short, or still in progress (a live
+    record may say success before its delivery is over)."""
+    return not attempt.completed or attempt.success is not True
 
 
-def _within_window(previous: JournalEntry, entry: JournalEntry) -> bool:
+def _within_window(previous: Attempt, attempt: Attempt) -> bool:
     done = previous.completed_monotonic_seconds
     if done is None:
         return True
     window = SAME_CALL_WINDOW_SECONDS + (previous.retry_after_seconds or 0.0)
-    return entry.started_monotonic_seconds - done <= window
+    return attempt.started_monotonic_seconds - done <= window
 
 
-def retry_groups(entries: Iterable[JournalEntry]) -> list[CallGroup]:
+def retry_groups(entries: Iterable[_A]) -> list[CallGroup[_A]]:
     """Every logical call of ``entries`` (sequence order) with its attempts, in order of first attempt."""
-    groups: list[CallGroup] = []
-    named: dict[str, CallGroup] = {}
-    by_call_id: dict[str, CallGroup] = {}
-    latest: dict[_Fingerprint, CallGroup] = {}
+    groups: list[CallGroup[_A]] = []
+    named: dict[str, CallGroup[_A]] = {}
+    by_call_id: dict[str, CallGroup[_A]] = {}
+    latest: dict[_Fingerprint, CallGroup[_A]] = {}
     for entry in entries:
         if entry.provider in _NOT_PROVIDERS or entry.operation == "realtime":
             continue
@@ -188,7 +232,7 @@ def _shape(waits: Sequence[float]) -> tuple[Backoff | None, bool | None]:
     return backoff, jitter
 
 
-def judge(group: CallGroup) -> ResilienceVerdict:
+def judge(group: CallGroup[JournalEntry]) -> ResilienceVerdict:
     attempts = group.attempts
     last = attempts[-1]
     waits: list[float | None] = []
@@ -229,7 +273,7 @@ def judge(group: CallGroup) -> ResilienceVerdict:
     )
 
 
-def _is_retry_group(group: CallGroup) -> bool:
+def _is_retry_group(group: CallGroup[Any]) -> bool:
     return (
         group.identified_by == "retry_group_header" or len(group.attempts) > 1 or _failed(group.attempts[0])
     )
@@ -242,6 +286,39 @@ def resilience_report(
     chosen = snapshot.entries if entries is None else entries
     verdicts = [judge(group) for group in retry_groups(chosen) if _is_retry_group(group)]
     in_progress = sum(1 for entry in chosen if not entry.completed)
+    return ResilienceReport(
+        groups=verdicts,
+        complete=snapshot.evicted == 0 and in_progress == 0,
+        evicted=snapshot.evicted,
+        in_progress=in_progress,
+    )
+
+
+def journal_resilience(journal: Journal, query: JournalQuery) -> ResilienceReport:
+    """``GET /admin-api/resilience``: the groups are found among the live records the query's filters
+    match, and only their records become entries (a full journal of first-time successes costs a pass
+    over its records, not their conversion)."""
+    keys: list[tuple[str, CallIdentity, list[str]]] = []
+    in_progress = 0
+
+    def pick(records: Sequence[JournalRecord]) -> list[JournalRecord]:
+        nonlocal in_progress
+        selected = [record for record in records if record_matches(record, query)]
+        in_progress = sum(1 for record in selected if not record.completed)
+        kept: list[JournalRecord] = []
+        for group in retry_groups(selected):
+            if _is_retry_group(group):
+                keys.append((group.key, group.identified_by, [r.request_id for r in group.attempts]))
+                kept.extend(group.attempts)
+        kept.sort(key=lambda record: record.sequence)
+        return kept
+
+    snapshot = journal.snapshot(pick=pick)
+    by_id = {entry.request_id: entry for entry in snapshot.entries}
+    verdicts = [
+        judge(CallGroup(key, identity, [by_id[request] for request in requests]))
+        for key, identity, requests in keys
+    ]
     return ResilienceReport(
         groups=verdicts,
         complete=snapshot.evicted == 0 and in_progress == 0,

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from llmts.runtime.journal import Journal, JournalRecord
-from llmts.runtime.resilience import resilience_report
+from llmts.runtime.resilience import journal_resilience, resilience_report
 from llmts.runtime.verify import verify
+from llmts.schema.journal import JournalQuery
 from llmts.schema.resilience import ResilienceExpectation, ResilienceVerdict
 from llmts.schema.verify import VerificationRequest
 
@@ -185,3 +186,19 @@ def test_verification_checks_the_verdict_and_never_passes_on_no_evidence() -> No
     assert check(group="other", gave_up=False) == ["resilience_missing"]
     with pytest.raises(ValueError, match="needs a field to check"):
         ResilienceExpectation(group="g")
+
+
+def test_the_journal_query_converts_only_the_groups_and_agrees_with_the_snapshot_verdict() -> None:
+    journal = Journal()
+    _attempt(journal, 200, 0.5, body=b"alone")  # a first-time success: never converted
+    _retries(journal, [429, 500, 200], [1.0, 0.5], retry_after_seconds=1.0)
+    _attempt(journal, 400, 9.0, body=b"bad")
+    # In progress: answered 200 but not delivered yet, so not (yet) a success.
+    live = _attempt(journal, 200, 9.5, body=b"live")
+    live.completed, live.completed_monotonic_seconds = False, None
+
+    report = journal_resilience(journal, JournalQuery())
+    assert report == resilience_report(journal.snapshot())
+    assert [group.statuses for group in report.groups] == [[429, 500, 200], [400], [200]]
+    assert (report.complete, report.in_progress) == (False, 1)
+    assert journal_resilience(journal, JournalQuery(status=400)).groups == [report.groups[1]]

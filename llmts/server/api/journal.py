@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from llmts.errors import InvalidRequest
 from llmts.runtime import Session
-from llmts.runtime.journal_query import QueryResult, matches, query_journal
-from llmts.runtime.resilience import resilience_report
+from llmts.runtime.journal_query import QueryResult, query_journal
+from llmts.runtime.resilience import journal_resilience
 from llmts.schema.journal import JournalQuery
 from llmts.schema.validation import format_location
 
@@ -150,7 +150,5 @@ def resilience_listing(session: Session, environ: Mapping[str, Any]) -> dict[str
             "the resilience verdict takes journal filters but no paging",
             [{"path": name, "message": "not accepted here"} for name in paged],
         )
-    snapshot = session.journal.snapshot()
-    entries = [entry for entry in snapshot.entries if matches(entry, query)]
-    report = resilience_report(snapshot, entries)
+    report = journal_resilience(session.journal, query)
     return {"session_id": session.id, **report.model_dump(mode="json")}

@@ -24,6 +24,7 @@ from llmts.client.conversations import CONVERSATION_HEADER, ConversationClient, 
 from llmts.client.sdk_shortcuts import SdkClientShortcuts
 from llmts.client.tls import NODE_CA_VARIABLE, trusting_kwargs
 from llmts.schema.journal import JournalQuery
+from llmts.schema.resilience import ResilienceReport
 from llmts.schema.verify import VerificationRequest, VerificationResult
 
 __all__ = ["SessionClient"]
@@ -98,6 +99,14 @@ class SessionClient(SdkClientShortcuts):
             ]
         _, _, payload = self.server.request("GET", path, session_id=self.id)
         return payload
+
+    def resilience(self, query: JournalQuery | None = None, /, **filters: Any) -> ResilienceReport:
+        """``GET /admin-api/resilience``: the verdict on each retry group among the journal entries the
+        filters match (as in ``requests``, without paging)."""
+        _, _, report = self.server.request(
+            "GET", "/admin-api/resilience" + query_string(filters, query), session_id=self.id
+        )
+        return ResilienceReport.model_validate(report)
 
     def verify(
         self,

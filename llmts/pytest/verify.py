@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from llmts.client import SessionClient
 from llmts.schema.journal import JournalQuery
+from llmts.schema.resilience import ResilienceExpectation
 from llmts.schema.validation import format_location
 from llmts.schema.verify import (
     ConversationExpectation,
@@ -65,6 +66,7 @@ _REQUEST_ARGUMENTS = _REQUEST_FIELDS | _QUERY_ARGUMENTS
 _TOOL_ARGUMENTS = _fields(ToolExpectation, "kind")
 _RETRY_ARGUMENTS = _fields(RetryExpectation, "group")
 _CONVERSATION_ARGUMENTS = _fields(ConversationExpectation, "scenario")
+_RESILIENCE_ARGUMENTS = _fields(ResilienceExpectation)
 # The marker's fields, plus the conversation the fixture verifies (the conversation header).
 _MARKER_ARGUMENTS = _fields(VerificationRequest) | {"conversation"}
 
@@ -159,6 +161,7 @@ class LlmtsExpectations:
         self._requests: list[RequestExpectationBuilder] = []
         self._conversations: list[ConversationExpectation] = []
         self._retries: list[RetryExpectation] = []
+        self._resilience: list[ResilienceExpectation] = []
         self._flags: dict[str, Any] = {}
 
     def request(self, name: str, **fields: Any) -> RequestExpectationBuilder:
@@ -190,6 +193,18 @@ class LlmtsExpectations:
         self._retries.append(_validated(f"llmts_expect.retry({group!r})", RetryExpectation, data))
         return self
 
+    def resilient(self, group: str | None = None, /, **fields: Any) -> LlmtsExpectations:
+        """How the client retried (``GET /admin-api/resilience``): every retry group in scope, or the one
+        named ``group``; keyword arguments are the fields of ``ResilienceExpectation``
+        (``honoured_retry_after``, ``backoff``, ``jitter``, ``retried_non_retryable``, ``gave_up``,
+        ``cut_stream``, ``minimum_attempts``, ``maximum_attempts``, ``provider``, ``name``)."""
+        __tracebackhide__ = True
+        _check_names("llmts_expect.resilient()", fields, _RESILIENCE_ARGUMENTS - {"group"})
+        data = {**fields} if group is None else {"group": group, **fields}
+        call = "llmts_expect.resilient(" + ("" if group is None else repr(group)) + ")"
+        self._resilience.append(_validated(call, ResilienceExpectation, data))
+        return self
+
     def conversation_state(self, scenario: str, **fields: Any) -> LlmtsExpectations:
         """A conversation graph's state; keyword arguments are the fields of ``ConversationExpectation``."""
         __tracebackhide__ = True
@@ -218,7 +233,9 @@ class LlmtsExpectations:
 
     @property
     def active(self) -> bool:
-        return self._marked or bool(self._requests or self._conversations or self._retries or self._flags)
+        return self._marked or bool(
+            self._requests or self._conversations or self._retries or self._resilience or self._flags
+        )
 
     def verification_request(self) -> VerificationRequest:
         __tracebackhide__ = True
@@ -229,6 +246,7 @@ class LlmtsExpectations:
         ]
         data["conversations"] = [*data.get("conversations", []), *self._conversations]
         data["retries"] = [*data.get("retries", []), *self._retries]
+        data["resilience"] = [*data.get("resilience", []), *self._resilience]
         # Each part was checked at its call; what is left is the whole's (how many expectations in all).
         return _validated("llmts_expect", VerificationRequest, data)
 

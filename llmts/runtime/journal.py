@@ -112,6 +112,11 @@ class JournalRecord:
     completed_monotonic_seconds: float | None = None
     retry_group: str | None = None
     retry_after_seconds: float | None = None
+    # What the client's SDK says of its logical call (docs/journal.md, "Resilience"): its 1-based attempt
+    # number (Stainless ``x-stainless-retry-count`` + 1, AWS ``amz-sdk-request``) and its own id for the call
+    # (AWS ``amz-sdk-invocation-id``, an ``Idempotency-Key``).
+    client_attempt: int | None = None
+    client_call_id: str | None = None
     stream_delivery: StreamDelivery | None = None
     stream_delivery_applied: bool = False
     emitted_content_frames: int = 0
@@ -170,11 +175,20 @@ class JournalRecord:
 
     # --- the request's stages ---------------------------------------------------------------------------
 
-    def identify(self, retry_group: str | None, conversation: str | None) -> None:
-        """The caller's retry group and conversation headers (journaled even when a scenario answers)."""
+    def identify(
+        self,
+        retry_group: str | None,
+        conversation: str | None,
+        client_attempt: int | None = None,
+        client_call_id: str | None = None,
+    ) -> None:
+        """The caller's retry group and conversation headers and what its SDK says of the logical call
+        (journaled even when a scenario answers)."""
         self.retry_group = retry_group
         if conversation is not None:
             self.conversation = conversation
+        self.client_attempt = client_attempt
+        self.client_call_id = client_call_id
 
     def parsed(
         self,
@@ -376,7 +390,14 @@ class JournalRecord:
                 size += _TOOL_ITEM_BYTES + len(item[0]) + len(item[1] or "") + len(item[2])
         if self.peer_bytes:  # parsed JSON costs a few times its text
             size += 4 * self.peer_bytes
-        for name in (self.mcp_server, self.a2a_agent, self.tool_name, self.prompt_text, self.answer_text):
+        for name in (
+            self.mcp_server,
+            self.a2a_agent,
+            self.tool_name,
+            self.prompt_text,
+            self.answer_text,
+            self.client_call_id,
+        ):
             if name is not None:
                 size += _BYTES_OBJECT + len(name)
         if self.reasoning_settings is not None:  # at most 16 scalars of 128 characters

@@ -7,7 +7,6 @@ timing) is itself a failure, so a verification never passes on a partial picture
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -16,10 +15,13 @@ import orjson
 from llmts.runtime.conversations.predicates import json_equal, resolve_path
 from llmts.runtime.journal import JournalSnapshot
 from llmts.runtime.journal_query import matches
+from llmts.runtime.resilience import check_expectation, resilience_report
+from llmts.runtime.retry_timing import retry_gap, waited_as_told
 from llmts.runtime.verify_nearest import ToolItem, describe_nearest, nearest_requests, sent_items
 from llmts.schema.conversations import ConversationStatus
 from llmts.schema.journal import JournalEntry, JournalQuery
 from llmts.schema.json_path import parse_json_path
+from llmts.schema.resilience import ResilienceExpectation
 from llmts.schema.verify import (
     ConversationExpectation,
     JsonFieldExpectation,
@@ -328,10 +330,6 @@ def _check_order(
 # --- retries ---------------------------------------------------------------------------------------
 
 
-def _finite(*values: float | None) -> bool:
-    return all(value is not None and math.isfinite(value) for value in values)
-
-
 def _check_retry(
     index: int, expectation: RetryExpectation, scope: list[JournalEntry], verdict: _Verdict
 ) -> list[JournalEntry]:
@@ -389,24 +387,13 @@ def _check_retry(
     return attempts
 
 
-# How much earlier than Retry-After a retry may start and still count as on time: the server stamps an
-# attempt's completion just after its last write returns, and on a loaded machine the process can be
-# scheduled out in between while the client already has the answer and starts waiting (docs/journal.md).
-_SPACING_SLACK_SECONDS = 0.05
-_SPACING_SLACK_SHARE = 0.1
-
-
 def _check_spacing(
     where: str, attempt: JournalEntry, following: JournalEntry, advertised: float, verdict: _Verdict
 ) -> None:
     """The retry waited: next start - this completion >= Retry-After (less a small slack for the
     server's own stamping delay), both on the monotonic clock."""
-    done, started = attempt.completed_monotonic_seconds, following.started_monotonic_seconds
-    if (
-        not _finite(done, started, attempt.started_monotonic_seconds)
-        or done is None
-        or done < attempt.started_monotonic_seconds
-    ):
+    spacing = retry_gap(attempt, following)
+    if spacing is None:
         verdict.fail(
             "evidence_timing",
             f"attempt {attempt.request_id} has no usable monotonic completion time",
@@ -414,8 +401,7 @@ def _check_spacing(
             request_ids=[attempt.request_id, following.request_id],
         )
         return
-    spacing = started - done
-    if spacing < advertised - min(_SPACING_SLACK_SECONDS, _SPACING_SLACK_SHARE * advertised):
+    if not waited_as_told(spacing, advertised):
         verdict.fail(
             "retry_spacing",
             f"attempt {following.request_id} started {spacing:.3f} s after {attempt.request_id} "
@@ -425,6 +411,37 @@ def _check_spacing(
             expected=advertised,
             actual=round(spacing, 6),
         )
+
+
+# --- resilience ------------------------------------------------------------------------------------
+
+
+def _check_resilience(
+    expectations: Sequence[ResilienceExpectation],
+    snapshot: JournalSnapshot,
+    scope: list[JournalEntry],
+    verdict: _Verdict,
+) -> set[int]:
+    """Each expectation against the verdicts of the retry groups in scope; the sequences they cover."""
+    if not expectations:
+        return set()
+    verdicts = resilience_report(snapshot, scope).groups
+    sequences = {entry.request_id: entry.sequence for entry in scope}
+    covered: set[int] = set()
+    for index, expectation in enumerate(expectations):
+        where = _label("resilience", index, expectation.name or expectation.group)
+        misses, groups = check_expectation(expectation, verdicts)
+        for miss in misses:
+            verdict.fail(
+                miss.kind,
+                miss.message,
+                expectation=where,
+                request_ids=miss.request_ids,
+                expected=miss.expected,
+                actual=miss.actual,
+            )
+        covered.update(sequences[request] for group in groups for request in group.request_ids)
+    return covered
 
 
 # --- conversations ---------------------------------------------------------------------------------
@@ -513,8 +530,10 @@ def verify(
     ]
     for index, expectation in enumerate(request.conversations):
         _check_conversation(index, expectation, statuses, conversation, verdict)
+    matched_by_resilience = _check_resilience(request.resilience, snapshot, scope, verdict)
 
     accounted = {entry.sequence for group in (*matched_by_request, *matched_by_retry) for entry in group}
+    accounted |= matched_by_resilience
     if request.no_unexpected_calls:
         unexpected = [entry for entry in scope if entry.sequence not in accounted]
         if unexpected:

@@ -100,6 +100,10 @@ class JournalEntry(BaseModel):
     completed_monotonic_seconds: float | None = None
     retry_group: str | None = None
     retry_after_seconds: float | None = None
+    # The client SDK's own attempt number (1-based) and call id, when it sends them (docs/journal.md,
+    # "Resilience").
+    client_attempt: int | None = None
+    client_call_id: str | None = None
     stream_delivery: StreamDelivery | None = None
     stream_delivery_applied: bool = False
     emitted_content_frames: int = 0

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from llmts.schema.journal import JOURNAL_LIMITS, JournalQuery
 from llmts.schema.json_path import parse_json_path
+from llmts.schema.resilience import ResilienceExpectation
 from llmts.schema.verify_report import detail_lines
 
 __all__ = [
@@ -211,18 +212,20 @@ class VerificationRequest(BaseModel):
     requests: list[RequestExpectation] = Field(default_factory=list)
     # Each request expectation's matches all come after the previous expectation's.
     in_order: bool = False
-    # Every request in scope is accounted for by a request or retry expectation.
+    # Every request in scope is accounted for by a request, retry or resilience expectation.
     no_unexpected_calls: bool = False
     conversations: list[ConversationExpectation] = Field(default_factory=list)
     retries: list[RetryExpectation] = Field(default_factory=list)
+    # Verdicts on how the client retried (docs/journal.md, "Resilience").
+    resilience: list[ResilienceExpectation] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _bounded(self) -> VerificationRequest:
-        total = len(self.requests) + len(self.conversations) + len(self.retries)
+        total = len(self.requests) + len(self.conversations) + len(self.retries) + len(self.resilience)
         if total > VERIFY_LIMITS["verify_expectations"]:
             raise ValueError(
-                f"at most {VERIFY_LIMITS['verify_expectations']} request, conversation and retry "
-                f"expectations together (got {total})"
+                f"at most {VERIFY_LIMITS['verify_expectations']} request, conversation, retry and "
+                f"resilience expectations together (got {total})"
             )
         if total == 0 and not self.no_unexpected_calls:
             raise ValueError("nothing to verify: give at least one expectation or no_unexpected_calls")
@@ -241,7 +244,8 @@ class VerificationFailure(BaseModel):
     ``terminal_marker``, ``terminal_marker_unavailable``, ``order``,
     ``unexpected_call``, ``conversation_missing``, ``conversation_steps``, ``conversation_terminal``,
     ``retry_attempts``, ``retry_status_sequence``,
-    ``retry_after_missing``, ``retry_after_too_short``, ``retry_spacing``.
+    ``retry_after_missing``, ``retry_after_too_short``, ``retry_spacing``, ``resilience_missing``,
+    ``resilience_attempts``, ``resilience_verdict``, ``resilience_unobserved``.
 
     ``actual`` of a ``count`` or ``nth_missing`` failure is ``{"found": n}``, plus ``"nearest"`` (the requests
     in scope that came closest, with the filters each failed) when nothing matched; of a ``tool_count``
@@ -262,7 +266,7 @@ class VerificationResult(BaseModel):
     passed: bool
     evidence_complete: bool
     failures: list[VerificationFailure] = Field(default_factory=list)
-    # Requests matched by the request and retry expectations, in journal order.
+    # Requests matched by the request, retry and resilience expectations, in journal order.
     matched_request_ids: list[str] = Field(default_factory=list)
     # The journal counters the verdict was reached on.
     evidence: dict[str, Any] = Field(default_factory=dict)

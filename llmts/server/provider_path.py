@@ -205,7 +205,7 @@ class ProviderPath:
         retry_group = _retry_group(environ)
         conversation_id = conversation_id_from(raw_conversation := environ.get(CONVERSATION_ENVIRON))
         ex.conversation = conversation_id if raw_conversation is not None else None
-        entry.identify(retry_group, ex.conversation)
+        entry.identify(retry_group, ex.conversation, *_client_attempt(environ))
         body = read_body(environ, self._max_body_bytes, self._body_timeout)
         entry.capture_request(body, session.journal.preview_bytes)
         request = ex.request = ProviderRequest(ex.method, ex.path, ex.args, body, environ, parse_multipart)
@@ -438,3 +438,28 @@ def _retry_group(environ: Mapping[str, Any]) -> str | None:
             code="invalid_retry_group",
         )
     return str(value)
+
+
+# The SDK headers that identify a logical call (docs/journal.md, "Resilience"); a malformed or oversized
+# value is ignored, never refused: these are the SDK's headers, not the caller's request.
+_CALL_ID_CHARS = 128
+
+
+def _client_attempt(environ: Mapping[str, Any]) -> tuple[int | None, str | None]:
+    """(attempt number, call id) from the client SDK's own headers: Stainless ``x-stainless-retry-count``
+    (0-based), AWS ``amz-sdk-request: attempt=N; max=M`` and ``amz-sdk-invocation-id``, an
+    ``Idempotency-Key``. Four dictionary lookups when none is present."""
+    attempt: int | None = None
+    retries = environ.get("HTTP_X_STAINLESS_RETRY_COUNT")
+    if retries is not None and retries.isdecimal() and len(retries) < 6:
+        attempt = int(retries) + 1
+    aws = environ.get("HTTP_AMZ_SDK_REQUEST")
+    if aws is not None:
+        for part in aws.split(";", 2):
+            name, _, value = part.strip().partition("=")
+            if name == "attempt" and value.isdecimal() and len(value) < 6:
+                attempt = int(value)
+    call_id = environ.get("HTTP_AMZ_SDK_INVOCATION_ID") or environ.get("HTTP_IDEMPOTENCY_KEY")
+    if call_id is not None and not 0 < len(call_id) <= _CALL_ID_CHARS:
+        call_id = None
+    return attempt, call_id

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from llmts.client import SessionClient
 from llmts.pytest.verify import LlmtsExpectationError, LlmtsExpectations
 from llmts.schema.journal import JournalQuery
+from llmts.schema.resilience import ResilienceExpectation
 from llmts.schema.verify import (
     ConversationExpectation,
     RequestExpectation,
@@ -62,8 +63,9 @@ def test_an_unknown_filter_names_itself_a_close_name_and_every_valid_one() -> No
         (lambda e: e.retry("g", statuses=[429]), RetryExpectation, "group"),
         (lambda e: e.conversation_state("graph", visited=["a"]), ConversationExpectation, "scenario"),
         (lambda e: e.scope(provder="openai"), JournalQuery, None),
+        (lambda e: e.resilient(honored_retry_after=True), ResilienceExpectation, "group"),
     ],
-    ids=["tool", "retry", "conversation_state", "scope"],
+    ids=["tool", "retry", "conversation_state", "scope", "resilient"],
 )
 def test_every_method_lists_its_models_fields(
     call: Any, model: type[BaseModel], positional: str | None
@@ -197,6 +199,21 @@ def test_valid_calls_build_the_verification_request() -> None:
     assert (request["no_unexpected_calls"], request["in_order"]) == (True, True)
     assert request["retries"] == [{"group": "g", "status_sequence": [429, 200]}]
     assert request["conversations"] == [{"scenario": "graph", "terminal": True}]
+
+
+def test_resilient_checks_its_values_at_the_call_and_builds_the_request() -> None:
+    with pytest.raises(
+        LlmtsExpectationError, match=r"^llmts_expect\.resilient\('g'\): backoff: Input should be"
+    ):
+        _expect().resilient("g", backoff="linear")
+    with pytest.raises(LlmtsExpectationError, match=r"needs a field to check"):
+        _expect().resilient(provider="openai")
+    expect = _expect().resilient(honoured_retry_after=True, gave_up=False).resilient("g", maximum_attempts=2)
+    request = expect.verification_request().model_dump(mode="json", exclude_unset=True)
+    assert request["resilience"] == [
+        {"honoured_retry_after": True, "gave_up": False},
+        {"group": "g", "maximum_attempts": 2},
+    ]
 
 
 def test_the_expectation_fields_and_the_query_filters_do_not_overlap() -> None:

@@ -31,6 +31,7 @@ from llmts.server.api.journal import (
     query_headers,
     query_session,
     requests_listing,
+    resilience_listing,
 )
 from llmts.server.api.recording import recording_payload
 from llmts.server.api.verify import verify_session
@@ -170,6 +171,7 @@ class ControlApi:
                 Rule("/admin-api/conversations", methods=["GET"], endpoint=self._conversations),
                 Rule("/admin-api/match/explain", methods=["POST"], endpoint=self._explain),
                 Rule("/admin-api/verify", methods=["POST"], endpoint=self._verify),
+                Rule("/admin-api/resilience", methods=["GET"], endpoint=self._resilience),
                 Rule("/admin-api/recording", methods=["GET"], endpoint=self._recording),
             ],
             strict_slashes=False,
@@ -348,6 +350,11 @@ class ControlApi:
             verify_session(session, environ, read_body(environ, self._max_body_bytes, self._body_timeout)),
             [],
         )
+
+    def _resilience(
+        self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None
+    ) -> Any:
+        return 200, resilience_listing(self._selected(environ, path_session), environ), []
 
     def _conversations(
         self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None

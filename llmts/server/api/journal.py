@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from llmts.errors import InvalidRequest
 from llmts.runtime import Session
 from llmts.runtime.journal_query import QueryResult, query_journal
+from llmts.runtime.resilience import journal_resilience
 from llmts.schema.journal import JournalQuery
 from llmts.schema.validation import format_location
 
@@ -22,6 +23,7 @@ __all__ = [
     "query_headers",
     "query_session",
     "requests_listing",
+    "resilience_listing",
 ]
 
 EXPORT_SCHEMA_VERSION = 1
@@ -132,3 +134,21 @@ def requests_listing(
     query, _ = parse_query(str(environ.get("QUERY_STRING", "")))
     result = query_session(session, query)
     return [entry.public() for entry in result.entries], query_headers(result)
+
+
+# Paging would hide attempts of a group: the verdict always sees every retained entry the filters match.
+_PAGING = frozenset({"offset", "limit", "order", "after"})
+
+
+def resilience_listing(session: Session, environ: Mapping[str, Any]) -> dict[str, Any]:
+    """``GET /admin-api/resilience``: the verdict of each retry group among the entries the journal
+    filters match (docs/journal.md, "Resilience")."""
+    query, _ = parse_query(str(environ.get("QUERY_STRING", "")))
+    paged = sorted(_PAGING & query.model_fields_set)
+    if paged:
+        raise _invalid(
+            "the resilience verdict takes journal filters but no paging",
+            [{"path": name, "message": "not accepted here"} for name in paged],
+        )
+    report = journal_resilience(session.journal, query)
+    return {"session_id": session.id, **report.model_dump(mode="json")}

@@ -90,6 +90,7 @@ def collect_trace_export(
     _, _, queues = session.server.request("GET", "/admin-api/queues", session_id=session.id)
     _, _, conversations = session.server.request("GET", "/admin-api/conversations", session_id=session.id)
     requests, counters = _journal(session)
+    usage = session.usage()
     return {
         "format": TRACE_FORMAT,
         "created_at": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
@@ -102,6 +103,8 @@ def collect_trace_export(
         "conversations": conversations or [],
         "requests": requests,
         **counters,
+        # Tokens and cost since the last configure or reset, evicted entries included (GET /admin-api/usage).
+        "usage": usage,
         "verification": _as_dict(verification),
         "expectation": _as_dict(expectation),
     }

@@ -5,10 +5,12 @@ what its tokens cost with cache reads and writes, and the session's running tota
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 
 from llmts.catalog import registry as catalog
+from llmts.catalog.prices import PRICES_AS_OF
 from llmts.errors import BudgetExhausted
 from llmts.runtime.pricing import Price, PriceBook, cost_usd
 from llmts.runtime.session_spend import OTHER_MODELS, USAGE_ROWS, SessionSpend
@@ -164,3 +166,22 @@ def test_the_rows_are_bounded_and_further_models_add_up_in_one() -> None:
     other = next(row for row in summary["models"] if row["model"] == OTHER_MODELS)
     assert other["requests"] == 5
     assert summary["totals"]["requests"] == USAGE_ROWS + 5
+
+
+def _shown(value: float) -> str:
+    return f"{value:.6f}".rstrip("0").rstrip(".") or "0"
+
+
+def test_the_price_table_in_the_docs_is_the_catalog() -> None:
+    """docs/prices.md shows every list price (Bedrock's cross-region copies aside) and their date."""
+    text = (Path(__file__).parents[2] / "docs" / "prices.md").read_text(encoding="utf-8")
+    assert f"checked on {PRICES_AS_OF}" in text
+    missing = [
+        entry.model
+        for info in catalog.CATALOG.providers
+        for entry in info.list_prices
+        if entry.model and not entry.model.startswith(("us.", "eu.", "apac.", "global."))
+        if f"| `{entry.model}` | {_shown(entry.input)} | {_shown(entry.output)} | "
+        f"{_shown(entry.cached_input)} | {_shown(entry.cache_write)} |" not in text
+    ]
+    assert missing == []

@@ -26,7 +26,12 @@ def _configure(session: SessionClient, **extra: Any) -> None:
                 # 10,000 input: 6,000 read from the cache, 2,000 written to it; 1,000 output.
                 _scenario(
                     "claude-sonnet-4-5",
-                    {"input_tokens": 10000, "output_tokens": 1000, "cached_tokens": 6000, "cache_write_tokens": 2000},
+                    {
+                        "input_tokens": 10000,
+                        "output_tokens": 1000,
+                        "cached_tokens": 6000,
+                        "cache_write_tokens": 2000,
+                    },
                 ),
                 _scenario("my-fine-tune", {"input_tokens": 10, "output_tokens": 10}),
             ],
@@ -37,7 +42,9 @@ def _configure(session: SessionClient, **extra: Any) -> None:
 
 def _drive(session: SessionClient) -> None:
     session.openai_client(max_retries=0).chat.completions.create(model="gpt-4.1", messages=HI)
-    session.anthropic_client(max_retries=0).messages.create(model="claude-sonnet-4-5", max_tokens=8, messages=HI)
+    session.anthropic_client(max_retries=0).messages.create(
+        model="claude-sonnet-4-5", max_tokens=8, messages=HI
+    )
     session.openai_client(max_retries=0).chat.completions.create(model="my-fine-tune", messages=HI)
 
 
@@ -57,7 +64,11 @@ def test_entries_are_priced_and_usage_totals_each_provider_and_model(app_session
     usage = app_session.usage()
     assert usage["list_prices_as_of"] == "2025-11-30"
     rows = {(row["provider"], row["model"]): row for row in usage["models"]}
-    assert set(rows) == {("openai", "gpt-4.1"), ("anthropic", "claude-sonnet-4-5"), ("openai", "my-fine-tune")}
+    assert set(rows) == {
+        ("openai", "gpt-4.1"),
+        ("anthropic", "claude-sonnet-4-5"),
+        ("openai", "my-fine-tune"),
+    }
     sonnet = rows[("anthropic", "claude-sonnet-4-5")]
     assert sonnet == {
         "provider": "anthropic",
@@ -117,7 +128,10 @@ def test_verify_max_cost_usd(app_session: SessionClient) -> None:
     [
         ({"pricing": {"m": {"input_per_mtok": -1, "output_per_mtok": 1}}}, "pricing.m.input_per_mtok"),
         ({"pricing": {"m": {"input_per_mtok": 1}}}, "pricing.m.output_per_mtok"),
-        ({"pricing": {"m": {"input_per_mtok": 1, "output_per_mtok": 1, "per_call": 1}}}, "pricing.m.per_call"),
+        (
+            {"pricing": {"m": {"input_per_mtok": 1, "output_per_mtok": 1, "per_call": 1}}},
+            "pricing.m.per_call",
+        ),
         ({"pricing": {"m": {"input_per_mtok": 100_001, "output_per_mtok": 1}}}, "pricing.m.input_per_mtok"),
         ({"budget": {}}, "budget"),
         ({"budget": {"max_cost_usd": 0}}, "budget.max_cost_usd"),

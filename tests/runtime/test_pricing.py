@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from llmts import ConfigBuilder
 from llmts.catalog import registry as catalog
 from llmts.catalog.prices import PRICES_AS_OF
-from llmts.errors import BudgetExhausted
+from llmts.errors import BudgetExhausted, ConfigurationInvalid
 from llmts.runtime.pricing import Price, PriceBook, cost_usd
 from llmts.runtime.session_spend import OTHER_MODELS, USAGE_ROWS, SessionSpend
 from llmts.schema import parse_session_config
@@ -185,3 +186,25 @@ def test_the_price_table_in_the_docs_is_the_catalog() -> None:
         f"{_shown(entry.cached_input)} | {_shown(entry.cache_write)} |" not in text
     ]
     assert missing == []
+
+
+def test_the_builder_sets_prices_and_a_budget() -> None:
+    config = (
+        ConfigBuilder()
+        .price("house-model", input_per_mtok=1, output_per_mtok=2)
+        .price("gpt-4o", input_per_mtok=2, output_per_mtok=8, cached_input_per_mtok=1, cache_write_per_mtok=3)
+        .budget(max_cost_usd=0.5)
+        .build()
+    )
+    assert config.model_dump(mode="json")["pricing"] == {
+        "house-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0},
+        "gpt-4o": {
+            "input_per_mtok": 2.0,
+            "output_per_mtok": 8.0,
+            "cached_input_per_mtok": 1.0,
+            "cache_write_per_mtok": 3.0,
+        },
+    }
+    assert config.budget is not None and config.budget.model_dump() == {"max_cost_usd": 0.5}
+    with pytest.raises(ConfigurationInvalid):
+        ConfigBuilder().budget().build()

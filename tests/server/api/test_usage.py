@@ -146,3 +146,21 @@ def test_bad_pricing_and_budgets_are_400s_naming_the_field(
         app_session.configure(section)
     assert caught.value.status == 400
     assert path in [detail["path"] for detail in caught.value.details]
+
+
+def test_an_azure_deployment_is_billed_as_the_model_it_serves(app_session: SessionClient) -> None:
+    app_session.configure(
+        {
+            "models": ["gpt-4o"],
+            "azure_deployments": {"prod-chat": "gpt-4o"},
+            "scenarios": [
+                {"responses": [{"text": "ok", "usage": {"input_tokens": 1000, "output_tokens": 100}}]}
+            ],
+        }
+    )
+    client = app_session.azure_openai_client(max_retries=0)
+    client.chat.completions.create(model="prod-chat", messages=HI)
+    (entry,) = app_session.requests()
+    assert (entry["provider"], entry["model"], entry["cost_usd"]) == ("azure-openai", "gpt-4o", 0.0035)
+    (row,) = app_session.usage()["models"]
+    assert (row["provider"], row["model"], row["cost_usd"]) == ("azure-openai", "gpt-4o", 0.0035)

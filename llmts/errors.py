@@ -13,6 +13,7 @@ __all__ = [
     "BodyIncomplete",
     "BodyReadTimeout",
     "BodyTooLarge",
+    "BudgetExhausted",
     "ConfigurationInvalid",
     "ControlKeyThrottled",
     "ControlUnauthorized",
@@ -409,6 +410,17 @@ class ScriptedError(LlmtsError):
         self.error_type = error_type
         self.retry_after = retry_after
         self.should_retry = should_retry  # as scripted; None leaves the SDK's own rule
+
+
+class BudgetExhausted(LlmtsError):
+    """429 ``insufficient_quota``: the session's ``budget`` is used up; the request consumed nothing.
+
+    Each provider answers it as it answers an account out of credit (docs/configuration.md, ``budget``):
+    a retry cannot help, so ``x-should-retry: false`` where the provider has the header."""
+
+    code = "insufficient_quota"
+    http_status = 429
+    should_retry = False
 
 
 class RateLimitExceeded(ScriptedError):

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from llmts.catalog.prices import ListPrice
+
 __all__ = ["EnvVariable", "ProviderInfo", "SdkClient", "Trust", "env_key", "env_url", "env_value"]
 
 # How an SDK client trusts an https server's certificate (``SdkClient.trust``).
@@ -115,3 +117,6 @@ class ProviderInfo:
     # What a replay of the namespace's recorded answers needs in its configuration besides their
     # scenarios, from the models they were recorded for (docs/recording.md; Azure: the deployments).
     replay_config: Callable[[Sequence[str]], dict[str, Any]] | None = None
+    # The list prices its models are billed by (llmts/catalog/prices.py, docs/prices.md): a session's
+    # ``pricing`` overrides them; a model none matches has no cost (``cost_usd: null``).
+    list_prices: tuple[ListPrice, ...] = ()

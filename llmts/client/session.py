@@ -241,6 +241,13 @@ class SessionClient(SdkClientShortcuts):
         _, _, statuses = self.server.request("GET", "/admin-api/queues", session_id=self.id)
         return list(statuses)
 
+    def usage(self) -> dict[str, Any]:
+        """``GET /admin-api/usage``: tokens and cost since the last configure or reset, per provider and
+        model (``models``), per provider (``providers``) and in all (``totals``), and the ``budget``
+        (docs/journal.md, "Usage and cost"). ``cost_usd`` is null where a model has no price."""
+        _, _, summary = self.server.request("GET", "/admin-api/usage", session_id=self.id)
+        return dict(summary)
+
     def explain(
         self,
         request: Any,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from llmts.client.control import ServerError
 from llmts.client.session import SessionClient
 from llmts.schema.verify import VerificationRequest, VerificationResult
 
@@ -59,6 +60,17 @@ def _journal(session: SessionClient) -> tuple[list[dict[str, Any]], dict[str, An
         cursor = page[-1]["sequence"]
 
 
+def _usage(session: SessionClient) -> dict[str, Any] | None:
+    """``GET /admin-api/usage``, or None from a server older than the route (the page then sums the
+    entries' usage itself)."""
+    try:
+        return session.usage()
+    except ServerError as error:
+        if error.status == 404:
+            return None
+        raise
+
+
 def _as_dict(value: VerificationResult | VerificationRequest | Mapping[str, Any] | None) -> Any:
     if value is None:
         return None
@@ -90,6 +102,7 @@ def collect_trace_export(
     _, _, queues = session.server.request("GET", "/admin-api/queues", session_id=session.id)
     _, _, conversations = session.server.request("GET", "/admin-api/conversations", session_id=session.id)
     requests, counters = _journal(session)
+    usage = _usage(session)
     return {
         "format": TRACE_FORMAT,
         "created_at": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
@@ -102,6 +115,8 @@ def collect_trace_export(
         "conversations": conversations or [],
         "requests": requests,
         **counters,
+        # Tokens and cost since the last configure or reset, evicted entries included (GET /admin-api/usage).
+        "usage": usage,
         "verification": _as_dict(verification),
         "expectation": _as_dict(expectation),
     }

@@ -222,6 +222,16 @@ class LlmtsExpectations:
         self._flags["in_order"] = True
         return self
 
+    def max_cost_usd(self, maximum: float) -> LlmtsExpectations:
+        """The requests in scope cost at most ``maximum`` US dollars together (their journal ``cost_usd``,
+        docs/prices.md); a request whose model has no price fails it (``cost_unpriced``)."""
+        __tracebackhide__ = True
+        data = {**self._base, **self._flags, "max_cost_usd": maximum}
+        self._flags["max_cost_usd"] = _validated(
+            "llmts_expect.max_cost_usd()", VerificationRequest, data
+        ).max_cost_usd
+        return self
+
     def scope(self, **query: Any) -> LlmtsExpectations:
         """Only the requests matching these journal query filters are seen by the expectations."""
         __tracebackhide__ = True

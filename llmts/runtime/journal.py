@@ -132,6 +132,8 @@ class JournalRecord:
     wire_sequence: int | None = None
     # (input, output, cached, cache write) tokens; a dict only in the public entry.
     usage: tuple[int, int, int, int] | None = None
+    # What ``usage`` costs in USD at the session's prices (docs/prices.md); None: unpriced or no usage.
+    cost_usd: float | None = None
     # The request's reasoning settings (scalars only, bounded by ``reasoning_settings`` in neutral.py).
     reasoning_settings: dict[str, Any] | None = None
     # A conversation replay: the retained answer was returned and nothing advanced.
@@ -227,6 +229,10 @@ class JournalRecord:
         self.response_index = completion.response_index
         self.wire_created_at = completion.created_at
         self.usage = (usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.cache_write_tokens)
+
+    def priced(self, cost_usd: float | None) -> None:
+        """The answered usage's cost (``SessionSpend.spend``), None when the model has no price."""
+        self.cost_usd = cost_usd
 
     def answered(self, status: int) -> None:
         """The status the client is about to get; below 400 counts as a success until evidence says no."""

@@ -6,6 +6,7 @@ The parts, each with its own small interface (callers reach them as ``session.<p
 * ``journal`` (``Journal``): the request journal, with its own lock;
 * ``store`` (``SessionStore``): the objects providers keep;
 * ``rates`` (``SessionRates``): the ``rate_limits`` window;
+* ``spend`` (``SessionSpend``): running token and cost totals, prices and the ``budget``;
 * ``recorder`` (``SessionRecorder``): what a ``record: true`` session keeps;
 * ``queues`` (``SessionQueues``): each scenario's cursor;
 * ``conversations`` (``SessionConversations``): the conversation graphs' state;
@@ -50,6 +51,7 @@ from llmts.runtime.session_plan import PlanView
 from llmts.runtime.session_queues import SessionQueues
 from llmts.runtime.session_rates import SessionRates
 from llmts.runtime.session_recorder import SessionRecorder
+from llmts.runtime.session_spend import SessionSpend
 from llmts.runtime.session_store import SessionStore
 from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
 from llmts.schema.config import SessionConfig
@@ -79,6 +81,7 @@ class Session:
         self.journal = Journal(budget=budget, clock=clock)
         self.store = SessionStore(lock, budget)
         self.rates = SessionRates(lock, clock)
+        self.spend = SessionSpend(lock)
         self.recorder = SessionRecorder(lock, budget, self.is_current)
         self.queues = SessionQueues(lock)
         self.conversations = SessionConversations(lock, budget)
@@ -120,6 +123,7 @@ class Session:
         self.peers.clear_locked(plan.config if plan is not None else None)
         self.recorder.clear_locked()
         self.journal.clear()
+        self.spend.restart_locked(plan.config if plan is not None else None)
         if plan is not None:
             self.rates.restart_locked(plan.config.rate_limits, plan.determinism)
         else:

@@ -499,6 +499,33 @@ def _check_conversation(
 # --- entry point -----------------------------------------------------------------------------------
 
 
+def _check_cost(maximum: float, scope: list[JournalEntry], verdict: _Verdict) -> None:
+    """The requests in scope cost at most ``maximum`` USD; an unpriced one leaves the total unknown."""
+    unpriced = [entry for entry in scope if entry.usage is not None and entry.cost_usd is None]
+    if unpriced:
+        models = sorted({f"{entry.provider}/{entry.model}" for entry in unpriced})
+        verdict.fail(
+            "cost_unpriced",
+            f"{len(unpriced)} request(s) in scope have no price ({', '.join(models[:10])}); "
+            "give their models a price in the configuration's pricing",
+            expectation="max_cost_usd",
+            request_ids=_ids(unpriced),
+            expected=maximum,
+        )
+        return
+    spent = round(sum(entry.cost_usd or 0.0 for entry in scope), 10)
+    if spent > maximum:
+        costly = sorted((e for e in scope if e.cost_usd), key=lambda e: e.cost_usd or 0.0, reverse=True)
+        verdict.fail(
+            "cost",
+            f"the requests in scope cost {spent:.6f} USD, over max_cost_usd {maximum}",
+            expectation="max_cost_usd",
+            request_ids=_ids(costly[:20]),
+            expected=maximum,
+            actual={"cost_usd": spent, "requests": len(scope)},
+        )
+
+
 def verify(
     snapshot: JournalSnapshot,
     request: VerificationRequest,
@@ -546,6 +573,8 @@ def verify(
                 ),
                 request_ids=_ids(unexpected),
             )
+    if request.max_cost_usd is not None:
+        _check_cost(request.max_cost_usd, scope, verdict)
     if verdict.dropped:
         verdict.failures.append(
             VerificationFailure(

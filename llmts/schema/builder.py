@@ -162,6 +162,33 @@ class ConfigBuilder:
         self._data["conversation_capacity"] = {k: v for k, v in capacity.items() if v is not None}
         return self
 
+    def price(
+        self,
+        model: str,
+        *,
+        input_per_mtok: float,
+        output_per_mtok: float,
+        cached_input_per_mtok: float | None = None,
+        cache_write_per_mtok: float | None = None,
+    ) -> ConfigBuilder:
+        """A model's prices in USD per million tokens, over the list prices (configuration.md "pricing")."""
+        price = {
+            "input_per_mtok": input_per_mtok,
+            "output_per_mtok": output_per_mtok,
+            "cached_input_per_mtok": cached_input_per_mtok,
+            "cache_write_per_mtok": cache_write_per_mtok,
+        }
+        self._data.setdefault("pricing", {})[model] = {k: v for k, v in price.items() if v is not None}
+        return self
+
+    def budget(
+        self, *, max_cost_usd: float | None = None, max_total_tokens: int | None = None
+    ) -> ConfigBuilder:
+        """Caps on the session's running cost and tokens (docs/configuration.md "budget")."""
+        caps = {"max_cost_usd": max_cost_usd, "max_total_tokens": max_total_tokens}
+        self._data["budget"] = {k: v for k, v in caps.items() if v is not None}
+        return self
+
     def pacing(
         self, *, ttft_ms: int = 0, tokens_per_second: float | None = None, jitter: float = 0.0
     ) -> ConfigBuilder:

@@ -25,6 +25,7 @@ from llmts.schema.conversations import (
     check_conversation_references,
 )
 from llmts.schema.determinism import Determinism
+from llmts.schema.economics import Budget, ModelPrice
 from llmts.schema.faults import MODES, SSE_MODES, WEBSOCKET_MODES
 from llmts.schema.fixtures import (
     LIMITS,
@@ -200,6 +201,10 @@ class SessionConfig(BaseModel):
     a2a_agents: list[A2aAgent] = Field(default_factory=list, max_length=LIMITS["a2a_agents"])
     # Realtime connections (docs/realtime.md): the user's scripted input transcripts.
     realtime: RealtimeScript | None = None
+    # Provider economics (docs/configuration.md, "pricing" and "budget"): prices per model name over the
+    # built-in list prices (docs/prices.md), and caps on the session's running cost and tokens.
+    pricing: dict[str, ModelPrice] = Field(default_factory=dict, max_length=LIMITS["pricing_models"])
+    budget: Budget | None = None
 
     @field_validator("upstreams")
     @classmethod
@@ -216,6 +221,14 @@ class SessionConfig(BaseModel):
                 raise ValueError(f"model ids must be 1..{LIMITS['model_id_chars']} characters")
         if len(set(value)) != len(value):
             raise ValueError("model ids must be unique")
+        return value
+
+    @field_validator("pricing")
+    @classmethod
+    def _priced_models(cls, value: dict[str, ModelPrice]) -> dict[str, ModelPrice]:
+        for model in value:
+            if not model or len(model) > LIMITS["model_id_chars"]:
+                raise ValueError(f"pricing keys are model names of 1..{LIMITS['model_id_chars']} characters")
         return value
 
     @field_validator("provider_credentials")
@@ -238,7 +251,7 @@ class SessionConfig(BaseModel):
             data.pop("models", None)
         if not data.get("azure_deployments"):
             data.pop("azure_deployments", None)
-        for optional in ("journal", "determinism", "pacing", "rate_limits", "realtime"):
+        for optional in ("journal", "determinism", "pacing", "rate_limits", "realtime", "budget"):
             if data.get(optional) is None:
                 data.pop(optional, None)
         if not data.get("conversations"):
@@ -249,6 +262,8 @@ class SessionConfig(BaseModel):
             data.pop("strict_requests")
         if not data.get("upstreams"):
             data.pop("upstreams", None)
+        if not data.get("pricing"):
+            data.pop("pricing", None)
         if data.get("record") is False:
             data.pop("record")
         if data.get("recording") is None:

@@ -16,6 +16,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_seriali
 from llmts.catalog import registry as catalog
 from llmts.schema.conversation_limits import CONVERSATION_LIMITS
 from llmts.schema.determinism import DETERMINISM_LIMITS
+from llmts.schema.economics import ECONOMICS_LIMITS
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
 from llmts.schema.items import NATIVE_LIMITS, OutputItem, check_items
 from llmts.schema.journal import JOURNAL_LIMITS
@@ -77,6 +78,7 @@ LIMITS: dict[str, int] = {
     **MEDIA_LIMITS,
     **RECORDING_LIMITS,
     **PEER_LIMITS,
+    **ECONOMICS_LIMITS,
 }
 
 TerminalPolicy = Literal["reject", "repeat_last_response", "restart"]

@@ -118,6 +118,9 @@ class JournalEntry(BaseModel):
     wire_created_at: int | None = None
     wire_sequence: int | None = None
     usage: dict[str, int] | None = None
+    # What ``usage`` costs in USD at the session's prices (docs/prices.md); null: the model has no price,
+    # or the entry has no usage.
+    cost_usd: float | None = None
     # The request's reasoning settings as sent, scalar fields only (OpenAI ``reasoning`` or Chat
     # ``reasoning_effort`` as ``effort``, Anthropic ``thinking``, Gemini ``thinkingConfig``).
     reasoning_settings: dict[str, Any] | None = None

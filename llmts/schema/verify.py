@@ -218,6 +218,8 @@ class VerificationRequest(BaseModel):
     retries: list[RetryExpectation] = Field(default_factory=list)
     # Verdicts on how the client retried (docs/journal.md, "Resilience").
     resilience: list[ResilienceExpectation] = Field(default_factory=list)
+    # The requests in scope cost at most this many US dollars together (their journal ``cost_usd``).
+    max_cost_usd: float | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _bounded(self) -> VerificationRequest:
@@ -227,8 +229,10 @@ class VerificationRequest(BaseModel):
                 f"at most {VERIFY_LIMITS['verify_expectations']} request, conversation, retry and "
                 f"resilience expectations together (got {total})"
             )
-        if total == 0 and not self.no_unexpected_calls:
-            raise ValueError("nothing to verify: give at least one expectation or no_unexpected_calls")
+        if total == 0 and not self.no_unexpected_calls and self.max_cost_usd is None:
+            raise ValueError(
+                "nothing to verify: give at least one expectation, no_unexpected_calls or max_cost_usd"
+            )
         names = [expectation.name for expectation in self.requests]
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
@@ -245,7 +249,8 @@ class VerificationFailure(BaseModel):
     ``unexpected_call``, ``conversation_missing``, ``conversation_steps``, ``conversation_terminal``,
     ``retry_attempts``, ``retry_status_sequence``,
     ``retry_after_missing``, ``retry_after_too_short``, ``retry_spacing``, ``resilience_missing``,
-    ``resilience_attempts``, ``resilience_verdict``, ``resilience_unobserved``.
+    ``resilience_attempts``, ``resilience_verdict``, ``resilience_unobserved``, ``cost`` (over
+    ``max_cost_usd``), ``cost_unpriced`` (a request in scope has usage but no price).
 
     ``actual`` of a ``count`` or ``nth_missing`` failure is ``{"found": n}``, plus ``"nearest"`` (the requests
     in scope that came closest, with the filters each failed) when nothing matched; of a ``tool_count``

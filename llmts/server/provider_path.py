@@ -246,12 +246,14 @@ class ProviderPath:
         ex.upstream = session.plan.upstream_for(neutral.provider)
 
     def _check_rules(self, ex: Exchange, route: InferenceRoute) -> None:
-        """The strict request contract, then the rate-limit window: a refused request consumes nothing."""
+        """The strict request contract, the budget, then the rate-limit window: a refused request consumes
+        nothing."""
         call, session, neutral = ex.call, ex.session, ex.neutral
         assert call is not None and session is not None and neutral is not None
         if route.strict_rules and ex.upstream is None and call.strict_requests:
             body = call.request.rule_body()  # parsed once: the parser already did (JSON, or a multipart form)
             check_strict(route.strict_rules, call.request.body, body, session.plan.signatures)
+        session.spend.check()
         session.rates.take(neutral)
 
     def _shortcut(self, ex: Exchange, route: InferenceRoute) -> Reply | None:
@@ -322,6 +324,8 @@ class ProviderPath:
         session.rates.spend(completion.usage.output_tokens)
         ticket = admission.conversation
         entry.apply_completion(completion, replayed=ticket is not None and ticket.replay is not None)
+        assert entry.usage is not None
+        entry.priced(session.spend.spend(entry.provider, entry.model, entry.usage))
         entry.capture_output_calls(completion.output.tool_calls, session.journal.preview_bytes)
         ex.delivery = completion.stream_delivery
 

@@ -136,8 +136,8 @@ def test_marker_and_fixture_verify_after_the_test(
     assert "ERROR at setup of test_an_unknown_marker_argument_errors_at_set_up" in output
     assert (
         "@pytest.mark.llmts_verify() got an unexpected argument 'no_unexpected_call' (did you mean "
-        "'no_unexpected_calls'?); valid: conversation, conversations, in_order, no_unexpected_calls, "
-        "requests, resilience, retries, scope"
+        "'no_unexpected_calls'?); valid: conversation, conversations, in_order, max_cost_usd, "
+        "no_unexpected_calls, requests, resilience, retries, scope"
     ) in output
     # An unknown argument fails the line that has it, before the body goes on, with the valid names.
     unknown = failures.split("_ test_an_unknown_argument_fails_at_the_call _")[1].split("\n_")[0]

@@ -2,7 +2,7 @@
 // Every request carries X-Llm-Test-Server-Dashboard: 1; the login cookie authorizes nothing without it.
 // In a trace file (docs/dashboard.md, "Trace files") the same calls answer from the export the page
 // embeds, with the control API's semantics, read-only, and nothing is ever fetched.
-import { queryEntries, QueryError, readTrace, sameJson, sessionListed } from "./trace_source.js";
+import { queryEntries, QueryError, readTrace, sameJson, sessionListed, usageFromEntries } from "./trace_source.js";
 
 const DASHBOARD_HEADER = { "X-Llm-Test-Server-Dashboard": "1" };
 let unauthorizedHandler = () => {};
@@ -60,6 +60,7 @@ const liveApi = {
   queues: (session) => call("/admin-api/queues", { session }),
   conversations: (session) => call("/admin-api/conversations", { session }),
   verify: (session, body) => call("/admin-api/verify", { session, method: "POST", body }),
+  usage: (session) => call("/admin-api/usage", { session }),
   loginState: () => call("/dashboard/login"),
   login: (key) => call("/dashboard/login", { method: "POST", body: { key } }),
   logout: () => call("/dashboard/logout", { method: "POST" }),
@@ -113,6 +114,11 @@ function traceApi(data) {
     conversations: async (session) => {
       own(session);
       return answer(data.conversations || []);
+    },
+    // The export's usage (the server's running totals); an older export's summed from its entries.
+    usage: async (session) => {
+      own(session);
+      return answer(data.usage || usageFromEntries(data.requests));
     },
     // The test's own expectations answer with the verdict recorded when it ran; nothing else can run.
     verify: async (session, body) => {

@@ -166,3 +166,48 @@ function canonical(value) {
 export function sameJson(a, b) {
   return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }
+
+const USAGE_FIELDS = ["requests", "input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens", "priced_cost_usd", "unpriced_requests"];
+
+function usageRow() {
+  return Object.fromEntries(USAGE_FIELDS.map((name) => [name, 0]));
+}
+
+function addUsage(row, entry) {
+  row.requests += 1;
+  row.input_tokens += entry.usage.input_tokens;
+  row.output_tokens += entry.usage.output_tokens;
+  row.cached_tokens += entry.usage.cached_tokens;
+  row.cache_write_tokens += entry.usage.cache_write_tokens;
+  if (entry.cost_usd === null || entry.cost_usd === undefined) row.unpriced_requests += 1;
+  else row.priced_cost_usd += entry.cost_usd;
+}
+
+function publicUsage(row) {
+  const priced = Math.round(row.priced_cost_usd * 1e10) / 1e10;
+  return { ...row, total_tokens: row.input_tokens + row.output_tokens, cost_usd: row.unpriced_requests ? null : priced, priced_cost_usd: priced };
+}
+
+/** GET /admin-api/usage's answer summed from journal entries (those with usage), per provider and model,
+ * per provider and in all; the budget is unknown here (null). */
+export function usageFromEntries(entries) {
+  const models = new Map();
+  const providers = new Map();
+  const totals = usageRow();
+  for (const entry of entries) {
+    if (!entry.usage) continue;
+    const key = JSON.stringify([entry.provider, entry.model ?? ""]);
+    if (!models.has(key)) models.set(key, { provider: entry.provider, model: entry.model ?? null, row: usageRow() });
+    if (!providers.has(entry.provider)) providers.set(entry.provider, usageRow());
+    addUsage(models.get(key).row, entry);
+    addUsage(providers.get(entry.provider), entry);
+    addUsage(totals, entry);
+  }
+  const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+  return {
+    models: [...models.values()].sort((a, b) => byName(a.provider, b.provider) || byName(a.model ?? "", b.model ?? "")).map((m) => ({ provider: m.provider, model: m.model, ...publicUsage(m.row) })),
+    providers: [...providers.entries()].sort((a, b) => byName(a[0], b[0])).map(([provider, row]) => ({ provider, ...publicUsage(row) })),
+    totals: publicUsage(totals),
+    budget: null,
+  };
+}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import orjson
 
-from llmts.errors import LlmtsError, ScriptedError
+from llmts.errors import BudgetExhausted, LlmtsError, ScriptedError
 from llmts.providers.base import Reply, retry_after_headers
 
 __all__ = ["error_type_for", "render_anthropic_error"]
@@ -35,7 +35,17 @@ def error_type_for(status: int) -> str:
     return _TYPES.get(status) or ("api_error" if status >= 500 else "invalid_request_error")
 
 
+# Anthropic's answer to an account out of credit (a session past its ``budget``): a 400, not a 429.
+_CREDIT_MESSAGE = (
+    "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or "
+    "purchase credits."
+)
+
+
 def render_anthropic_error(error: LlmtsError, request_id: str) -> Reply:
+    if isinstance(error, BudgetExhausted):
+        error = LlmtsError(_CREDIT_MESSAGE, code=error.code, http_status=400)
+        error.should_retry = False
     error_type = getattr(error, "error_type", None) or error_type_for(error.http_status)
     body = {
         "type": "error",

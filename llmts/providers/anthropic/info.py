@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from llmts.catalog.info import ProviderInfo, SdkClient, env_key, env_url
+from llmts.catalog.prices import ANTHROPIC_PRICES
 
 __all__ = ["ANTHROPIC_INFO", "PROVIDERS"]
 
@@ -33,6 +34,7 @@ ANTHROPIC_INFO = ProviderInfo(
         env_key("ANTHROPIC_API_KEY", "anthropic.Anthropic"),
     ),
     env_overridden=("ANTHROPIC_AUTH_TOKEN",),
+    list_prices=ANTHROPIC_PRICES,
 )
 
 PROVIDERS = (ANTHROPIC_INFO,)

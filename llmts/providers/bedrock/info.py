@@ -11,6 +11,7 @@ import re
 from urllib.parse import urlsplit
 
 from llmts.catalog.info import ProviderInfo, SdkClient, env_key, env_url, env_value
+from llmts.catalog.prices import BEDROCK_PRICES
 
 __all__ = ["BEDROCK_INFO", "PROVIDERS", "check_upstream", "upstream_region"]
 
@@ -86,6 +87,7 @@ BEDROCK_INFO = ProviderInfo(
     env_overridden=("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"),
     # A forwarded request is signed again for the upstream's region (the adapter's ``sign_upstream``).
     upstream_check=check_upstream,
+    list_prices=BEDROCK_PRICES,
 )
 
 PROVIDERS = (BEDROCK_INFO,)

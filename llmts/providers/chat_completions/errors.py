@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from llmts.errors import LlmtsError, ScriptedError
+from llmts.errors import BudgetExhausted, LlmtsError, ScriptedError
 from llmts.providers.base import Reply, retry_after_headers
 
 __all__ = ["render_openai_error"]
@@ -22,8 +22,20 @@ def _default_type(status: int) -> str:
     return "invalid_request_error"
 
 
+# OpenAI's answer to an account out of credit (a session past its ``budget``): type and code alike.
+_QUOTA_MESSAGE = (
+    "You exceeded your current quota, please check your plan and billing details. For more information on "
+    "this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors."
+)
+
+
 def render_openai_error(error: LlmtsError, request_id: str) -> Reply:
-    error_type = getattr(error, "error_type", None) or _default_type(error.http_status)
+    if isinstance(error, BudgetExhausted):
+        error = LlmtsError(_QUOTA_MESSAGE, code=error.code, http_status=429, details=error.details)
+        error.should_retry = False
+        error_type = "insufficient_quota"
+    else:
+        error_type = getattr(error, "error_type", None) or _default_type(error.http_status)
     body = {"error": {"message": error.message, "type": error_type, "param": error.param, "code": error.code}}
     headers = [("Content-Type", "application/json"), ("x-request-id", request_id)]
     if isinstance(error, ScriptedError) and error.retry_after is not None:

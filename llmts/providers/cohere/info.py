@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from llmts.catalog.info import ProviderInfo, SdkClient, env_key, env_url
+from llmts.catalog.prices import COHERE_PRICES
 
 __all__ = ["COHERE_INFO", "PROVIDERS"]
 
@@ -34,6 +35,7 @@ COHERE_INFO = ProviderInfo(
             trust="verify",
         ),
     ),
+    list_prices=COHERE_PRICES,
 )
 
 PROVIDERS = (COHERE_INFO,)

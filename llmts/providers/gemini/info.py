@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from llmts.catalog.info import ProviderInfo, SdkClient, env_key, env_url, env_value
+from llmts.catalog.prices import GEMINI_PRICES
 
 __all__ = ["GEMINI_INFO", "PROVIDERS"]
 
@@ -34,6 +35,7 @@ GEMINI_INFO = ProviderInfo(
         env_url("GEMINI_API_BASE", "/gemini/v1beta", "litellm (gemini/), dspy, smolagents"),
     ),
     env_overridden=("GOOGLE_API_KEY", "GOOGLE_GENAI_USE_ENTERPRISE"),
+    list_prices=GEMINI_PRICES,
 )
 
 PROVIDERS = (GEMINI_INFO,)

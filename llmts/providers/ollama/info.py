@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from llmts.catalog.info import ProviderInfo, SdkClient, env_url
+from llmts.catalog.prices import LOCAL_MODELS_FREE
 
 __all__ = ["OLLAMA_INFO", "PROVIDERS"]
 
@@ -50,6 +51,7 @@ OLLAMA_INFO = ProviderInfo(
             trust_factory="openai.DefaultHttpxClient",
         ),
     ),
+    list_prices=LOCAL_MODELS_FREE,
 )
 
 PROVIDERS = (OLLAMA_INFO,)

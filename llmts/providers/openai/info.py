@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from llmts.catalog.info import ProviderInfo, SdkClient, env_key, env_url, env_value
+from llmts.catalog.prices import OPENAI_PRICES
 
 __all__ = ["AZURE_API_VERSION", "AZURE_OPENAI_INFO", "OPENAI_INFO", "PROVIDERS"]
 
@@ -42,6 +43,7 @@ OPENAI_INFO = ProviderInfo(
         env_url("OPENAI_BASE_URL", "/openai/v1", "openai.OpenAI"),
         env_key("OPENAI_API_KEY", "openai.OpenAI"),
     ),
+    list_prices=OPENAI_PRICES,
 )
 
 # ``azure_deployments`` bounds (docs/configuration.md): 256 entries, names of 1..128 characters, no "/".
@@ -80,6 +82,7 @@ AZURE_OPENAI_INFO = ProviderInfo(
     ),
     replay_config=_azure_replay_config,
     env_overridden=("AZURE_OPENAI_AD_TOKEN",),
+    list_prices=OPENAI_PRICES,
 )
 
 PROVIDERS = (OPENAI_INFO, AZURE_OPENAI_INFO)

@@ -17,6 +17,7 @@ from werkzeug.exceptions import MethodNotAllowed as _WzMethodNotAllowed
 from werkzeug.exceptions import NotFound as _WzNotFound
 from werkzeug.routing import Map, Rule
 
+from llmts.catalog.prices import PRICES_AS_OF
 from llmts.errors import ControlUnauthorized, InvalidRequest, LlmtsError, MethodNotAllowed, RouteNotFound
 from llmts.runtime import DEFAULT_SESSION_ID, Session, SessionRegistry
 from llmts.runtime.journal import utc_iso
@@ -173,6 +174,7 @@ class ControlApi:
                 Rule("/admin-api/verify", methods=["POST"], endpoint=self._verify),
                 Rule("/admin-api/resilience", methods=["GET"], endpoint=self._resilience),
                 Rule("/admin-api/recording", methods=["GET"], endpoint=self._recording),
+                Rule("/admin-api/usage", methods=["GET"], endpoint=self._usage),
             ],
             strict_slashes=False,
             merge_slashes=False,  # a "//" is a 404, not werkzeug's redirect exception
@@ -374,6 +376,11 @@ class ControlApi:
     ) -> Any:
         body, headers = recording_payload(self._selected(environ, path_session), environ)
         return 200, RawBody("application/json", body), headers
+
+    def _usage(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
+        """Tokens and cost per provider and model since the last configure or reset (docs/journal.md)."""
+        summary = self._selected(environ, path_session).spend.summary()
+        return 200, {**summary, "list_prices_as_of": PRICES_AS_OF}, []
 
     def _process(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
         registry = self._registry

@@ -368,6 +368,7 @@ class RealtimeConnection:
 
     def _deliver(self, turn: Turn, entry: JournalRecord) -> None:
         session, neutral = self._session, turn.neutral
+        session.spend.check()
         session.rates.take(neutral)
         admission = session.admit(neutral, self._caller, entry, in_stream=True)
         entry.admitted(admission.scenario_id)
@@ -390,6 +391,8 @@ class RealtimeConnection:
         completion = session.complete(admission, neutral, wire)
         session.rates.spend(completion.usage.output_tokens)
         entry.apply_completion(completion)
+        assert entry.usage is not None
+        entry.priced(session.spend.spend(entry.provider, entry.model, entry.usage))
         entry.capture_output_calls(completion.output.tool_calls, session.journal.preview_bytes)
         with self._lock:
             events = self._protocol.answer(turn, completion)

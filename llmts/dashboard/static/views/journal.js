@@ -6,6 +6,7 @@ import { api, poll, trace } from "../api.js";
 import { appendInSlices, clear, clock, errorText, h, sessionHash } from "../dom.js";
 import { retryAfterText, retryAttempts, shorten, statusBadge, toolMarkers } from "./entry_summary.js";
 import { connectionLink } from "./realtime.js";
+import { mountUsage } from "./usage.js";
 
 const PAGE = 100;
 const FILTERS = [
@@ -92,6 +93,8 @@ export function mountJournal(root, ctx) {
   const body = h("tbody", { id: "journal-body" });
   const message = h("p", { class: "error", role: "alert" });
   const counts = h("span", { class: "muted", id: "journal-counts" });
+  const usage = h("div", { class: "muted usage", id: "usage-summary" });
+  const refreshUsage = mountUsage(usage, session);
   // A trace file holds the journal as the test left it: nothing arrives.
   const liveText = trace ? "recorded" : live ? "live" : "paused (not the newest page)";
   const liveBadge = h("span", { class: live && !trace ? "live on" : "live", id: "live-state" }, liveText);
@@ -128,6 +131,7 @@ export function mountJournal(root, ctx) {
   const pager = h("div", { class: "pager" });
   root.append(
     h("div", { class: "title-row" }, h("h1", {}, "Journal"), liveBadge),
+    usage,
     form,
     message,
     h("div", { class: "title-row" }, counts, pager),
@@ -229,6 +233,7 @@ export function mountJournal(root, ctx) {
     cursor = open.data.length ? open.data[0].sequence - 1 : observed;
     newest = observed;
     showPager(showCounts(headers, Number(headers.get("X-Total-Count") || 0)));
+    await refreshUsage();
   }
 
   // One live tick: where the unfiltered journal is still in progress bounds the cursor, then the filtered
@@ -280,6 +285,7 @@ export function mountJournal(root, ctx) {
     // A full page means more is waiting past it: advance only as far as what was seen.
     cursor = fresh.data.length === 500 ? Math.min(next, fresh.data[fresh.data.length - 1].sequence) : next;
     showPager(showCounts(open.headers));
+    await refreshUsage();
   }
 
   let stop = () => {};

@@ -217,6 +217,7 @@ class FailureLoop:
             lines.append(f"(the journal could not be read: {exc})")
         if entries:
             lines.append(journal_table(entries, width=_REPORT_WIDTH, max_rows=_REPORT_ROWS))
+            lines.append(_usage_line(session))
         else:
             lines.append("no requests reached this session")
         verdict = item.stash.get(_VERDICT, None)
@@ -273,6 +274,19 @@ class FailureLoop:
         export = collect_trace_export(session, test=test, verification=verdict, expectation=expectation)
         self.trace_dir.mkdir(parents=True, exist_ok=True)
         return write_trace(self.trace_path(item), export)
+
+
+def _usage_line(session: SessionClient) -> str:
+    """The session's tokens and cost in one line (``GET /admin-api/usage``; docs/journal.md)."""
+    totals = session.usage().get("totals") or {}
+    cost = totals.get("cost_usd")
+    priced = f"${cost:.6f}" if isinstance(cost, (int, float)) else "unknown"
+    unpriced = totals.get("unpriced_requests") or 0
+    return (
+        f"usage: {totals.get('requests', 0)} request(s), {totals.get('input_tokens', 0)} input and "
+        f"{totals.get('output_tokens', 0)} output tokens, cost {priced}"
+        + (f" ({unpriced} request(s) of a model without a price)" if unpriced else "")
+    )
 
 
 def dashboard_url(session: SessionClient) -> str:

@@ -137,6 +137,7 @@ def test_a_failed_run_under_xdist_reports_traces_and_stops_its_server(
     # The journal table: the cut stream's row names its outcome and the prompt; where to look next.
     assert re.search(r"openai/chat\.completions.*200.*early_end.*storyteller", story), story
     assert "Tell me a story" in story
+    assert re.search(r"usage: 1 request\(s\), \d+ input and \d+ output tokens, cost \$0\.\d{6}", story), story
     assert "the server this run started stops when the run ends" in story
     assert str(traces / trace_file_name(_NODE)) in story
     expectation = next(section for section in sections if "sunny result" in section)

@@ -1,0 +1,135 @@
+"""OpenAI models' own encodings, offline (docs/tokens.md): which encoding a model uses, and a text
+counter per encoding backed by bpe-openai, whose wheel ships o200k_base and cl100k_base.
+
+An encoding is loaded on its first count (about 67 MB resident for o200k_base, half of it pages of
+the library's file, and 30 MB for cl100k_base), so a server that never answers an OpenAI model never
+pays for it. Counting is a pure function of the text; long texts' counts are memoised (bounded) because a
+conversation sends the same system prompt and history again on every turn.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = [
+    "CL100K_BASE",
+    "MEMO_MAX_CHARS",
+    "MEMO_MAX_TEXTS",
+    "MEMO_MIN_CHARS",
+    "O200K_BASE",
+    "encoding_for_model",
+    "text_counter",
+]
+
+O200K_BASE = "o200k_base"
+CL100K_BASE = "cl100k_base"
+
+# Checked in order, so the GPT-4o family is matched before GPT-4 (docs/tokens.md, "Which encoding").
+_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("gpt-4o", O200K_BASE),
+    ("chatgpt-4o", O200K_BASE),
+    ("gpt-4.1", O200K_BASE),
+    ("gpt-4.5", O200K_BASE),
+    ("gpt-5", O200K_BASE),
+    ("o1", O200K_BASE),
+    ("o3", O200K_BASE),
+    ("o4", O200K_BASE),
+    ("gpt-4", CL100K_BASE),
+    ("gpt-3.5", CL100K_BASE),
+)
+# A fine-tuned model is named ``ft:<base model>:<org>:<suffix>:<id>``.
+_FINE_TUNED = "ft:"
+
+# Texts shorter than this are counted every time (a few microseconds, cheaper than the memo's upkeep).
+MEMO_MIN_CHARS = 256
+# The memo keeps at most this many texts and this many characters in all, per encoding, forgetting the
+# least recently used first; a text longer than a quarter of the budget is never kept.
+MEMO_MAX_TEXTS = 2048
+MEMO_MAX_CHARS = 8 * 1024 * 1024
+
+
+def encoding_for_model(model: str) -> str | None:
+    """The encoding ``model`` uses, or None for a model llmts has no tokenizer for."""
+    name = model.removeprefix(_FINE_TUNED)
+    for prefix, encoding in _PREFIXES:
+        if name.startswith(prefix):
+            return encoding
+    return None
+
+
+class _Tokenizer(Protocol):
+    def count(self, text: str) -> int: ...
+
+
+def _bindings() -> Any:
+    """bpe_openai's Rust extension, loaded on its own: importing the ``bpe_openai`` package builds Python
+    tables of all three of its vocabularies at import (about 70 MB resident), which counting never reads."""
+    package = importlib.util.find_spec("bpe_openai")
+    if package is None or not package.submodule_search_locations:
+        raise ModuleNotFoundError("bpe-openai is not installed (pip install bpe-openai)")
+    folder = Path(package.submodule_search_locations[0])
+    found = [folder / f"_bindings{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+    path = next((candidate for candidate in found if candidate.is_file()), None)
+    spec = importlib.util.spec_from_file_location("bpe_openai._bindings", path) if path else None
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError("bpe-openai's _bindings extension is missing")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _load(encoding: str) -> _Tokenizer:
+    tokenizer: _Tokenizer = _bindings().tokenizer_for_encoding(encoding)
+    return tokenizer
+
+
+class _Counter:
+    """Counts one encoding's tokens; thread-safe (the memo has its own lock)."""
+
+    def __init__(self, encoding: str) -> None:
+        self._encoding = encoding
+        self._tokenizer: _Tokenizer | None = None
+        self._lock = threading.Lock()
+        self._memo: OrderedDict[str, int] = OrderedDict()
+        self._memo_chars = 0
+
+    def _loaded(self) -> _Tokenizer:
+        with self._lock:
+            if self._tokenizer is None:
+                self._tokenizer = _load(self._encoding)
+            return self._tokenizer
+
+    def __call__(self, text: str) -> int:
+        if not text:
+            return 0
+        tokenizer = self._tokenizer or self._loaded()
+        if len(text) < MEMO_MIN_CHARS or len(text) > MEMO_MAX_CHARS // 4:
+            return tokenizer.count(text)
+        with self._lock:
+            known = self._memo.get(text)
+            if known is not None:
+                self._memo.move_to_end(text)
+                return known
+        tokens = tokenizer.count(text)
+        with self._lock:
+            if text not in self._memo:
+                self._memo[text] = tokens
+                self._memo_chars += len(text)
+                while len(self._memo) > MEMO_MAX_TEXTS or self._memo_chars > MEMO_MAX_CHARS:
+                    forgotten, _ = self._memo.popitem(last=False)
+                    self._memo_chars -= len(forgotten)
+        return tokens
+
+
+_COUNTERS = {O200K_BASE: _Counter(O200K_BASE), CL100K_BASE: _Counter(CL100K_BASE)}
+
+
+def text_counter(encoding: str) -> Callable[[str], int]:
+    """The counting function of ``encoding`` (one of ``encoding_for_model``'s answers)."""
+    return _COUNTERS[encoding]

@@ -124,7 +124,7 @@ def _image_url_tokens(url: Any, detail: Any) -> int:
 def audio_tokens(payload: str, audio_format: str) -> int:
     """10 tokens per second of base64 ``payload``: a WAV's duration from its header, else the decoded
     size at 16,000 bytes per second."""
-    size = len(payload) * 3 // 4
+    size = len(payload) * 3 // 4 - payload[-2:].count("=")
     seconds = size / _COMPRESSED_BYTES_PER_SECOND
     if audio_format == "wav":
         head = _decoded_head(payload[:64])

@@ -161,7 +161,9 @@ class ToolChoice(BaseModel):
     name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen (nothing changes it after construction): one is built per request, and a frozen dataclass
+# costs about four times as much to construct (docs/architecture.md, "The server's hot path").
+@dataclass(slots=True)
 class ExactTokens:
     """Token counts an adapter computed with the model's own tokenizer (docs/tokens.md).
 

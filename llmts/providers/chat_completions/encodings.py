@@ -21,6 +21,7 @@ __all__ = [
     "CL100K_BASE",
     "MEMO_MAX_CHARS",
     "MEMO_MAX_TEXTS",
+    "MEMO_MAX_TEXT_CHARS",
     "MEMO_MIN_CHARS",
     "O200K_BASE",
     "SHORT_TEXTS",
@@ -51,10 +52,12 @@ _FINE_TUNED = "ft:"
 # when it holds SHORT_TEXTS of them: a lookup costs a tenth of counting a role's one token.
 MEMO_MIN_CHARS = 256
 SHORT_TEXTS = 4096
-# The memo keeps at most this many texts and this many characters in all, per encoding, forgetting the
-# least recently used first; a text longer than a quarter of the budget is never kept.
+# The memo keeps at most this many texts and this many characters in all, per encoding (at most 8 MiB
+# of strings even in four-byte characters), forgetting the least recently used first; a text longer
+# than MEMO_MAX_TEXT_CHARS is never kept (counted every time, about 10-60 ms per million characters).
 MEMO_MAX_TEXTS = 2048
-MEMO_MAX_CHARS = 8 * 1024 * 1024
+MEMO_MAX_CHARS = 2 * 1024 * 1024
+MEMO_MAX_TEXT_CHARS = 64 * 1024
 
 
 # Models already looked up (the prefix scan costs a microsecond per request); at most this many.
@@ -130,7 +133,7 @@ class _Counter:
             self._short[text] = tokens
             return tokens
         tokenizer = self._tokenizer or self._loaded()
-        if len(text) > MEMO_MAX_CHARS // 4:
+        if len(text) > MEMO_MAX_TEXT_CHARS:
             return tokenizer.count(text)
         with self._lock:
             known = self._memo.get(text)

@@ -33,7 +33,11 @@ class Admission:
 
 
 def input_tokens(request: NeutralRequest) -> int:
-    """The request's estimated input tokens (an operation's own count for non-chat operations)."""
+    """The request's input tokens: the adapter's exact count when it made one, else the estimate (an
+    operation's own count for non-chat operations)."""
+    exact = request.exact_tokens
+    if exact is not None:
+        return exact.input_tokens
     if isinstance(request, OperationRequest):
         return operation_input_tokens(request)
     return estimate_input_tokens(request.messages, request.preamble)

@@ -3,7 +3,8 @@
 The rule (documented in docs/configuration.md#prompt-cache):
 
 * A prompt is a chain of segments: the preamble (tools, system blocks), then each message. Every prefix
-  of that chain has a hash and a token count (the same estimate as usage).
+  of that chain has a hash and a token count (the same count as usage: exact where the adapter counted
+  the segments, else the estimate).
 * ``implicit`` (OpenAI, Gemini): every prefix of at least ``MIN_CACHEABLE_TOKENS`` tokens is remembered.
   A later request reads the longest remembered prefix, reported in 128-token blocks.
 * ``explicit`` (Anthropic ``cache_control``): only prefixes ending at a breakpoint are remembered. A
@@ -80,11 +81,13 @@ def _prefixes(request: NeutralRequest) -> Iterable[tuple[bytes, int]]:
     """(hash of the prefix through segment i, cumulative tokens through segment i), in order."""
     digest = hashlib.blake2b(f"{request.provider}\x00{request.model}\x00".encode(), digest_size=16)
     _feed(digest, request.preamble)
-    tokens = estimate_preamble_tokens(request.preamble)
+    exact = request.exact_tokens
+    segments = exact.segments if exact is not None else None
+    tokens = segments[0] if segments else estimate_preamble_tokens(request.preamble)
     yield digest.digest(), tokens
-    for message in request.messages:
+    for index, message in enumerate(request.messages, 1):
         _feed_message(digest, message)
-        tokens += estimate_message_tokens(message)
+        tokens += segments[index] if segments else estimate_message_tokens(message)
         yield digest.digest(), tokens
 
 

@@ -53,7 +53,7 @@ from llmts.runtime.session_rates import SessionRates
 from llmts.runtime.session_recorder import SessionRecorder
 from llmts.runtime.session_spend import SessionSpend
 from llmts.runtime.session_store import SessionStore
-from llmts.runtime.tokens import estimate_input_tokens, estimate_text_tokens
+from llmts.runtime.tokens import counted_output_tokens, estimate_text_tokens
 from llmts.schema.config import SessionConfig
 from llmts.schema.control import SessionAnnotations
 from llmts.schema.conversations import MatchExplanation
@@ -150,7 +150,7 @@ class Session:
             effect = self._prompt_cache.observe(request)
         return build(
             Usage,
-            input_tokens=estimate_input_tokens(request.messages, request.preamble),
+            input_tokens=input_tokens(request),
             output_tokens=0,
             cached_tokens=effect.read_tokens,
             cache_write_tokens=effect.write_tokens,
@@ -276,10 +276,12 @@ class Session:
             plan = response.stream_delivery
         assert output is not None
         more_choices = self._more_choices(admission, request, output, wire)
+        count_text = request.exact_tokens.count_text if request.exact_tokens is not None else None
         usage = build(
             Usage,
             input_tokens=admission.input_tokens,
-            output_tokens=output.output_tokens + sum(choice.output_tokens for choice in more_choices),
+            output_tokens=counted_output_tokens(output, count_text)
+            + sum(counted_output_tokens(choice, count_text) for choice in more_choices),
             cached_tokens=cache.read_tokens,
             cache_write_tokens=cache.write_tokens,
             reasoning_tokens=output.reasoning.tokens if output.reasoning is not None else 0,

@@ -1,4 +1,5 @@
-"""Deterministic token estimates (documented in docs/configuration.md#token-usage).
+"""Deterministic token estimates (documented in docs/configuration.md#token-usage), and the output count
+of a request an adapter counts exactly (``NeutralRequest.exact_tokens``, docs/tokens.md).
 
 Real tokenizers are model-specific; tests need numbers that are stable, plausible and explainable:
 
@@ -11,11 +12,12 @@ Real tokenizers are model-specific; tests need numbers that are stable, plausibl
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from llmts.schema.neutral import NeutralMessage, NeutralToolCall
+from llmts.schema.neutral import NeutralMessage, NeutralToolCall, ScriptedOutput
 
 __all__ = [
+    "counted_output_tokens",
     "estimate_input_tokens",
     "estimate_message_tokens",
     "estimate_preamble_tokens",
@@ -48,3 +50,23 @@ def estimate_preamble_tokens(preamble: str) -> int:
 
 def estimate_input_tokens(messages: Iterable[NeutralMessage], preamble: str = "") -> int:
     return estimate_preamble_tokens(preamble) + sum(estimate_message_tokens(m) for m in messages)
+
+
+# The chat answers whose tokens are their text, calls and refusal; the others (native items, recordings,
+# operations' results) keep their compiled count.
+_COUNTED_KINDS = frozenset({"text", "json", "tool_calls"})
+
+
+def counted_output_tokens(output: ScriptedOutput, count_text: Callable[[str], int] | None) -> int:
+    """An answer's output tokens: with ``count_text`` (the model's encoding) its text, refusal and tool
+    calls (name and arguments) counted, plus the reasoning's tokens; without, the compiled estimate."""
+    if count_text is None or output.kind not in _COUNTED_KINDS or output.spoken:
+        return output.output_tokens
+    total = count_text(output.text) if output.text else 0
+    for call in output.tool_calls:
+        total += count_text(call.name) + count_text(call.arguments)
+    if output.refusal:
+        total += count_text(output.refusal)
+    if output.reasoning is not None:
+        total += output.reasoning.tokens
+    return total

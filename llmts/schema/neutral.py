@@ -7,11 +7,12 @@ is built with ``build`` on the hot path) and render a ``Completion`` back into t
 from __future__ import annotations
 
 import weakref
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticUndefined
 
 from llmts.schema.faults import StreamDelivery
@@ -22,6 +23,7 @@ from llmts.schema.recorded import OptionValue, RecordedRequest
 __all__ = [
     "CacheMode",
     "Completion",
+    "ExactTokens",
     "NeutralMessage",
     "NeutralReasoning",
     "NeutralRequest",
@@ -159,6 +161,25 @@ class ToolChoice(BaseModel):
     name: str | None = None
 
 
+# Not frozen (nothing changes it after construction): one is built per request, and a frozen dataclass
+# costs about four times as much to construct (docs/architecture.md, "The server's hot path").
+@dataclass(slots=True)
+class ExactTokens:
+    """Token counts an adapter computed with the model's own tokenizer (docs/tokens.md).
+
+    ``segments`` are the prompt's input tokens per prompt-cache segment: the preamble (tool definitions
+    and the request's fixed overhead), then each message; ``count_text`` counts an answer's text with the
+    same encoding, named by ``encoding``."""
+
+    segments: tuple[int, ...]
+    count_text: Callable[[str], int]
+    encoding: str
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(self.segments)
+
+
 class NeutralRequest(BaseModel):
     model_config = _FROZEN
 
@@ -186,6 +207,9 @@ class NeutralRequest(BaseModel):
     # The request's reasoning settings as sent (OpenAI ``reasoning``/``reasoning_effort``, Anthropic
     # ``thinking``, Gemini ``thinkingConfig``), scalars only; journaled as ``reasoning_settings``.
     reasoning_settings: dict[str, Any] | None = None
+    # Exact counts for a model whose tokenizer llmts has (OpenAI's); None: the estimates of
+    # runtime/tokens.py. Never serialised (it holds the counting function).
+    exact_tokens: ExactTokens | None = Field(default=None, exclude=True)
 
     def latest_user_text(self) -> str:
         for message in reversed(self.messages):

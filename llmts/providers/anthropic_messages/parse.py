@@ -356,4 +356,5 @@ def parse_messages_request(call: ProviderCall, *, provider: str) -> NeutralReque
         cache_breakpoints=prompt.cache_breakpoints,
         choices=1,
         reasoning_settings=reasoning_settings(body.get("thinking")),
+        exact_tokens=None,
     )

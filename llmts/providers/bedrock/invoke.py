@@ -103,6 +103,7 @@ def _parse_anthropic(body: dict[str, Any], model: str, stream: bool) -> NeutralR
         cache_breakpoints=prompt.cache_breakpoints,
         choices=1,
         reasoning_settings=reasoning_settings(body.get("thinking")),
+        exact_tokens=None,
     )
 
 

@@ -267,4 +267,5 @@ def converse_request(body: dict[str, Any], model: str, operation: str, stream: b
         cache_breakpoints=tuple(sorted(points.segments)),
         choices=1,
         reasoning_settings=_reasoning_settings(body),
+        exact_tokens=None,
     )

@@ -81,6 +81,7 @@ def parse_titan(body: dict[str, Any], model: str, stream: bool) -> NeutralReques
         cache_breakpoints=(),
         choices=1,
         reasoning_settings=None,
+        exact_tokens=None,
     )
 
 

@@ -14,6 +14,7 @@ import orjson
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall
 from llmts.providers.chat_completions.ranges import MAX_N, N_BOUND, openai_range_violation
+from llmts.providers.chat_completions.token_count import chat_exact_tokens
 from llmts.providers.strict import OutOfRange
 from llmts.schema.fixtures import LIMITS
 from llmts.schema.neutral import (
@@ -222,12 +223,13 @@ def chat_request_from_body(
     elif n > MAX_CHOICES:
         raise _bad(f"n must be an integer from 1 to {MAX_CHOICES} (llmts' limit)", "n", "invalid_value")
     tool_names, tools_text = _tools(body.get("tools"), refused_tool_types)
+    messages = _messages(body.get("messages"))
     return build(
         NeutralRequest,
         provider=provider,
         operation="chat.completions",
         model=model,
-        messages=_messages(body.get("messages")),
+        messages=messages,
         tool_names=tool_names,
         tool_choice=_tool_choice(body.get("tool_choice")),
         response_format=_response_format(body.get("response_format")),
@@ -241,4 +243,5 @@ def chat_request_from_body(
         else None,
         stream_include_usage=bool(stream_options and stream_options.get("include_usage")),
         choices=n,
+        exact_tokens=chat_exact_tokens(model, body["messages"], messages, body.get("tools")),
     )

@@ -8,7 +8,7 @@ from llmts.errors import InvalidRequest, MethodNotAllowed, ModelNotFound, RouteN
 from llmts.providers.base import ProviderCall, Reply, json_reply, load_json_object
 from llmts.providers.gemini.info import GEMINI_INFO
 from llmts.providers.gemini.parse import GENERATE, parse_body
-from llmts.runtime.tokens import estimate_input_tokens
+from llmts.runtime.admission import input_tokens
 
 __all__ = ["count_tokens", "get_model", "list_models", "unknown_method"]
 
@@ -95,7 +95,7 @@ def count_tokens(call: ProviderCall) -> Reply:
             )
         body = wrapped
     request = parse_body(body, model_id, GENERATE)
-    total = estimate_input_tokens(request.messages, request.preamble)
+    total = input_tokens(request)
     return json_reply(
         200, {"totalTokens": total, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": total}]}
     )

@@ -314,6 +314,7 @@ def parse_body(body: dict[str, Any], model: str, operation: str) -> NeutralReque
         cache_breakpoints=(),
         choices=1,
         reasoning_settings=_thinking_config(body),
+        exact_tokens=None,
     )
 
 

@@ -16,6 +16,8 @@ from pydantic import Field
 
 from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall
+from llmts.providers.chat_completions.media_tokens import content_media_tokens
+from llmts.providers.chat_completions.token_count import exact_tokens
 from llmts.providers.openai.native_parse import NATIVE_CHOICES, NATIVE_INPUT_TYPES, parse_native
 from llmts.providers.openai.responses_store import load_stored
 from llmts.schema.native import NativeRequest
@@ -107,13 +109,15 @@ def _string_field(item: dict[str, Any], key: str, param: str) -> str:
     return value
 
 
-def _input(raw: Any, keep_items: bool) -> tuple[list[NeutralMessage], list[dict[str, Any]]]:
+def _input(raw: Any, keep_items: bool, media: list[int]) -> tuple[list[NeutralMessage], list[dict[str, Any]]]:
+    """The messages and the items to keep; ``media`` gets each message's image and audio tokens."""
     if isinstance(raw, str):
         item: dict[str, Any] = {
             "type": "message",
             "role": "user",
             "content": [{"type": "input_text", "text": raw}],
         }
+        media.append(0)
         return [_message("user", raw)], [item] if keep_items else []
     if raw is None:
         return [], []
@@ -137,6 +141,7 @@ def _input(raw: Any, keep_items: bool) -> tuple[list[NeutralMessage], list[dict[
             content = item.get("content")
             text = _parts_text(content, f"{param}.content")
             messages.append(_message(role, text))
+            media.append(content_media_tokens(content))
             open_assistant = role == "assistant"
             if keep_items:
                 items.append({"type": "message", "role": role, "content": _wire_content(role, content, text)})
@@ -150,6 +155,7 @@ def _input(raw: Any, keep_items: bool) -> tuple[list[NeutralMessage], list[dict[
                 messages[-1] = _message("assistant", last.text, (*last.tool_calls, call))
             else:
                 messages.append(_message("assistant", "", (call,)))
+                media.append(0)
                 open_assistant = True
             if keep_items:
                 wire: dict[str, Any] = {
@@ -166,6 +172,7 @@ def _input(raw: Any, keep_items: bool) -> tuple[list[NeutralMessage], list[dict[
             output = item.get("output")
             text = _parts_text(output, f"{param}.output")
             messages.append(_message("tool", text, (), call_id))
+            media.append(content_media_tokens(output))
             open_assistant = False
             if keep_items:
                 items.append({"type": "function_call_output", "call_id": call_id, "output": output})
@@ -283,7 +290,8 @@ def parse_responses_body(
     store = _optional(body, "store", bool, True)
     instructions = _optional(body, "instructions", str, None)
     previous_id = _optional(body, "previous_response_id", str, None)
-    new_messages, items = _input(body.get("input"), store)
+    media: list[int] = []
+    new_messages, items = _input(body.get("input"), store, media)
     history: tuple[NeutralMessage, ...] = ()
     if previous_id is not None:
         history = load_stored(call.session, store_namespace, previous_id, "previous_response_id").history
@@ -309,12 +317,13 @@ def parse_responses_body(
         "prompt_cache_key": _optional(body, "prompt_cache_key", str, None),
         "safety_identifier": _optional(body, "safety_identifier", str, None),
     }
+    messages = (*head, *history, *new_messages)
     return build(
         ResponsesRequest,
         provider=provider,
         operation="responses",
         model=model,
-        messages=(*head, *history, *new_messages),
+        messages=messages,
         tool_names=tool_names,
         tool_choice=_tool_choice(raw_choice),
         response_format=response_format,
@@ -333,4 +342,7 @@ def parse_responses_body(
         history_start=len(head),
         input_items=tuple(items),
         native=parse_native(body, call.request.body, model, call.strict_requests),
+        exact_tokens=exact_tokens(
+            model, messages, body.get("tools"), [0] * (len(head) + len(history)) + media
+        ),
     )

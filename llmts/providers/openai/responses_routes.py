@@ -24,7 +24,7 @@ from llmts.providers.openai.responses_store import load_stored
 from llmts.providers.openai.responses_stream import SSE_HEADERS, replay_frames
 from llmts.providers.openai.stream_faults import RESPONSES_STREAM_FAULTS
 from llmts.providers.openai.strict_rules import RESPONSES_RULES
-from llmts.runtime.tokens import estimate_input_tokens
+from llmts.runtime.admission import input_tokens as request_input_tokens
 from llmts.schema.neutral import Completion, NeutralRequest
 
 __all__ = ["ResponsesSurface", "body_model", "responses_routes"]
@@ -138,7 +138,7 @@ def _input_tokens(surface: ResponsesSurface) -> Callable[[ProviderCall], Reply]:
 
     def input_tokens(call: ProviderCall) -> Reply:
         request = parse(call)
-        count = estimate_input_tokens(request.messages, request.preamble)
+        count = request_input_tokens(request)  # the usage of the same request (docs/tokens.md)
         return json_reply(200, {"object": "response.input_tokens", "input_tokens": count})
 
     return input_tokens

@@ -12,6 +12,7 @@ import pytest
 from llmts import ConfigBuilder, SessionClient
 from tests.helpers import USER_HI, WEATHER_TOOL
 from tests.support.in_process import send_raw
+from tests.support.openai_tokens import o200k, prompt_tokens
 
 pytestmark = pytest.mark.sdk
 
@@ -40,9 +41,9 @@ def test_n_answers_k_choices_in_order_and_consumes_k_responses(
     assert [c.index for c in completion.choices] == [0, 1, 2]
     assert [c.message.content for c in completion.choices] == ["Red.", "Green.", "Blue."]
     assert all(c.finish_reason == "stop" for c in completion.choices)
-    # Prompt counted once, completions summed: ceil(4/4) + ceil(6/4) + ceil(5/4).
-    assert completion.usage.prompt_tokens == 8
-    assert completion.usage.completion_tokens == 1 + 2 + 2
+    # Prompt counted once, completions summed, each in the model's own encoding.
+    assert completion.usage.prompt_tokens == prompt_tokens(("user", "Hi"))
+    assert completion.usage.completion_tokens == o200k("Red.") + o200k("Green.") + o200k("Blue.")
     follow_up = app_openai.chat.completions.create(model=MODEL, messages=USER_HI)
     assert [c.message.content for c in follow_up.choices] == ["Fourth."]
 
@@ -70,7 +71,7 @@ def test_streamed_choices_interleave_and_the_sdk_reassembles_each(
             finish[choice.index] = choice.finish_reason
     assert texts == {0: "Red.", 1: "Green."}
     assert finish == {0: "stop", 1: "stop"}
-    assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == 1 + 2
+    assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == o200k("Red.") + o200k("Green.")
 
 
 def test_stream_helper_accumulates_every_choice(app_session: SessionClient, app_openai: Any) -> None:

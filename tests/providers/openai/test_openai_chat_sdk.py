@@ -29,7 +29,7 @@ def test_text_answer_with_usage(llmts_session: SessionClient, openai_client: Any
     assert choice.message.role == "assistant"
     assert choice.message.content == "Hello there."
     assert choice.finish_reason == "stop"
-    # Documented estimate: 3 per request + (4 + ceil(2/4)) per message; output ceil(12/4).
+    # Exact (o200k_base, docs/tokens.md): 3 for the reply + (3 + "user" + "Hi"); output "Hello there.".
     assert completion.usage.prompt_tokens == 3 + 4 + 1
     assert completion.usage.completion_tokens == 3
     assert completion.usage.total_tokens == 11

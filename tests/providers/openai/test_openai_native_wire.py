@@ -25,6 +25,7 @@ from tests.providers.openai.native_fixtures import (
     items,
 )
 from tests.support.in_process import send_raw
+from tests.support.openai_tokens import message_tokens, o200k
 
 pytestmark = pytest.mark.sdk
 
@@ -679,9 +680,7 @@ def test_declarations_are_part_of_the_prompt_identity(app_session: SessionClient
         for tools in (narrow, wide)
     ]
 
-    def tokens(text: str) -> int:
-        return (len(text) + 3) // 4
-
-    compact = [json.dumps(tools, separators=(",", ":")) for tools in (narrow, wide)]
-    assert usages == [3 + tokens(text) + 4 + tokens("x") for text in compact]
+    # A hosted tool counts as its compact JSON in the model's encoding (docs/tokens.md).
+    compact = [json.dumps(tools[0], separators=(",", ":")) for tools in (narrow, wide)]
+    assert usages == [3 + o200k(text) + message_tokens("x") for text in compact]
     assert usages[0] != usages[1]

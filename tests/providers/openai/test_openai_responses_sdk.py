@@ -16,6 +16,7 @@ import pytest
 from llmts import ConfigBuilder, SessionClient
 from tests.support.in_process import send_raw
 from tests.support.journal import completed_entry
+from tests.support.openai_tokens import message_tokens, o200k
 
 pytestmark = pytest.mark.sdk
 
@@ -37,12 +38,12 @@ TEXT_EVENTS_HEAD = ["response.created", "response.in_progress", "response.output
 
 
 def _tokens(text: str) -> int:
-    """The documented estimate: ceil(characters / 4)."""
-    return (len(text) + 3) // 4
+    """MODEL's own encoding (docs/tokens.md)."""
+    return o200k(text)
 
 
-def _msg(text: str) -> int:
-    return 4 + _tokens(text)
+def _msg(text: str, role: str = "user") -> int:
+    return message_tokens(text, role)
 
 
 def _needs(client: Any, *path: str) -> None:
@@ -94,7 +95,7 @@ def test_instructions_and_message_items_count_as_input(app_session: SessionClien
     )
 
     assert response.instructions == "Be brief."
-    expected = 3 + _msg("Be brief.") + _msg("first") + _msg("noted") + _msg("second")
+    expected = 3 + _msg("Be brief.", "system") + _msg("first") + _msg("noted", "assistant") + _msg("second")
     assert response.usage.input_tokens == expected
 
 
@@ -233,8 +234,9 @@ def test_function_call_output_round_trip(app_session: SessionClient, app_openai:
     assert third.output_text == "Still sunny."
     assert second.usage.input_tokens == third.usage.input_tokens > first.usage.input_tokens
     # Added to the first prompt: the assistant's call turn and the tool result.
-    call_turn = 4 + _tokens("get_weather") + _tokens('{"city":"Paris"}')
-    assert third.usage.input_tokens - first.usage.input_tokens == call_turn + _msg('{"sky": "clear"}')
+    call_turn = _msg("", "assistant") + _tokens("get_weather") + _tokens('{"city":"Paris"}')
+    result_turn = _msg('{"sky": "clear"}', "tool")
+    assert third.usage.input_tokens - first.usage.input_tokens == call_turn + result_turn
 
 
 def test_parse_with_pydantic_text_format(app_session: SessionClient, app_openai: Any) -> None:
@@ -347,10 +349,10 @@ def test_previous_response_id_over_three_turns(app_session: SessionClient, app_o
         third = stream.get_final_response()
 
     assert [r.output_text for r in (first, second, third)] == ["One.", "Two.", "Three."]
-    assert first.usage.input_tokens == 3 + _msg("Be brief.") + _msg("first")
+    assert first.usage.input_tokens == 3 + _msg("Be brief.", "system") + _msg("first")
     # Instructions are not carried over; the earlier turns (inputs and outputs) are.
-    assert second.usage.input_tokens == 3 + _msg("first") + _msg("One.") + _msg("second")
-    assert third.usage.input_tokens == second.usage.input_tokens + _msg("Two.") + _msg("third")
+    assert second.usage.input_tokens == 3 + _msg("first") + _msg("One.", "assistant") + _msg("second")
+    assert third.usage.input_tokens == second.usage.input_tokens + _msg("Two.", "assistant") + _msg("third")
     assert second.previous_response_id == first.id
     retrieved = app_openai.responses.retrieve(second.id)
     assert retrieved.previous_response_id == first.id
@@ -521,7 +523,7 @@ def test_prompt_cache_cached_tokens_rise_on_repeated_long_prompt(
     app_session: SessionClient, app_openai: Any
 ) -> None:
     app_session.configure(ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("ok").build())
-    instructions = "You are a careful assistant. " * 160  # ~4.6k characters, over 1024 estimated tokens
+    instructions = "You are a careful assistant. " * 200  # 1,200 tokens, over the 1,024 cacheable minimum
 
     first = app_openai.responses.create(model=MODEL, instructions=instructions, input="Question one")
     second = app_openai.responses.create(model=MODEL, instructions=instructions, input="Question one")

@@ -10,7 +10,8 @@ from llmts import SessionClient
 
 pytestmark = pytest.mark.sdk
 
-LONG_PROMPT = "Please consider this long and very stable system prompt. " * 80  # ~4.6k chars
+# ~7.5k characters: over the 1,024 cacheable tokens both estimated and in o200k_base (1,300 tokens).
+LONG_PROMPT = "Please consider this long and very stable system prompt. " * 130
 
 
 def test_one_queue_consumed_in_order_across_providers(llmts_session: SessionClient) -> None:

@@ -288,6 +288,7 @@ class GeminiLiveProtocol:
             cache_breakpoints=(),
             choices=1,
             reasoning_settings=setup.reasoning,
+            exact_tokens=None,
         )
         turn = Turn(neutral, self._events.take(), self._new_id("turn"), audio=setup.audio)
         self._issued += 1

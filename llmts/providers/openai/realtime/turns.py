@@ -221,6 +221,7 @@ def make_turn(
         cache_breakpoints=(),
         choices=1,
         reasoning_settings=reasoning_settings(settings.reasoning),
+        exact_tokens=None,
     )
     return Turn(
         neutral=neutral,

@@ -1,0 +1,159 @@
+"""OpenAI models' own encodings, offline (docs/tokens.md): which encoding a model uses, and a text
+counter per encoding backed by bpe-openai, whose wheel ships o200k_base and cl100k_base.
+
+An encoding is loaded on its first count (about 67 MB resident for o200k_base, half of it pages of
+the library's file, and 30 MB for cl100k_base), so a server that never answers an OpenAI model never
+pays for it. Counting is a pure function of the text; long texts' counts are memoised (bounded) because a
+conversation sends the same system prompt and history again on every turn.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = [
+    "CL100K_BASE",
+    "MEMO_MAX_CHARS",
+    "MEMO_MAX_TEXTS",
+    "MEMO_MAX_TEXT_CHARS",
+    "MEMO_MIN_CHARS",
+    "O200K_BASE",
+    "SHORT_TEXTS",
+    "encoding_for_model",
+    "text_counter",
+]
+
+O200K_BASE = "o200k_base"
+CL100K_BASE = "cl100k_base"
+
+# Checked in order, so the GPT-4o family is matched before GPT-4 (docs/tokens.md, "Which encoding").
+_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("gpt-4o", O200K_BASE),
+    ("chatgpt-4o", O200K_BASE),
+    ("gpt-4.1", O200K_BASE),
+    ("gpt-4.5", O200K_BASE),
+    ("gpt-5", O200K_BASE),
+    ("o1", O200K_BASE),
+    ("o3", O200K_BASE),
+    ("o4", O200K_BASE),
+    ("gpt-4", CL100K_BASE),
+    ("gpt-3.5", CL100K_BASE),
+)
+# A fine-tuned model is named ``ft:<base model>:<org>:<suffix>:<id>``.
+_FINE_TUNED = "ft:"
+
+# Texts shorter than this (roles, names, short messages and answers) are kept in a plain dict, emptied
+# when it holds SHORT_TEXTS of them: a lookup costs a tenth of counting a role's one token.
+MEMO_MIN_CHARS = 256
+SHORT_TEXTS = 4096
+# The memo keeps at most this many texts and this many characters in all, per encoding (at most 8 MiB
+# of strings even in four-byte characters), forgetting the least recently used first; a text longer
+# than MEMO_MAX_TEXT_CHARS is never kept (counted every time, about 10-60 ms per million characters).
+MEMO_MAX_TEXTS = 2048
+MEMO_MAX_CHARS = 2 * 1024 * 1024
+MEMO_MAX_TEXT_CHARS = 64 * 1024
+
+
+# Models already looked up (the prefix scan costs a microsecond per request); at most this many.
+_KNOWN_MODELS = 1024
+_known: dict[str, str | None] = {}
+
+
+def encoding_for_model(model: str) -> str | None:
+    """The encoding ``model`` uses, or None for a model llmts has no tokenizer for."""
+    try:
+        return _known[model]
+    except KeyError:
+        pass
+    name = model.removeprefix(_FINE_TUNED)
+    found = next((encoding for prefix, encoding in _PREFIXES if name.startswith(prefix)), None)
+    if len(_known) >= _KNOWN_MODELS:
+        _known.clear()
+    _known[model] = found
+    return found
+
+
+class _Tokenizer(Protocol):
+    def count(self, text: str) -> int: ...
+
+
+def _bindings() -> Any:
+    """bpe_openai's Rust extension, loaded on its own: importing the ``bpe_openai`` package builds Python
+    tables of all three of its vocabularies at import (about 70 MB resident), which counting never reads."""
+    package = importlib.util.find_spec("bpe_openai")
+    if package is None or not package.submodule_search_locations:
+        raise ModuleNotFoundError("bpe-openai is not installed (pip install bpe-openai)")
+    folder = Path(package.submodule_search_locations[0])
+    found = [folder / f"_bindings{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+    path = next((candidate for candidate in found if candidate.is_file()), None)
+    spec = importlib.util.spec_from_file_location("bpe_openai._bindings", path) if path else None
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError("bpe-openai's _bindings extension is missing")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _load(encoding: str) -> _Tokenizer:
+    tokenizer: _Tokenizer = _bindings().tokenizer_for_encoding(encoding)
+    return tokenizer
+
+
+class _Counter:
+    """Counts one encoding's tokens; thread-safe (the memo has its own lock)."""
+
+    def __init__(self, encoding: str) -> None:
+        self._encoding = encoding
+        self._tokenizer: _Tokenizer | None = None
+        self._lock = threading.Lock()
+        self._memo: OrderedDict[str, int] = OrderedDict()
+        self._memo_chars = 0
+        self._short: dict[str, int] = {}
+
+    def _loaded(self) -> _Tokenizer:
+        with self._lock:
+            if self._tokenizer is None:
+                self._tokenizer = _load(self._encoding)
+            return self._tokenizer
+
+    def __call__(self, text: str) -> int:
+        if len(text) < MEMO_MIN_CHARS:
+            known = self._short.get(text)
+            if known is not None:
+                return known
+            tokens = (self._tokenizer or self._loaded()).count(text) if text else 0
+            if len(self._short) >= SHORT_TEXTS:
+                self._short.clear()  # no lock: a lost entry is counted again
+            self._short[text] = tokens
+            return tokens
+        tokenizer = self._tokenizer or self._loaded()
+        if len(text) > MEMO_MAX_TEXT_CHARS:
+            return tokenizer.count(text)
+        with self._lock:
+            known = self._memo.get(text)
+            if known is not None:
+                self._memo.move_to_end(text)
+                return known
+        tokens = tokenizer.count(text)
+        with self._lock:
+            if text not in self._memo:
+                self._memo[text] = tokens
+                self._memo_chars += len(text)
+                while len(self._memo) > MEMO_MAX_TEXTS or self._memo_chars > MEMO_MAX_CHARS:
+                    forgotten, _ = self._memo.popitem(last=False)
+                    self._memo_chars -= len(forgotten)
+        return tokens
+
+
+_COUNTERS = {O200K_BASE: _Counter(O200K_BASE), CL100K_BASE: _Counter(CL100K_BASE)}
+
+
+def text_counter(encoding: str) -> Callable[[str], int]:
+    """The counting function of ``encoding`` (one of ``encoding_for_model``'s answers)."""
+    return _COUNTERS[encoding]

@@ -26,7 +26,7 @@ __all__ = [
     "ListPrice",
 ]
 
-# The day the table below was checked against the providers' pricing pages (docs/prices.md).
+# The date of the list prices below (docs/prices.md says which rows were re-checked since, and where).
 PRICES_AS_OF = "2025-11-30"
 
 
@@ -82,6 +82,18 @@ OPENAI_PRICES: tuple[ListPrice, ...] = (
 # https://www.anthropic.com/pricing#api and https://docs.anthropic.com/en/docs/about-claude/pricing.
 # The Sonnet 4 family has one price for every version; Opus changed with 4.5.
 ANTHROPIC_PRICES: tuple[ListPrice, ...] = (
+    # Checked against https://platform.claude.com/docs/en/about-claude/pricing on 2026-12-01: the Claude 5
+    # generation, whose newer models read the cache at less than 0.1x input.
+    ListPrice("claude-fable-5-1", 10.0, 50.0, 0.25, 12.5),
+    _anthropic("claude-fable-5", 10.0, 50.0),
+    ListPrice("claude-opus-5-5", 4.0, 20.0, 0.20, 5.0),
+    _anthropic("claude-opus-5", 5.0, 25.0),
+    ListPrice("claude-sonnet-5-5", 2.0, 10.0, 0.10, 2.5),
+    _anthropic("claude-sonnet-5", 2.0, 10.0),
+    _anthropic("claude-haiku-5-5", 0.10, 0.50),
+    _anthropic("claude-opus-4-8", 5.0, 25.0),
+    _anthropic("claude-opus-4-7", 5.0, 25.0),
+    _anthropic("claude-opus-4-6", 5.0, 25.0),
     _anthropic("claude-opus-4-5", 5.0, 25.0),
     _anthropic("claude-opus-4-1", 15.0, 75.0),
     _anthropic("claude-opus-4-0", 15.0, 75.0),

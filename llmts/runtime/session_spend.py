@@ -133,15 +133,18 @@ class SessionSpend:
                     key = (provider, OTHER_MODELS)
                 row = self._rows.setdefault(key, _Row())
             row.add(usage, cost)
-            self._total.add(usage, cost)
+            if self._budget is not None:  # the running total only a budget's check needs at once
+                self._total.add(usage, cost)
         return cost
 
     def summary(self) -> dict[str, Any]:
         """``GET /admin-api/usage``: totals per provider and model, per provider and in all; the budget."""
         with self._lock:
             rows = {key: replace(row) for key, row in self._rows.items()}
-            total = replace(self._total)
             budget, refused, exhausted = self._budget, self._refused, self._exhausted_locked()
+        total = _Row()
+        for row in rows.values():
+            total.merge(row)
         providers: dict[str, _Row] = {}
         for (provider, _model), row in rows.items():
             providers.setdefault(provider, _Row()).merge(row)

@@ -20,7 +20,7 @@ ALLOWED = {
     # MCP servers and A2A agents: sans-IO protocol engines (docs/architecture.md, "The agent's peers").
     "peers": {"runtime", "schema", "errors"},
     "transport": {"schema", "errors"},
-    "client": {"schema", "errors"},
+    "client": {"schema", "errors", "dashboard"},
     # The dashboard's files: a leaf the server serves and the pytest plugin inlines into trace files.
     "dashboard": set(),
     "pytest": {"client", "schema", "errors", "dashboard"},

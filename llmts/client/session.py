@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import ssl
+from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 from urllib.parse import quote
@@ -28,6 +29,21 @@ from llmts.schema.resilience import ResilienceReport
 from llmts.schema.verify import VerificationRequest, VerificationResult
 
 __all__ = ["SessionClient"]
+
+
+# GET /admin-api/requests's largest page.
+_PAGE = 500
+
+
+def header_value(headers: Mapping[str, str], name: str) -> str | None:
+    """A response header by name, whatever its case."""
+    wanted = name.lower()
+    return next((value for key, value in headers.items() if key.lower() == wanted), None)
+
+
+def _number(headers: Mapping[str, str], name: str) -> int | None:
+    value = header_value(headers, name)
+    return int(value) if value is not None and value.isdigit() else None
 
 
 class SessionClient(SdkClientShortcuts):
@@ -88,6 +104,32 @@ class SessionClient(SdkClientShortcuts):
             "GET", "/admin-api/requests" + query_string(filters, query), session_id=self.id
         )
         return list(entries)
+
+    def all_requests(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Every retained journal entry, oldest first, and the journal's counters (``total_observed``,
+        ``evicted_count``, ``retained_byte_count``, ``retention_truncated``). Paged with the ``after``
+        cursor, so eviction meanwhile skips nothing; it stops at what was observed when it began, so a
+        test still making requests cannot keep it going."""
+        entries: list[dict[str, Any]] = []
+        counters: dict[str, Any] = {}
+        cursor = 0
+        observed: int | None = None
+        while True:
+            path = f"/admin-api/requests?order=asc&limit={_PAGE}" + (f"&after={cursor}" if cursor else "")
+            _, headers, page = self.server.request("GET", path, session_id=self.id)
+            if observed is None:
+                observed = _number(headers, "X-Total-Observed")
+                counters = {
+                    "total_observed": observed,
+                    "evicted_count": _number(headers, "X-Evicted-Count"),
+                    "retained_byte_count": _number(headers, "X-Retained-Byte-Count"),
+                    "retention_truncated": header_value(headers, "X-Retention-Truncated") == "true",
+                }
+            fresh = [entry for entry in page if observed is None or entry["sequence"] <= observed]
+            entries.extend(fresh)
+            if len(page) < _PAGE or len(fresh) < len(page):
+                return entries, counters
+            cursor = page[-1]["sequence"]
 
     def export(self, format: str = "json", query: JournalQuery | None = None, **filters: Any) -> Any:
         """``GET /admin-api/requests/export``: the JSON envelope, or the NDJSON lines decoded one by one."""

@@ -7,4 +7,9 @@ package imports nothing from llmts.
 
 from __future__ import annotations
 
-__all__: list[str] = []
+__all__ = ["TRACE_DATA_ID", "TRACE_FORMAT"]
+
+# A trace file's format marker, and the id of the element holding its data (docs/dashboard.md, "Trace
+# files"): written by ``trace.py``, read by ``llmts show`` and named in the export the client collects.
+TRACE_FORMAT = "llmts-trace/1"
+TRACE_DATA_ID = "llmts-trace-data"

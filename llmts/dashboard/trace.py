@@ -24,12 +24,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from llmts.dashboard import TRACE_DATA_ID, TRACE_FORMAT
 from llmts.dashboard.bundle import BundleError, bundle_modules
 
 __all__ = ["TRACE_FORMAT", "BundleError", "read_trace", "render_trace", "write_trace"]
 
-TRACE_FORMAT = "llmts-trace/1"
-_DATA_ID = "llmts-trace-data"
+_DATA_ID = TRACE_DATA_ID
 _DATA_OPEN = f'<script type="application/json" id="{_DATA_ID}">'
 # index.html's references to the dashboard's files, each replaced by the file's contents.
 _STYLESHEET = re.compile(r'<link rel="stylesheet" href="/dashboard/static/([\w/-]+\.css)">')

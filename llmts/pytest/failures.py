@@ -25,7 +25,7 @@ import pytest
 
 from llmts.client import SessionClient
 from llmts.client.journal_table import journal_table
-from llmts.client.trace_export import collect_trace_export
+from llmts.client.trace_export import collect_trace_export, usage_or_none
 from llmts.schema.verify import VerificationRequest, VerificationResult
 
 __all__ = [
@@ -111,6 +111,11 @@ class _Outcome:
     name: str
     report: pytest.TestReport | None
 
+    @classmethod
+    def of_failed(cls, report: pytest.TestReport) -> _Outcome:
+        """A failed phase's outcome: a set-up error, or a failed test."""
+        return cls("error" if report.when == "setup" else "failed", report)
+
     @property
     def failed(self) -> bool:
         return self.name in ("failed", "error")
@@ -176,7 +181,7 @@ class FailureLoop:
     def mark_report(self, item: pytest.Item, session: SessionClient, report: pytest.TestReport) -> None:
         """Tell the controlling process (xdist serializes ``user_properties``) where a failed test's trace
         and kept session are, for the run's summary."""
-        outcome = _Outcome("error" if report.when == "setup" else "failed", report)
+        outcome = _Outcome.of_failed(report)
         if self.traces(outcome):
             report.user_properties.append((_TRACE_PROPERTY, str(self.trace_path(item))))
         if self.keeps(outcome) and self.attached:
@@ -210,21 +215,23 @@ class FailureLoop:
         """The ``llmts`` section of a failed phase's report: the journal table, failed expectations, and
         where the session can be seen now."""
         lines = [f"session {session.id} ({session.provider_base})"]
-        try:
-            entries = session.requests(order="asc", limit=500)
+        try:  # the most recent requests: the ones that explain a failure
+            entries = session.requests(order="desc", limit=_REPORT_ROWS)[::-1]
         except OSError as exc:
             entries = []
             lines.append(f"(the journal could not be read: {exc})")
         if entries:
-            lines.append(journal_table(entries, width=_REPORT_WIDTH, max_rows=_REPORT_ROWS))
+            earlier = int(entries[0].get("sequence") or 1) - 1
+            if earlier > 0:
+                lines.append(f"({earlier} earlier request(s) not shown: see the trace or the dashboard)")
+            lines.append(journal_table(entries, width=_REPORT_WIDTH))
             lines.append(_usage_line(session))
         else:
             lines.append("no requests reached this session")
         verdict = item.stash.get(_VERDICT, None)
         if verdict is not None and not verdict.passed:
             lines.extend(("", f"expectations: {verdict.report()}"))
-        outcome = "error" if report.when == "setup" else "failed"
-        lines.extend(("", *self._where_to_look(item, session, _Outcome(outcome, report))))
+        lines.extend(("", *self._where_to_look(item, session, _Outcome.of_failed(report))))
         return "\n".join(lines)
 
     def _where_to_look(self, item: pytest.Item, session: SessionClient, outcome: _Outcome) -> list[str]:
@@ -272,13 +279,15 @@ class FailureLoop:
         verdict = item.stash.get(_VERDICT, None)
         expectation = item.stash.get(_EXPECTATION, None)
         export = collect_trace_export(session, test=test, verification=verdict, expectation=expectation)
-        self.trace_dir.mkdir(parents=True, exist_ok=True)
         return write_trace(self.trace_path(item), export)
 
 
 def _usage_line(session: SessionClient) -> str:
     """The session's tokens and cost in one line (``GET /admin-api/usage``; docs/journal.md)."""
-    totals = session.usage().get("totals") or {}
+    usage = usage_or_none(session)
+    if usage is None:
+        return "usage: not reported by this server"
+    totals = usage.get("totals") or {}
     cost = totals.get("cost_usd")
     priced = f"${cost:.6f}" if isinstance(cost, (int, float)) else "unknown"
     unpriced = totals.get("unpriced_requests") or 0

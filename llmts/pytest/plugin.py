@@ -438,9 +438,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     funcargs = getattr(item, "funcargs", {})
     expect = funcargs.get("llmts_expect")
     if isinstance(expect, LlmtsExpectations) and expect.active:
-        expectation = expect.verification_request()
-        verdict = expect.session.verify(expectation, conversation=expect.conversation)
-        FailureLoop.record_verdict(item, expectation, verdict)
+        verdict = expect.verify()
+        assert expect.sent is not None
+        FailureLoop.record_verdict(item, expect.sent, verdict)
         if not verdict.passed:
             pytest.fail(f"llmts: {verdict.report()}", pytrace=False)
     return result

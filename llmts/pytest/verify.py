@@ -163,6 +163,8 @@ class LlmtsExpectations:
         self._retries: list[RetryExpectation] = []
         self._resilience: list[ResilienceExpectation] = []
         self._flags: dict[str, Any] = {}
+        # The last verification request ``verify`` sent (the plugin's trace shows it with the verdict).
+        self.sent: VerificationRequest | None = None
 
     def request(self, name: str, **fields: Any) -> RequestExpectationBuilder:
         """The requests named ``name``: keyword arguments are the journal query's filters (``provider``,
@@ -261,4 +263,6 @@ class LlmtsExpectations:
         return _validated("llmts_expect", VerificationRequest, data)
 
     def verify(self) -> VerificationResult:
-        return self.session.verify(self.verification_request(), conversation=self.conversation)
+        """Send the expectations (``POST /admin-api/verify``); the request sent stays in ``sent``."""
+        self.sent = self.verification_request()
+        return self.session.verify(self.sent, conversation=self.conversation)

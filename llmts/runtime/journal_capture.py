@@ -36,14 +36,14 @@ def frames_preview(frames: Sequence[bytes], limit: int) -> tuple[bytes, int]:
     return (joined if len(joined) <= limit else joined[:limit]), len(joined)
 
 
-def snippet(text: str) -> str | None:
-    """``text`` shortened for a list row: at most ``SNIPPET_CHARS`` characters, "…" marking a cut;
-    None for no text."""
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str | None:
+    """``text`` shortened for a list row: at most ``limit`` characters, "…" marking a cut; None for no
+    text."""
     if not text:
         return None
-    if len(text) <= SNIPPET_CHARS:
+    if len(text) <= limit:
         return text
-    return text[: SNIPPET_CHARS - 1] + "…"
+    return text[: limit - 1] + "…"
 
 
 def latest_user_snippet(messages: Sequence[NeutralMessage]) -> str | None:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+from llmts.errors import BudgetExhausted
 from llmts.runtime.journal import Journal, JournalRecord, JournalSnapshot
 from llmts.runtime.journal_query import record_matches
 from llmts.runtime.retry_timing import retry_gap, waited_as_told
@@ -57,7 +58,7 @@ __all__ = [
 
 # Answers a client must not retry unchanged (the contract, "Provider economics").
 NON_RETRYABLE_STATUSES = frozenset({400, 401, 403, 404, 409})
-NON_RETRYABLE_CODES = frozenset({"insufficient_quota"})
+NON_RETRYABLE_CODES = frozenset({BudgetExhausted.code})
 # How soon after a failed attempt the same request counts as its retry when nothing else links them.
 SAME_CALL_WINDOW_SECONDS = 30.0
 # A wait shorter than this is no wait at all (the server's stamping and the client's own work).

@@ -23,7 +23,6 @@ __all__ = ["OTHER_MODELS", "USAGE_ROWS", "SessionSpend"]
 # a provider's further models add up in one row named ``OTHER_MODELS`` (docs/journal.md).
 USAGE_ROWS = 256
 OTHER_MODELS = "(other models)"
-_QUOTA_MESSAGE = "You exceeded your current quota, please check your plan and billing details."
 
 
 @dataclass(slots=True)
@@ -104,7 +103,9 @@ class SessionSpend:
                 return
             self._refused += 1
         raise BudgetExhausted(
-            f"{_QUOTA_MESSAGE} (llmts: the session's budget is used up: {reason})",
+            # Neutral wording: each provider's error renderer answers in its own (OpenAI's quota sentence,
+            # Anthropic's credit balance); the others show this one.
+            f"the session's budget is used up: {reason}",
             details=[{"budget": budget.model_dump(), "reason": reason}],
         )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from llmts.runtime.journal_capture import snippet
 from llmts.runtime.journal_query import UnmetFilter, unmet_filters
 from llmts.schema.journal import JournalEntry, JournalQuery, RecordedToolResult
 
@@ -33,7 +34,7 @@ ToolItem = tuple[str, "str | None", str]
 
 
 def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return snippet(text, limit) or ""
 
 
 def _shown(value: Any) -> Any:

@@ -27,7 +27,6 @@ __all__ = ["CommandFailed", "add_env_command", "add_session_command", "run_clien
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 # ``GET /admin-api/requests`` answers at most this many entries per page; the journal is read page by page
 # (it keeps at most 10,000 entries, docs/configuration.md "journal").
-_JOURNAL_PAGE = 500
 # A server error's message as shown on the one line: long enough for a validation message, cut after.
 _MESSAGE_CHARS = 300
 
@@ -182,7 +181,7 @@ def _configure(args: argparse.Namespace) -> None:
 def _journal(args: argparse.Namespace) -> None:
     server = _server(args)
     session = server.session(_check_id(args.id, "ID"))
-    entries = _calling(server, lambda: _all_entries(session))
+    entries = _calling(server, lambda: session.all_requests()[0])
     if args.format == "json":
         import json
 
@@ -255,16 +254,6 @@ def _config_file(path: str) -> dict[str, Any]:
 
 def _kind(value: Any) -> str:
     return {list: "an array", str: "a string", bool: "a boolean"}.get(type(value), "a number")
-
-
-def _all_entries(session: SessionClient) -> list[dict[str, Any]]:
-    """Every retained journal entry, oldest first."""
-    entries: list[dict[str, Any]] = []
-    while True:
-        page = session.requests(order="asc", offset=len(entries), limit=_JOURNAL_PAGE)
-        entries.extend(page)
-        if len(page) < _JOURNAL_PAGE:
-            return entries
 
 
 def _calling(server: LlmTestServer, call: Callable[[], _T]) -> _T:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from llmts.dashboard import TRACE_DATA_ID
 from llmts.server.cli_session import CommandFailed
 
 __all__ = ["TRACE_MARKER", "add_show_command", "is_trace_file"]
 
-TRACE_MARKER = b'id="llmts-trace-data"'
+TRACE_MARKER = f'id="{TRACE_DATA_ID}"'.encode()
 _PIECE_BYTES = 64 * 1024
 
 

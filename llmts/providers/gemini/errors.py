@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from llmts.errors import LlmtsError, ProviderUnauthorized, RateLimitExceeded, ScriptedError
+from llmts.errors import BudgetExhausted, LlmtsError, ProviderUnauthorized, RateLimitExceeded, ScriptedError
 from llmts.providers.base import Reply, retry_after_headers, retry_after_ms
 
 __all__ = ["google_status", "render_gemini_error"]
@@ -71,11 +71,19 @@ def google_status(http_status: int) -> str:
     return "INTERNAL" if http_status >= 500 else "FAILED_PRECONDITION"
 
 
+_QUOTA_MESSAGE = (
+    "You exceeded your current quota, please check your plan and billing details. For more information on "
+    "this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits."
+)
+
+
 def render_gemini_error(error: LlmtsError, request_id: str) -> Reply:
     status = error.http_status
     message = error.message
     if isinstance(error, ProviderUnauthorized):
         status, message = 401, f"{_BAD_KEY_MESSAGE} ({error.message})"
+    elif isinstance(error, BudgetExhausted):  # the API's own words for a project out of quota
+        message = f"{_QUOTA_MESSAGE} (llmts: {error.message})"
     name = getattr(error, "error_type", None) or google_status(status)
     details: list[dict[str, Any]] = [
         {

@@ -9,10 +9,8 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs
 
 import orjson
-from pydantic import ValidationError
 from werkzeug.exceptions import MethodNotAllowed as _WzMethodNotAllowed
 from werkzeug.exceptions import NotFound as _WzNotFound
 from werkzeug.routing import Map, Rule
@@ -22,7 +20,7 @@ from llmts.errors import ControlUnauthorized, InvalidRequest, LlmtsError, Method
 from llmts.runtime import DEFAULT_SESSION_ID, Session, SessionRegistry
 from llmts.runtime.journal import utc_iso
 from llmts.schema.control import SessionAnnotations, SessionInfo, SessionListQuery
-from llmts.schema.validation import format_location, parse_session_body, parse_session_config_json
+from llmts.schema.validation import parse_session_body, parse_session_config_json
 from llmts.server.api.auth import ControlAuth
 from llmts.server.api.conversations import conversations_listing, explain_match
 from llmts.server.api.dashboard import cookie_authorizes
@@ -33,6 +31,7 @@ from llmts.server.api.journal import (
     query_session,
     requests_listing,
     resilience_listing,
+    strict_query,
 )
 from llmts.server.api.recording import recording_payload
 from llmts.server.api.verify import verify_session
@@ -41,8 +40,6 @@ from llmts.server.http.wsgi import StartResponse, bearer_token, control_error, r
 from llmts.server.lost_sessions import LostSessions
 from llmts.server.process.allocator import trim_after
 from llmts.server.process.process_stats import process_stats
-
-_LIST_FILTERS = frozenset(SessionListQuery.model_fields)
 
 __all__ = ["SESSION_HEADER_ENVIRON", "ControlApi", "select_session", "server_base"]
 
@@ -64,25 +61,6 @@ def _annotate(session: Session, annotations: SessionAnnotations | None) -> None:
         session.annotations = session.annotations.model_copy(
             update=annotations.model_dump(exclude_unset=True)
         )
-
-
-def _session_filter(query_string: str) -> SessionListQuery:
-    """``GET /admin-api/sessions``'s filters, strictly: unknown, repeated or invalid ones are 400s."""
-    raw = parse_qs(query_string, keep_blank_values=True)
-    details = [
-        {
-            "path": name,
-            "message": "unknown query parameter" if name not in _LIST_FILTERS else "supplied more than once",
-        }
-        for name, supplied in raw.items()
-        if name not in _LIST_FILTERS or len(supplied) != 1
-    ]
-    if not details:
-        try:
-            return SessionListQuery.model_validate({name: supplied[0] for name, supplied in raw.items()})
-        except ValidationError as exc:
-            details = [{"path": format_location(tuple(e["loc"])), "message": e["msg"]} for e in exc.errors()]
-    raise InvalidRequest("invalid sessions query", code="invalid_query", details=details)
 
 
 def _listed(session: Session, query: SessionListQuery) -> bool:
@@ -259,7 +237,7 @@ class ControlApi:
     # --- handlers: (environ, path args, path session) -> (status, payload, extra headers) ---------------
 
     def _list_sessions(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
-        query = _session_filter(str(environ.get("QUERY_STRING", "")))
+        query = strict_query(str(environ.get("QUERY_STRING", "")), SessionListQuery, what="sessions")[0]
         listed = [self._info(environ, s) for s in self._registry.list() if _listed(s, query)]
         return 200, listed, []
 

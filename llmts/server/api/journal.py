@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
 import orjson
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from llmts.errors import InvalidRequest
 from llmts.runtime import Session
@@ -27,6 +27,7 @@ __all__ = [
 ]
 
 EXPORT_SCHEMA_VERSION = 1
+_Query = TypeVar("_Query", bound=BaseModel)
 _BOOLEAN = {"true": True, "false": False}
 _BOOLEAN_FIELDS = frozenset({"streaming", "completed", "success", "has_tool_results"})
 
@@ -38,9 +39,23 @@ def _invalid(message: str, details: list[dict[str, Any]]) -> InvalidRequest:
 def parse_query(
     query_string: str, extra: frozenset[str] = frozenset()
 ) -> tuple[JournalQuery, dict[str, str]]:
-    """Strictly parse the query string: duplicate, blank, unknown or malformed parameters are 400s."""
+    """The journal's filters (``GET /admin-api/requests`` and its export), strictly (``strict_query``)."""
+    return strict_query(query_string, JournalQuery, extra, booleans=_BOOLEAN_FIELDS, what="request")
+
+
+def strict_query(
+    query_string: str,
+    model: type[_Query],
+    extra: frozenset[str] = frozenset(),
+    *,
+    booleans: frozenset[str] = frozenset(),
+    what: str,
+) -> tuple[_Query, dict[str, str]]:
+    """Strictly parse a control route's query string into ``model`` (its field aliases as names):
+    duplicate, blank, unknown or malformed parameters are 400 ``invalid_query``. ``extra`` names
+    parameters the route reads itself (returned apart), ``booleans`` the ``true``/``false`` fields."""
     raw = parse_qs(query_string, keep_blank_values=True)
-    known = set(JournalQuery.model_fields) - {"from_"} | {"from"} | extra
+    known = {field.alias or name for name, field in model.model_fields.items()} | extra
     details = []
     values: dict[str, Any] = {}
     extras: dict[str, str] = {}
@@ -53,7 +68,7 @@ def parse_query(
             details.append({"path": name, "message": "blank value"})
         elif name in extra:
             extras[name] = supplied[0]
-        elif name in _BOOLEAN_FIELDS:
+        elif name in booleans:
             if supplied[0] not in _BOOLEAN:
                 details.append({"path": name, "message": "expected true or false"})
             else:
@@ -61,12 +76,12 @@ def parse_query(
         else:
             values[name] = supplied[0]
     if details:
-        raise _invalid("invalid request query", details)
+        raise _invalid(f"invalid {what} query", details)
     try:
-        return JournalQuery.model_validate(values), extras
+        return model.model_validate(values), extras
     except ValidationError as exc:
         raise _invalid(
-            "invalid request query",
+            f"invalid {what} query",
             [
                 {"path": format_location(tuple(e["loc"])) or "query", "message": e["msg"]}
                 for e in exc.errors()

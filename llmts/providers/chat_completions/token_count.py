@@ -132,19 +132,9 @@ def chat_exact_tokens(
     if encoding is None:
         return None
     count = text_counter(encoding)
-    segments = [
-        REPLY_PRIMING_TOKENS + tools_tokens(count, encoding, tools) if tools else REPLY_PRIMING_TOKENS
-    ]
+    segments = [REPLY_PRIMING_TOKENS + tools_tokens(count, encoding, tools)]
     for raw, message in zip(raw_messages, messages, strict=True):
-        # Inlined message_tokens for the common message (this runs on every request).
         content = raw.get("content")
-        total = TOKENS_PER_MESSAGE + count(raw["role"]) + count(message.text)
-        if content.__class__ is list:
-            total += content_media_tokens(content)
-        for call in message.tool_calls:
-            total += count(call.name) + count(call.arguments)
-        name = raw.get("name")
-        if name.__class__ is str and name:
-            total += count(name) + TOKENS_PER_NAME
-        segments.append(total)
+        media = content_media_tokens(content) if content.__class__ is list else 0
+        segments.append(message_tokens(count, message, raw["role"], raw.get("name"), media))
     return ExactTokens(tuple(segments), count, encoding)

@@ -4,13 +4,15 @@ tested"): Playwright's ``expect`` with the suite's timeout, screenshots for the 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from llmts import LlmTestServer
 from tests.helpers import DASHBOARD_CONTROL_KEY
 
-__all__ = ["TIMEOUT_MS", "configured_expect", "login", "open_view", "shot"]
+__all__ = ["TIMEOUT_MS", "configured_expect", "login", "offline_page", "open_view", "shot"]
 
 TIMEOUT_MS = 20_000
 
@@ -39,3 +41,31 @@ def login(page: Any, server: LlmTestServer) -> None:
 
 def open_view(page: Any, server_url: str, hash_path: str) -> None:
     page.goto(f"{server_url}/dashboard#/{hash_path}")
+
+
+@contextmanager
+def offline_page(chromium: Any) -> Iterator[tuple[Any, list[str], list[str]]]:
+    """A page whose context refuses every request but a file:// one and is offline (a trace file must
+    need nothing else), with every request it saw and every console or page error it logged."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    attempted: list[str] = []
+    problems: list[str] = []
+
+    def refuse(route: Any) -> None:
+        attempted.append(route.request.url)
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            route.abort()
+
+    context.route("**/*", refuse)
+    context.set_offline(True)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.on("request", lambda request: attempted.append(request.url))
+        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+        yield page, attempted, problems
+    finally:
+        context.close()

@@ -21,7 +21,7 @@ from llmts import LlmTestServer, ServerError
 from llmts.client.trace_export import collect_trace_export
 from llmts.dashboard.bundle import bundle_modules
 from llmts.dashboard.trace import read_trace, write_trace
-from tests.dashboard.browser import TIMEOUT_MS, configured_expect, login
+from tests.dashboard.browser import TIMEOUT_MS, configured_expect, login, offline_page
 from tests.dashboard.test_dashboard_browser import APPROVAL_GRAPH, WEATHER_TOOL
 
 NODE_ID = "tests/test_agent.py::test_weather_stream[</script><b>paris</b>]"
@@ -199,28 +199,9 @@ def _server_answer(session: Any, query: dict[str, str]) -> dict[str, Any]:
 
 @pytest.fixture
 def offline(chromium: Any) -> Iterator[tuple[Any, list[str], list[str]]]:
-    """A page whose context refuses every request but a file:// one, and notes every request it saw
-    and every console error or page error."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    attempted: list[str] = []
-    problems: list[str] = []
-
-    def refuse(route: Any) -> None:
-        attempted.append(route.request.url)
-        if route.request.url.startswith("file://"):
-            route.continue_()
-        else:
-            route.abort()
-
-    context.route("**/*", refuse)
-    context.set_offline(True)
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    page.on("request", lambda request: attempted.append(request.url))
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
-    yield page, attempted, problems
-    context.close()
+    """A page that can reach nothing but file:// (``offline_page``)."""
+    with offline_page(chromium) as opened:
+        yield opened
 
 
 def _entry(trace: Trace, **fields: Any) -> dict[str, Any]:

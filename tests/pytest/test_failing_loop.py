@@ -167,22 +167,9 @@ def _show(path: Path) -> str:
 
 def _open_story_trace(chromium: Any, path: Path, tmp_path: Path) -> None:
     """The cut-short story's trace, in Chromium with every request but the file's refused."""
-    from tests.dashboard.browser import configured_expect
+    from tests.dashboard.browser import configured_expect, offline_page
 
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    attempted: list[str] = []
-    problems: list[str] = []
-
-    def refuse(route: Any) -> None:
-        attempted.append(route.request.url)
-        route.continue_() if route.request.url.startswith("file://") else route.abort()
-
-    context.route("**/*", refuse)
-    context.set_offline(True)
-    try:
-        page = context.new_page()
-        page.on("pageerror", lambda error: problems.append(str(error)))
-        page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    with offline_page(chromium) as (page, attempted, problems):
         expect = configured_expect()
         page.goto(path.as_uri())
         expect(page.locator("#trace-banner")).to_have_attribute("data-outcome", "failed")
@@ -195,8 +182,6 @@ def _open_story_trace(chromium: Any, path: Path, tmp_path: Path) -> None:
         expect(page.locator("#timeline")).to_contain_text("early_clean_end after 2 content frame(s)")
         expect(page.locator("#timeline")).to_contain_text("no terminal marker")
         page.screenshot(path=str(tmp_path / "story-request.png"), full_page=True)
-    finally:
-        context.close()
     assert set(attempted) == {path.as_uri()}, attempted
     assert problems == []
 
@@ -205,8 +190,12 @@ def test_an_attached_server_keeps_the_failed_tests_sessions_for_the_dashboard(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, llmts_server: LlmTestServer, tmp_path: Path
 ) -> None:
     monkeypatch.delenv("LLMTS_URL", raising=False)
-    pytester.makeini("[pytest]\n")  # the project's rootdir: node ids are test_app.py::...
-    pytester.makepyfile(test_app=PROJECT)
+    # A module name of its own: other tests' projects keep sessions on the same server meanwhile.
+    pytester.makeini("[pytest]\n")  # the project's rootdir: node ids are test_attached.py::...
+    pytester.makepyfile(test_attached=PROJECT)
+    story_node, expectation_node = (
+        node.replace("test_app.py", "test_attached.py") for node in (_NODE, _EXPECTATION_NODE)
+    )
 
     result = run_in_process(
         pytester,
@@ -216,13 +205,13 @@ def test_an_attached_server_keeps_the_failed_tests_sessions_for_the_dashboard(
     )  # fmt: skip
 
     result.assert_outcomes(passed=2, failed=2, skipped=1)
-    kept = {info["label"]: info for info in llmts_server.sessions(label_contains="test_app.py::")}
+    kept = {info["label"]: info for info in llmts_server.sessions(label_contains="test_attached.py::")}
     try:
-        assert set(kept) == {_NODE, _EXPECTATION_NODE}, "passed and skipped tests' sessions are deleted"
+        assert set(kept) == {story_node, expectation_node}, "passed and skipped tests' sessions are deleted"
         assert {info["test_outcome"] for info in kept.values()} == {"failed"}
-        assert kept[_NODE]["request_count"] == 1
+        assert kept[story_node]["request_count"] == 1
         story = next(section for section in _sections(result.stdout.str()) if "storyteller" in section)
-        assert f"dashboard: {llmts_server.url}/dashboard#/sessions/{kept[_NODE]['id']}/journal" in story
+        assert f"dashboard: {llmts_server.url}/dashboard#/sessions/{kept[story_node]['id']}/journal" in story
         assert "no trace file" in story
     finally:
         for info in kept.values():
@@ -239,8 +228,9 @@ def test_keep_and_trace_choices(
     trace: str,
 ) -> None:
     monkeypatch.delenv("LLMTS_URL", raising=False)
-    pytester.makeini("[pytest]\n")  # the project's rootdir: node ids are test_app.py::...
-    pytester.makepyfile(test_app=PROJECT)
+    module = f"test_keep_{keep}"  # a module name of its own (see above)
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(**{module: PROJECT})
     traces = tmp_path / "traces"
 
     result = run_in_process(
@@ -251,7 +241,7 @@ def test_keep_and_trace_choices(
     )  # fmt: skip
 
     result.assert_outcomes(passed=2, failed=2, skipped=1)
-    kept = llmts_server.sessions(label_contains="test_app.py::")
+    kept = llmts_server.sessions(label_contains=f"{module}.py::")
     try:
         outcomes = sorted(info["test_outcome"] for info in kept)
         if keep == "all":

@@ -67,22 +67,6 @@ def _one_line_error(stderr: str) -> str:
 
 
 @pytest.fixture
-def cli(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> Callable[..., tuple[int, str, str]]:
-    """The in-process ``llmts`` ``main``: (exit status, stdout, stderr), with no LLMTS_* settings of ours."""
-    for name in ("LLMTS_URL", "LLMTS_CONTROL_KEY", "LLMTS_CA_FILE", "LLMTS_HOST", "LLMTS_PORT"):
-        monkeypatch.delenv(name, raising=False)
-
-    def run(*args: str) -> tuple[int, str, str]:
-        status = main(list(args))
-        captured = capsys.readouterr()
-        return status, captured.out, captured.err
-
-    return run
-
-
-@pytest.fixture
 def closed_port_url() -> str:
     """A loopback URL where nothing listens."""
     with socket.socket() as sock:

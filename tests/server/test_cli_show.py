@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from llmts.server.cli import main
 from llmts.server.cli_show import TRACE_MARKER, is_trace_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,16 +24,6 @@ def _trace(path: Path, *, padding: int = 0) -> Path:
     filler = "<p>" + "x" * max(padding - 7, 0) + "</p>" if padding else ""
     path.write_text(f"<!doctype html><html><body>{filler}{DATA_BLOCK}</body></html>", encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
-    def run(*args: str) -> tuple[int, str, str]:
-        status = main(list(args))
-        captured = capsys.readouterr()
-        return status, captured.out, captured.err
-
-    return run
 
 
 def test_a_trace_opens_in_the_browser_of_a_real_process(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ import { assembleStream } from "./assemble.js";
 
 /** Whether the entry gets the section: a model's streamed answer (not an error body, not a realtime turn,
  * not an MCP or A2A peer's stream). */
-export function hasAssembledText(entry) {
+function hasAssembledText(entry) {
   if (!entry.streaming || entry.operation === "realtime" || entry.mcp_server || entry.a2a_agent) return false;
   if (entry.provider === "mcp" || entry.provider === "a2a") return false;
   return entry.status == null || entry.status < 400;

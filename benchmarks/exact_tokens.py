@@ -13,7 +13,6 @@ of repeated texts is what keeps it cheap).
 from __future__ import annotations
 
 import argparse
-import io
 import statistics
 import sys
 import time
@@ -25,7 +24,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from inprocess import _CONFIG, _start_response
+from inprocess import _CONFIG, chat_environ, serve
 
 from llmts.schema.config import SessionConfig
 from llmts.server.app import LlmtsApp
@@ -44,33 +43,12 @@ def _messages(history: int) -> list[dict[str, str]]:
 
 def _environ(model: str, history: int) -> Callable[[], dict[str, Any]]:
     body = orjson.dumps({"model": model, "messages": _messages(history)})
-
-    def environ() -> dict[str, Any]:
-        return {
-            "REQUEST_METHOD": "POST",
-            "PATH_INFO": "/openai/v1/chat/completions",
-            "QUERY_STRING": "",
-            "CONTENT_TYPE": "application/json",
-            "CONTENT_LENGTH": str(len(body)),
-            "HTTP_AUTHORIZATION": "Bearer bench",
-            "wsgi.input": io.BytesIO(body),
-            "wsgi.url_scheme": "http",
-            "SERVER_NAME": "bench",
-            "SERVER_PORT": "0",
-        }
-
-    return environ
+    return lambda: chat_environ(body)
 
 
 def _cpu_per_request(app: LlmtsApp, environ: Callable[[], dict[str, Any]], requests: int) -> float:
     started = time.process_time()
-    for _ in range(requests):
-        body = app(environ(), _start_response)
-        for _chunk in body:
-            pass
-        close = getattr(body, "close", None)
-        if close is not None:
-            close()
+    serve(app, environ, requests)
     return (time.process_time() - started) / requests * 1e6
 
 

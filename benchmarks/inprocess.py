@@ -38,10 +38,8 @@ _CONFIG = {
 }
 
 
-def _environ(stream: bool) -> dict[str, Any]:
-    body = orjson.dumps(
-        {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "Hello there"}], "stream": stream}
-    )
+def chat_environ(body: bytes) -> dict[str, Any]:
+    """The WSGI environ of one Chat Completions POST of ``body`` (a fresh input stream each call)."""
     return {
         "REQUEST_METHOD": "POST",
         "PATH_INFO": "/openai/v1/chat/completions",
@@ -56,20 +54,30 @@ def _environ(stream: bool) -> dict[str, Any]:
     }
 
 
+def _environ(stream: bool) -> dict[str, Any]:
+    messages = [{"role": "user", "content": "Hello there"}]
+    return chat_environ(orjson.dumps({"model": "gpt-4.1-mini", "messages": messages, "stream": stream}))
+
+
 def _start_response(
     status: str, headers: list[tuple[str, str]], exc_info: Any = None
 ) -> Callable[[bytes], None]:
     return lambda data: None
 
 
-def _run(app: LlmtsApp, stream: bool, requests: int) -> None:
+def serve(app: LlmtsApp, environ: Callable[[], dict[str, Any]], requests: int) -> None:
+    """Answer ``requests`` requests of ``environ()`` through ``app``, draining and closing each body."""
     for _ in range(requests):
-        body = app(_environ(stream), _start_response)
+        body = app(environ(), _start_response)
         for _chunk in body:
             pass
         close = getattr(body, "close", None)
         if close is not None:
             close()
+
+
+def _run(app: LlmtsApp, stream: bool, requests: int) -> None:
+    serve(app, lambda: _environ(stream), requests)
 
 
 def main() -> None:

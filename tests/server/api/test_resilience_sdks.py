@@ -95,8 +95,8 @@ DRIVERS = [
         lambda client: client.converse(modelId=MODEL, messages=_bedrock_messages()),
         lambda client: client.converse_stream(modelId=MODEL, messages=_bedrock_messages())["stream"],
         # botocore (1.44 here) waits rand(0, 1) x 50 ms x 2^i after a 500: about half the runs look exponential,
-        # the rest "none" (both waits under 50 ms); 24 runs of ~0.1 s miss it once in ten million.
-        server_error_runs=24,
+        # the rest "none" (both waits under 50 ms); 20 runs of ~0.1 s miss it once in a million.
+        server_error_runs=20,
         retry_after_runs=3,
     ),
     Driver(
@@ -128,6 +128,11 @@ def _run(
     return groups[0]
 
 
+def _run_fresh(driver: Driver, session: SessionClient, *responses: Any) -> ResilienceVerdict:
+    client = driver.make(session)
+    return _run(session, client, lambda: driver.call(client), *responses)
+
+
 def _spread(verdicts: list[ResilienceVerdict]) -> bool:
     """Across runs of one case, the n-th wait differs more than jitter's tolerance: a policy without jitter
     would wait the same each time."""
@@ -157,10 +162,8 @@ def _aggregate(driver: Driver, session: SessionClient) -> list[str]:
     # Waited as told only if every run did (a random wait can exceed the advertised one by chance).
     waits_as_told = None if all(h is None for h in honoured) else all(h is not False for h in honoured)
 
-    failing = [
-        _run(session, client, lambda: driver.call(client), SERVER_ERROR)
-        for _ in range(driver.server_error_runs)
-    ]
+    # A fresh client per run: botocore's retry quota (per client) stops retrying after about 17 such runs.
+    failing = [_run_fresh(driver, session, SERVER_ERROR) for _ in range(driver.server_error_runs)]
     attempts = {verdict.attempts for verdict in failing}
     assert len(attempts) == 1 and all(verdict.gave_up for verdict in failing), failing
     shapes = {verdict.backoff for verdict in failing}

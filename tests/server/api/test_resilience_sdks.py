@@ -94,7 +94,7 @@ DRIVERS = [
         _boto,
         lambda client: client.converse(modelId=MODEL, messages=_bedrock_messages()),
         lambda client: client.converse_stream(modelId=MODEL, messages=_bedrock_messages())["stream"],
-        # botocore (1.44 here) waits rand(0, 1) x 50 ms x 2^i after a 500: about half the runs look exponential,
+        # botocore (1.44 here) waits rand(0, 1) x 50 ms x 2^i after a 500: half the runs look exponential,
         # the rest "none" (both waits under 50 ms); 20 runs of ~0.1 s miss it once in a million.
         server_error_runs=20,
         retry_after_runs=3,

@@ -225,7 +225,9 @@ def test_a_wrong_key_is_closed_with_1008(tls_session: SessionClient) -> None:
         assert refused.rcvd is not None
         code, reason = refused.rcvd.code, refused.rcvd.reason
     else:
-        code, reason = refused.code, refused.message
+        # google-genai raises APIError(code, reason): a string response, so the reason is its details and
+        # its message (read from a JSON body) is None.
+        code, reason = refused.code, refused.details
     assert code == 1008 and reason == "API key not valid. Please pass a valid API key."
 
 

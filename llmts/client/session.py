@@ -23,7 +23,7 @@ from llmts.client.control import (
 )
 from llmts.client.conversations import CONVERSATION_HEADER, ConversationClient, explained_request
 from llmts.client.sdk_shortcuts import SdkClientShortcuts
-from llmts.client.tls import NODE_CA_VARIABLE, trusting_kwargs
+from llmts.client.tls import NODE_CA_VARIABLE, sharing_default_context, trusting_kwargs
 from llmts.schema.journal import JournalQuery
 from llmts.schema.resilience import ResilienceReport
 from llmts.schema.verify import VerificationRequest, VerificationResult
@@ -253,6 +253,8 @@ class SessionClient(SdkClientShortcuts):
         context = self.ssl_context() if spec.trust is not None and self._tls_trust_needed() else None
         if context is not None:
             trusting_kwargs(spec, kwargs, context, self.server.ca_file, self.server.verify)
+        elif spec.trust is not None and self.provider_base.startswith("http://"):
+            sharing_default_context(spec, kwargs)
         if spec.credential_header is None:
             kwargs.setdefault("api_key", self.credential(info.namespace))
         return factory(**kwargs)

@@ -15,7 +15,15 @@ from typing import Any
 
 from llmts.catalog.info import SdkClient
 
-__all__ = ["CA_BUNDLE_VARIABLES", "NODE_CA_VARIABLE", "trust_context", "trusting_kwargs", "write_ca_bundle"]
+__all__ = [
+    "CA_BUNDLE_VARIABLES",
+    "NODE_CA_VARIABLE",
+    "default_client_context",
+    "sharing_default_context",
+    "trust_context",
+    "trusting_kwargs",
+    "write_ca_bundle",
+]
 
 # Adds a certificate to Node's trust store (read when node starts); it replaces nothing.
 NODE_CA_VARIABLE = "NODE_EXTRA_CA_CERTS"
@@ -35,6 +43,12 @@ def trust_context(ca_file: str | None, verify: bool = True) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=ca_file)
 
 
+def _http_client(spec: SdkClient, context: ssl.SSLContext) -> Any:
+    """The SDK's own default httpx client class (``spec.trust_factory``) verifying with ``context``."""
+    module, _, name = spec.trust_factory.rpartition(".")
+    return getattr(importlib.import_module(module), name)(verify=context)
+
+
 def trusting_kwargs(
     spec: SdkClient, kwargs: dict[str, Any], context: ssl.SSLContext, ca_file: str | None, verify: bool
 ) -> None:
@@ -42,8 +56,7 @@ def trusting_kwargs(
     makes that client trust the server (``spec.trust``); arguments the caller gave win."""
     if spec.trust == "http_client":
         if "http_client" not in kwargs:
-            module, _, name = spec.trust_factory.rpartition(".")
-            kwargs["http_client"] = getattr(importlib.import_module(module), name)(verify=context)
+            kwargs["http_client"] = _http_client(spec, context)
     elif spec.trust == "verify":
         kwargs.setdefault("verify", context)
     elif spec.trust == "ca_file":  # boto3 takes a file (or False), not a context
@@ -52,6 +65,52 @@ def trusting_kwargs(
         # google-genai: ``verify`` for its httpx clients, ``ssl`` for the Live API's websockets and aiohttp;
         # each client drops the key it does not take.
         options = kwargs[spec.options_argument]
+        options["client_args"] = {"verify": context, **(options.get("client_args") or {})}
+        options["async_client_args"] = {
+            "verify": context,
+            "ssl": context,
+            **(options.get("async_client_args") or {}),
+        }
+
+
+# What decides the SDKs' own default context (httpx reads them when it builds one): the shared context
+# is rebuilt when any of them changes.
+_CONTEXT_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "SSLKEYLOGFILE")
+_shared_default: tuple[tuple[str | None, ...], ssl.SSLContext] | None = None
+
+
+def default_client_context() -> ssl.SSLContext:
+    """The context an SDK's httpx client builds by default (certifi's CAs, or ``SSL_CERT_FILE``), built once
+    per process: building one loads the CA bundle, about 20 ms of CPU, which every ``openai.OpenAI()`` pays
+    and a test suite creating a client per test pays thousands of times."""
+    global _shared_default
+    environment = tuple(os.environ.get(name) for name in _CONTEXT_VARIABLES)
+    shared = _shared_default
+    if shared is not None and shared[0] == environment:
+        return shared[1]
+    try:
+        import httpx
+    except ImportError:
+        context = ssl.create_default_context(cafile=_default_bundle())
+    else:
+        context = httpx.create_ssl_context()
+    _shared_default = (environment, context)
+    return context
+
+
+def sharing_default_context(spec: SdkClient, kwargs: dict[str, Any]) -> None:
+    """Hand a client for a plain ``http`` server the process's shared default context
+    (``default_client_context``) where its SDK would build its own; arguments the caller gave win. Only
+    the CA bundle is shared: on ``http`` no connection uses it, and the client trusts what it would anyway."""
+    if spec.trust == "http_client":
+        if "http_client" not in kwargs:
+            kwargs["http_client"] = _http_client(spec, default_client_context())
+    elif spec.trust == "verify":
+        kwargs.setdefault("verify", default_client_context())
+    elif spec.trust == "http_options" and spec.options_argument is not None:
+        # google-genai: ``verify`` for its httpx clients, ``ssl`` for aiohttp and its Live API's websockets.
+        options = kwargs[spec.options_argument]
+        context = default_client_context()
         options["client_args"] = {"verify": context, **(options.get("client_args") or {})}
         options["async_client_args"] = {
             "verify": context,

@@ -19,6 +19,7 @@ from typing import Any
 import anthropic
 import boto3
 import botocore.exceptions
+import certifi
 import cohere
 import httpx
 import ollama
@@ -30,6 +31,7 @@ from google.genai import types
 
 from llmts import LlmTestServer, SessionClient
 from llmts.catalog.registry import CATALOG
+from llmts.client.tls import default_client_context
 from tests.helpers import USER_HI
 
 pytestmark = pytest.mark.sdk
@@ -278,6 +280,36 @@ def test_a_plain_http_session_is_unchanged(llmts_session: SessionClient) -> None
     assert llmts_session.websocket_connection_options() == {}
     assert "NODE_EXTRA_CA_CERTS" not in llmts_session.sdk_environment()
     assert llmts_session.openai_client().models.list().data
+
+
+def test_plain_http_clients_share_one_default_context_and_still_answer(
+    llmts_session: SessionClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Building a CA bundle's context is ~20 ms of CPU per SDK client; on http the clients share one, built
+    # as httpx builds its default, and rebuilt when the variables httpx reads change (docs/python-api.md).
+    shared = default_client_context()
+    assert shared is default_client_context() and shared.verify_mode == ssl.CERT_REQUIRED
+    strict: dict[str, Any] = {"_strict_response_validation": True, "max_retries": 0}
+    openai_client = llmts_session.openai_client(**strict)
+    assert openai_client._client._transport._pool._ssl_context is shared
+    gemini = llmts_session.gemini_client()
+    assert gemini._api_client._http_options.client_args["verify"] is shared
+    cohere_client = llmts_session.cohere_client()
+    texts = [
+        openai_client.chat.completions.create(model="m", messages=USER_HI).choices[0].message.content,
+        llmts_session.anthropic_client(**strict)
+        .messages.create(model="claude-sonnet-4-6", max_tokens=16, messages=USER_HI)
+        .content[0]
+        .text,
+        gemini.models.generate_content(model="gemini-2.5-flash", contents="Hi").text,
+        cohere_client.chat(model="command-a-03-2025", messages=USER_HI).message.content[0].text,
+        llmts_session.ollama_client().chat(model="llama3.2", messages=USER_HI).message.content,
+    ]
+    assert texts == ["Hi"] * 5
+    own = openai.DefaultHttpxClient()
+    assert llmts_session.openai_client(http_client=own)._client is own  # the caller's client wins
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+    assert default_client_context() is not shared
 
 
 # --- WebSockets: the clients that always dial wss ----------------------------------------------------------

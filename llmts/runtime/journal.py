@@ -111,7 +111,7 @@ class Journal:
             self._ordinals[provider] = ordinal
             record = JournalRecord(request_id, self._observed, provider, epoch, monotonic, method, path)
             record.wire_sequence = ordinal
-            record.accounted = size = record.retained_bytes()
+            record.accounted = size = record.initial_bytes()
             self._entries.append(record)
             self._bytes += size
             count, freed = self._evict()

@@ -372,6 +372,11 @@ class JournalRecord:
         self.close_code = code
         self.close_reason = reason
 
+    def initial_bytes(self) -> int:
+        """``retained_bytes`` of a record just begun: nothing captured yet, so only the fixed cost and the
+        two strings it was created with (the request path accounts every attempt at its start)."""
+        return _ENTRY_BYTES + len(self.request_id) + len(self.path)
+
     def retained_bytes(self) -> int:
         """Accounted size: the measured fixed cost plus the variable-length strings and previews."""
         size = _ENTRY_BYTES + len(self.request_id) + len(self.path)

@@ -208,3 +208,9 @@ def test_parsed_keeps_reasoning_settings_and_accounts_them() -> None:
     record.parsed("chat", "gpt-4.1-mini", False, {"effort": "high"})
     assert record.to_entry().reasoning_settings == {"effort": "high"}
     assert record.retained_bytes() > bare
+
+
+def test_a_begun_records_initial_size_is_its_full_accounting() -> None:
+    # begin() accounts with the shortcut; it must equal the full walk for a record with nothing captured.
+    record = _record()
+    assert record.initial_bytes() == record.retained_bytes()

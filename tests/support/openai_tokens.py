@@ -6,17 +6,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-
-import bpe_openai
+from typing import Any
 
 from llmts.providers.chat_completions.encodings import CL100K_BASE, O200K_BASE
 
-__all__ = ["cl100k", "message_tokens", "o200k", "prompt_tokens"]
+__all__ = ["cl100k", "message_tokens", "o200k", "own_encoding", "prompt_tokens"]
+
+
+@cache
+def own_encoding(encoding: str) -> Any:
+    """bpe_openai's own encoder for ``encoding``. Imported on first use: importing the package builds all
+    its vocabularies' tables (~0.5 s and ~80 MB), which each xdist worker would pay at collection."""
+    import bpe_openai
+
+    return bpe_openai.get_encoding(encoding)
 
 
 @cache
 def _counter(encoding: str) -> Callable[[str], int]:
-    own = bpe_openai.get_encoding(encoding)
+    own = own_encoding(encoding)
     return lambda text: len(own.encode_ordinary(text))
 
 

@@ -12,7 +12,6 @@ import subprocess
 import sys
 from typing import Any
 
-import bpe_openai
 import pytest
 from PIL import Image
 
@@ -33,6 +32,7 @@ from llmts.providers.chat_completions.media_tokens import (
 from llmts.providers.chat_completions.parse import chat_request_from_body
 from llmts.runtime.admission import input_tokens
 from llmts.runtime.tokens import estimate_input_tokens
+from tests.support.openai_tokens import own_encoding
 
 # The cookbook's examples ("How to count tokens with tiktoken", sections 6 and 7), verbatim.
 COOKBOOK_MESSAGES: list[dict[str, Any]] = [
@@ -200,7 +200,7 @@ def test_an_unknown_model_keeps_the_estimate() -> None:
 @pytest.mark.parametrize("encoding", [O200K_BASE, CL100K_BASE])
 @pytest.mark.parametrize("text", MULTILINGUAL)
 def test_text_counts_are_the_tokenizers_own(encoding: str, text: str) -> None:
-    own = bpe_openai.get_encoding(encoding)
+    own = own_encoding(encoding)
 
     assert text_counter(encoding)(text) == len(own.encode_ordinary(text))
     assert text_counter(encoding)(text) == len(own.encode_ordinary(text))  # the memo's answer
@@ -210,7 +210,7 @@ def test_text_counts_are_the_tokenizers_own(encoding: str, text: str) -> None:
     ("model", "encoding", "func_init"), [("gpt-4o", O200K_BASE, 7), ("gpt-4", CL100K_BASE, 10)]
 )
 def test_tool_schemas_follow_the_cookbooks_rule(model: str, encoding: str, func_init: int) -> None:
-    own = bpe_openai.get_encoding(encoding)
+    own = own_encoding(encoding)
     tools = [
         *COOKBOOK_TOOLS,
         {
@@ -245,7 +245,7 @@ def test_tool_schemas_follow_the_cookbooks_rule(model: str, encoding: str, func_
 
 @pytest.mark.parametrize("model", ["gpt-4o", "gpt-4"])
 def test_a_long_multilingual_history_counts_as_the_cookbook_does(model: str) -> None:
-    own = bpe_openai.get_encoding(encoding_for_model(model) or "")
+    own = own_encoding(encoding_for_model(model) or "")
     history: list[dict[str, Any]] = [{"role": "system", "content": "You answer in the user's language."}]
     for turn in range(150):
         history.append({"role": "user", "content": f"{MULTILINGUAL[turn % len(MULTILINGUAL)]} (turn {turn})"})

@@ -100,8 +100,12 @@ class Conversation:
             len(self._items) > REALTIME_LIMITS["conversation_items"]
             or self._chars > REALTIME_LIMITS["conversation_chars"]
         ):
-            oldest = self._items[0] if self._items[0] is not keep else self._items[1]
-            self.delete(oldest.id)
+            # By position: ``delete`` finds an item from the end (where a connection works), which for
+            # the oldest would scan the whole conversation on every item added at the bound.
+            index = 0 if self._items[0] is not keep else 1
+            oldest = self._items.pop(index)
+            del self._by_id[oldest.id]
+            self._chars -= oldest.chars
 
 
 @dataclass(frozen=True, slots=True)

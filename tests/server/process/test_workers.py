@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -18,6 +19,7 @@ from llmts import ConfigBuilder, LlmTestServer
 from llmts.client import new_session_id
 from llmts.server.process.workers import worker_ports
 from tests.helpers import USER_HI, raw_request
+from tests.support.servers import BackgroundStops
 
 pytestmark = pytest.mark.sdk
 
@@ -99,11 +101,30 @@ def _free_pair() -> int:
     raise AssertionError("no two consecutive free ports")
 
 
-def test_fixed_base_port_gives_consecutive_ports() -> None:
-    base = _free_pair()
-    with LlmTestServer.start(port=base, workers=2) as server:
-        assert [urlsplit(url).port for url in server.urls] == [base, base + 1]
-    _wait_closed(server.urls)
+@pytest.fixture(scope="module")
+def base_port() -> int:
+    return _free_pair()
+
+
+@pytest.fixture(scope="module")
+def configured(background_stops: BackgroundStops, base_port: int) -> Iterator[LlmTestServer]:
+    """Two processes from a fixed base port, with keys and a setting, for the tests that only look at
+    them (one start of the N-process server for both)."""
+    server = LlmTestServer.start(
+        port=base_port,
+        workers=2,
+        control_key="ctl-secret",
+        extra_args=["--metrics-key", "m-key", "--ws-idle-timeout", "7.5"],
+    )
+    try:
+        yield server
+    finally:
+        background_stops.stop(server)
+
+
+def test_fixed_base_port_gives_consecutive_ports(configured: LlmTestServer, base_port: int) -> None:
+    assert [urlsplit(url).port for url in configured.urls] == [base_port, base_port + 1]
+    assert [urlsplit(member.url).port for member in configured.members()] == [base_port, base_port + 1]
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads parent pids from /proc")
@@ -122,21 +143,18 @@ def test_one_process_dying_stops_the_others_and_the_supervisor_fails() -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads command lines from /proc")
-def test_every_process_gets_the_settings_and_keys_stay_off_command_lines() -> None:
-    options = ["--metrics-key", "m-key", "--ws-idle-timeout", "7.5"]
-    with LlmTestServer.start(workers=2, control_key="ctl-secret", extra_args=options) as server:
-        for member in server.members():
-            assert raw_request(member.url, "GET", "/admin-api/sessions").status == 401
-            assert raw_request(member.url, "GET", "/metrics").status == 401
-            metrics = raw_request(member.url, "GET", "/metrics", headers={"Authorization": "Bearer m-key"})
-            assert metrics.status == 200
-            assert member.sessions()[0]["id"] == "default"  # the client sends the control key
-            worker = member.process_stats()["pid"]
-            for pid in (worker, _parent_pid(worker)):
-                assert b"secret" not in Path(f"/proc/{pid}/cmdline").read_bytes()
-                assert b"m-key" not in Path(f"/proc/{pid}/cmdline").read_bytes()
-            assert b"\0--ws-idle-timeout\x007.5\0" in Path(f"/proc/{worker}/cmdline").read_bytes()
-    _wait_closed(server.urls)
+def test_every_process_gets_the_settings_and_keys_stay_off_command_lines(configured: LlmTestServer) -> None:
+    for member in configured.members():
+        assert raw_request(member.url, "GET", "/admin-api/sessions").status == 401
+        assert raw_request(member.url, "GET", "/metrics").status == 401
+        metrics = raw_request(member.url, "GET", "/metrics", headers={"Authorization": "Bearer m-key"})
+        assert metrics.status == 200
+        assert member.sessions()[0]["id"] == "default"  # the client sends the control key
+        worker = member.process_stats()["pid"]
+        for pid in (worker, _parent_pid(worker)):
+            assert b"secret" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+            assert b"m-key" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        assert b"\0--ws-idle-timeout\x007.5\0" in Path(f"/proc/{worker}/cmdline").read_bytes()
 
 
 def test_supervisor_sigterm_stops_every_process() -> None:
@@ -148,12 +166,10 @@ def test_supervisor_sigterm_stops_every_process() -> None:
     server.stop()
 
 
-def test_invalid_worker_count_is_refused() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "llmts", "serve", "--workers", "0"], capture_output=True, timeout=60
-    )
-    assert result.returncode == 2
-    assert "--workers must be at least 1" in result.stderr.decode()
+def test_invalid_worker_count_is_refused(cli: Callable[..., tuple[int, str, str]]) -> None:
+    status, _, err = cli("serve", "--workers", "0")  # main in process: refused before anything starts
+    assert status == 2
+    assert "--workers must be at least 1" in err
 
 
 @pytest.mark.parametrize(

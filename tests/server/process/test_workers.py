@@ -23,6 +23,9 @@ from tests.support.servers import BackgroundStops
 
 pytestmark = pytest.mark.sdk
 
+_KEY = "ctl-secret"
+_CONTROL = {"Authorization": f"Bearer {_KEY}"}
+
 
 def _free_port() -> int:
     with socket.socket() as sock:
@@ -58,33 +61,32 @@ def test_worker_ports_are_consecutive_or_all_free() -> None:
     assert worker_ports(0, 2) == [0, 0]
 
 
-def test_each_process_owns_its_sessions_and_names_its_own_port() -> None:
-    with LlmTestServer.start(workers=2) as server:
-        assert len(server.urls) == 2 and len(set(server.urls)) == 2
-        first, second = server.members()
-        # A session created on one process is unknown to the other: sessions are never split.
-        session_id = new_session_id()
-        created = raw_request(first.url, "PUT", f"/admin-api/sessions/{session_id}")
-        assert created.json()["provider_base"] == f"{first.url}/sessions/{session_id}"
-        assert raw_request(second.url, "GET", f"/admin-api/sessions/{session_id}").status == 404
+def test_each_process_owns_its_sessions_and_names_its_own_port(configured: LlmTestServer) -> None:
+    server = configured
+    assert len(server.urls) == 2 and len(set(server.urls)) == 2
+    first, second = server.members()
+    # A session created on one process is unknown to the other: sessions are never split.
+    session_id = new_session_id()
+    created = raw_request(first.url, "PUT", f"/admin-api/sessions/{session_id}", headers=_CONTROL)
+    assert created.json()["provider_base"] == f"{first.url}/sessions/{session_id}"
+    assert raw_request(second.url, "GET", f"/admin-api/sessions/{session_id}", headers=_CONTROL).status == 404
 
-        # The Python API spreads sessions by id and talks to each one's owner only.
-        sessions = [server.create_session(config=ConfigBuilder().scenario().text(f"s{i}")) for i in range(8)]
-        owners = {session.provider_base.split("/sessions/")[0] for session in sessions}
-        assert owners == set(server.urls), "eight random ids land on both processes (p of failure 2**-7)"
-        for index, session in enumerate(sessions):
-            owner = server.owner(session.id)
-            assert session.provider_base == f"{owner.url}/sessions/{session.id}"
-            reply = session.openai_client(max_retries=0).chat.completions.create(
-                model="gpt-4.1-mini", messages=USER_HI
-            )
-            assert reply.choices[0].message.content == f"s{index}"
-            assert server.session(session.id).provider_base == session.provider_base
-        listed = {s["id"] for s in server.sessions()}
-        assert {s.id for s in sessions} <= listed
-        pids = {member.process_stats()["pid"] for member in server.members()}
-        assert len(pids) == 2
-    _wait_closed(server.urls)
+    # The Python API spreads sessions by id and talks to each one's owner only.
+    sessions = [server.create_session(config=ConfigBuilder().scenario().text(f"s{i}")) for i in range(8)]
+    owners = {session.provider_base.split("/sessions/")[0] for session in sessions}
+    assert owners == set(server.urls), "eight random ids land on both processes (p of failure 2**-7)"
+    for index, session in enumerate(sessions):
+        owner = server.owner(session.id)
+        assert session.provider_base == f"{owner.url}/sessions/{session.id}"
+        reply = session.openai_client(max_retries=0).chat.completions.create(
+            model="gpt-4.1-mini", messages=USER_HI
+        )
+        assert reply.choices[0].message.content == f"s{index}"
+        assert server.session(session.id).provider_base == session.provider_base
+    listed = {s["id"] for s in server.sessions()}
+    assert {s.id for s in sessions} <= listed
+    pids = {member.process_stats()["pid"] for member in server.members()}
+    assert len(pids) == 2
 
 
 def _free_pair() -> int:
@@ -113,7 +115,7 @@ def configured(background_stops: BackgroundStops, base_port: int) -> Iterator[Ll
     server = LlmTestServer.start(
         port=base_port,
         workers=2,
-        control_key="ctl-secret",
+        control_key=_KEY,
         extra_args=["--metrics-key", "m-key", "--ws-idle-timeout", "7.5"],
     )
     try:
@@ -157,13 +159,21 @@ def test_every_process_gets_the_settings_and_keys_stay_off_command_lines(configu
         assert b"\0--ws-idle-timeout\x007.5\0" in Path(f"/proc/{worker}/cmdline").read_bytes()
 
 
-def test_supervisor_sigterm_stops_every_process() -> None:
+def test_supervisor_sigterm_stops_every_process_and_reports_no_restart() -> None:
+    """A graceful stop ends every process with 0 and is no worker restart (tests/server/process/
+    test_worker_restart.py has the restarts): no restart is logged or listed."""
     server = LlmTestServer.start(workers=2)
-    assert server.process is not None
-    server.process.send_signal(signal.SIGTERM)
-    assert server.process.wait(30) == 0
-    _wait_closed(server.urls)
-    server.stop()
+    try:
+        assert server.process is not None and server.log_path is not None
+        assert server.worker_restarts() == []
+        assert all(raw_request(url, "GET", "/ready").status == 200 for url in server.urls)
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(60) == 0
+        _wait_closed(server.urls)
+        log = server.log_path.read_text()
+        assert "llmts: worker pid" not in log and "llm_test_server_worker_restarted" not in log, log[-3000:]
+    finally:
+        server.stop()
 
 
 def test_invalid_worker_count_is_refused(cli: Callable[..., tuple[int, str, str]]) -> None:

@@ -15,7 +15,7 @@ import pytest
 from llmts import LlmTestServer, SessionClient
 from tests.helpers import CHROMIUM_ARGS, DASHBOARD_CONTROL_KEY, RawResponse, raw_request
 from tests.support.in_process import InProcessServer, InProcessSession
-from tests.support.servers import BackgroundStops
+from tests.support.servers import BackgroundStops, SharedServers
 
 # Cache compiled code even where the environment says not to (PYTHONDONTWRITEBYTECODE): without it every
 # xdist worker re-rewrites the asserts of all test modules (about 6 of its 10 s of collection on the 2-core
@@ -93,6 +93,16 @@ def own_server_factory(background_stops: BackgroundStops) -> Iterator[Callable[.
     yield start
     for server in started:
         background_stops.stop(server)
+
+
+@pytest.fixture(scope="session")
+def shared_server_factory(background_stops: BackgroundStops) -> Iterator[Callable[..., LlmTestServer]]:
+    """A server started with these options, shared by every test of this worker's run that asks for the
+    same options (``SharedServers``): for tests that need a start-up option but not a process of their
+    own, and use only sessions of their own on it."""
+    servers = SharedServers(background_stops)
+    yield servers.get
+    servers.close()
 
 
 @pytest.fixture(scope="module")

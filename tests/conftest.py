@@ -105,10 +105,11 @@ def shared_server_factory(background_stops: BackgroundStops) -> Iterator[Callabl
     servers.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def tls_server(background_stops: BackgroundStops) -> Iterator[LlmTestServer]:
-    """A server behind ``llmts serve --tls`` (generated certificate; docs/tls.md), one per test module: for
-    clients that always dial ``wss://`` (google-genai's Live client, ``AzureOpenAI``'s realtime)."""
+    """A server behind ``llmts serve --tls`` (generated certificate; docs/tls.md), one per xdist worker
+    (started on first use; its tests only read it or use sessions of their own): for clients that always
+    dial ``wss://`` (google-genai's Live client, ``AzureOpenAI``'s realtime)."""
     server = LlmTestServer.start(tls=True, access_log=False)
     try:
         yield server

@@ -15,7 +15,7 @@ import pytest
 from llmts import LlmTestServer, SessionClient
 from tests.helpers import CHROMIUM_ARGS, DASHBOARD_CONTROL_KEY, RawResponse, raw_request
 from tests.support.in_process import InProcessServer, InProcessSession
-from tests.support.servers import BackgroundStops
+from tests.support.servers import BackgroundStops, SharedServers
 
 # Cache compiled code even where the environment says not to (PYTHONDONTWRITEBYTECODE): without it every
 # xdist worker re-rewrites the asserts of all test modules (about 6 of its 10 s of collection on the 2-core
@@ -95,10 +95,21 @@ def own_server_factory(background_stops: BackgroundStops) -> Iterator[Callable[.
         background_stops.stop(server)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
+def shared_server_factory(background_stops: BackgroundStops) -> Iterator[Callable[..., LlmTestServer]]:
+    """A server started with these options, shared by every test of this worker's run that asks for the
+    same options (``SharedServers``): for tests that need a start-up option but not a process of their
+    own, and use only sessions of their own on it."""
+    servers = SharedServers(background_stops)
+    yield servers.get
+    servers.close()
+
+
+@pytest.fixture(scope="session")
 def tls_server(background_stops: BackgroundStops) -> Iterator[LlmTestServer]:
-    """A server behind ``llmts serve --tls`` (generated certificate; docs/tls.md), one per test module: for
-    clients that always dial ``wss://`` (google-genai's Live client, ``AzureOpenAI``'s realtime)."""
+    """A server behind ``llmts serve --tls`` (generated certificate; docs/tls.md), one per xdist worker
+    (started on first use; its tests only read it or use sessions of their own): for clients that always
+    dial ``wss://`` (google-genai's Live client, ``AzureOpenAI``'s realtime)."""
     server = LlmTestServer.start(tls=True, access_log=False)
     try:
         yield server

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from llmts import ConfigBuilder, LlmTestServer, ServerError
+from tests.support.servers import BackgroundStops
 
 
 def test_start_stop_removes_the_working_directory() -> None:
@@ -22,8 +24,19 @@ def test_start_stop_removes_the_working_directory() -> None:
     server.stop()  # idempotent
 
 
-def test_attach_leaves_the_server_running(own_server_factory: Any) -> None:
-    started = own_server_factory()
+@pytest.fixture(scope="module")
+def fixtures_server(background_stops: BackgroundStops) -> Iterator[LlmTestServer]:
+    """A server started with fixtures; the attach test only needs some server this process started."""
+    config = ConfigBuilder().credentials(openai="sk-from-fixtures").scenario().text("from start-up").build()
+    server = LlmTestServer.start(fixtures=config)
+    try:
+        yield server
+    finally:
+        background_stops.stop(server)
+
+
+def test_attach_leaves_the_server_running(fixtures_server: LlmTestServer) -> None:
+    started = fixtures_server
     attached = LlmTestServer.attach(started.url)
 
     attached.stop()
@@ -44,11 +57,9 @@ def test_start_ignores_llmts_variables_of_the_calling_process(monkeypatch: pytes
         assert server.sessions()  # no control key demanded: the variable did not leak into the server
 
 
-def test_fixtures_at_start_and_credentials_read_back(own_server_factory: Any) -> None:
-    config = ConfigBuilder().credentials(openai="sk-from-fixtures").scenario().text("from start-up").build()
-    server = own_server_factory(fixtures=config)
-
-    client = server.default_session.openai_client(max_retries=0)  # learns the credential from the server
+def test_fixtures_at_start_and_credentials_read_back(fixtures_server: LlmTestServer) -> None:
+    # The client learns the credential from the server.
+    client = fixtures_server.default_session.openai_client(max_retries=0)
 
     assert client.api_key == "sk-from-fixtures"
     reply = client.chat.completions.create(model="gpt-4.1-mini", messages=[{"role": "user", "content": "x"}])

@@ -11,10 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -26,7 +23,8 @@ from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK
 from websockets.sync.client import connect as ws_connect
 
 from llmts.client import LlmTestServer, SessionClient
-from llmts.server.realtime.settings import RealtimeSettings
+from llmts.server.cli import main
+from llmts.server.realtime.settings import REALTIME_ENV, RealtimeSettings
 from tests.fuzz.websocket_wire import TEXT, frame, upgrade_request
 from tests.realtime.support import check_openai_event
 from tests.support.servers import BackgroundStops
@@ -316,13 +314,17 @@ def test_the_settings_validate_and_read_the_environment() -> None:
     ],
 )
 def test_invalid_websocket_limits_stop_start_up_with_2(
-    args: list[str], env: dict[str, str], expected: str
+    args: list[str],
+    env: dict[str, str],
+    expected: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "llmts", "serve", "--port", "0", *args],
-        capture_output=True,
-        timeout=30,
-        env={**os.environ, **env},
-    )
-    assert result.returncode == 2
-    assert expected in result.stderr.decode()
+    """``llmts serve``'s ``main`` in process: refused before anything starts (the real process's exit with
+    2 is tests/server/process/test_cli.py's)."""
+    for name in REALTIME_ENV.values():
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["serve", "--port", "0", *args]) == 2
+    assert expected in capsys.readouterr().err

@@ -76,8 +76,10 @@ def closed_port_url() -> str:
 
 
 def test_create_configure_journal_delete_as_a_script_would(
-    llmts_server: LlmTestServer, tmp_path: Path
+    llmts_server: LlmTestServer, tmp_path: Path, cli: Callable[..., tuple[int, str, str]]
 ) -> None:
+    """Real processes where a script sees the process (the id alone on stdout, an ASCII-only terminal,
+    exit 1 with one stderr line); the in-process ``main`` for what its output says."""
     config = tmp_path / "script.yaml"
     config.write_text(SCRIPT_YAML)
     created = _llmts("session", "create", "--label", "cli round trip", *_server_args(llmts_server))
@@ -87,8 +89,8 @@ def test_create_configure_journal_delete_as_a_script_would(
     session = llmts_server.session(session_id)
     try:
         assert session.info()["label"] == "cli round trip"
-        configured = _llmts("session", "configure", session_id, str(config), *_server_args(llmts_server))
-        assert (configured.returncode, configured.stdout, configured.stderr) == (0, "", "")
+        configured = cli("session", "configure", session_id, str(config), *_server_args(llmts_server))
+        assert configured == (0, "", "")
         client = session.openai_client(max_retries=0)
         stream = client.chat.completions.create(
             model=MODEL, messages=[{"role": "user", "content": "Tell me\na story"}], stream=True
@@ -97,9 +99,11 @@ def test_create_configure_journal_delete_as_a_script_would(
         with pytest.raises(openai.RateLimitError):
             client.chat.completions.create(model=MODEL, messages=USER_HI)
 
-        table = _llmts("session", "journal", session_id, "--width", "160", *_server_args(llmts_server))
-        assert table.returncode == 0, table.stderr
-        header, _, first, second = table.stdout.splitlines()
+        status, table, err = cli(
+            "session", "journal", session_id, "--width", "160", *_server_args(llmts_server)
+        )
+        assert status == 0, err
+        header, _, first, second = table.splitlines()
         assert header.split()[:5] == ["#", "provider/operation", "model", "status", "outcome"]
         assert first.split()[:5] == ["1", "openai/chat.completions", MODEL, "200", "early_end"]
         # The answer a cut-short stream delivered: its one content frame, not the whole scripted text.
@@ -120,13 +124,14 @@ def test_create_configure_journal_delete_as_a_script_would(
         assert narrow.returncode == 0 and narrow.stderr == ""
         assert "?" in narrow.stdout and narrow.stdout.isascii()
 
-        as_json = _llmts("session", "journal", session_id, "--format", "json", *_server_args(llmts_server))
-        entries = json.loads(as_json.stdout)
+        status, as_json, _ = cli(
+            "session", "journal", session_id, "--format", "json", *_server_args(llmts_server)
+        )
+        entries = json.loads(as_json)
         assert [(e["sequence"], e["status"]) for e in entries] == [(1, 200), (2, 429)]
         assert entries == list(reversed(session.requests()))  # the API's entries, oldest first
 
-        deleted = _llmts("session", "delete", session_id, *_server_args(llmts_server))
-        assert (deleted.returncode, deleted.stdout, deleted.stderr) == (0, "", "")
+        assert cli("session", "delete", session_id, *_server_args(llmts_server)) == (0, "", "")
         gone = _llmts("session", "journal", session_id, *_server_args(llmts_server))
         assert gone.returncode == 1 and gone.stdout == ""
         assert "404 llm_test_server_session_not_found" in _one_line_error(gone.stderr)
@@ -246,11 +251,21 @@ def test_usage_errors_exit_2(cli: Callable[..., tuple[int, str, str]]) -> None:
     assert exited.value.code == 2
 
 
-def test_an_unreachable_server_is_one_line_in_a_real_process(closed_port_url: str) -> None:
-    for args in (["session", "create"], ["session", "journal", "ses_x"], ["env", "--new-session"]):
-        result = _llmts(*args, env={"LLMTS_URL": closed_port_url})
-        assert (result.returncode, result.stdout) == (1, ""), args
-        line = _one_line_error(result.stderr)
+def test_an_unreachable_server_is_one_line_in_a_real_process(
+    closed_port_url: str, cli: Callable[..., tuple[int, str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One command in a real process (exit status and stderr as a shell sees them), the others through
+    the in-process ``main``."""
+    result = _llmts("session", "create", env={"LLMTS_URL": closed_port_url})
+    assert (result.returncode, result.stdout) == (1, "")
+    line = _one_line_error(result.stderr)
+    assert f"cannot reach the llmts server at {closed_port_url}" in line
+    assert "refused" in line.lower()
+    monkeypatch.setenv("LLMTS_URL", closed_port_url)
+    for args in (["session", "journal", "ses_x"], ["env", "--new-session"]):
+        status, out, err = cli(*args)
+        assert (status, out) == (1, ""), args
+        line = _one_line_error(err)
         assert f"cannot reach the llmts server at {closed_port_url}" in line
         assert "refused" in line.lower()
 

@@ -4,8 +4,6 @@ envelope, and reports its accounting on ``GET /admin-api/process`` (docs/journal
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -134,16 +132,15 @@ def test_process_reports_the_default_budget(llmts_server: LlmTestServer) -> None
 
 
 @pytest.mark.parametrize(("value", "expected"), [("lots", "not a memory size"), ("1000", "at least")])
-def test_invalid_max_memory_stops_start_up(value: str, expected: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "llmts", "serve", "--port", "0", "--max-memory", value],
-        capture_output=True,
-        timeout=30,
-        stdin=subprocess.DEVNULL,
-    )
-    assert result.returncode == 2
-    assert "--max-memory" in result.stderr.decode() and expected in result.stderr.decode()
-    assert "listening" not in result.stdout.decode()
+def test_invalid_max_memory_stops_start_up(
+    cli: Callable[..., tuple[int, str, str]], value: str, expected: str
+) -> None:
+    """``llmts serve``'s ``main`` in process: refused before anything starts (the real process's exit with
+    2 is tests/server/process/test_cli.py's)."""
+    status, out, err = cli("serve", "--port", "0", "--max-memory", value)
+    assert status == 2
+    assert "--max-memory" in err and expected in err
+    assert "listening" not in out
 
 
 def test_max_memory_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

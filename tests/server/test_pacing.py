@@ -190,11 +190,8 @@ def test_reset_during_a_paced_stream_ends_it_cleanly(llmts_session: SessionClien
     # The stream ended without [DONE]; the journal (cleared by the reset) is checked in the raw test.
 
 
-def test_superseded_stream_ends_without_its_terminal_marker(
-    own_server_factory: Callable[..., LlmTestServer],
-) -> None:
-    server = own_server_factory(access_log=False)
-    session = server.create_session()
+def test_superseded_stream_ends_without_its_terminal_marker(llmts_session: SessionClient) -> None:
+    session = llmts_session
     session.configure(
         {
             "scenarios": [

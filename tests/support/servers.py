@@ -3,6 +3,8 @@
 A graceful stop is ~0.6 s and a start ~1-2 s of mostly waiting, per server. ``BackgroundStops`` ends a
 test's servers on threads of their own; ``SpareServers`` starts the next server with the same options
 while a test uses the current one, so a test that needs a fresh server gets one that is already up.
+``SharedServers`` starts one server per set of start options for all the tests of a run (of an xdist
+worker) that need only those options, each with sessions of its own.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from llmts import LlmTestServer
 
-__all__ = ["BackgroundStops", "SpareServers", "discard"]
+__all__ = ["BackgroundStops", "SharedServers", "SpareServers", "discard"]
 
 # ``LlmTestServer.start`` itself, for when a test replaces the class attribute (tests/test_docs.py).
 _START = LlmTestServer.start.__func__  # type: ignore[attr-defined]
@@ -95,3 +97,27 @@ class SpareServers:
             finally:
                 self._next = None
         self._executor.shutdown()
+
+
+class SharedServers:
+    """One server per set of start options (``LlmTestServer.start`` keyword arguments), started on first
+    use and kept for the rest of the run: for tests whose subject is not the process (a control key's
+    checks, say) and that work only with sessions of their own. ``close`` stops them all."""
+
+    def __init__(self, stops: BackgroundStops) -> None:
+        self._stops = stops
+        self._servers: dict[str, LlmTestServer] = {}
+        self._lock = threading.Lock()
+
+    def get(self, **options: Any) -> LlmTestServer:
+        key = repr(sorted(options.items()))
+        with self._lock:
+            if key not in self._servers:
+                self._servers[key] = LlmTestServer.start(**options)
+            return self._servers[key]
+
+    def close(self) -> None:
+        with self._lock:
+            for server in self._servers.values():
+                self._stops.stop(server)
+            self._servers.clear()

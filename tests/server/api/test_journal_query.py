@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -287,8 +288,10 @@ def test_unknown_session_is_404(llmts_app_server: LlmTestServer) -> None:
     assert (caught.value.status, caught.value.code) == (404, "llm_test_server_session_not_found")
 
 
-def test_control_key_guards_query_export_and_verify(own_server_factory: Any) -> None:
-    server = own_server_factory(control_key="ctl-key", access_log=False)
+def test_control_key_guards_query_export_and_verify(
+    shared_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    server = shared_server_factory(control_key="ctl-secret")
     session = server.create_session()
     session.openai_client(max_retries=0).chat.completions.create(model="gpt-4.1-mini", messages=USER_HI)
     session_header = {"X-Llm-Test-Server-Session": session.id}
@@ -302,7 +305,7 @@ def test_control_key_guards_query_export_and_verify(own_server_factory: Any) -> 
             assert response.status == 401, (path, headers)
             assert response.json()["error"]["code"] == "unauthorized"
         allowed = raw_request(
-            server.url, method, path, body, {**session_header, "Authorization": "Bearer ctl-key"}
+            server.url, method, path, body, {**session_header, "Authorization": "Bearer ctl-secret"}
         )
         assert allowed.status == 200, path
     assert len(session.requests()) == 1

@@ -123,8 +123,10 @@ def test_metrics_key_guards_only_metrics(own_server_factory: Callable[..., LlmTe
     assert raw_request(server.url, "GET", "/ready").status == 200  # probes never need a key
 
 
-def test_metrics_without_a_key_need_no_control_key(own_server_factory: Callable[..., LlmTestServer]) -> None:
-    server = own_server_factory(control_key="ctl")
+def test_metrics_without_a_key_need_no_control_key(
+    shared_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    server = shared_server_factory(control_key="ctl-secret")
     assert ("llmts_sessions", ()) in _samples(server)
     assert raw_request(server.url, "GET", "/admin-api/sessions").status == 401
 

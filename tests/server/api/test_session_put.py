@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 import openai
 import pytest
@@ -131,8 +131,8 @@ def test_put_with_an_invalid_configuration_creates_nothing(llmts_server: LlmTest
     assert session_id not in _ids(llmts_server)
 
 
-def test_put_needs_the_control_key(own_server_factory: Any) -> None:
-    server = own_server_factory(control_key="ctl-secret")
+def test_put_needs_the_control_key(shared_server_factory: Callable[..., LlmTestServer]) -> None:
+    server = shared_server_factory(control_key="ctl-secret")
     session_id = new_session_id()
     assert raw_request(server.url, "PUT", f"/admin-api/sessions/{session_id}").status == 401
     assert session_id not in {s["id"] for s in server.sessions()}

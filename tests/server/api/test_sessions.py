@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import openai
@@ -134,9 +135,9 @@ def test_health(llmts_server: LlmTestServer) -> None:
 
 
 def test_control_key_guards_admin_api_and_is_not_a_provider_credential(
-    own_server_factory: Any,
+    shared_server_factory: Callable[..., LlmTestServer],
 ) -> None:
-    server = own_server_factory(control_key="ctl-secret")
+    server = shared_server_factory(control_key="ctl-secret")
     assert raw_request(server.url, "GET", "/admin-api/sessions").status == 401
     assert (
         raw_request(server.url, "GET", "/admin-api/sessions", headers={"Authorization": "Bearer nope"}).status

@@ -10,12 +10,13 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from llmts import LlmTestServer
+from llmts.server.process.settings import load_fixtures_file
 from tests.helpers import USER_HI, raw_request
 
 _URL = re.compile(r"llmts listening on (http://\S+)")
@@ -124,13 +125,14 @@ def test_json_log_format_writes_one_json_object_per_line(procs: list[_Proc]) -> 
     assert {r["type"] for r in records} == {"log"} and any("Booting worker" in r["message"] for r in records)
 
 
-@pytest.mark.parametrize("suffix", [".json", ".yaml"])
-def test_fixtures_file_configures_default_session(procs: list[_Proc], tmp_path: Path, suffix: str) -> None:
-    fixtures = tmp_path / f"fixtures{suffix}"
-    if suffix == ".json":
-        fixtures.write_text('{"scenarios": [{"responses": [{"text": "from file"}]}]}')
-    else:
-        fixtures.write_text("scenarios:\n  - responses:\n      - text: from file\n")
+def test_fixtures_file_configures_default_session(procs: list[_Proc], tmp_path: Path) -> None:
+    """A YAML file served by a real ``llmts serve``; a JSON file with the same content loads (in process,
+    with the loader ``serve`` runs) to the same configuration."""
+    fixtures = tmp_path / "fixtures.yaml"
+    fixtures.write_text("scenarios:\n  - responses:\n      - text: from file\n")
+    as_json = tmp_path / "fixtures.json"
+    as_json.write_text('{"scenarios": [{"responses": [{"text": "from file"}]}]}')
+    assert load_fixtures_file(as_json) == load_fixtures_file(fixtures)
     url = _serve(procs, "--port", "0", "--fixtures", str(fixtures)).url_from_stdout()
 
     response = raw_request(
@@ -148,25 +150,24 @@ def test_fixtures_file_configures_default_session(procs: list[_Proc], tmp_path: 
         ('{"models": "gpt"}', "models"),
     ],
 )
-def test_invalid_fixtures_file_stops_start_up(tmp_path: Path, content: str, expected: str) -> None:
+def test_invalid_fixtures_file_stops_start_up(
+    cli: Callable[..., tuple[int, str, str]], tmp_path: Path, content: str, expected: str
+) -> None:
+    """Through ``llmts serve``'s ``main`` in process: the file is checked before anything starts (the real
+    process's exit with 2 is ``test_missing_fixtures_file``'s)."""
     fixtures = tmp_path / "bad.json"
     fixtures.write_text(content)
 
-    result = subprocess.run(
-        [sys.executable, "-m", "llmts", "serve", "--port", "0", "--fixtures", str(fixtures)],
-        capture_output=True,
-        timeout=30,
-        stdin=subprocess.DEVNULL,
-    )
+    status, out, err = cli("serve", "--port", "0", "--fixtures", str(fixtures))
 
-    assert result.returncode == 2
-    message = result.stderr.decode()
-    assert str(fixtures) in message
-    assert expected in message
-    assert "listening" not in result.stdout.decode()
+    assert status == 2
+    assert str(fixtures) in err
+    assert expected in err
+    assert "listening" not in out
 
 
 def test_missing_fixtures_file(tmp_path: Path) -> None:
+    """The real process exits with 2, naming the file, for every start-up check that ``main`` fails."""
     result = subprocess.run(
         [sys.executable, "-m", "llmts", "serve", "--fixtures", str(tmp_path / "nope.yaml")],
         capture_output=True,

@@ -91,8 +91,12 @@ class Topology:
     prefix: Path
 
 
-@pytest.fixture
-def topology(tmp_path: Path, background_stops: BackgroundStops) -> Iterator[Topology]:
+@pytest.fixture(scope="module")
+def topology(
+    tmp_path_factory: pytest.TempPathFactory, background_stops: BackgroundStops
+) -> Iterator[Topology]:
+    """One balancer and its three instances for the module: each test works with sessions of its own and
+    looks only at those (the restart test leaves a fresh instance in the topology)."""
     if _NGINX is None:
         pytest.skip("nginx is not installed (apt-get install -y nginx; .ci/run installs it)")
     ports = [_free_port() for _ in range(3)]
@@ -100,8 +104,7 @@ def topology(tmp_path: Path, background_stops: BackgroundStops) -> Iterator[Topo
     with ThreadPoolExecutor(len(ports)) as pool:
         instances = list(pool.map(lambda port: LlmTestServer.start(port=port, access_log=False), ports))
     listen = _free_port()
-    prefix = tmp_path / "nginx"
-    prefix.mkdir()
+    prefix = tmp_path_factory.mktemp("nginx")
     config = prefix / "nginx.conf"
     config.write_text(_config(prefix, listen, ports))
     nginx = subprocess.Popen(
@@ -130,8 +133,9 @@ def topology(tmp_path: Path, background_stops: BackgroundStops) -> Iterator[Topo
             background_stops.stop(instance)
 
 
-def _owned(instance: LlmTestServer) -> set[str]:
-    return {s["id"] for s in instance.sessions()} - {"default"}
+def _owned(instance: LlmTestServer, ids: set[str]) -> set[str]:
+    """Which of ``ids`` (one test's sessions) live on ``instance``."""
+    return {s["id"] for s in instance.sessions()} & ids
 
 
 def _ask(client: Any) -> str:
@@ -163,9 +167,9 @@ def test_sessions_spread_and_each_sessions_traffic_lands_on_its_owner(topology: 
         assert session.provider_base == f"{topology.url}/sessions/{session.id}"  # the balancer's address
         _script(session)  # POST /admin-api/configure with the session header, through nginx
 
-    owned = [_owned(instance) for instance in topology.instances]
-    assert all(owned), f"24 sessions spread over all three instances: {[len(o) for o in owned]}"
     ids = {session.id for session in sessions}
+    owned = [_owned(instance, ids) for instance in topology.instances]
+    assert all(owned), f"24 sessions spread over all three instances: {[len(o) for o in owned]}"
     assert set().union(*owned) == ids and sum(len(o) for o in owned) == len(ids), "each on exactly one"
 
     for session in sessions:
@@ -239,7 +243,8 @@ def test_one_instance_restarting_affects_only_its_own_sessions(topology: Topolog
     for session in sessions:
         _script(session)
         assert _ask(session.openai_client(max_retries=0)) == f"{session.id}-1"
-    owned = [_owned(instance) for instance in topology.instances]
+    ids = {session.id for session in sessions}
+    owned = [_owned(instance, ids) for instance in topology.instances]
     assert all(owned)
     victim = 1
     topology.instances[victim].stop()
@@ -261,7 +266,7 @@ def test_one_instance_restarting_affects_only_its_own_sessions(topology: Topolog
                 _ask(client)
             assert caught.value.code == "llm_test_server_session_not_found"
             recreated = front.create_session(session.id, config=ConfigBuilder().scenario().text("again"))
-            assert recreated.id in _owned(topology.instances[victim])
+            assert recreated.id in _owned(topology.instances[victim], ids)
             assert _ask(client) == "again"
         else:
             assert _ask(client) == f"{session.id}-3"

@@ -181,9 +181,12 @@ def test_workers_2_a_killed_worker_fails_its_lost_sessions_loudly_and_the_rest_k
 
 
 def test_one_instance_a_killed_worker_loses_every_session_and_the_default_until_reset(
-    started: list[LlmTestServer],
+    started: list[LlmTestServer], tmp_path: Path
 ) -> None:
-    server = LlmTestServer.start(fixtures=ConfigBuilder().scenario().text("one").text("two"))
+    """Also: the restart file gets one JSON line per restart (one server, one restart, for both)."""
+    restarts = tmp_path / "restarts"
+    fixtures = ConfigBuilder().scenario().text("one").text("two")
+    server = LlmTestServer.start(fixtures=fixtures, extra_args=["--restart-file", str(restarts)])
     started.append(server)
     assert server.process is not None
     default = server.default_session
@@ -193,6 +196,15 @@ def test_one_instance_a_killed_worker_loses_every_session_and_the_default_until_
 
     old = _kill_worker(server, master=server.process.pid)  # `llmts serve` is the gunicorn master
     new = _wait_replaced(server, old)
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not restarts.exists() or not restarts.read_text().endswith("\n"):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    (line,) = restarts.read_text().splitlines()
+    event = json.loads(line)
+    assert event["previous_pid"] == old and event["previous_exit"] == "was killed by SIGKILL"
+    assert event["server_pid"] == server.pid and event["ended_at"].endswith("Z")
+    assert CODE in event["message"]
 
     with pytest.raises(openai.InternalServerError) as caught:
         _answer(lost)
@@ -229,20 +241,6 @@ def test_one_instance_a_killed_worker_loses_every_session_and_the_default_until_
     process = server.process
     server.stop()
     assert process.returncode == 0
-
-
-def test_graceful_stops_are_not_reported_as_restarts() -> None:
-    server = LlmTestServer.start(workers=2)
-    try:
-        assert server.process is not None and server.log_path is not None
-        assert server.worker_restarts() == []
-        assert all(raw_request(url, "GET", "/ready").status == 200 for url in server.urls)
-        server.process.send_signal(signal.SIGTERM)
-        assert server.process.wait(60) == 0
-        log = server.log_path.read_text()
-        assert "llmts: worker pid" not in log and CODE not in log, log[-3000:]
-    finally:
-        server.stop()
 
 
 def _free_port() -> int:
@@ -283,22 +281,3 @@ def test_describe_end_names_the_signal_or_the_exit_status() -> None:
     assert describe_end(os.CLD_EXITED, 3) == "exited with status 3"
     assert describe_end(os.CLD_EXITED, 0) == "exited with status 0"
     assert describe_end(os.CLD_KILLED, 200) == "was killed by signal 200"
-
-
-def test_the_restart_file_gets_one_json_line_per_restart(
-    tmp_path: Path, started: list[LlmTestServer]
-) -> None:
-    restarts = tmp_path / "restarts"
-    server = LlmTestServer.start(extra_args=["--restart-file", str(restarts)])
-    started.append(server)
-    old = _kill_worker(server)
-    _wait_replaced(server, old)
-    deadline = time.monotonic() + WAIT_SECONDS
-    while not restarts.exists() or not restarts.read_text().endswith("\n"):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    (line,) = restarts.read_text().splitlines()
-    event = json.loads(line)
-    assert event["previous_pid"] == old and event["previous_exit"] == "was killed by SIGKILL"
-    assert event["server_pid"] == server.pid and event["ended_at"].endswith("Z")
-    assert CODE in event["message"]

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -18,8 +19,12 @@ from llmts import ConfigBuilder, LlmTestServer
 from llmts.client import new_session_id
 from llmts.server.process.workers import worker_ports
 from tests.helpers import USER_HI, raw_request
+from tests.support.servers import BackgroundStops
 
 pytestmark = pytest.mark.sdk
+
+_KEY = "ctl-secret"
+_CONTROL = {"Authorization": f"Bearer {_KEY}"}
 
 
 def _free_port() -> int:
@@ -56,33 +61,32 @@ def test_worker_ports_are_consecutive_or_all_free() -> None:
     assert worker_ports(0, 2) == [0, 0]
 
 
-def test_each_process_owns_its_sessions_and_names_its_own_port() -> None:
-    with LlmTestServer.start(workers=2) as server:
-        assert len(server.urls) == 2 and len(set(server.urls)) == 2
-        first, second = server.members()
-        # A session created on one process is unknown to the other: sessions are never split.
-        session_id = new_session_id()
-        created = raw_request(first.url, "PUT", f"/admin-api/sessions/{session_id}")
-        assert created.json()["provider_base"] == f"{first.url}/sessions/{session_id}"
-        assert raw_request(second.url, "GET", f"/admin-api/sessions/{session_id}").status == 404
+def test_each_process_owns_its_sessions_and_names_its_own_port(configured: LlmTestServer) -> None:
+    server = configured
+    assert len(server.urls) == 2 and len(set(server.urls)) == 2
+    first, second = server.members()
+    # A session created on one process is unknown to the other: sessions are never split.
+    session_id = new_session_id()
+    created = raw_request(first.url, "PUT", f"/admin-api/sessions/{session_id}", headers=_CONTROL)
+    assert created.json()["provider_base"] == f"{first.url}/sessions/{session_id}"
+    assert raw_request(second.url, "GET", f"/admin-api/sessions/{session_id}", headers=_CONTROL).status == 404
 
-        # The Python API spreads sessions by id and talks to each one's owner only.
-        sessions = [server.create_session(config=ConfigBuilder().scenario().text(f"s{i}")) for i in range(8)]
-        owners = {session.provider_base.split("/sessions/")[0] for session in sessions}
-        assert owners == set(server.urls), "eight random ids land on both processes (p of failure 2**-7)"
-        for index, session in enumerate(sessions):
-            owner = server.owner(session.id)
-            assert session.provider_base == f"{owner.url}/sessions/{session.id}"
-            reply = session.openai_client(max_retries=0).chat.completions.create(
-                model="gpt-4.1-mini", messages=USER_HI
-            )
-            assert reply.choices[0].message.content == f"s{index}"
-            assert server.session(session.id).provider_base == session.provider_base
-        listed = {s["id"] for s in server.sessions()}
-        assert {s.id for s in sessions} <= listed
-        pids = {member.process_stats()["pid"] for member in server.members()}
-        assert len(pids) == 2
-    _wait_closed(server.urls)
+    # The Python API spreads sessions by id and talks to each one's owner only.
+    sessions = [server.create_session(config=ConfigBuilder().scenario().text(f"s{i}")) for i in range(8)]
+    owners = {session.provider_base.split("/sessions/")[0] for session in sessions}
+    assert owners == set(server.urls), "eight random ids land on both processes (p of failure 2**-7)"
+    for index, session in enumerate(sessions):
+        owner = server.owner(session.id)
+        assert session.provider_base == f"{owner.url}/sessions/{session.id}"
+        reply = session.openai_client(max_retries=0).chat.completions.create(
+            model="gpt-4.1-mini", messages=USER_HI
+        )
+        assert reply.choices[0].message.content == f"s{index}"
+        assert server.session(session.id).provider_base == session.provider_base
+    listed = {s["id"] for s in server.sessions()}
+    assert {s.id for s in sessions} <= listed
+    pids = {member.process_stats()["pid"] for member in server.members()}
+    assert len(pids) == 2
 
 
 def _free_pair() -> int:
@@ -99,11 +103,30 @@ def _free_pair() -> int:
     raise AssertionError("no two consecutive free ports")
 
 
-def test_fixed_base_port_gives_consecutive_ports() -> None:
-    base = _free_pair()
-    with LlmTestServer.start(port=base, workers=2) as server:
-        assert [urlsplit(url).port for url in server.urls] == [base, base + 1]
-    _wait_closed(server.urls)
+@pytest.fixture(scope="module")
+def base_port() -> int:
+    return _free_pair()
+
+
+@pytest.fixture(scope="module")
+def configured(background_stops: BackgroundStops, base_port: int) -> Iterator[LlmTestServer]:
+    """Two processes from a fixed base port, with keys and a setting, for the tests that only look at
+    them (one start of the N-process server for both)."""
+    server = LlmTestServer.start(
+        port=base_port,
+        workers=2,
+        control_key=_KEY,
+        extra_args=["--metrics-key", "m-key", "--ws-idle-timeout", "7.5"],
+    )
+    try:
+        yield server
+    finally:
+        background_stops.stop(server)
+
+
+def test_fixed_base_port_gives_consecutive_ports(configured: LlmTestServer, base_port: int) -> None:
+    assert [urlsplit(url).port for url in configured.urls] == [base_port, base_port + 1]
+    assert [urlsplit(member.url).port for member in configured.members()] == [base_port, base_port + 1]
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads parent pids from /proc")
@@ -122,38 +145,41 @@ def test_one_process_dying_stops_the_others_and_the_supervisor_fails() -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads command lines from /proc")
-def test_every_process_gets_the_settings_and_keys_stay_off_command_lines() -> None:
-    options = ["--metrics-key", "m-key", "--ws-idle-timeout", "7.5"]
-    with LlmTestServer.start(workers=2, control_key="ctl-secret", extra_args=options) as server:
-        for member in server.members():
-            assert raw_request(member.url, "GET", "/admin-api/sessions").status == 401
-            assert raw_request(member.url, "GET", "/metrics").status == 401
-            metrics = raw_request(member.url, "GET", "/metrics", headers={"Authorization": "Bearer m-key"})
-            assert metrics.status == 200
-            assert member.sessions()[0]["id"] == "default"  # the client sends the control key
-            worker = member.process_stats()["pid"]
-            for pid in (worker, _parent_pid(worker)):
-                assert b"secret" not in Path(f"/proc/{pid}/cmdline").read_bytes()
-                assert b"m-key" not in Path(f"/proc/{pid}/cmdline").read_bytes()
-            assert b"\0--ws-idle-timeout\x007.5\0" in Path(f"/proc/{worker}/cmdline").read_bytes()
-    _wait_closed(server.urls)
+def test_every_process_gets_the_settings_and_keys_stay_off_command_lines(configured: LlmTestServer) -> None:
+    for member in configured.members():
+        assert raw_request(member.url, "GET", "/admin-api/sessions").status == 401
+        assert raw_request(member.url, "GET", "/metrics").status == 401
+        metrics = raw_request(member.url, "GET", "/metrics", headers={"Authorization": "Bearer m-key"})
+        assert metrics.status == 200
+        assert member.sessions()[0]["id"] == "default"  # the client sends the control key
+        worker = member.process_stats()["pid"]
+        for pid in (worker, _parent_pid(worker)):
+            assert b"secret" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+            assert b"m-key" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        assert b"\0--ws-idle-timeout\x007.5\0" in Path(f"/proc/{worker}/cmdline").read_bytes()
 
 
-def test_supervisor_sigterm_stops_every_process() -> None:
+def test_supervisor_sigterm_stops_every_process_and_reports_no_restart() -> None:
+    """A graceful stop ends every process with 0 and is no worker restart (tests/server/process/
+    test_worker_restart.py has the restarts): no restart is logged or listed."""
     server = LlmTestServer.start(workers=2)
-    assert server.process is not None
-    server.process.send_signal(signal.SIGTERM)
-    assert server.process.wait(30) == 0
-    _wait_closed(server.urls)
-    server.stop()
+    try:
+        assert server.process is not None and server.log_path is not None
+        assert server.worker_restarts() == []
+        assert all(raw_request(url, "GET", "/ready").status == 200 for url in server.urls)
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(60) == 0
+        _wait_closed(server.urls)
+        log = server.log_path.read_text()
+        assert "llmts: worker pid" not in log and "llm_test_server_worker_restarted" not in log, log[-3000:]
+    finally:
+        server.stop()
 
 
-def test_invalid_worker_count_is_refused() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "llmts", "serve", "--workers", "0"], capture_output=True, timeout=60
-    )
-    assert result.returncode == 2
-    assert "--workers must be at least 1" in result.stderr.decode()
+def test_invalid_worker_count_is_refused(cli: Callable[..., tuple[int, str, str]]) -> None:
+    status, _, err = cli("serve", "--workers", "0")  # main in process: refused before anything starts
+    assert status == 2
+    assert "--workers must be at least 1" in err
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from llmts.catalog.sdk_env import (
     render_environment,
     sdk_environment,
 )
+from llmts.server.cli import main
 from tests.helpers import USER_HI
 from tests.support import configure
 from tests.support.inner_pytest import run_in_process
@@ -144,9 +145,13 @@ def test_fish_powershell_and_dotenv_lines() -> None:
     assert render_environment({"K": 'a "b"'}, "dotenv") == 'K="a \\"b\\""\n'
 
 
-def test_cli_refuses_a_session_that_is_not_an_id_and_a_url_without_scheme() -> None:
-    assert _cli("--session", "../admin").returncode == 2
-    assert _cli("--url", "localhost:8080").returncode == 2
+def test_cli_refuses_a_session_that_is_not_an_id_and_a_url_without_scheme(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # In process: the refusal is main's; a real process's exit path is test_cli_works_offline's.
+    assert main(["env", "--session", "../admin"]) == 2
+    assert main(["env", "--url", "localhost:8080"]) == 2
+    assert capsys.readouterr().out == ""
 
 
 def test_cli_works_offline_with_the_default_key() -> None:

@@ -34,7 +34,6 @@ from llmts.server.api.journal import (
     strict_query,
 )
 from llmts.server.api.recording import recording_payload
-from llmts.server.api.verify import verify_session
 from llmts.server.http.log_text import log_text
 from llmts.server.http.routing import MatchRule
 from llmts.server.http.wsgi import StartResponse, bearer_token, control_error, read_body, send
@@ -327,6 +326,9 @@ class ControlApi:
         return 200, RawBody(content_type, body), query_headers(result)
 
     def _verify(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
+        # Loaded on the first verification (its schema and evaluator), not when the app loads.
+        from llmts.server.api.verify import verify_session
+
         session = self._selected(environ, path_session)
         return (
             200,

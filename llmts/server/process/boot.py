@@ -46,8 +46,10 @@ def _entry_points_read_once() -> Iterator[None]:
 
 
 class WorkerBoot:
-    """Mixin for llmts's gunicorn gevent workers: gevent patches with the entry points read once, and the
-    collector is on again, without the boot's objects, once the app is loaded (or failed to load)."""
+    """Mixin for llmts's three gunicorn gevent workers: gevent patches with the entry points read once, and
+    the collector is on again, without the boot's objects, once the app is loaded (or failed to load).
+    ``gevent_pywsgi``'s worker is not built through server/worker.py's stand-ins, so its collector stays
+    on during the boot; the freeze still applies."""
 
     def patch(self) -> None:
         with _entry_points_read_once():

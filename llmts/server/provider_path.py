@@ -22,7 +22,7 @@ from typing import Any
 
 from werkzeug.exceptions import MethodNotAllowed as _WzMethodNotAllowed
 from werkzeug.exceptions import NotFound as _WzNotFound
-from werkzeug.routing import Map, Rule
+from werkzeug.routing import Map
 
 from llmts.errors import (
     BodyIncomplete,
@@ -52,6 +52,7 @@ from llmts.server.api.metrics import ProcessMetrics
 from llmts.server.exchange import Exchange
 from llmts.server.http.log_text import log_text
 from llmts.server.http.multipart import parse_multipart
+from llmts.server.http.routing import MatchRule
 from llmts.server.http.wsgi import StartResponse, json_body, read_body, same_secret
 from llmts.server.lost_sessions import LostSessions
 from llmts.server.respond import respond
@@ -93,7 +94,7 @@ class ProviderPath:
         self.deliveries: MutableSet[ActiveDelivery] | None = None
         self.lost: LostSessions | None = None
         rules = [
-            Rule(route.rule, methods=list(route.methods), endpoint=(adapter, route))
+            MatchRule(route.rule, methods=list(route.methods), endpoint=(adapter, route))
             for adapter in adapters
             for route in adapter.routes
         ]

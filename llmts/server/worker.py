@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from gunicorn.workers.base_async import AsyncWorker
 
+from llmts.server.process.boot import collector_off
+
 if TYPE_CHECKING:
     from llmts.server.http.pywsgi_handler import LlmtsPyWSGIHandler, LlmtsPyWSGIWorker
 
@@ -46,6 +48,7 @@ class _GeventOnFork(AsyncWorker):  # type: ignore[misc]
             raise RuntimeError("llmts's workers need gevent: pip install 'gevent>=24.10.1'")
 
     def init_process(self) -> None:
+        collector_off()  # until the app is loaded (server/process/boot.py)
         real = getattr(importlib.import_module(_GEVENT_WORKERS), self._BECOMES)
         self.__class__ = real
         real.init_process(self)

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 from werkzeug.exceptions import MethodNotAllowed as _WzMethodNotAllowed
 from werkzeug.exceptions import NotFound as _WzNotFound
-from werkzeug.routing import Map, Rule
+from werkzeug.routing import Map
 
 from llmts.catalog.prices import PRICES_AS_OF
 from llmts.errors import ControlUnauthorized, InvalidRequest, LlmtsError, MethodNotAllowed, RouteNotFound
@@ -34,8 +34,8 @@ from llmts.server.api.journal import (
     strict_query,
 )
 from llmts.server.api.recording import recording_payload
-from llmts.server.api.verify import verify_session
 from llmts.server.http.log_text import log_text
+from llmts.server.http.routing import MatchRule
 from llmts.server.http.wsgi import StartResponse, bearer_token, control_error, read_body, send
 from llmts.server.lost_sessions import LostSessions
 from llmts.server.process.allocator import trim_after
@@ -135,24 +135,26 @@ class ControlApi:
         self.lost: LostSessions | None = None
         self._routes = Map(
             [
-                Rule("/admin-api/sessions", methods=["GET"], endpoint=self._list_sessions),
-                Rule("/admin-api/sessions", methods=["POST"], endpoint=self._create_session),
-                Rule("/admin-api/sessions/<session_id>", methods=["DELETE"], endpoint=self._delete_session),
-                Rule("/admin-api/sessions/<session_id>", methods=["GET"], endpoint=self._get_session),
-                Rule("/admin-api/sessions/<session_id>", methods=["PUT"], endpoint=self._put_session),
-                Rule("/admin-api/configure", methods=["POST"], endpoint=self._configure),
-                Rule("/admin-api/reset", methods=["POST"], endpoint=self._reset),
-                Rule("/admin-api/configuration", methods=["GET"], endpoint=self._configuration),
-                Rule("/admin-api/queues", methods=["GET"], endpoint=self._queues),
-                Rule("/admin-api/requests", methods=["GET"], endpoint=self._requests),
-                Rule("/admin-api/process", methods=["GET"], endpoint=self._process),
-                Rule("/admin-api/requests/export", methods=["GET"], endpoint=self._export),
-                Rule("/admin-api/conversations", methods=["GET"], endpoint=self._conversations),
-                Rule("/admin-api/match/explain", methods=["POST"], endpoint=self._explain),
-                Rule("/admin-api/verify", methods=["POST"], endpoint=self._verify),
-                Rule("/admin-api/resilience", methods=["GET"], endpoint=self._resilience),
-                Rule("/admin-api/recording", methods=["GET"], endpoint=self._recording),
-                Rule("/admin-api/usage", methods=["GET"], endpoint=self._usage),
+                MatchRule("/admin-api/sessions", methods=["GET"], endpoint=self._list_sessions),
+                MatchRule("/admin-api/sessions", methods=["POST"], endpoint=self._create_session),
+                MatchRule(
+                    "/admin-api/sessions/<session_id>", methods=["DELETE"], endpoint=self._delete_session
+                ),
+                MatchRule("/admin-api/sessions/<session_id>", methods=["GET"], endpoint=self._get_session),
+                MatchRule("/admin-api/sessions/<session_id>", methods=["PUT"], endpoint=self._put_session),
+                MatchRule("/admin-api/configure", methods=["POST"], endpoint=self._configure),
+                MatchRule("/admin-api/reset", methods=["POST"], endpoint=self._reset),
+                MatchRule("/admin-api/configuration", methods=["GET"], endpoint=self._configuration),
+                MatchRule("/admin-api/queues", methods=["GET"], endpoint=self._queues),
+                MatchRule("/admin-api/requests", methods=["GET"], endpoint=self._requests),
+                MatchRule("/admin-api/process", methods=["GET"], endpoint=self._process),
+                MatchRule("/admin-api/requests/export", methods=["GET"], endpoint=self._export),
+                MatchRule("/admin-api/conversations", methods=["GET"], endpoint=self._conversations),
+                MatchRule("/admin-api/match/explain", methods=["POST"], endpoint=self._explain),
+                MatchRule("/admin-api/verify", methods=["POST"], endpoint=self._verify),
+                MatchRule("/admin-api/resilience", methods=["GET"], endpoint=self._resilience),
+                MatchRule("/admin-api/recording", methods=["GET"], endpoint=self._recording),
+                MatchRule("/admin-api/usage", methods=["GET"], endpoint=self._usage),
             ],
             strict_slashes=False,
             merge_slashes=False,  # a "//" is a 404, not werkzeug's redirect exception
@@ -324,6 +326,9 @@ class ControlApi:
         return 200, RawBody(content_type, body), query_headers(result)
 
     def _verify(self, environ: Mapping[str, Any], args: Mapping[str, str], path_session: str | None) -> Any:
+        # Loaded on the first verification (its schema and evaluator), not when the app loads.
+        from llmts.server.api.verify import verify_session
+
         session = self._selected(environ, path_session)
         return (
             200,

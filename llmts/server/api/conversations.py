@@ -17,7 +17,7 @@ from typing import Any, cast
 import orjson
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
-from werkzeug.routing import Map, Rule
+from werkzeug.routing import Map
 
 from llmts.catalog.registry import CATALOG
 from llmts.errors import InvalidRequest, LlmtsError, StrictRequestRejected
@@ -35,6 +35,7 @@ from llmts.schema.config import SessionConfig
 from llmts.schema.conversations import ExplainedWire, ExplainRequest
 from llmts.schema.neutral import NeutralRequest
 from llmts.schema.validation import format_location
+from llmts.server.http.routing import MatchRule
 
 __all__ = ["conversations_listing", "explain_match"]
 
@@ -45,7 +46,7 @@ _FALLBACK_MODEL = (CATALOG.default_model,)
 # The provider routes a ``wire`` request names (POST inference routes only), matched as the app does.
 _WIRE_ROUTES = Map(
     [
-        Rule(route.rule, methods=["POST"], endpoint=(adapter, route))
+        MatchRule(route.rule, methods=["POST"], endpoint=(adapter, route))
         for adapter in ADAPTERS
         for route in adapter.routes
         if isinstance(route, InferenceRoute) and "POST" in route.methods

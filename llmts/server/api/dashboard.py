@@ -106,7 +106,8 @@ class Dashboard:
     def __init__(self, auth: ControlAuth, body_timeout: float | None = None) -> None:
         self._auth = auth
         self._body_timeout = body_timeout
-        self._files = _load_files()
+        # Read on the first request for one: most servers never show the dashboard.
+        self._files: dict[str, tuple[str, bytes]] | None = None
 
     def __call__(
         self, environ: Mapping[str, Any], start_response: StartResponse, path: str
@@ -130,6 +131,8 @@ class Dashboard:
     def _file(self, start_response: StartResponse, method: str, name: str) -> Iterable[bytes]:
         if method not in ("GET", "HEAD"):
             raise MethodNotAllowed(f"{method} is not allowed on the dashboard's files")
+        if self._files is None:
+            self._files = _load_files()
         found = self._files.get(name)
         if found is None:
             raise RouteNotFound(f"the dashboard has no file {name}")

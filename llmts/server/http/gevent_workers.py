@@ -22,11 +22,12 @@ from gunicorn.workers.ggevent import VERSION, GeventWorker
 
 from llmts.server.http.access_log import AccessLog
 from llmts.server.http.connections import ConnectionTracker, GracefulWorker, ReplacementAware
+from llmts.server.process.boot import WorkerBoot
 
 __all__ = ["GeventGunicornWorker", "GeventLoopWorker"]
 
 
-class GeventLoopWorker(ReplacementAware, GracefulWorker, GeventWorker):  # type: ignore[misc]
+class GeventLoopWorker(WorkerBoot, ReplacementAware, GracefulWorker, GeventWorker):  # type: ignore[misc]
     """gunicorn's gevent worker serving each connection with llmts's HTTP/1.1 loop (server/http/)."""
 
     batched_access_log = True
@@ -58,5 +59,5 @@ class GeventLoopWorker(ReplacementAware, GracefulWorker, GeventWorker):  # type:
         return server.handle
 
 
-class GeventGunicornWorker(ReplacementAware, GracefulWorker, GeventWorker):  # type: ignore[misc]
+class GeventGunicornWorker(WorkerBoot, ReplacementAware, GracefulWorker, GeventWorker):  # type: ignore[misc]
     """gunicorn's gevent worker with its own HTTP parser, plus llmts's deadlines and graceful stop."""

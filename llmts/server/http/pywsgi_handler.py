@@ -38,6 +38,7 @@ from llmts.server.http.request_head import HeaderFields, environ_key, header_fie
 from llmts.server.http.response import HttpDate
 from llmts.server.http.response import error_response as _error_response
 from llmts.server.http.wsgi import status_line
+from llmts.server.process.boot import WorkerBoot
 from llmts.transport.deadline import (
     SERVER_CONNECTION_DEADLINES,
     SERVER_WRITE_DEADLINE,
@@ -466,7 +467,7 @@ class _UnloggedHandler(_Handler):
         return None
 
 
-class LlmtsPyWSGIWorker(ReplacementAware, GracefulWorker, GeventPyWSGIWorker):  # type: ignore[misc]
+class LlmtsPyWSGIWorker(WorkerBoot, ReplacementAware, GracefulWorker, GeventPyWSGIWorker):  # type: ignore[misc]
     """gunicorn's ``gevent_pywsgi`` worker with this handler (``--worker-class gevent_pywsgi``)."""
 
     wsgi_handler = _Handler

@@ -3,6 +3,7 @@ an arbiter that reports a worker dying (server/process/worker_restarts.py)."""
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import signal
@@ -171,6 +172,7 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
 
     def run(self) -> None:
         """gunicorn's ``BaseApplication.run`` with llmts's arbiter."""
+        gc.freeze()  # what the arbiter imported lives as long as it does (server/process/boot.py)
         try:
             _Arbiter(self).run()
         except RuntimeError as exc:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, MutableSet
 from typing import Any
 
 from werkzeug.exceptions import HTTPException
-from werkzeug.routing import Map, Rule
+from werkzeug.routing import Map
 
 from llmts.errors import LlmtsError, ProviderUnauthorized
 from llmts.providers.base import ProviderAdapter, ProviderRequest, Reply
@@ -26,6 +26,7 @@ from llmts.runtime import RandomIds, SessionRegistry
 from llmts.server.api.control import select_session
 from llmts.server.api.metrics import ProcessMetrics
 from llmts.server.http.log_text import log_text
+from llmts.server.http.routing import MatchRule
 from llmts.server.http.upgrade import UpgradeHandler, UpgradeRequest
 from llmts.server.http.wsgi import same_secret
 from llmts.server.lost_sessions import LostSessions
@@ -69,7 +70,7 @@ class RealtimePath:
         self._write_timeout = write_timeout  # the server's (None where deadlines do not act)
         self._ids = RandomIds()
         rules = [
-            Rule(route.rule, endpoint=(adapter, route), methods=["GET"])
+            MatchRule(route.rule, endpoint=(adapter, route), methods=["GET"])
             for adapter in adapters
             for route in adapter.realtime_routes
         ]

@@ -187,9 +187,10 @@ def chromium(_chromium_of_the_worker: tuple[Any, asyncio.AbstractEventLoop]) -> 
         asyncio._set_running_loop(None)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def dashboard_server(background_stops: BackgroundStops) -> Iterator[LlmTestServer]:
-    """A real gunicorn server with a control key, so the dashboard must log in."""
+    """A real gunicorn server with a control key, so the dashboard must log in; one per xdist worker (the
+    dashboard's tests work in sessions they create and find their rows by id or label)."""
     server = LlmTestServer.start(control_key=DASHBOARD_CONTROL_KEY)
     try:
         yield server

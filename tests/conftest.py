@@ -155,7 +155,7 @@ def find_chromium() -> str | None:
 @pytest.fixture(scope="session")
 def _chromium_of_the_worker() -> Iterator[tuple[Any, asyncio.AbstractEventLoop]]:
     """One headless Chromium per xdist worker, driven by Playwright, with Playwright's event loop: launched
-    once, not once per module (a module's tests spread over the workers), ~1 s of CPU each time."""
+    once, not once per module (a module's tests spread over the workers), ~0.7 s of CPU each time."""
     executable = find_chromium()
     if executable is None:
         pytest.skip(

@@ -4,6 +4,7 @@ servers (``--llmts-servers``, docs/pytest-plugin.md)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sys
@@ -162,10 +163,10 @@ def find_chromium() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    """One headless Chromium per module (so per xdist worker), driven by Playwright. Module scope also
-    ends Playwright's event loop before other modules' tests run ``asyncio``."""
+@pytest.fixture(scope="session")
+def _chromium_of_the_worker() -> Iterator[tuple[Any, asyncio.AbstractEventLoop]]:
+    """One headless Chromium per xdist worker, driven by Playwright, with Playwright's event loop: launched
+    once, not once per module (a module's tests spread over the workers), ~0.7 s of CPU each time."""
     executable = find_chromium()
     if executable is None:
         pytest.skip(
@@ -176,15 +177,31 @@ def chromium() -> Iterator[Any]:
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        loop = asyncio.get_running_loop()  # each sync call leaves Playwright's loop marked running
         try:
-            yield browser
+            yield browser, loop
         finally:
+            asyncio._set_running_loop(loop)
             browser.close()
 
 
 @pytest.fixture(scope="module")
+def chromium(_chromium_of_the_worker: tuple[Any, asyncio.AbstractEventLoop]) -> Iterator[Any]:
+    """The worker's headless Chromium, for one module. Playwright's sync API marks its event loop as
+    running in this thread between calls, so ``asyncio.run`` refuses to start: the loop is marked only
+    while a module that drives the browser runs, and other modules' tests run ``asyncio`` as usual."""
+    browser, loop = _chromium_of_the_worker
+    asyncio._set_running_loop(loop)
+    try:
+        yield browser
+    finally:
+        asyncio._set_running_loop(None)
+
+
+@pytest.fixture(scope="session")
 def dashboard_server(background_stops: BackgroundStops) -> Iterator[LlmTestServer]:
-    """A real gunicorn server with a control key, so the dashboard must log in."""
+    """A real gunicorn server with a control key, so the dashboard must log in; one per xdist worker (the
+    dashboard's tests work in sessions they create and find their rows by id or label)."""
     server = LlmTestServer.start(control_key=DASHBOARD_CONTROL_KEY)
     try:
         yield server

@@ -9,8 +9,9 @@ Conventions for documentation code blocks (so examples read naturally and still 
   server started by ``llmts serve`` reads its URL with ``os.environ.get("LLMTS_URL",
   "http://127.0.0.1:8080")``; this test sets ``LLMTS_URL``. Blocks may also start their own server with
   ``with LlmTestServer.start() as server:``. A block that works only in sessions it creates
-  (``create_session``; no default session, session list, log or process) shares the run's real server
-  with the other such blocks; any other block gets a dedicated, unconfigured server, so it may configure
+  (``create_session``, ``llmts session create`` or ``POST /admin-api/sessions``; no default session,
+  session list, log or process) shares the run's real server with the other such blocks (one TLS server
+  if it starts ``tls=True``); any other block gets a dedicated, unconfigured server, so it may configure
   (and echo from) the ``default`` session.
 * Blocks in other languages (``sh``, ``json``, ``yaml``...) are not executed.
 
@@ -119,24 +120,81 @@ _SERVER_WIDE = re.compile(
 )
 
 
+# How a block creates a session: the Python client, the CLI (``llmts session create``), the control API.
+_CREATES_SESSIONS = re.compile(
+    r"\.create_session\(|\"session\", \"create\"|\"POST\", \"/admin-api/sessions\""
+)
+
+
 def _own_sessions_only(block: Block) -> bool:
     """The block works only in sessions it creates, so it may share a server with other such blocks."""
-    return ".create_session(" in block.source and _SERVER_WIDE.search(block.source) is None
+    return _CREATES_SESSIONS.search(block.source) is not None and _SERVER_WIDE.search(block.source) is None
+
+
+def _pools(block: Block) -> set[str]:
+    """Which of ``_Servers``' spare pools the script ``block`` takes a server from (as far as its text
+    shows: a block missed here only waits for its server to start)."""
+    if _own_sessions_only(block):
+        return set()
+    if "LLMTS_URL" in block.source:
+        return {"quiet"}
+    pools = set()
+    if "LlmTestServer.start(access_log=False)" in block.source:
+        pools.add("quiet")
+    if "LlmTestServer.start()" in block.source:
+        pools.add("logging")
+    return pools
+
+
+class _NextTest:
+    """The test this worker runs after the current one (pytest's ``nextitem``; pytest-xdist keeps one
+    queued), so that a spare server is started only for a block that will take it: not once per pool and
+    worker at the end of the run."""
+
+    UNKNOWN = object()
+
+    def __init__(self) -> None:
+        self.item: object = self.UNKNOWN
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        self.item = nextitem
+
+    def needs(self, pool: str) -> bool:
+        """Whether the next test takes a server of ``pool`` (``True`` while unknown)."""
+        if self.item is self.UNKNOWN:
+            return True
+        callspec = getattr(self.item, "callspec", None)
+        block = callspec.params.get("block") if callspec is not None else None
+        if getattr(self.item, "originalname", None) != "test_python_block_runs" or not isinstance(
+            block, Block
+        ):
+            return False
+        return pool in _pools(block)
 
 
 class _Servers:
     """The script blocks' servers. A block that works only in sessions it creates shares a server with
     the other such blocks and with the rest of the run: the run's server (``LLMTS_URL``, or what its
-    ``LlmTestServer.start()`` returns: a handle whose ``stop`` leaves the server running). Any other block
-    gets a fresh server, started while the previous block ran (``start(access_log=False)`` and
-    ``start()``; other options start one as usual)."""
+    ``LlmTestServer.start()`` returns: a handle whose ``stop`` leaves the server running; with
+    ``tls=True``, a shared TLS server). Any other block gets a fresh server, started while the previous
+    block ran if that block's text shows it needs one (``start(access_log=False)`` and ``start()``; other
+    options start one as usual)."""
 
-    def __init__(self, stops: BackgroundStops, run_server: LlmTestServer) -> None:
+    def __init__(self, stops: BackgroundStops, run_server: LlmTestServer, next_test: _NextTest) -> None:
         self._stops = stops
         self._run_server = run_server
+        self._next_test = next_test
         self._shared: LlmTestServer | None = None
+        self._shared_tls: LlmTestServer | None = None
         self.quiet = SpareServers(stops, access_log=False)
         self.logging = SpareServers(stops)
+
+    def take_quiet(self) -> LlmTestServer:
+        return self.quiet.take(start_next=self._next_test.needs("quiet"))
+
+    def take_logging(self) -> LlmTestServer:
+        return self.logging.take(start_next=self._next_test.needs("logging"))
 
     def shared(self) -> LlmTestServer:
         if self._run_server.control_key is None:  # the blocks call the control API without a key
@@ -145,6 +203,12 @@ class _Servers:
             self._shared = _START(LlmTestServer, access_log=False)
         return LlmTestServer.attach(self._shared.url)
 
+    def shared_tls(self) -> LlmTestServer:
+        """The TLS server the blocks that work in their own sessions share (``start(tls=True)``)."""
+        if self._shared_tls is None:
+            self._shared_tls = _START(LlmTestServer, tls=True, access_log=False)
+        return LlmTestServer.attach(self._shared_tls.url, ca_file=self._shared_tls.ca_file)
+
     def starter(self, block: Block) -> classmethod[LlmTestServer, ..., LlmTestServer]:
         """What ``LlmTestServer.start`` is while ``block`` runs."""
         shares = _own_sessions_only(block)
@@ -152,10 +216,12 @@ class _Servers:
         def start(cls: type[LlmTestServer], **options: Any) -> LlmTestServer:
             if shares and set(options) <= {"access_log"}:
                 return self.shared()
+            if shares and options.get("tls") is True and set(options) <= {"tls", "access_log"}:
+                return self.shared_tls()
             if options == self.quiet.options:
-                return self.quiet.take()
+                return self.take_quiet()
             if not options:
-                return self.logging.take()
+                return self.take_logging()
             return _START(cls, **options)
 
         return classmethod(start)
@@ -163,18 +229,26 @@ class _Servers:
     def close(self) -> None:
         self.quiet.close()
         self.logging.close()
-        if self._shared is not None:
-            self._stops.stop(self._shared)
+        for shared in (self._shared, self._shared_tls):
+            if shared is not None:
+                self._stops.stop(shared)
 
 
 _START = LlmTestServer.start.__func__  # type: ignore[attr-defined]
 
 
 @pytest.fixture(scope="module")
-def spare_servers(background_stops: BackgroundStops, llmts_server: LlmTestServer) -> Iterator[_Servers]:
-    servers = _Servers(background_stops, llmts_server)
-    yield servers
-    servers.close()
+def spare_servers(
+    background_stops: BackgroundStops, llmts_server: LlmTestServer, pytestconfig: pytest.Config
+) -> Iterator[_Servers]:
+    next_test = _NextTest()
+    pytestconfig.pluginmanager.register(next_test)
+    servers = _Servers(background_stops, llmts_server, next_test)
+    try:
+        yield servers
+    finally:
+        pytestconfig.pluginmanager.unregister(next_test)
+        servers.close()
 
 
 def _execute(block: Block) -> None:
@@ -203,7 +277,7 @@ def test_python_block_runs(
         _execute(block)
         return
     shared = _own_sessions_only(block)
-    with spare_servers.shared() if shared else spare_servers.quiet.take() as server:
+    with spare_servers.shared() if shared else spare_servers.take_quiet() as server:
         monkeypatch.setenv("LLMTS_URL", server.url)
         _execute(block)
 

@@ -72,7 +72,8 @@ class _Spare(LlmTestServer):
 
 class SpareServers:
     """Fresh servers started with one set of options, each for one test: ``take`` returns one that is up
-    (started while the previous test ran) and starts the next; ``close`` stops the spare."""
+    (started while the previous test ran) and starts the next unless told none is needed; ``close`` stops
+    the spare."""
 
     def __init__(self, stops: BackgroundStops, **options: Any) -> None:
         self.options = options
@@ -83,9 +84,11 @@ class SpareServers:
     def _start(self) -> Future[LlmTestServer]:
         return self._executor.submit(_START, _Spare, **self.options)
 
-    def take(self) -> LlmTestServer:
+    def take(self, start_next: bool = True) -> LlmTestServer:
+        """A server that is up; ``start_next=False`` when no test will take another (a spare nobody takes
+        is a server start for nothing)."""
         server = (self._next or self._start()).result()
-        self._next = self._start()
+        self._next = self._start() if start_next else None
         assert isinstance(server, _Spare)
         server.stops = self._stops
         return server

@@ -127,10 +127,11 @@ def tls_session(tls_server: LlmTestServer) -> Iterator[SessionClient]:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto`` runs two workers per CPU: most of this suite's time is spent waiting on other processes
-    (servers starting and stopping, Chromium, inner pytest runs, deadlines running out), so one worker per
-    core leaves the cores half idle. On the 2-core VM: 4 min 29 s with 2 workers, 3 min 48 s with 4, and
-    4 min 14 s with 4 beside a CPU-bound job (docs/contributing.md, "Running the checks").
+    """``-n auto`` runs two workers per CPU: many tests wait on other processes (servers starting, Chromium,
+    inner pytest runs, deadlines and SDK backoffs running out), and one worker per core leaves the cores
+    idle meanwhile. On the 2-core VM: 4 min 29 s with 2 workers and 3 min 48 s with 4 when the suite cost
+    ~370 s of CPU; at ~275 s, 2 min 33 s to 2 min 50 s with 4, 2 min 43 s with 3 (within the noise), and
+    3 min 21 s with 4 beside a CPU-bound job (docs/contributing.md, "Running the checks").
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still overrides it, as in pytest-xdist."""
     configured = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
     if configured:

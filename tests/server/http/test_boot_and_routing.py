@@ -23,13 +23,17 @@ def collector_restored() -> Iterator[None]:
     (gc.enable if enabled else gc.disable)()
 
 
+def _names(group: str) -> list[str]:
+    return sorted(entry.name for entry in importlib.metadata.entry_points(group=group))
+
+
 def test_entry_points_read_once_select_what_entry_points_selects() -> None:
     groups = ("pytest11", "console_scripts", "gevent.plugins.monkey.will_patch_all", "no.such.group")
-    expected = {group: sorted(e.name for e in importlib.metadata.entry_points(group=group)) for group in groups}
+    expected = {group: _names(group) for group in groups}
     real = importlib.metadata.entry_points
     with _entry_points_read_once():
         assert importlib.metadata.entry_points is not real
-        got = {group: sorted(e.name for e in importlib.metadata.entry_points(group=group)) for group in groups}
+        got = {group: _names(group) for group in groups}
     assert importlib.metadata.entry_points is real
     assert got == expected and expected["pytest11"], "the llmts plugin's own entry point is among them"
 
@@ -49,7 +53,9 @@ class _Worker(WorkerBoot, _Loads):
 
 
 @pytest.mark.parametrize("fails", [False, True])
-def test_the_collector_is_on_again_once_the_app_loaded_or_failed(fails: bool, collector_restored: None) -> None:
+def test_the_collector_is_on_again_once_the_app_loaded_or_failed(
+    fails: bool, collector_restored: None
+) -> None:
     gc.disable()
     worker = _Worker(fails)
     if fails:
@@ -64,7 +70,9 @@ def _rules(rule: type[Rule]) -> Map:
     return Map(
         [
             rule("/openai/v1/chat/completions", endpoint="chat", methods=["POST"]),
-            rule("/gemini/<version>/models/<path:model>:generateContent", endpoint="gemini", methods=["POST"]),
+            rule(
+                "/gemini/<version>/models/<path:model>:generateContent", endpoint="gemini", methods=["POST"]
+            ),
         ]
     )
 

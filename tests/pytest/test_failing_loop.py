@@ -14,7 +14,7 @@ import pytest
 
 from llmts import LlmTestServer
 from llmts.pytest.failures import TRACE_SUFFIX, session_label, trace_file_name
-from tests.support.inner_pytest import run_in_process
+from tests.support.inner_pytest import run_in_process, run_in_subprocess
 
 pytestmark = pytest.mark.sdk
 
@@ -125,8 +125,8 @@ def test_a_failed_run_under_xdist_reports_traces_and_stops_its_server(
     (traces / f"stale{TRACE_SUFFIX}").write_text("from an earlier run")
     (traces / "notes.html").write_text("the user's own file")
 
-    result = pytester.runpytest_subprocess(
-        "-n", "2", "-p", "no:cacheprovider", f"--llmts-trace-dir={traces}", "-rfE"
+    result = run_in_subprocess(
+        pytester, "-n", "2", "-p", "no:cacheprovider", f"--llmts-trace-dir={traces}", "-rfE"
     )
 
     result.assert_outcomes(passed=2, failed=2, skipped=1)

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.support.inner_pytest import run_in_process
+from tests.support.inner_pytest import run_in_process, run_in_subprocess
 
 INNER_TESTS = """
 import json, os, pathlib
@@ -65,8 +65,8 @@ def test_xdist_workers_share_the_runs_servers_by_worker_index_and_never_see_each
     # Three workers on two servers (said explicitly: the default depends on the machine's CPU count): gw2
     # wraps around to gw0's server, so one run shows both the sharing and the spreading (each worker is an
     # interpreter that imports the SDK: more only cost time).
-    result = pytester.runpytest_subprocess(
-        "-n", "3", "-p", "no:cacheprovider", "--llmts-servers", "2", "--dist", "load"
+    result = run_in_subprocess(
+        pytester, "-n", "3", "-p", "no:cacheprovider", "--llmts-servers", "2", "--dist", "load"
     )
 
     result.assert_outcomes(passed=12)
@@ -166,8 +166,8 @@ def test_llmts_url_attaches_to_external_servers_spread_over_xdist_workers(
     monkeypatch.delenv("LLMTS_URL", raising=False)
     pytester.makepyfile(test_inner=INNER_TESTS)
 
-    result = pytester.runpytest_subprocess(
-        "-n", "2", "-p", "no:cacheprovider", "--llmts-url", f"{first.url},{second.url}"
+    result = run_in_subprocess(
+        pytester, "-n", "2", "-p", "no:cacheprovider", "--llmts-url", f"{first.url},{second.url}"
     )
 
     result.assert_outcomes(passed=12)
@@ -199,6 +199,6 @@ def test_tests_that_need_no_server_start_none(
     temporary.mkdir()
     monkeypatch.setenv("TMPDIR", str(temporary))
     pytester.makepyfile(test_plain="def test_nothing():\n    assert True\n")
-    result = pytester.runpytest_subprocess("-n", "1", "-p", "no:cacheprovider")
+    result = run_in_subprocess(pytester, "-n", "1", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert not list(temporary.glob("llmts-*")), "a server was started"

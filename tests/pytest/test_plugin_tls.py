@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.support.inner_pytest import run_in_process
+from tests.support.inner_pytest import run_in_process, run_in_subprocess
 
 INNER_TESTS = """
 import json, os, pathlib
@@ -86,8 +86,8 @@ def test_xdist_workers_get_the_certificate_with_the_url(
     monkeypatch.delenv("LLMTS_URL", raising=False)
     pytester.makepyfile(test_inner=INNER_TESTS)
 
-    result = pytester.runpytest_subprocess(
-        "-n", "2", "-p", "no:cacheprovider", "--llmts-tls", "--llmts-servers", "1"
+    result = run_in_subprocess(
+        pytester, "-n", "2", "-p", "no:cacheprovider", "--llmts-tls", "--llmts-servers", "1"
     )
 
     result.assert_outcomes(passed=6)

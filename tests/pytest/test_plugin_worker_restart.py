@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.inner_pytest import run_in_process
+from tests.support.inner_pytest import run_in_process, run_in_subprocess
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/status").exists(), reason="the inner test kills the gunicorn worker"
@@ -74,7 +74,7 @@ def test_loses_its_session(llmts_server, llmts_session):
     kill_worker(llmts_server)
 """
     )
-    result = pytester.runpytest_subprocess("-n", "1", "-p", "no:cacheprovider", "--llmts-servers", "1")
+    result = run_in_subprocess(pytester, "-n", "1", "-p", "no:cacheprovider", "--llmts-servers", "1")
 
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*ERROR at teardown of test_loses_its_session*"])

@@ -13,7 +13,21 @@ from typing import Any
 import pytest
 from _pytest import pytester as _pytester
 
-__all__ = ["run_in_process"]
+__all__ = ["UNRELATED_PLUGINS", "run_in_process", "run_in_subprocess"]
+
+# Installed pytest plugins an inner run's subject does not involve: each loads in the run's controller and
+# in every xdist worker it starts (anyio's and hypothesis's most of all), about 1 s of CPU per ``-n 2`` run
+# of 4 s. The llmts plugin still loads through its entry point, as a user's run loads it.
+UNRELATED_PLUGINS = (
+    "-p",
+    "no:anyio",
+    "-p",
+    "no:hypothesispytest",
+    "-p",
+    "no:timeout",
+    "-p",
+    "no:platformdirs",
+)
 
 
 class _KeepLibraries(_pytester.SysModulesSnapshot):
@@ -50,3 +64,9 @@ def run_in_process(pytester: pytest.Pytester, *args: str, preload: tuple[str, ..
         return pytester.runpytest_inprocess("-W", "ignore::pytest.PytestAssertRewriteWarning", *args)
     finally:
         patch.undo()
+
+
+def run_in_subprocess(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """``pytester.runpytest_subprocess`` without the ``UNRELATED_PLUGINS``, for runs whose subject is
+    pytest-xdist or the run's own processes."""
+    return pytester.runpytest_subprocess(*UNRELATED_PLUGINS, *args)

@@ -100,7 +100,10 @@ def own_server_factory(background_stops: BackgroundStops) -> Iterator[Callable[.
 def shared_server_factory(background_stops: BackgroundStops) -> Iterator[Callable[..., LlmTestServer]]:
     """A server started with these options, shared by every test of this worker's run that asks for the
     same options (``SharedServers``): for tests that need a start-up option but not a process of their
-    own, and use only sessions of their own on it."""
+    own, and use only sessions of their own on it. Mind what stays server-wide: the control key's login
+    throttle locks a client out after 10 wrong keys in 60 s, and the wrong-key checks that share the
+    ``control_key="ctl-secret"`` server send 7 (test_journal_query 6, test_sessions 1); a check that
+    needs more wrong keys takes a server of its own."""
     servers = SharedServers(background_stops)
     yield servers.get
     servers.close()

@@ -80,9 +80,9 @@ _shared_default: tuple[tuple[str | None, ...], ssl.SSLContext] | None = None
 
 
 def default_client_context() -> ssl.SSLContext:
-    """The context an SDK's httpx client builds by default (certifi's CAs, or ``SSL_CERT_FILE``), built once
-    per process: building one loads the CA bundle, about 20 ms of CPU, which every ``openai.OpenAI()`` pays
-    and a test suite creating a client per test pays thousands of times."""
+    """One context per process, built as httpx builds its default (certifi's CAs, or ``SSL_CERT_FILE``):
+    building one loads a CA bundle, about 20 ms of CPU, which every ``openai.OpenAI()`` pays and a test
+    suite creating a client per test pays thousands of times."""
     global _shared_default
     environment = tuple(os.environ.get(name) for name in _CONTEXT_VARIABLES)
     shared = _shared_default
@@ -99,14 +99,17 @@ def default_client_context() -> ssl.SSLContext:
 
 
 def sharing_default_context(spec: SdkClient, kwargs: dict[str, Any]) -> None:
-    """Hand a client for a plain ``http`` server the process's shared default context
-    (``default_client_context``) where its SDK would build its own; arguments the caller gave win. Only
-    the CA bundle is shared: on ``http`` no connection uses it, and the client trusts what it would anyway."""
+    """Hand a client for a plain ``http`` server the process's shared context (``default_client_context``)
+    where its SDK would build its own; arguments the caller gave win. No ``http`` connection uses it (a
+    client you point at an ``https`` URL yourself should get its own ``http_client``). A factory of llmts's
+    own (``module`` under ``llmts.``, cohere's) is left alone: given ``verify``, it would build a plain
+    httpx client in place of the SDK's default one."""
     if spec.trust == "http_client":
         if "http_client" not in kwargs:
             kwargs["http_client"] = _http_client(spec, default_client_context())
     elif spec.trust == "verify":
-        kwargs.setdefault("verify", default_client_context())
+        if not spec.module.startswith("llmts."):
+            kwargs.setdefault("verify", default_client_context())
     elif spec.trust == "http_options" and spec.options_argument is not None:
         # google-genai: ``verify`` for its httpx clients, ``ssl`` for aiohttp and its Live API's websockets.
         options = kwargs[spec.options_argument]

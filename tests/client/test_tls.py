@@ -295,6 +295,8 @@ def test_plain_http_clients_share_one_default_context_and_still_answer(
     gemini = llmts_session.gemini_client()
     assert gemini._api_client._http_options.client_args["verify"] is shared
     cohere_client = llmts_session.cohere_client()
+    # cohere's factory would swap the SDK's own httpx client (redirects, keep-alive) for a plain one.
+    assert cohere_client._client_wrapper.httpx_client.httpx_client.follow_redirects is True
     texts = [
         openai_client.chat.completions.create(model="m", messages=USER_HI).choices[0].message.content,
         llmts_session.anthropic_client(**strict)

@@ -132,5 +132,6 @@ def test_malformed_frame_breaks_the_anthropic_parser(llmts_session: SessionClien
         _events(client)
     entry = _entry(llmts_session)
     assert entry["stream_delivery_applied"] is True
-    assert entry["transport_outcome"] == "completed"
+    # The SDK closes the connection as it raises, maybe before the server wrote the rest: a race.
+    assert entry["transport_outcome"] in ("completed", "client_gone")
     assert entry["success"] is False  # the stream was damaged on purpose

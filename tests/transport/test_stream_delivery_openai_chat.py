@@ -189,7 +189,10 @@ def test_malformed_frame_makes_the_sdk_fail_to_decode(llmts_session: SessionClie
     with pytest.raises(json.JSONDecodeError):
         list(_stream(client))
     entry = _entry(llmts_session)
-    assert (entry["transport_outcome"], entry["success"]) == ("completed", False)
+    assert (entry["stream_delivery_applied"], entry["success"]) == (True, False)
+    # The server writes on after the bad frame; the SDK closes the connection as it raises. Whether the
+    # rest of the stream left before that close is a race (on a loaded machine it may not have).
+    assert entry["transport_outcome"] in ("completed", "client_gone")
 
 
 def test_stall_holds_until_the_client_times_out(llmts_session: SessionClient) -> None:

@@ -33,7 +33,7 @@ import pytest
 import llmts.errors
 from llmts import LlmTestServer
 from llmts.schema import LIMITS
-from tests.support.inner_pytest import run_in_process
+from tests.support.inner_pytest import attached_to, run_in_process
 from tests.support.servers import BackgroundStops, SpareServers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -292,9 +292,7 @@ def test_python_test_file_block_passes(
 ) -> None:
     name = "test_" + re.sub(r"\W", "_", block.where)
     pytester.makepyfile(**{name: block.source})
-    args = ["-p", "no:cacheprovider", "-p", "no:xdist", "--llmts-url", llmts_server.url]
-    if llmts_server.control_key:
-        args += ["--llmts-control-key", llmts_server.control_key]
+    args = [*attached_to(llmts_server)]
 
     result = run_in_process(pytester, *args, preload=_EXAMPLE_IMPORTS)
 

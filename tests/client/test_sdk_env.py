@@ -25,7 +25,7 @@ from llmts.catalog.sdk_env import (
 from llmts.server.cli import main
 from tests.helpers import USER_HI
 from tests.support import configure
-from tests.support.inner_pytest import run_in_process
+from tests.support.inner_pytest import attached_to, run_in_process
 
 pytestmark = pytest.mark.sdk
 
@@ -249,9 +249,7 @@ def test_llmts_env_fixture_restores_the_environment_after_the_test(
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "ambient")
     monkeypatch.delenv("GOOGLE_GEMINI_BASE_URL", raising=False)
     pytester.makepyfile(test_inner=INNER)
-    args = ["-p", "no:cacheprovider", "-p", "no:xdist", "--llmts-url", llmts_server.url]
-    if llmts_server.control_key:
-        args += ["--llmts-control-key", llmts_server.control_key]
+    args = [*attached_to(llmts_server)]
 
     result = run_in_process(pytester, *args)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from llmts import LlmTestServer
-from tests.support.inner_pytest import run_in_process
+from tests.support.inner_pytest import attached_to, run_in_process
 
 pytestmark = pytest.mark.sdk
 
@@ -54,9 +54,7 @@ def test_cost_helper_passes_and_fails_with_the_report(
     pytester: pytest.Pytester, llmts_server: LlmTestServer
 ) -> None:
     pytester.makepyfile(test_inner=INNER_TESTS)
-    args = ["-p", "no:cacheprovider", "-p", "no:xdist", "--llmts-url", llmts_server.url, "-rA"]
-    if llmts_server.control_key:
-        args += ["--llmts-control-key", llmts_server.control_key]
+    args = [*attached_to(llmts_server), "-rA"]
 
     result = run_in_process(pytester, *args, preload=("openai",))
 

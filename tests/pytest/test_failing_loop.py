@@ -14,7 +14,7 @@ import pytest
 
 from llmts import LlmTestServer
 from llmts.pytest.failures import TRACE_SUFFIX, session_label, trace_file_name
-from tests.support.inner_pytest import run_in_process, run_in_subprocess
+from tests.support.inner_pytest import attached_to, run_in_process, run_in_subprocess
 
 pytestmark = pytest.mark.sdk
 
@@ -199,8 +199,7 @@ def test_an_attached_server_keeps_the_failed_tests_sessions_for_the_dashboard(
 
     result = run_in_process(
         pytester,
-        "-p", "no:xdist", "-p", "no:cacheprovider",
-        "--llmts-url", llmts_server.url, "--llmts-trace", "off",
+        *attached_to(llmts_server), "--llmts-trace", "off",
         preload=("openai",),
     )  # fmt: skip
 
@@ -235,7 +234,7 @@ def test_keep_and_trace_choices(
 
     result = run_in_process(
         pytester,
-        "-p", "no:xdist", "-p", "no:cacheprovider", "--llmts-url", llmts_server.url,
+        *attached_to(llmts_server),
         "--llmts-keep", keep, "--llmts-trace", trace, f"--llmts-trace-dir={traces}",
         preload=("openai",),
     )  # fmt: skip
@@ -296,7 +295,7 @@ def test_clients(llmts_session, llmts_anthropic, llmts_gemini, llmts_azure_opena
     )
     result = run_in_process(
         pytester,
-        "-p", "no:xdist", "-p", "no:cacheprovider", "--llmts-url", llmts_server.url,
+        *attached_to(llmts_server),
         preload=("anthropic", "google.genai", "openai", "boto3", "cohere", "ollama"),
     )  # fmt: skip
     result.assert_outcomes(passed=1)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from _pytest import pytester as _pytester
 
-__all__ = ["UNRELATED_PLUGINS", "run_in_process", "run_in_subprocess"]
+__all__ = ["UNRELATED_PLUGINS", "attached_to", "run_in_process", "run_in_subprocess"]
 
 # Installed pytest plugins an inner run's subject does not involve: each loads in the run's controller and
 # in every xdist worker it starts (anyio's and hypothesis's most of all), about 1 s of CPU per ``-n 2`` run
@@ -47,6 +47,16 @@ class _KeepLibraries(_pytester.SysModulesSnapshot):
             return location is not None and not os.path.abspath(location).startswith(prefixes)
 
         super().__init__(preserve=keep)
+
+
+def attached_to(server: Any) -> list[str]:
+    """The arguments of an in-process inner run (no xdist, no cache) attached to ``server`` (an
+    ``LlmTestServer``: this run's, so its sessions are the outer test's to inspect), its control key
+    included when it has one."""
+    args = ["-p", "no:cacheprovider", "-p", "no:xdist", "--llmts-url", server.url]
+    if server.control_key:
+        args += ["--llmts-control-key", server.control_key]
+    return args
 
 
 def run_in_process(pytester: pytest.Pytester, *args: str, preload: tuple[str, ...] = ()) -> pytest.RunResult:

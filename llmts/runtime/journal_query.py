@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -53,15 +53,24 @@ def _started(entry: JournalEntry) -> datetime:
     return datetime.fromisoformat(entry.started_at.replace("Z", "+00:00"))
 
 
+def _tool_count_ok(query: JournalQuery, count: int) -> bool:
+    """``has_tool_results``: whether the attempt sent tool results (``count``), as the query asks."""
+    return query.has_tool_results is None or (count > 0) == query.has_tool_results
+
+
+def _tool_content_ok(query: JournalQuery, contents: Iterable[str]) -> bool:
+    """``tool_result_contains``: one of the attempt's tool results' ``contents`` holds the text."""
+    needle = query.tool_result_contains
+    return needle is None or any(needle in content for content in contents)
+
+
 def matches(entry: JournalEntry, query: JournalQuery) -> bool:
     for name in _EXACT_FIELDS:
         wanted = getattr(query, name)
         if wanted is not None and getattr(entry, name) != wanted:
             return False
-    if query.has_tool_results is not None and bool(entry.tool_results) != query.has_tool_results:
-        return False
-    needle = query.tool_result_contains
-    if needle is not None and not any(needle in result.content for result in entry.tool_results):
+    results = entry.tool_results
+    if not _tool_count_ok(query, len(results)) or not _tool_content_ok(query, (r.content for r in results)):
         return False
     if query.after is not None and entry.sequence <= query.after:
         return False
@@ -88,11 +97,8 @@ def record_matches(record: JournalRecord, query: JournalQuery) -> bool:
         value = getattr(record, name) if name != "success" or record.completed else None
         if value != wanted:
             return False
-    if query.has_tool_results is not None and bool(record.tool_results) != query.has_tool_results:
-        return False
-    needle = query.tool_result_contains
-    # A live record's tool result is (call id, name, content, cut).
-    if needle is not None and not any(needle in result[2] for result in record.tool_results):
+    results = record.tool_results  # a live record's tool result is (call id, name, content, cut)
+    if not _tool_count_ok(query, len(results)) or not _tool_content_ok(query, (r[2] for r in results)):
         return False
     if query.after is not None and record.sequence <= query.after:
         return False
@@ -122,11 +128,11 @@ def unmet_filters(entry: JournalEntry, query: JournalQuery) -> list[UnmetFilter]
         for name in _EXACT_FIELDS
         if getattr(query, name) is not None and getattr(entry, name) != getattr(query, name)
     ]
-    if query.has_tool_results is not None and bool(entry.tool_results) != query.has_tool_results:
-        unmet.append(UnmetFilter("has_tool_results", query.has_tool_results, len(entry.tool_results)))
-    needle = query.tool_result_contains
-    if needle is not None and not any(needle in result.content for result in entry.tool_results):
-        unmet.append(UnmetFilter("tool_result_contains", needle, list(entry.tool_results)))
+    results = entry.tool_results
+    if not _tool_count_ok(query, len(results)):
+        unmet.append(UnmetFilter("has_tool_results", query.has_tool_results, len(results)))
+    if not _tool_content_ok(query, (result.content for result in results)):
+        unmet.append(UnmetFilter("tool_result_contains", query.tool_result_contains, list(results)))
     if query.after is not None and entry.sequence <= query.after:
         unmet.append(UnmetFilter("after", query.after, entry.sequence))
     if query.from_ is not None and _started(entry) < query.from_:

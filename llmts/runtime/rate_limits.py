@@ -90,6 +90,16 @@ def _left(limit: int | None, used: int) -> int | None:
     return None if limit is None else max(0, limit - used)
 
 
+@dataclass(frozen=True, slots=True)
+class _Refusal:
+    """The limit a request is over: its quota's name and value, the 429's wording, and which window."""
+
+    quota: str
+    limit: int
+    text: str
+    per_day: bool
+
+
 class RateWindow:
     """Counts one session's requests and tokens per window; the caller holds the session lock."""
 
@@ -138,8 +148,8 @@ class RateWindow:
                 return
         raise Overloaded(condition.retry_after)
 
-    def _refusal(self, input_tokens: int) -> tuple[str, str, bool] | None:
-        """(quota, message, per day) of the first limit this request is over, or None."""
+    def _refusal(self, input_tokens: int) -> _Refusal | None:
+        """The first limit this request is over, or None."""
         limits = self._limits
         rpm, rpd = limits.requests_per_minute, limits.requests_per_day
         tpm, itpm, otpm = (
@@ -148,19 +158,20 @@ class RateWindow:
             limits.output_tokens_per_minute,
         )
         if rpm is not None and self._requests + 1 > rpm:
-            used = self._requests
-            return "requests_per_minute", f"requests: limit {rpm}, used {used}, requested 1", False
+            text = f"requests: limit {rpm}, used {self._requests}, requested 1"
+            return _Refusal("requests_per_minute", rpm, text, per_day=False)
         if rpd is not None and self._day_requests + 1 > rpd:
-            used = self._day_requests
-            return "requests_per_day", f"requests per day: limit {rpd}, used {used}, requested 1", True
+            text = f"requests per day: limit {rpd}, used {self._day_requests}, requested 1"
+            return _Refusal("requests_per_day", rpd, text, per_day=True)
         if tpm is not None and self._tokens + input_tokens > tpm:
-            used = self._tokens
-            return "tokens_per_minute", f"tokens: limit {tpm}, used {used}, requested {input_tokens}", False
+            text = f"tokens: limit {tpm}, used {self._tokens}, requested {input_tokens}"
+            return _Refusal("tokens_per_minute", tpm, text, per_day=False)
         if itpm is not None and self._input + input_tokens > itpm:
             text = f"input tokens: limit {itpm}, used {self._input}, requested {input_tokens}"
-            return "input_tokens_per_minute", text, False
+            return _Refusal("input_tokens_per_minute", itpm, text, per_day=False)
         if otpm is not None and self._output >= otpm:
-            return "output_tokens_per_minute", f"output tokens: limit {otpm}, used {self._output}", False
+            text = f"output tokens: limit {otpm}, used {self._output}"
+            return _Refusal("output_tokens_per_minute", otpm, text, per_day=False)
         return None
 
     def take(self, now: float, input_tokens: int, model: str | None = None) -> None:
@@ -170,18 +181,16 @@ class RateWindow:
         self._roll(now)
         refused = self._refusal(input_tokens)
         if refused is not None:
-            quota, text, per_day = refused
-            retry_after = _retry_after((self._day if per_day else self._minute).reset_seconds(now))
-            message = f"Rate limit reached for {text}. Please try again in {retry_after:g}s."
-            raise RateLimitExceeded(message, retry_after, quota=quota, limit=self._limit(quota), model=model)
+            window = self._day if refused.per_day else self._minute
+            retry_after = _retry_after(window.reset_seconds(now))
+            message = f"Rate limit reached for {refused.text}. Please try again in {retry_after:g}s."
+            raise RateLimitExceeded(
+                message, retry_after, quota=refused.quota, limit=refused.limit, model=model
+            )
         self._requests += 1
         self._day_requests += 1
         self._tokens += input_tokens
         self._input += input_tokens
-
-    def _limit(self, quota: str) -> int | None:
-        value = getattr(self._limits, quota)
-        return value if isinstance(value, int) else None
 
     def spend(self, now: float, tokens: int) -> None:
         """Output tokens of an answer, counted in the window that is open now."""

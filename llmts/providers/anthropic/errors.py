@@ -43,15 +43,15 @@ _CREDIT_MESSAGE = (
 
 
 def render_anthropic_error(error: LlmtsError, request_id: str) -> Reply:
-    if isinstance(error, BudgetExhausted):
-        error = LlmtsError(_CREDIT_MESSAGE, code=error.code, http_status=400)
-        error.should_retry = False
-    error_type = getattr(error, "error_type", None) or error_type_for(error.http_status)
+    status, message = error.http_status, error.message
+    if isinstance(error, BudgetExhausted):  # a 400 in Anthropic's words (never retried: its should_retry)
+        status, message = 400, _CREDIT_MESSAGE
+    error_type = getattr(error, "error_type", None) or error_type_for(status)
     body = {
         "type": "error",
         "error": {
             "type": error_type,
-            "message": error.message,
+            "message": message,
             "code": error.code,
             "details": {"error_code": error.code},
         },
@@ -62,4 +62,4 @@ def render_anthropic_error(error: LlmtsError, request_id: str) -> Reply:
         headers += retry_after_headers(error.retry_after, milliseconds=True)
     if error.should_retry is not None:
         headers.append(("x-should-retry", "true" if error.should_retry else "false"))
-    return Reply(error.http_status, headers, orjson.dumps(body))
+    return Reply(status, headers, orjson.dumps(body))

@@ -30,16 +30,15 @@ _QUOTA_MESSAGE = (
 
 
 def render_openai_error(error: LlmtsError, request_id: str) -> Reply:
-    if isinstance(error, BudgetExhausted):
-        error = LlmtsError(_QUOTA_MESSAGE, code=error.code, http_status=429, details=error.details)
-        error.should_retry = False
-        error_type = "insufficient_quota"
+    status, message = error.http_status, error.message
+    if isinstance(error, BudgetExhausted):  # OpenAI's words (never retried: its should_retry)
+        message, error_type = _QUOTA_MESSAGE, "insufficient_quota"
     else:
-        error_type = getattr(error, "error_type", None) or _default_type(error.http_status)
-    body = {"error": {"message": error.message, "type": error_type, "param": error.param, "code": error.code}}
+        error_type = getattr(error, "error_type", None) or _default_type(status)
+    body = {"error": {"message": message, "type": error_type, "param": error.param, "code": error.code}}
     headers = [("Content-Type", "application/json"), ("x-request-id", request_id)]
     if isinstance(error, ScriptedError) and error.retry_after is not None:
         headers += retry_after_headers(error.retry_after, milliseconds=True)
     if error.should_retry is not None:
         headers.append(("x-should-retry", "true" if error.should_retry else "false"))
-    return Reply(error.http_status, headers, orjson.dumps(body))
+    return Reply(status, headers, orjson.dumps(body))

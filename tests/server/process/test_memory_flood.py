@@ -21,7 +21,7 @@ MiB = 1024 * 1024
 # of 1 MB in flight.
 RSS_ABOVE_BUDGET = 80 * MiB
 # Plus, once loaded, the encoding of the model these requests name (docs/tokens.md, "What it costs").
-O200K_BASE_RSS = 70 * MiB
+O200K_BASE_RSS = 40 * MiB
 _SESSION = "ses_00000000000000000000000000f100d0"
 _PATH = f"/sessions/{_SESSION}/openai/v1/chat/completions"
 

@@ -155,12 +155,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # --- the dashboard's browser tests (tests/dashboard/, docs/dashboard.md) -----------------------------------
 
 
+# Debian's ``chromium-headless-shell`` first: Chromium's own headless build, the one Playwright itself runs
+# for headless tests. The same engine as the ``chromium`` browser at about two thirds of its CPU per test
+# (a new context 0.17 s instead of 0.38 s, a dashboard load 0.31 s instead of 0.43 s on the 2-core VM).
+_CHROMIUM_NAMES = (
+    "chromium-headless-shell",
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+)
+
+
 def find_chromium() -> str | None:
-    """``LLMTS_CHROMIUM``, else a Chromium on PATH (Debian's ``chromium`` package)."""
+    """``LLMTS_CHROMIUM``, else a Chromium on PATH (Debian's ``chromium-headless-shell`` or ``chromium``)."""
     configured = os.environ.get("LLMTS_CHROMIUM")
     if configured:
         return configured if os.path.exists(configured) else None
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+    for name in _CHROMIUM_NAMES:
         found = shutil.which(name)
         if found:
             return found
@@ -175,7 +187,7 @@ def _chromium_of_the_worker() -> Iterator[tuple[Any, asyncio.AbstractEventLoop]]
     if executable is None:
         pytest.skip(
             "no Chromium found: the dashboard's browser tests drive a real one "
-            "(apt-get install chromium, or set LLMTS_CHROMIUM to its path)"
+            "(apt-get install chromium-headless-shell or chromium, or set LLMTS_CHROMIUM to its path)"
         )
     from playwright.sync_api import sync_playwright
 

@@ -167,6 +167,12 @@ _CHROMIUM_NAMES = (
 )
 
 
+def find_full_chromium() -> str | None:
+    """The Chromium browser users run (Debian's ``chromium``), not its headless shell: None when only the
+    shell, or nothing, is installed."""
+    return next(filter(None, (shutil.which(name) for name in _CHROMIUM_NAMES[1:])), None)
+
+
 def find_chromium() -> str | None:
     """``LLMTS_CHROMIUM``, else a Chromium on PATH (Debian's ``chromium-headless-shell`` or ``chromium``)."""
     configured = os.environ.get("LLMTS_CHROMIUM")

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import ctypes
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MADV_DONTNEED", "page_out", "untouched_read_only_ranges"]
+__all__ = ["MADV_DONTNEED", "Mapping", "mappings", "page_out", "untouched_read_only_ranges"]
 
 MADV_DONTNEED = 4  # linux/mman-common.h
 _SMAPS = Path("/proc/self/smaps")
@@ -44,30 +45,53 @@ def _libc() -> Any:
 _LIBC = _libc()
 
 
-def untouched_read_only_ranges(path: Path, smaps: str | None = None) -> list[tuple[int, int]]:
-    """The (start, end) addresses of this process's mappings of ``path`` that are read-only, not
-    executable and hold no page the process wrote (``Anonymous: 0 kB``): pages that are exactly the
-    file's. ``smaps`` is the text of ``/proc/self/smaps`` (read when None)."""
+@dataclass(slots=True)
+class Mapping:
+    """One mapping of ``/proc/self/smaps``: its addresses, permissions (``r--p``), file (empty when
+    anonymous) and its sizes in kB by name (``Rss``, ``Anonymous``...)."""
+
+    start: int
+    end: int
+    permissions: str
+    path: str
+    kib: dict[str, int] = field(default_factory=dict)
+
+
+def mappings(smaps: str | None = None) -> list[Mapping]:
+    """This process's mappings, from ``smaps`` (the text of ``/proc/self/smaps``; read when None, and
+    none where it cannot be read)."""
     if smaps is None:
         try:
             smaps = _SMAPS.read_text()
         except OSError:
             return []
-    wanted = str(path)
-    ranges: list[tuple[int, int]] = []
-    current: tuple[int, int] | None = None
+    found: list[Mapping] = []
     for line in smaps.splitlines():
         fields = line.split(maxsplit=5)
-        if fields and "-" in fields[0] and len(fields) >= 5 and not fields[0].endswith(":"):
-            current = None
-            if len(fields) == 6 and fields[5] == wanted and fields[1] in ("r--p", "r--s"):
-                start, _, end = fields[0].partition("-")
-                current = (int(start, 16), int(end, 16))
-        elif current is not None and fields[:1] == ["Anonymous:"]:
-            if fields[1:2] == ["0"]:
-                ranges.append(current)
-            current = None
-    return ranges
+        if not fields:
+            continue
+        if fields[0].endswith(":"):  # a size ("Rss:   12 kB") or a flag line of the mapping above
+            if found and len(fields) > 1 and fields[1].isdigit():
+                found[-1].kib[fields[0][:-1]] = int(fields[1])
+            continue
+        start, _, end = fields[0].partition("-")
+        path = fields[5] if len(fields) == 6 else ""
+        found.append(Mapping(int(start, 16), int(end, 16), fields[1], path))
+    return found
+
+
+def untouched_read_only_ranges(path: Path, smaps: str | None = None) -> list[tuple[int, int]]:
+    """The (start, end) addresses of this process's mappings of ``path`` that are read-only, not
+    executable and hold no page the process wrote (``Anonymous: 0 kB``): pages that are exactly the
+    file's."""
+    wanted = str(path)
+    return [
+        (mapping.start, mapping.end)
+        for mapping in mappings(smaps)
+        if mapping.path == wanted
+        and mapping.permissions in ("r--p", "r--s")
+        and mapping.kib.get("Anonymous") == 0
+    ]
 
 
 def page_out(path: Path) -> int:

@@ -12,7 +12,7 @@ from typing import Any
 from llmts import LlmTestServer
 from tests.helpers import DASHBOARD_CONTROL_KEY
 
-__all__ = ["TIMEOUT_MS", "configured_expect", "login", "offline_page", "open_view", "shot"]
+__all__ = ["TIMEOUT_MS", "configured_expect", "login", "offline_page", "open_view", "shot", "watched_page"]
 
 TIMEOUT_MS = 20_000
 
@@ -22,6 +22,24 @@ def configured_expect() -> Any:
 
     expect.set_options(timeout=TIMEOUT_MS)
     return expect
+
+
+def watched_page(context: Any) -> tuple[Any, list[str]]:
+    """A new page of ``context`` with the suite's timeout, and the list its page errors and CSP violations
+    are written to (a test asserts it stays empty)."""
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on(
+        "console",
+        lambda message: (
+            problems.append(message.text)
+            if message.type == "error" and "Content Security Policy" in message.text
+            else None
+        ),
+    )
+    return page, problems
 
 
 def shot(page: Any, name: str) -> None:

@@ -8,25 +8,14 @@ from typing import Any
 import pytest
 
 from llmts import LlmTestServer, SessionClient
-from tests.dashboard.browser import TIMEOUT_MS
+from tests.dashboard.browser import watched_page
 
 
 @pytest.fixture
 def browser_page(chromium: Any) -> Iterator[Any]:
     """A fresh browser context (no cookie yet); fails the test on a page error or a CSP violation."""
     context = chromium.new_context(viewport={"width": 1280, "height": 820})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    problems: list[str] = []
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on(
-        "console",
-        lambda message: (
-            problems.append(message.text)
-            if message.type == "error" and "Content Security Policy" in message.text
-            else None
-        ),
-    )
+    page, problems = watched_page(context)
     yield page
     context.close()
     assert problems == []

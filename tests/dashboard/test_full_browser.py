@@ -11,7 +11,7 @@ import pytest
 
 from llmts import LlmTestServer
 from tests.conftest import find_full_chromium
-from tests.dashboard.browser import configured_expect, login
+from tests.dashboard.browser import configured_expect, login, watched_page
 from tests.helpers import CHROMIUM_ARGS
 
 
@@ -24,9 +24,7 @@ def test_the_full_browser_logs_in_and_follows_a_session_live(
     # The worker's Playwright launches it beside the worker's browser: one sync Playwright per thread.
     browser = chromium.browser_type.launch(executable_path=executable, args=CHROMIUM_ARGS)
     try:
-        page = browser.new_context(viewport={"width": 1280, "height": 820}).new_page()
-        problems: list[str] = []
-        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        page, problems = watched_page(browser.new_context(viewport={"width": 1280, "height": 820}))
         expect = configured_expect()
         login(page, dashboard_server)
         created = dashboard_server.create_session(label="full browser")

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from llmts.runtime.file_pages import untouched_read_only_ranges
+from llmts.runtime.file_pages import Mapping, mappings, untouched_read_only_ranges
 from tests.support.openai_tokens import own_encoding
 
 _LIB = "/venv/lib/bpe/_bindings.abi3.so"
@@ -48,21 +48,24 @@ def test_only_the_files_untouched_read_only_data_is_chosen() -> None:
     assert untouched_read_only_ranges(Path("/nowhere.so"), _SMAPS) == []
 
 
+def test_smaps_is_read_as_mappings_with_their_sizes() -> None:
+    found = mappings(_SMAPS)
+    assert [m.permissions for m in found] == ["r--p", "r-xp", "r--p", "rw-p", "r--p", "rw-p", "r--s"]
+    assert found[0] == Mapping(
+        0x7F0000000000, 0x7F0004000000, "r--p", _LIB, {"Size": 65536, "Rss": 32256, "Anonymous": 0}
+    )
+    assert found[5].path == "" and found[5].kib == {"Anonymous": 4}  # an anonymous mapping
+    assert mappings("") == []
+
+
 _PROBE = textwrap.dedent(
     """
-    import sys
     import orjson
     from llmts.providers.chat_completions import encodings
+    from llmts.runtime.file_pages import mappings
 
     def library_kib():
-        total, inside = 0, False
-        for line in open("/proc/self/smaps"):
-            fields = line.split()
-            if fields and "-" in fields[0] and not fields[0].endswith(":"):
-                inside = "bpe_openai/_bindings" in fields[-1]
-            elif inside and fields[0] == "Rss:":
-                total += int(fields[1])
-        return total
+        return sum(m.kib.get("Rss", 0) for m in mappings() if "bpe_openai/_bindings" in m.path)
 
     count = encodings.text_counter("o200k_base")
     first = count("hello world")

@@ -292,7 +292,7 @@ def test_python_test_file_block_passes(
 ) -> None:
     name = "test_" + re.sub(r"\W", "_", block.where)
     pytester.makepyfile(**{name: block.source})
-    args = [*attached_to(llmts_server)]
+    args = attached_to(llmts_server)
 
     result = run_in_process(pytester, *args, preload=_EXAMPLE_IMPORTS)
 

@@ -249,7 +249,7 @@ def test_llmts_env_fixture_restores_the_environment_after_the_test(
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "ambient")
     monkeypatch.delenv("GOOGLE_GEMINI_BASE_URL", raising=False)
     pytester.makepyfile(test_inner=INNER)
-    args = [*attached_to(llmts_server)]
+    args = attached_to(llmts_server)
 
     result = run_in_process(pytester, *args)
 

@@ -1,0 +1,106 @@
+"""The app's CPU instructions per request, counted by valgrind: a figure the machine's load cannot move.
+
+``run.py`` and ``compare.py`` time a live server, and on a shared VM their figures move by ±10 % between
+minutes and by 2x between days. This script runs ``inprocess.py``'s app (an OpenAI chat request answered
+by a 20-chunk ``repeat_last_response`` scenario) under ``valgrind --tool=callgrind`` twice per mode: once
+answering the warm-up only, once answering ``--requests`` more; the difference over ``--requests`` is the
+instructions one request costs, sockets, gevent and gunicorn left out. ``PYTHONHASHSEED`` is fixed, so a
+run repeats to within a few hundred instructions. ``--base`` counts another commit the same way (a
+temporary ``git worktree``) and prints this/base.
+
+    python benchmarks/instructions.py
+    python benchmarks/instructions.py --base HEAD~1 --mode stream
+
+Each valgrind run takes about a minute on the 2-core VM; the runs of one call go side by side, one per
+CPU. See benchmarks/README.md, "Instructions per request".
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from compare import base_checkout  # noqa: E402
+
+_WARM_UP = 500
+_VALGRIND = ("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null")
+_COLLECTED = re.compile(rb"Collected : (\d+)")
+
+# What runs under valgrind: the app of ``tree`` (first on sys.path), warmed up, then ``requests`` more.
+_CHILD = f"""
+import sys
+tree, stream, requests = sys.argv[1], sys.argv[2] == "stream", int(sys.argv[3])
+sys.path[:0] = [tree, tree + "/benchmarks"]
+import inprocess
+import llmts
+assert llmts.__file__.startswith(tree), (llmts.__file__, tree)
+from llmts.schema.config import SessionConfig
+from llmts.server.app import LlmtsApp
+app = LlmtsApp()
+app.registry.default.configure(SessionConfig.model_validate(inprocess._CONFIG))
+inprocess._run(app, stream, {_WARM_UP})
+inprocess._run(app, stream, requests)
+"""
+
+
+def _count(tree: Path, mode: str, requests: int) -> int:
+    """Instructions of one valgrind run of the child."""
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    completed = subprocess.run(
+        [*_VALGRIND, sys.executable, "-c", _CHILD, str(tree), mode, str(requests)],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    found = _COLLECTED.search(completed.stderr)
+    if completed.returncode != 0 or found is None:
+        sys.exit(f"valgrind run failed ({tree}, {mode}, {requests}):\n{completed.stderr.decode()[-2000:]}")
+    return int(found.group(1))
+
+
+def per_request(tree: Path, mode: str, requests: int, pool: ThreadPoolExecutor) -> float:
+    """Instructions per ``mode`` request of the app in ``tree``."""
+    idle, loaded = pool.map(lambda n: _count(tree, mode, n), (0, requests))
+    return (loaded - idle) / requests
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=1000, help="requests counted per mode (default 1000)")
+    parser.add_argument("--mode", choices=("stream", "nonstream", "both"), default="both")
+    parser.add_argument("--base", help="also count this commit (a temporary git worktree); prints this/base")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not installed (apt-get install valgrind)")
+    modes = ("nonstream", "stream") if args.mode == "both" else (args.mode,)
+    with ThreadPoolExecutor(max_workers=max(1, len(os.sched_getaffinity(0)))) as pool:
+        this = {mode: per_request(REPO, mode, args.requests, pool) for mode in modes}
+        base: dict[str, float] = {}
+        if args.base:
+            with base_checkout(args.base) as tree:
+                base = {mode: per_request(tree, mode, args.requests, pool) for mode in modes}
+    for mode in modes:
+        line = f"{mode:>10} {this[mode] / 1000:8.1f}k instructions/request"
+        if mode in base:
+            line += f"   base {base[mode] / 1000:8.1f}k   this/base {this[mode] / base[mode]:.3f}"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

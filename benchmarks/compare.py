@@ -3,7 +3,7 @@
 ``run.py``'s ratios move by ±10 % from minute to minute on a shared VM, which hides a change worth 3 %.
 This script starts two ``llmts serve`` processes side by side, *base* (a temporary ``git worktree`` of
 ``--base``) and *this* (the checkout it runs from), both pinned to the first CPU, and loads them in turn
-with ``run.py``'s load generator (pinned to the second): many short windows, alternating which goes
+with the load generator of ``loadgen.py`` (pinned to the second): many short windows, alternating which goes
 first, so both see the same machine. Each round's figure is this/base of server CPU microseconds per
 request; the verdict is the median over the rounds. An A/A run (``--base HEAD`` on a clean tree) shows
 the noise floor: its median stays within about 1 %.
@@ -34,17 +34,15 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from floor_app import make_chunks  # noqa: E402
-from run import (  # noqa: E402
+from loadgen import LoadSpec, Target, run_load  # noqa: E402
+from servers import (  # noqa: E402
     START_TIMEOUT,
-    LoadSpec,
     Server,
-    Target,
-    _cpus,
-    _pin,
-    _process_tree,
     build_request,
     configure_llmts,
-    run_load,
+    cpus,
+    pin,
+    process_tree,
     start_llmts,
 )
 
@@ -88,12 +86,12 @@ def _spec(
         warmup,
         window,
         cpu,
-        _process_tree(server.proc.pid),
+        process_tree(server.proc.pid),
     )
 
 
 def compare(args: argparse.Namespace) -> int:
-    server_cpu, load_cpu = _cpus()
+    server_cpu, load_cpu = cpus()
     with base_checkout(args.base) as tree:
         servers = {
             "base": start("base", tree, not args.default, args.chunks),
@@ -101,7 +99,7 @@ def compare(args: argparse.Namespace) -> int:
         }
         try:
             for server in servers.values():
-                _pin(server.pids, server_cpu)
+                pin(server.pids, server_cpu)
             for server in servers.values():  # both at their steady state before the first round
                 run_load(_spec(server, args, 0.0, args.warmup, load_cpu))
             ratios: list[float] = []

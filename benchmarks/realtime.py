@@ -57,7 +57,8 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
 
-from run import START_TIMEOUT, Server, _cpu_seconds, _cpus, _percentile, _pin, http_request, start_llmts  # noqa: E402
+from loadgen import cpu_seconds, percentile  # noqa: E402
+from servers import START_TIMEOUT, Server, cpus, http_request, pin, start_llmts  # noqa: E402
 
 from llmts.runtime.media.audio import speech_pcm  # noqa: E402
 
@@ -108,7 +109,7 @@ class Worker:
         raise RuntimeError("no VmRSS")
 
     def cpu(self) -> float:
-        seconds = _cpu_seconds([self.pid])
+        seconds = cpu_seconds([self.pid])
         if seconds is None:
             raise RuntimeError(f"cannot read /proc/{self.pid}/stat")
         return seconds
@@ -120,7 +121,7 @@ def _start(server_cpu: int | None) -> tuple[Server, Worker]:
         status, body = http_request(server.url, "POST", "/admin-api/configure", _config())
         if status != 200:
             raise server.fail(f"configure failed: {status} {body[:300]!r}")
-        _pin(server.pids, server_cpu)
+        pin(server.pids, server_cpu)
         return server, Worker(server)
     except BaseException:
         server.stop()
@@ -431,8 +432,8 @@ async def _active(args: argparse.Namespace, url: str, worker: Worker, kind: str,
     result.turns = len(values)
     result.elapsed = elapsed
     result.turns_per_second = result.turns / elapsed
-    result.p50_ms = _percentile(values, 0.50) * 1000
-    result.p99_ms = _percentile(values, 0.99) * 1000
+    result.p50_ms = percentile(values, 0.50) * 1000
+    result.p99_ms = percentile(values, 0.99) * 1000
     result.max_ms = (values[-1] if values else 0.0) * 1000
     result.server_cpu_pct = 100 * server_cpu / elapsed
     result.server_cpu_us_per_turn = 1e6 * server_cpu / result.turns if result.turns else None
@@ -508,7 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"open files (RLIMIT_NOFILE soft): {limit}"
         + ("" if limit >= wanted else f", below the {wanted} wanted")
     )
-    server_cpu, load_cpu = _cpus()
+    server_cpu, load_cpu = cpus()
     if load_cpu is not None:
         os.sched_setaffinity(0, {load_cpu})
         print(f"server on CPU {server_cpu}, load (this process) on CPU {load_cpu}")

@@ -35,18 +35,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from run import (  # noqa: E402
-    MODEL,
-    LoadResult,
-    LoadSpec,
-    Server,
-    Target,
-    _cpu_seconds,
-    _percentile,
-    _process_tree,
-    http_request,
-    run_loads,
-)
+from loadgen import LoadResult, LoadSpec, Target, cpu_seconds, percentile, run_loads  # noqa: E402
+from servers import MODEL, Server, http_request, process_tree  # noqa: E402
 
 START_TIMEOUT = 60.0
 
@@ -83,7 +73,7 @@ def start_servers(count: int, deadline: float) -> tuple[Server, list[str]]:
         for url in urls:
             server.url = url
             server.wait_http("/health", deadline)
-        server.pids = _process_tree(server.proc.pid)
+        server.pids = process_tree(server.proc.pid)
     except BaseException:
         server.stop()
         raise
@@ -243,10 +233,10 @@ def measure_throughput(args: argparse.Namespace, count: int) -> dict[str, Any]:
     server, urls = start_servers(count, time.monotonic() + START_TIMEOUT)
     try:
         owned = create_sessions(urls, args.sessions, args.chunks)
-        server_cpu0 = _cpu_seconds(server.pids)
+        server_cpu0 = cpu_seconds(server.pids)
         run_load = _run_wrk if args.load == "wrk" else _run_python_load
         results = run_load(urls, owned, args)
-        server_cpu1 = _cpu_seconds(server.pids)
+        server_cpu1 = cpu_seconds(server.pids)
     finally:
         server.stop()
     fatal = [r.fatal for r in results if r.fatal]
@@ -263,8 +253,8 @@ def measure_throughput(args: argparse.Namespace, count: int) -> dict[str, Any]:
         "requests": requests,
         "errors": sum(r.errors for r in results),
         "rps": requests / elapsed,
-        "p50_ms": _percentile(latencies, 0.5) * 1000,
-        "p99_ms": _percentile(latencies, 0.99) * 1000,
+        "p50_ms": percentile(latencies, 0.5) * 1000,
+        "p99_ms": percentile(latencies, 0.99) * 1000,
         "load_cpu_pct": 100 * sum(r.load_cpu_seconds for r in results) / elapsed,
         "server_cpu_pct": (
             100 * (server_cpu1 - server_cpu0) / (args.warmup + args.duration)

@@ -15,7 +15,6 @@ See benchmarks/README.md, "Scaling". Not a test: run it on a quiet machine.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import secrets
@@ -36,7 +35,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from loadgen import LoadResult, LoadSpec, Target, cpu_seconds, percentile, run_loads  # noqa: E402
-from servers import MODEL, Server, http_request, process_tree  # noqa: E402
+from servers import MODEL, Server, http_request, start_llmts  # noqa: E402
 
 START_TIMEOUT = 60.0
 
@@ -64,24 +63,8 @@ def _chat_request(host: str, port: int, session_id: str, stream: bool) -> bytes:
 
 def start_servers(count: int, deadline: float) -> tuple[Server, list[str]]:
     """``llmts serve --workers count --no-access-log`` (one process, so ``--workers 1`` is the baseline)."""
-    ready = Path(tempfile.mkdtemp(prefix="bench-scaling-")) / "ready"
-    argv = [sys.executable, "-m", "llmts", "serve", "--host", "127.0.0.1", "--port", "0", "--no-access-log"]
-    argv += ["--workers", str(count), "--ready-file", str(ready), "--parent-pid", str(os.getpid())]
-    server = Server(f"llmts-x{count}", argv)
-    try:
-        urls = server.wait_ready_file(ready, deadline).split()
-        for url in urls:
-            server.url = url
-            server.wait_http("/health", deadline)
-        server.pids = process_tree(server.proc.pid)
-    except BaseException:
-        server.stop()
-        raise
-    finally:
-        with contextlib.suppress(OSError):
-            ready.unlink()
-            ready.parent.rmdir()
-    return server, urls
+    server = start_llmts(deadline, f"llmts-x{count}", quiet=True, workers=count)
+    return server, server.urls
 
 
 def create_sessions(urls: list[str], sessions: int, chunks: int) -> dict[str, list[str]]:

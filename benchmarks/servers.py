@@ -132,6 +132,7 @@ class Server:
             start_new_session=True,
         )
         self.url = ""
+        self.urls: list[str] = []  # one per server process (``llmts serve --workers N``)
         self.pids: list[int] = [self.proc.pid]
 
     def alive(self) -> bool:
@@ -216,23 +217,34 @@ def http_request(
 
 
 def start_llmts(
-    deadline: float, name: str = "llmts", *, quiet: bool | None = None, tree: Path | None = None
+    deadline: float,
+    name: str = "llmts",
+    *,
+    quiet: bool | None = None,
+    tree: Path | None = None,
+    workers: int = 1,
 ) -> Server:
     """``llmts`` runs quiet (``--no-access-log``); ``default`` exactly as ``llmts serve`` starts; ``quiet``
     says so for another name. ``tree``: import the package from that checkout (run from it, so ``-m``
-    finds it first) instead of this one."""
+    finds it first) instead of this one. ``workers`` > 1: ``--workers N``, one URL per server process in
+    ``urls`` (``url`` the first)."""
     ready = Path(tempfile.mkdtemp(prefix=f"bench-{name}-")) / "ready"
     argv = [sys.executable, "-m", "llmts", "serve", "--host", "127.0.0.1", "--port", "0"]
     if quiet is None:
         quiet = name == "llmts"
     if quiet:
         argv.append("--no-access-log")
+    if workers > 1:
+        argv += ["--workers", str(workers)]
     argv += ["--ready-file", str(ready), "--parent-pid", str(os.getpid())]
     env = dict(os.environ, PYTHONPATH=str(tree)) if tree is not None else None
     server = Server(name, argv, env, tree or REPO)
     try:
-        server.url = server.wait_ready_file(ready, deadline).strip()
-        server.wait_http("/health", deadline)
+        server.urls = server.wait_ready_file(ready, deadline).split()
+        for url in server.urls:
+            server.url = url
+            server.wait_http("/health", deadline)
+        server.url = server.urls[0]
         server.wait_workers(deadline)
     except BaseException:
         server.stop()

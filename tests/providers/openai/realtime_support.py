@@ -21,14 +21,17 @@ from llmts.schema.neutral import Completion, NeutralToolCall, ScriptedOutput, Us
 
 __all__ = [
     "BY_TYPE",
+    "TEXT",
     "Client",
     "SpokenOutput",
     "check_event",
     "completion",
+    "event_types",
     "opening",
     "pcm_b64",
     "silence_b64",
     "speech_b64",
+    "text_client",
     "tool_call",
 ]
 
@@ -200,3 +203,18 @@ class Client:
 
     def interrupt(self, turn: Turn, delivered: list[ServerEvent], reason: str) -> list[dict[str, Any]]:
         return self._take(self.protocol.interrupted(turn, delivered, reason))
+
+
+# A session.update's session that turns output to text only.
+TEXT = {"type": "realtime", "output_modalities": ["text"]}
+
+
+def event_types(events: list[dict[str, Any]]) -> list[str]:
+    return [event["type"] for event in events]
+
+
+def text_client(**session: Any) -> Client:
+    """A connection whose session answers in text, updated with ``session``'s further keys."""
+    client = Client.connect()
+    assert client.types({"type": "session.update", "session": {**TEXT, **session}}) == ["session.updated"]
+    return client

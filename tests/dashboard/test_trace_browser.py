@@ -22,7 +22,7 @@ from llmts.client.trace_export import collect_trace_export
 from llmts.dashboard.bundle import bundle_modules
 from llmts.dashboard.trace import read_trace, write_trace
 from tests.dashboard.browser import TIMEOUT_MS, configured_expect, login, offline_page
-from tests.dashboard.test_dashboard_browser import APPROVAL_GRAPH, WEATHER_TOOL
+from tests.dashboard.sample_configs import APPROVAL_GRAPH, WEATHER_TOOL
 
 NODE_ID = "tests/test_agent.py::test_weather_stream[</script><b>paris</b>]"
 LONGREPR = (

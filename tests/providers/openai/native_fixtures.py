@@ -1,11 +1,14 @@
 """Shared ``items`` fixtures for the native-tool tests: the reference document's file-search and
-code-interpreter examples, a web-search group, and session configurations that pair each family with
-its qualified model."""
+code-interpreter examples, a web-search group, session configurations that pair each family with
+its qualified model, and the strict openai SDK ``client`` fixture of the native-tool SDK tests."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
+
+import openai
+import pytest
 
 from llmts import SessionClient
 
@@ -98,6 +101,13 @@ CODE_TOOL: dict[str, Any] = {
     "container": {"type": "auto", "file_ids": ["file_input"]},
 }
 WEB_TOOL: dict[str, Any] = {"type": "web_search"}
+SEED_FILE_TOOL: dict[str, Any] = {
+    "type": "file_search",
+    "vector_store_ids": ["vs_fixture"],
+    "max_num_results": 2,
+    "ranking_options": {"ranker": "auto", "score_threshold": 0.5},
+    "filters": {"type": "eq", "key": "category", "value": "fixture"},
+}
 
 
 def items(base: list[dict[str, Any]], **changes: Any) -> list[dict[str, Any]]:
@@ -123,3 +133,12 @@ def configure(
             **extra,
         }
     )
+
+
+@pytest.fixture(name="client")
+def strict_responses_client(app_session: SessionClient) -> Any:
+    """The openai SDK with strict response validation and no retries; skips on an SDK without Responses."""
+    sdk = app_session.openai_client(_strict_response_validation=True, max_retries=0)
+    if not hasattr(sdk, "responses"):
+        pytest.skip(f"openai {openai.__version__} has no Responses API")
+    return sdk

@@ -1,6 +1,8 @@
-"""The dashboard in a real Chromium (Debian's package, driven by Playwright) against a real gunicorn server
-with a control key: login, live sessions and journal, request detail, graphs, verification, configuration,
-and request content that tries to run script (docs/dashboard.md).
+"""The dashboard's journal in a real Chromium (Debian's package, driven by Playwright) against a real
+gunicorn server with a control key (docs/dashboard.md): SDK requests arriving live, filters, a reset, a
+request still in progress, paging at the retention limit, MCP and A2A calls on the same timeline, the
+request detail (previews, tool calls, retry group, delivery timeline), and request content that tries
+to run script, shown literally.
 
 Set ``LLMTS_DASHBOARD_SCREENSHOTS=docs/images`` to refresh the screenshots the docs show.
 """
@@ -11,7 +13,6 @@ import http.client
 import json
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,178 +21,9 @@ from tests.dashboard.browser import configured_expect as _expect
 from tests.dashboard.browser import login as _login
 from tests.dashboard.browser import open_view
 from tests.dashboard.browser import shot as _shot
-from tests.helpers import DASHBOARD_CONTROL_KEY
+from tests.dashboard.sample_configs import WEATHER_TOOL
 
 XSS = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {}}}},
-}
-APPROVAL_GRAPH = {
-    "id": "approval",
-    "start_at": "ask",
-    "steps": [
-        {
-            "id": "ask",
-            "when": {"latest_user_equals": "Start"},
-            "response": {"text": "Approve or cancel?"},
-            "then": ["approve", "cancel"],
-        },
-        {
-            "id": "approve",
-            "when": {"latest_user_equals": "Approve"},
-            "response": {"text": "Approved"},
-            "complete": True,
-        },
-        {
-            "id": "cancel",
-            "when": {"latest_user_equals": "Cancel"},
-            "response": {"text": "Cancelled"},
-            "complete": True,
-        },
-    ],
-}
-
-
-def test_login_is_asked_once_and_kept_in_an_httponly_samesite_cookie(
-    page: Any, dashboard_server: LlmTestServer
-) -> None:
-    expect = _expect()
-    page.goto(dashboard_server.url + "/dashboard")
-    expect(page.locator("#login-form")).to_be_visible()
-    expect(page.locator("#sessions")).to_have_count(0)  # nothing shown without the key
-
-    page.fill("#control-key", "not-the-key")
-    page.click("#login-form button[type=submit]")
-    expect(page.locator("#login-error")).to_have_text("That key was refused.")
-    expect(page.locator("#sessions")).to_have_count(0)
-
-    page.fill("#control-key", DASHBOARD_CONTROL_KEY)
-    page.click("#login-form button[type=submit]")
-    expect(page.locator("#sessions")).to_be_visible()
-    (cookie,) = [c for c in page.context.cookies() if c["name"] == "llmts_dashboard"]
-    assert cookie["httpOnly"] is True and cookie["sameSite"] == "Strict"
-    assert DASHBOARD_CONTROL_KEY not in cookie["value"]
-    assert page.evaluate("document.cookie") == ""  # script cannot read it
-
-    page.reload()  # asked once: the cookie keeps the login
-    expect(page.locator("#sessions")).to_be_visible()
-    expect(page.locator("#login-form")).to_have_count(0)
-    expect(page.locator("#logout")).to_be_visible()
-
-    page.click("#logout")
-    expect(page.locator("#login-form")).to_be_visible()
-    expect(page.locator("#logout")).to_be_hidden()
-    assert not [c for c in page.context.cookies() if c["name"] == "llmts_dashboard"]
-    # Logout revoked the token on the server: a copy of the cookie no longer authorizes anything.
-    copied = {"Cookie": f"llmts_dashboard={cookie['value']}", "X-Llm-Test-Server-Dashboard": "1"}
-    assert _get(dashboard_server, "/admin-api/sessions", copied) == 401
-
-
-def test_without_a_control_key_there_is_no_login_and_no_log_out(
-    chromium: Any, own_server_factory: Callable[..., LlmTestServer]
-) -> None:
-    expect = _expect()
-    server = own_server_factory()
-    context = chromium.new_context()
-    try:
-        page = context.new_page()
-        page.goto(server.url + "/dashboard")
-        expect(page.locator("#sessions")).to_be_visible()
-        expect(page.locator("#login-form")).to_have_count(0)
-        expect(page.locator("#logout")).to_be_hidden()
-        # Nor when the login state cannot be read at all.
-        page.route("**/dashboard/login", lambda route: route.fulfill(status=503, body="unavailable"))
-        page.reload()
-        expect(page.locator("#sessions")).to_be_visible()
-        expect(page.locator("#logout")).to_be_hidden()
-    finally:
-        context.close()
-
-
-def test_too_many_wrong_keys_say_when_to_try_again(
-    chromium: Any, own_server_factory: Callable[..., LlmTestServer]
-) -> None:
-    from llmts.server.api.auth import MAX_WRONG_KEYS
-
-    expect = _expect()
-    server = own_server_factory(control_key=DASHBOARD_CONTROL_KEY)  # its own: this locks 127.0.0.1 out
-    context = chromium.new_context()
-    try:
-        page = context.new_page()
-        page.goto(server.url + "/dashboard")
-        for attempt in range(MAX_WRONG_KEYS):
-            page.fill("#control-key", f"guess-{attempt}")
-            page.click("#login-form button[type=submit]")
-            expect(page.locator("#login-error")).to_have_text("That key was refused.")
-            page.locator("#login-error").evaluate("element => { element.textContent = ''; }")
-        page.fill("#control-key", DASHBOARD_CONTROL_KEY)  # refused too while locked out
-        page.click("#login-form button[type=submit]")
-        expect(page.locator("#login-error")).to_contain_text("too many wrong control keys")
-        expect(page.locator("#login-error")).to_contain_text("try again in")
-        expect(page.locator("#sessions")).to_have_count(0)
-    finally:
-        context.close()
-
-
-def _open(page: Any, server: LlmTestServer, hash_path: str) -> None:
-    open_view(page, server.url, hash_path)
-
-
-def _get(server: LlmTestServer, path: str, headers: dict[str, str]) -> int:
-    parts = urlsplit(server.url)
-    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
-    try:
-        connection.request("GET", path, headers=headers)
-        response = connection.getresponse()
-        response.read()
-        return response.status
-    finally:
-        connection.close()
-
-
-def test_a_new_session_appears_without_reloading(page: Any, dashboard_server: LlmTestServer) -> None:
-    expect = _expect()
-    _login(page, dashboard_server)
-    created = dashboard_server.create_session()
-    try:
-        row = page.locator(f"tr[data-session='{created.id}']")
-        expect(row).to_be_visible()
-        expect(row.locator("td").nth(2)).to_have_text("no")
-        created.configure({"scenarios": [{"responses": [{"text": "a"}, {"text": "b"}]}]})
-        created.openai_client(max_retries=0).chat.completions.create(
-            model="gpt-4.1-mini", messages=[{"role": "user", "content": "hi"}]
-        )
-        expect(row.locator("td").nth(2)).to_have_text("yes")
-        expect(row.locator("td").nth(5)).to_have_text("1")  # requests
-    finally:
-        created.delete()
-    expect(page.locator(f"tr[data-session='{created.id}']")).to_have_count(0)
-
-
-def test_reset_and_delete_ask_for_confirmation(page: Any, dashboard_server: LlmTestServer) -> None:
-    expect = _expect()
-    doomed = dashboard_server.create_session()
-    doomed.openai_client(max_retries=0).chat.completions.create(
-        model="gpt-4.1-mini", messages=[{"role": "user", "content": "hi"}]
-    )
-    _login(page, dashboard_server)
-    row = page.locator(f"tr[data-session='{doomed.id}']")
-    row.locator("button[data-action=reset]").click()
-    expect(row.locator(".confirm")).to_have_text(f"Reset {doomed.id}?")
-    assert len(doomed.requests()) == 1  # asking changed nothing
-    row.locator("button[data-confirm=reset]").click()
-    expect(row.locator("td").nth(5)).to_have_text("0")
-    assert doomed.requests() == []
-
-    row.locator("button[data-action=delete]").click()
-    row.get_by_role("button", name="Cancel").click()
-    expect(row.locator("button[data-action=delete]")).to_be_visible()
-    assert any(s["id"] == doomed.id for s in dashboard_server.sessions())
-    row.locator("button[data-action=delete]").click()
-    row.locator("button[data-confirm=delete]").click()
-    expect(page.locator(f"tr[data-session='{doomed.id}']")).to_have_count(0)
-    assert all(s["id"] != doomed.id for s in dashboard_server.sessions())
 
 
 def test_sdk_requests_arrive_live_and_filters_apply(
@@ -202,7 +34,7 @@ def test_sdk_requests_arrive_live_and_filters_apply(
         {"scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "Hi."}]}]}
     )
     _login(page, dashboard_server)
-    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    open_view(page, dashboard_server.url, f"sessions/{session.id}/journal")
     expect(page.locator("#journal-counts")).to_contain_text("0 matching")
     expect(page.locator("#live-state")).to_have_text("live")
 
@@ -251,7 +83,7 @@ def test_the_live_journal_follows_a_reset(
         ask(text)
     old_ids = {entry["request_id"] for entry in session.requests()}
     _login(page, dashboard_server)
-    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    open_view(page, dashboard_server.url, f"sessions/{session.id}/journal")
     expect(page.locator("#journal-body tr")).to_have_count(3)
     session.reset()
     for text in ("new 1", "new 2", "new 3", "new 4"):  # more than before: the sequence passes the old cursor
@@ -280,7 +112,7 @@ def test_a_request_in_progress_that_matches_the_filter_only_once_done_still_arri
         while not session.requests(completed=False) and time.monotonic() < deadline:
             time.sleep(0.05)
         # In progress, its status is unset: status=200 does not match it yet.
-        _open(page, dashboard_server, f"sessions/{session.id}/journal?status=200")
+        open_view(page, dashboard_server.url, f"sessions/{session.id}/journal?status=200")
         expect(page.locator("#journal-counts")).to_contain_text("0 matching; 1 observed")
         assert session.requests(completed=False)  # the page loaded while it was in flight
     finally:
@@ -338,7 +170,7 @@ def test_request_detail_shows_previews_tool_calls_and_the_delivery_timeline(
     )
 
     _login(page, dashboard_server)
-    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    open_view(page, dashboard_server.url, f"sessions/{session.id}/journal")
     page.locator("#journal-body tr[data-sequence='1']").click()
     preview = page.locator("#request-preview pre")
     expect(preview).to_contain_text('"content": "Weather in Paris?"')
@@ -354,7 +186,7 @@ def test_request_detail_shows_previews_tool_calls_and_the_delivery_timeline(
     expect(page.locator("#tool-results")).to_contain_text('"sky": "clear"')
     expect(page.locator("#request-tool-calls")).to_contain_text("get_weather")
 
-    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    open_view(page, dashboard_server.url, f"sessions/{session.id}/journal")
     page.locator("#journal-body tr[data-sequence='2'] a").click()
     timeline = page.locator("#timeline")
     expect(timeline).to_contain_text("delivery plan")
@@ -365,129 +197,6 @@ def test_request_detail_shows_previews_tool_calls_and_the_delivery_timeline(
     expect(page.locator("#timeline li", has_text="content frames emitted")).to_contain_text("1")
     expect(page.locator("#response-preview ol.frames li").first).to_contain_text('"role": "assistant"')
     _shot(page, "request")
-
-
-def test_graph_shows_executed_current_and_unvisited_steps(
-    page: Any, dashboard_server: LlmTestServer, session: SessionClient
-) -> None:
-    expect = _expect()
-    session.configure({"conversations": [APPROVAL_GRAPH]})
-    done = session.for_conversation("c1").openai_client(max_retries=0)
-    history = [{"role": "user", "content": "Start"}]
-    asked = done.chat.completions.create(model="gpt-4.1-mini", messages=history)
-    history += [
-        {"role": "assistant", "content": asked.choices[0].message.content},
-        {"role": "user", "content": "Approve"},
-    ]
-    assert (
-        done.chat.completions.create(model="gpt-4.1-mini", messages=history).choices[0].message.content
-        == "Approved"
-    )
-    waiting = session.for_conversation("c2").openai_client(max_retries=0)
-    waiting.chat.completions.create(model="gpt-4.1-mini", messages=[{"role": "user", "content": "Start"}])
-
-    _login(page, dashboard_server)
-    _open(page, dashboard_server, f"sessions/{session.id}/graphs")
-    card = page.locator("section.graph-card[data-graph='approval']")
-    card.locator("select").select_option("c1")
-    expect(card.locator("g.node[data-step='ask']")).to_have_attribute("data-state", "executed")
-    expect(card.locator("g.node[data-step='approve']")).to_have_attribute("data-state", "current")
-    expect(card.locator("g.node[data-step='cancel']")).to_have_attribute("data-state", "unvisited")
-    expect(card.locator("path.edge.taken")).to_have_count(1)
-    # The request a step answered links back here from its detail.
-    (approved,) = session.requests(step="approve")
-    _open(page, dashboard_server, f"sessions/{session.id}/requests/{approved['request_id']}")
-    page.locator("#request-detail dl.facts a", has_text="c1 / approve / 2").click()
-    card = page.locator("section.graph-card[data-graph='approval']")
-
-    card.locator("select").select_option("c2")
-    expect(card.locator("g.node[data-step='ask']")).to_have_attribute("data-state", "current")
-    expect(card.locator("g.node[data-step='approve']")).to_have_attribute("data-state", "next")
-    expect(card.locator("g.node[data-step='cancel']")).to_have_attribute("data-state", "next")
-    _shot(page, "graphs")
-
-
-def test_verification_runs_a_pasted_or_picked_expectation(
-    page: Any, dashboard_server: LlmTestServer, session: SessionClient
-) -> None:
-    expect = _expect()
-    session.openai_client(max_retries=0).chat.completions.create(
-        model="gpt-4.1-mini", messages=[{"role": "user", "content": "hi"}]
-    )
-    (entry,) = session.requests()
-    _login(page, dashboard_server)
-    _open(page, dashboard_server, f"sessions/{session.id}/verify")
-    expectation = {
-        "requests": [
-            {
-                "name": "no chat at all",
-                "query": {"provider": "openai"},
-                "maximum_count": 0,
-                "minimum_count": 0,
-            }
-        ]
-    }
-    page.fill("#expectation", json.dumps(expectation, indent=2))
-    page.click("#run-verify")
-    expect(page.locator("#verify-verdict")).to_have_text("FAILED")
-    failures = page.locator("#verify-failures")
-    expect(failures).to_contain_text("no chat at all")
-    expect(failures.locator(f"a:has-text('{entry['request_id']}')")).to_be_visible()
-    _shot(page, "verify")
-
-    page.select_option("#preset", label="At least one request")
-    page.click("#run-verify")
-    expect(page.locator("#verify-verdict")).to_have_text("PASSED")
-    expect(page.locator("#verify-matched")).to_contain_text(entry["request_id"])
-
-    page.fill("#expectation", "{not json")
-    page.click("#run-verify")
-    expect(page.locator("#verify-error")).to_contain_text("Not JSON")
-    page.fill("#expectation", json.dumps({"requests": [{"name": "x", "minimum_count": -1}]}))
-    page.click("#run-verify")
-    expect(page.locator("#verify-error")).to_contain_text("minimum_count")
-
-
-def test_configuration_shows_scenarios_and_how_far_each_queue_advanced(
-    page: Any, dashboard_server: LlmTestServer, session: SessionClient
-) -> None:
-    expect = _expect()
-    session.configure(
-        {
-            "scenarios": [
-                {
-                    "id": "chat",
-                    "provider": "openai",
-                    "responses": [{"text": "1"}, {"text": "2"}, {"text": "3"}],
-                },
-                {
-                    "id": "other",
-                    "provider": "anthropic",
-                    "terminal_policy": "restart",
-                    "responses": [{"text": "a"}],
-                },
-            ],
-            "conversations": [APPROVAL_GRAPH],
-        }
-    )
-    session.openai_client(max_retries=0).chat.completions.create(
-        model="gpt-4.1-mini", messages=[{"role": "user", "content": "hi"}]
-    )
-    _login(page, dashboard_server)
-    _open(page, dashboard_server, f"sessions/{session.id}/config")
-    chat = page.locator(".queue[data-scenario='chat']")
-    expect(chat).to_contain_text("1 of 3 consumed; next: response 1 (reject)")
-    expect(chat.locator("progress")).to_have_attribute("value", "1")
-    expect(page.locator(".queue[data-scenario='other']")).to_contain_text(
-        "0 of 1 consumed; next: response 0 (restart)"
-    )
-    expect(page.locator("section.scenario-card[data-scenario='chat'] li.next")).to_contain_text("2")
-    _shot(page, "config")
-    for _ in range(2):
-        session.openai_client(max_retries=0).chat.completions.create(
-            model="gpt-4.1-mini", messages=[{"role": "user", "content": "hi"}]
-        )
-    expect(chat).to_contain_text("3 of 3 consumed; exhausted (reject)")
 
 
 def test_request_content_that_tries_to_run_script_is_shown_literally(
@@ -503,7 +212,7 @@ def test_request_content_that_tries_to_run_script_is_shown_literally(
     assert answer.choices[0].message.content == XSS  # the unconfigured session echoes it back
 
     _login(page, dashboard_server)
-    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    open_view(page, dashboard_server.url, f"sessions/{session.id}/journal")
     row = page.locator("#journal-body tr[data-sequence='1']")
     expect(row).to_contain_text(model)
     row.click()
@@ -518,7 +227,7 @@ def test_request_content_that_tries_to_run_script_is_shown_literally(
     page.mouse.move(200, 300)
     assert page.evaluate("window.__xss") is None
     # The same text in the journal's filter inputs is a value, not markup.
-    _open(page, dashboard_server, f"sessions/{session.id}/journal?model={XSS}")
+    open_view(page, dashboard_server.url, f"sessions/{session.id}/journal?model={XSS}")
     expect(page.locator("#filter-model")).to_have_value(XSS)
     expect(page.locator("#journal-body tr")).to_have_count(0)
     assert page.evaluate("window.__xss") is None
@@ -556,7 +265,7 @@ def test_journal_at_its_retention_limit_is_paged(
     )
     _post_many(session.provider_base, 330)
     _login(page, dashboard_server)
-    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    open_view(page, dashboard_server.url, f"sessions/{session.id}/journal")
     expect(page.locator("#journal-counts")).to_contain_text(
         "300 matching; 330 observed since the last reset, 30 evicted"
     )
@@ -573,19 +282,6 @@ def test_journal_at_its_retention_limit_is_paged(
     _post_many(session.provider_base, 5)
     expect(page.locator("#journal-body tr").first).to_have_attribute("data-sequence", "335")
     expect(page.locator("#journal-body tr")).to_have_count(100)  # the page stays one page long
-
-
-def test_a_server_without_a_control_key_needs_no_login(chromium: Any, llmts_server: LlmTestServer) -> None:
-    expect = _expect()
-    context = chromium.new_context()
-    try:
-        page = context.new_page()
-        page.goto(llmts_server.url + "/dashboard")
-        expect(page.locator("#sessions")).to_be_visible()
-        expect(page.locator("tr[data-session='default']")).to_be_visible()
-        expect(page.locator("#login-form")).to_have_count(0)
-    finally:
-        context.close()
 
 
 def test_mcp_and_a2a_calls_share_the_timeline_with_the_model_calls(
@@ -636,7 +332,7 @@ def test_mcp_and_a2a_calls_share_the_timeline_with_the_model_calls(
         assert json.loads(answer.read())["result"]["parts"][0]["text"] == "Trip planned."
 
     _login(page, dashboard_server)
-    _open(page, dashboard_server, f"sessions/{session.id}/journal")
+    open_view(page, dashboard_server.url, f"sessions/{session.id}/journal")
     rows = page.locator("#journal-body tr")
     operations = [entry["operation"] for entry in session.requests(order="asc")]
     assert operations[0] == "chat.completions" and operations[-1] == "message/send", operations

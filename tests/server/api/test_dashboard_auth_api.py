@@ -1,8 +1,7 @@
-"""What the dashboard needs from the server, over raw HTTP (docs/dashboard.md): its files with a strict
-CSP, the login cookie and what it authorizes, logout's revocation, the throttle on wrong control keys,
-and the public control API reads it uses (session counters, ``GET /admin-api/queues``, the journal's
-``after`` cursor and ``retry_group``). A real server shows the cookie and the throttle's client address
-taken from the socket; the throttle's and the token table's counting runs on fresh apps in process."""
+"""The dashboard's login, over raw HTTP (docs/dashboard.md): the login cookie and what it authorizes,
+logout's revocation, the login table's bound, and the throttle on wrong control keys. A real server shows
+the cookie and the throttle's client address taken from the socket; the cookie check, the throttle's and
+the token table's counting run on fresh apps in process and on the tables with a fake clock."""
 
 from __future__ import annotations
 
@@ -11,15 +10,13 @@ import json
 import re
 from collections.abc import Callable
 from http.cookies import SimpleCookie
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from werkzeug.test import Client
 
-import llmts.dashboard
-from llmts import LlmTestServer, SessionClient
+from llmts import LlmTestServer
 from llmts.server.api.auth import (
     KEY_LOCKOUT_SECONDS,
     KEY_WINDOW_SECONDS,
@@ -32,15 +29,10 @@ from llmts.server.api.auth import (
     client_address,
 )
 from tests.helpers import DASHBOARD_CONTROL_KEY, RawResponse, raw_request
+from tests.server.api.dashboard_support import CHAT
 from tests.support.in_process import InProcessServer, send_raw
 
 DASHBOARD = {"X-Llm-Test-Server-Dashboard": "1"}
-CHAT = "/openai/v1/chat/completions"
-
-
-def _chat(session: SessionClient, text: str = "hi", headers: dict[str, str] | None = None) -> RawResponse:
-    body = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": text}]}
-    return send_raw(session, "POST", CHAT, body, {"Authorization": "Bearer k", **(headers or {})})
 
 
 def _login(server: LlmTestServer) -> str:
@@ -48,77 +40,6 @@ def _login(server: LlmTestServer) -> str:
     assert answer.status == 204, answer.body
     cookie = SimpleCookie(answer.headers["set-cookie"])
     return f"llmts_dashboard={cookie['llmts_dashboard'].value}"
-
-
-# --- the page and its files ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "path", ["/dashboard", "/dashboard/", "/dashboard/static/app.js", "/dashboard/static/views/journal.js"]
-)
-def test_dashboard_files_are_served_with_a_strict_content_security_policy(
-    dashboard_server: LlmTestServer, path: str
-) -> None:
-    answer = raw_request(dashboard_server.url, "GET", path)  # no key needed: the files hold no data
-    assert answer.status == 200
-    csp = answer.headers["content-security-policy"]
-    assert "default-src 'none'" in csp and "script-src 'self'" in csp and "style-src 'self'" in csp
-    assert "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp
-    assert answer.headers["x-content-type-options"] == "nosniff"
-    assert answer.headers["x-frame-options"] == "DENY"
-    expected = "text/html" if not path.endswith(".js") else "text/javascript"
-    assert answer.headers["content-type"].startswith(expected)
-
-
-def test_the_page_has_no_inline_script_or_style(dashboard_server: LlmTestServer) -> None:
-    html = raw_request(dashboard_server.url, "GET", "/dashboard").body.decode()
-    assert '<script type="module" src="/dashboard/static/app.js"></script>' in html
-    assert "<style" not in html and "style=" not in html and " on" not in html.replace(" one", "")
-    assert html.count("<script") == 1
-
-
-def test_the_scripts_never_parse_html_from_strings() -> None:
-    """Escaping has one rule (docs/dashboard.md): data goes into text nodes and attribute values only."""
-    static = Path(llmts.dashboard.__file__).parent / "static"
-    scripts = sorted(static.rglob("*.js"))
-    assert len(scripts) >= 8
-    for script in scripts:
-        text = script.read_text()
-        for sink in (
-            "innerHTML",
-            "outerHTML",
-            "insertAdjacentHTML",
-            "document.write",
-            "eval(",
-            "Function(",
-            "srcdoc",
-        ):
-            assert sink not in text, f"{script.name} uses {sink}"
-
-
-@pytest.mark.parametrize(
-    ("method", "path", "status"),
-    [
-        ("GET", "/dashboard/static/missing.js", 404),
-        ("GET", "/dashboard/static/../dashboard.py", 404),
-        ("GET", "/dashboard/static/%2e%2e/dashboard.py", 404),
-        ("GET", "/dashboard/nothing", 404),
-        ("POST", "/dashboard", 405),
-        ("PUT", "/dashboard/login", 405),
-        ("GET", "/dashboard/logout", 405),
-    ],
-)
-def test_unknown_dashboard_paths_get_the_control_error_envelope(
-    dashboard_server: LlmTestServer, method: str, path: str, status: int
-) -> None:
-    answer = raw_request(dashboard_server.url, method, path)
-    assert answer.status == status
-    assert set(answer.json()["error"]) == {"code", "message", "details"}
-
-
-def test_the_dashboard_is_not_served_under_a_session_prefix(app_session: SessionClient) -> None:
-    answer = send_raw(app_session, "GET", "/dashboard")
-    assert answer.status == 404
 
 
 # --- login cookie ----------------------------------------------------------------------------------------
@@ -407,138 +328,6 @@ class _Connection:
 def _token_of(answer: RawResponse) -> str:
     assert answer.status == 204, answer.body
     return SimpleCookie(answer.headers["set-cookie"])["llmts_dashboard"].value
-
-
-# --- control API reads the dashboard uses ---------------------------------------------------------------
-
-
-def test_session_listing_carries_created_time_declarations_and_journal_counters(
-    app_session: SessionClient,
-) -> None:
-    app_session.configure(
-        {
-            "journal": {"max_entries": 2},
-            "scenarios": [{"terminal_policy": "repeat_last_response", "responses": [{"text": "x"}]}],
-            "conversations": [
-                {
-                    "steps": [
-                        {
-                            "id": "a",
-                            "when": {"latest_user_equals": "never"},
-                            "response": {"text": "y"},
-                            "complete": True,
-                        }
-                    ]
-                }
-            ],
-        }
-    )
-    for _ in range(3):
-        assert _chat(app_session).status == 200
-    (info,) = [s for s in app_session.server.sessions() if s["id"] == app_session.id]
-    assert info["configured"] is True
-    assert info["created_at"].endswith("Z")
-    assert (info["scenario_count"], info["conversation_count"]) == (1, 1)
-    assert (info["request_count"], info["journal_entries"], info["evicted_count"]) == (3, 2, 1)
-    assert info["journal_bytes"] > 0
-    app_session.reset()
-    (info,) = [s for s in app_session.server.sessions() if s["id"] == app_session.id]
-    assert (info["request_count"], info["journal_entries"], info["journal_bytes"]) == (0, 0, 0)
-
-
-def test_queues_report_how_far_each_scenario_advanced(app_session: SessionClient) -> None:
-    assert app_session.queues() == []  # unconfigured: no queue
-    app_session.configure(
-        {
-            "scenarios": [
-                {"id": "once", "model": "m1", "responses": [{"text": "1"}, {"text": "2"}]},
-                {
-                    "id": "stub",
-                    "model": "m2",
-                    "terminal_policy": "repeat_last_response",
-                    "responses": [{"text": "s"}],
-                },
-                {
-                    "id": "loop",
-                    "model": "m3",
-                    "terminal_policy": "restart",
-                    "responses": [{"text": "a"}, {"text": "b"}],
-                },
-            ]
-        }
-    )
-    client = app_session.openai_client(max_retries=0)
-
-    def ask(model: str) -> None:
-        client.chat.completions.create(model=model, messages=[{"role": "user", "content": "hi"}])
-
-    for model in ("m1", "m1", "m2", "m2", "m3", "m3", "m3"):
-        ask(model)
-    once, stub, loop = app_session.queues()
-    assert once == {
-        "index": 0,
-        "scenario": "once",
-        "terminal_policy": "reject",
-        "length": 2,
-        "consumed": 2,
-        "next_response_index": None,
-        "exhausted": True,
-    }
-    assert (stub["consumed"], stub["next_response_index"], stub["exhausted"]) == (1, 0, False)
-    assert (loop["consumed"], loop["next_response_index"], loop["exhausted"]) == (1, 1, False)
-    before = app_session.queues()
-    assert app_session.queues() == before  # reading consumes nothing
-    app_session.reset()
-    assert [q["consumed"] for q in app_session.queues()] == [0, 0, 0]
-
-
-def test_queues_need_the_control_key(dashboard_server: LlmTestServer) -> None:
-    assert raw_request(dashboard_server.url, "GET", "/admin-api/queues").status == 401
-    bearer = {"Authorization": f"Bearer {DASHBOARD_CONTROL_KEY}"}
-    assert raw_request(dashboard_server.url, "GET", "/admin-api/queues", headers=bearer).json() == []
-
-
-def test_the_after_cursor_returns_only_newer_entries(app_session: SessionClient) -> None:
-    for text in ("one", "two", "three", "four"):
-        assert _chat(app_session, text).status == 200
-    newer = app_session.requests(after=2, order="asc")
-    assert [entry["sequence"] for entry in newer] == [3, 4]
-    assert app_session.requests(after=4) == []
-    assert [e["sequence"] for e in app_session.requests(after=0, order="asc")] == [1, 2, 3, 4]
-    answer = send_raw(
-        app_session.server,
-        "GET",
-        "/admin-api/requests?after=3",
-        headers={"X-Llm-Test-Server-Session": app_session.id},
-    )
-    # The counters still describe the whole journal.
-    assert (answer.headers["x-total-count"], answer.headers["x-total-observed"]) == ("1", "4")
-    exported = app_session.export("json", after=3)
-    assert exported["evidence"]["first_retained_sequence"] == 1
-    assert exported["evidence"]["last_retained_sequence"] == 4
-    assert exported["query"]["after"] == 3
-
-
-@pytest.mark.parametrize("query", ["after=-1", "after=x", "after=", "after=1&after=2"])
-def test_a_bad_cursor_is_a_400(app_session: SessionClient, query: str) -> None:
-    answer = send_raw(
-        app_session.server,
-        "GET",
-        f"/admin-api/requests?{query}",
-        headers={"X-Llm-Test-Server-Session": app_session.id},
-    )
-    assert answer.status == 400
-    assert answer.json()["error"]["code"] == "invalid_query"
-    assert answer.json()["error"]["details"][0]["path"] == "after"
-
-
-def test_requests_filter_by_retry_group(app_session: SessionClient) -> None:
-    group = {"X-Llm-Test-Server-Retry-Group": "g1"}
-    assert _chat(app_session, "a", group).status == 200
-    assert _chat(app_session, "b").status == 200
-    assert _chat(app_session, "c", group).status == 200
-    assert [e["sequence"] for e in app_session.requests(retry_group="g1", order="asc")] == [1, 3]
-    assert app_session.requests(retry_group="other") == []
 
 
 # --- in memory: the cookie check --------------------------------------------------------------------

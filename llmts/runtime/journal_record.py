@@ -421,6 +421,8 @@ class JournalRecord:
         usage = self.usage
         if usage is not None:
             values["usage"] = dict(zip(_USAGE_KEYS, usage, strict=True))
+        if self.cost_usd is not None:  # priced unrounded on the request path (runtime/pricing.py)
+            values["cost_usd"] = round(self.cost_usd, 10)
         values["response_tool_calls"] = [_call(item) for item in self.response_tool_calls]
         values["request_tool_calls"] = [_call(item) for item in self.request_tool_calls]
         values["tool_results"] = [

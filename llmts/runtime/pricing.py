@@ -117,7 +117,9 @@ class PriceBook:
 
 def cost_usd(price: Price, usage: tuple[int, int, int, int]) -> float:
     """The cost of (input, output, cached, cache write) tokens, where input counts the cached and written
-    tokens too (the neutral usage): those are billed at their own prices, the rest of the input at input's."""
+    tokens too (the neutral usage): those are billed at their own prices, the rest of the input at input's.
+    Not rounded: it is called per request, and ``round(x, 10)`` costs about as much as the rest of the
+    pricing; the journal entry and the usage totals round when they are shown."""
     input_tokens, output_tokens, cached, written = usage
     plain = max(0, input_tokens - cached - written)
     total = (
@@ -126,4 +128,4 @@ def cost_usd(price: Price, usage: tuple[int, int, int, int]) -> float:
         + written * price.cache_write
         + output_tokens * price.output
     )
-    return round(total / _PER_MTOK, 10)
+    return total / _PER_MTOK

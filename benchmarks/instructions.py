@@ -4,15 +4,19 @@
 minutes and by 2x between days. This script runs ``inprocess.py``'s app (an OpenAI chat request answered
 by a 20-chunk ``repeat_last_response`` scenario) under ``valgrind --tool=callgrind`` twice per mode: once
 answering the warm-up only, once answering ``--requests`` more; the difference over ``--requests`` is the
-instructions one request costs, sockets, gevent and gunicorn left out. ``PYTHONHASHSEED`` is fixed, so a
-run repeats to within a few hundred instructions. ``--base`` counts another commit the same way (a
-temporary ``git worktree``) and prints this/base.
+instructions one request costs, sockets, gevent and gunicorn left out. With ``PYTHONHASHSEED`` fixed a run
+repeats to within about 0.01 %, however busy the machine; what still moves the figure is the heap's
+layout (which method-cache entries collide), about ±0.7 % between layouts. So each tree is counted in
+``--layouts`` layouts (objects allocated before llmts is imported) and the median is the figure, with
+the range beside it. ``--base`` counts another commit the same way (a temporary ``git worktree``) and
+prints this/base of the medians; a ratio within ~1 % of 1.000 is layout, not code.
 
     python benchmarks/instructions.py
     python benchmarks/instructions.py --base HEAD~1 --mode stream
 
-Each valgrind run takes about a minute on the 2-core VM; the runs of one call go side by side, one per
-CPU. See benchmarks/README.md, "Instructions per request".
+Each valgrind run takes about a minute of CPU on the 2-core VM, and the runs of one call go side by side,
+one per CPU: both modes in 3 layouts take about 6 minutes, twice that with ``--base``. See
+benchmarks/README.md, "Instructions per request".
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -36,11 +41,15 @@ from compare import base_checkout  # noqa: E402
 _WARM_UP = 500
 _VALGRIND = ("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null")
 _COLLECTED = re.compile(rb"Collected : (\d+)")
+# Objects the child allocates before importing llmts, one count per layout: each count moves the
+# interpreter's heap, and with it which attribute and method-cache entries collide, by ~1 % of a request.
+_LAYOUT_PADDING = (0, 37, 500, 3001, 11, 1200, 7919)
 
 # What runs under valgrind: the app of ``tree`` (first on sys.path), warmed up, then ``requests`` more.
 _CHILD = f"""
 import sys
-tree, stream, requests = sys.argv[1], sys.argv[2] == "stream", int(sys.argv[3])
+tree, stream, requests, padding = sys.argv[1], sys.argv[2] == "stream", int(sys.argv[3]), int(sys.argv[4])
+_layout = [object() for _ in range(padding)] + [str(i) * 3 for i in range(padding)]
 sys.path[:0] = [tree, tree + "/benchmarks"]
 import inprocess
 import llmts
@@ -54,11 +63,11 @@ inprocess._run(app, stream, requests)
 """
 
 
-def _count(tree: Path, mode: str, requests: int) -> int:
+def _count(tree: Path, mode: str, requests: int, padding: int) -> int:
     """Instructions of one valgrind run of the child."""
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
     completed = subprocess.run(
-        [*_VALGRIND, sys.executable, "-c", _CHILD, str(tree), mode, str(requests)],
+        [*_VALGRIND, sys.executable, "-c", _CHILD, str(tree), mode, str(requests), str(padding)],
         capture_output=True,
         env=env,
         check=False,
@@ -69,16 +78,30 @@ def _count(tree: Path, mode: str, requests: int) -> int:
     return int(found.group(1))
 
 
-def per_request(tree: Path, mode: str, requests: int, pool: ThreadPoolExecutor) -> float:
-    """Instructions per ``mode`` request of the app in ``tree``."""
-    idle, loaded = pool.map(lambda n: _count(tree, mode, n), (0, requests))
-    return (loaded - idle) / requests
+def per_request(tree: Path, mode: str, requests: int, layouts: int, pool: ThreadPoolExecutor) -> list[float]:
+    """Instructions per ``mode`` request of the app in ``tree``, one figure per heap layout."""
+    runs = [(padding, n) for padding in _LAYOUT_PADDING[:layouts] for n in (0, requests)]
+    counts = list(pool.map(lambda run: _count(tree, mode, run[1], run[0]), runs))
+    return [(counts[i + 1] - counts[i]) / requests for i in range(0, len(counts), 2)]
+
+
+def _shown(figures: list[float]) -> str:
+    median = statistics.median(figures)
+    spread = f" ({min(figures) / 1000:.1f}-{max(figures) / 1000:.1f}k)" if len(figures) > 1 else ""
+    return f"{median / 1000:8.1f}k{spread}"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=1000, help="requests counted per mode (default 1000)")
+    parser.add_argument("--requests", type=int, default=1000, help="requests counted per run (default 1000)")
     parser.add_argument("--mode", choices=("stream", "nonstream", "both"), default="both")
+    parser.add_argument(
+        "--layouts",
+        type=int,
+        default=3,
+        choices=range(1, len(_LAYOUT_PADDING) + 1),
+        help="heap layouts counted per mode and tree; the median is the figure (default 3)",
+    )
     parser.add_argument("--base", help="also count this commit (a temporary git worktree); prints this/base")
     return parser.parse_args(argv)
 
@@ -89,15 +112,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.exit("valgrind is not installed (apt-get install valgrind)")
     modes = ("nonstream", "stream") if args.mode == "both" else (args.mode,)
     with ThreadPoolExecutor(max_workers=max(1, len(os.sched_getaffinity(0)))) as pool:
-        this = {mode: per_request(REPO, mode, args.requests, pool) for mode in modes}
-        base: dict[str, float] = {}
+        this = {mode: per_request(REPO, mode, args.requests, args.layouts, pool) for mode in modes}
+        base: dict[str, list[float]] = {}
         if args.base:
             with base_checkout(args.base) as tree:
-                base = {mode: per_request(tree, mode, args.requests, pool) for mode in modes}
+                base = {mode: per_request(tree, mode, args.requests, args.layouts, pool) for mode in modes}
     for mode in modes:
-        line = f"{mode:>10} {this[mode] / 1000:8.1f}k instructions/request"
+        line = f"{mode:>10} {_shown(this[mode])} instructions/request"
         if mode in base:
-            line += f"   base {base[mode] / 1000:8.1f}k   this/base {this[mode] / base[mode]:.3f}"
+            ratio = statistics.median(this[mode]) / statistics.median(base[mode])
+            line += f"   base {_shown(base[mode])}   this/base {ratio:.3f}"
         print(line)
     return 0
 

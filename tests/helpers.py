@@ -42,6 +42,8 @@ def raw_request(
         conn.close()
 
 
+# The OpenAI Chat Completions route under the default session, for raw HTTP tests.
+OPENAI_CHAT_PATH = "/openai/v1/chat/completions"
 USER_HI = [{"role": "user", "content": "Hi"}]
 WEATHER_TOOL = {
     "type": "function",

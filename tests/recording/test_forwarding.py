@@ -12,12 +12,12 @@ import openai
 import pytest
 
 from llmts import LlmTestServer
+from tests.helpers import OPENAI_CHAT_PATH
 from tests.recording.conftest import EchoUpstream
 from tests.recording.support import chunked_request, provider_upstream, recording_session
 
 pytestmark = pytest.mark.sdk
 
-_CHAT = "/openai/v1/chat/completions"
 _HI = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
 
 
@@ -57,7 +57,9 @@ def test_the_clients_credential_and_headers_reach_the_upstream_without_hop_by_ho
         assert dropped not in got
     assert json.loads(seen["body"]) == body
     # The query (Azure's api-version, Gemini's alt) passes as sent.
-    chunked_request(session.provider_base, "POST", _CHAT + "?api-version=2024-10-21", _HI, _bearer())
+    chunked_request(
+        session.provider_base, "POST", OPENAI_CHAT_PATH + "?api-version=2024-10-21", _HI, _bearer()
+    )
     assert echo_upstream.seen[-1]["path"] == "/v1/chat/completions?api-version=2024-10-21"
     assert dict(echo_upstream.seen[-1]["headers"])["authorization"] == "Bearer sk-test-client-key-0001"
 
@@ -74,11 +76,11 @@ def test_the_sessions_own_fixtures_answer_first(
     local = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
     assert local.choices[0].message.content == "local" and echo_upstream.seen == []
     forwarded = chunked_request(
-        session.provider_base, "POST", _CHAT, {**_HI, "model": "gpt-4o-mini"}, _bearer()
+        session.provider_base, "POST", OPENAI_CHAT_PATH, {**_HI, "model": "gpt-4o-mini"}, _bearer()
     )
     assert forwarded.status == 200 and forwarded.json()["echo"]["path"] == "/v1/chat/completions"
     # The scenario's queue is used up: the next gpt-4o request is forwarded too.
-    assert chunked_request(session.provider_base, "POST", _CHAT, _HI, _bearer()).status == 200
+    assert chunked_request(session.provider_base, "POST", OPENAI_CHAT_PATH, _HI, _bearer()).status == 200
     assert len(echo_upstream.seen) == 2
     entries = session.requests()
     assert [e["status"] for e in entries] == [200, 200, 200]
@@ -107,9 +109,9 @@ def test_a_stream_is_relayed_as_it_arrives_with_its_chunk_boundaries(
         }
     )
     body = {**_HI, "stream": True}
-    direct = chunked_request(upstream.provider_base, "POST", _CHAT, body, _bearer())
+    direct = chunked_request(upstream.provider_base, "POST", OPENAI_CHAT_PATH, body, _bearer())
     session = recording_session(llmts_server, {"openai": provider_upstream(upstream, "openai")})
-    relayed = chunked_request(session.provider_base, "POST", _CHAT, body, _bearer())
+    relayed = chunked_request(session.provider_base, "POST", OPENAI_CHAT_PATH, body, _bearer())
     assert relayed.status == 200 and relayed.headers["content-type"].startswith("text/event-stream")
     # The same frames as a direct request; a paced upstream that falls behind on a loaded machine writes
     # overdue frames in one chunk, so each run's grouping is compared with its own recording below.
@@ -133,7 +135,7 @@ def test_an_upstream_429_is_passed_through_recorded_and_replayed_with_its_header
         {"scenarios": [{"model": "gpt-4o", "responses": [{"error": limited}, {"text": "ok"}]}]}
     )
     session = recording_session(llmts_server, {"openai": provider_upstream(upstream, "openai")})
-    first = chunked_request(session.provider_base, "POST", _CHAT, _HI, _bearer())
+    first = chunked_request(session.provider_base, "POST", OPENAI_CHAT_PATH, _HI, _bearer())
     assert first.status == 429 and first.headers["retry-after"] == "7"
     assert first.json()["error"]["code"] == "rate_limit_exceeded"
     client = session.openai_client(max_retries=0, _strict_response_validation=True)
@@ -145,7 +147,9 @@ def test_an_upstream_429_is_passed_through_recorded_and_replayed_with_its_header
 
     replay = llmts_server.create_session()
     replay.configure(config)
-    again = chunked_request(replay.provider_base, "POST", _CHAT, _HI, _bearer("sk-another-key-0002"))
+    again = chunked_request(
+        replay.provider_base, "POST", OPENAI_CHAT_PATH, _HI, _bearer("sk-another-key-0002")
+    )
     assert again.status == 429 and again.body == first.body
     for name in ("retry-after", "x-request-id", "x-should-retry", "content-type"):
         if name in first.headers:
@@ -193,7 +197,7 @@ def test_an_upstream_that_does_not_answer_in_time_is_a_504(
     session = recording_session(
         llmts_server, {"openai": echo_upstream.url}, recording={"read_timeout_seconds": 0.3}
     )
-    answer = chunked_request(session.provider_base, "POST", _CHAT, _HI, _bearer())
+    answer = chunked_request(session.provider_base, "POST", OPENAI_CHAT_PATH, _HI, _bearer())
     assert answer.status == 504
     assert answer.json()["error"]["code"] == "llm_test_server_upstream_timeout"
     entry = session.requests()[0]
@@ -213,7 +217,7 @@ def test_keys_cookies_and_configured_secrets_are_never_stored(
         llmts_server, {"openai": echo_upstream.url}, recording={"redact": ["tok_[0-9]+"]}
     )
     body = {"model": "gpt-4o", "messages": [{"role": "user", "content": f"my key is {key}"}]}
-    answer = chunked_request(session.provider_base, "POST", _CHAT, body, _bearer(key))
+    answer = chunked_request(session.provider_base, "POST", OPENAI_CHAT_PATH, body, _bearer(key))
     assert answer.status == 200 and key in answer.body.decode()  # the client itself gets the real answer
     text = json.dumps(session.recording())
     for secret in (key, "VERYSECRET", "tok_123456", "tok_998877", "session=abc", "Bearer"):
@@ -225,15 +229,15 @@ def test_the_recording_is_bounded_by_count_and_bytes(
     llmts_server: LlmTestServer, echo_upstream: EchoUpstream
 ) -> None:
     session = recording_session(llmts_server, {"openai": echo_upstream.url}, recording={"max_exchanges": 1})
-    assert chunked_request(session.provider_base, "POST", _CHAT, _HI, _bearer()).status == 200
-    full = chunked_request(session.provider_base, "POST", _CHAT, _HI, _bearer())
+    assert chunked_request(session.provider_base, "POST", OPENAI_CHAT_PATH, _HI, _bearer()).status == 200
+    full = chunked_request(session.provider_base, "POST", OPENAI_CHAT_PATH, _HI, _bearer())
     assert full.status == 507 and full.json()["error"]["code"] == "llm_test_server_recording_full"
     assert len(echo_upstream.seen) == 1  # nothing was forwarded
     session.reset()  # a reset empties the recording
-    assert chunked_request(session.provider_base, "POST", _CHAT, _HI, _bearer()).status == 200
+    assert chunked_request(session.provider_base, "POST", OPENAI_CHAT_PATH, _HI, _bearer()).status == 200
 
     small = recording_session(llmts_server, {"openai": echo_upstream.url}, recording={"max_bytes": 1024})
-    assert chunked_request(small.provider_base, "POST", _CHAT, _HI, _bearer()).status == 200
+    assert chunked_request(small.provider_base, "POST", OPENAI_CHAT_PATH, _HI, _bearer()).status == 200
     status, headers, config = llmts_server.request("GET", "/admin-api/recording", session_id=small.id)
     assert status == 200 and config["scenarios"] == []
     assert headers["X-Llm-Test-Server-Recording-Dropped"] == "1"
@@ -246,7 +250,7 @@ def test_recorded_bytes_are_charged_to_the_memory_budget(
     server: LlmTestServer = own_server_factory()
     session = recording_session(server, {"openai": echo_upstream.url})
     assert server.process_stats()["memory"]["recording_bytes"] == 0
-    chunked_request(session.provider_base, "POST", _CHAT, _HI, _bearer())
+    chunked_request(session.provider_base, "POST", OPENAI_CHAT_PATH, _HI, _bearer())
     charged = server.process_stats()["memory"]["recording_bytes"]
     assert charged > 700
     session.delete()

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from llmts import ConfigBuilder, SessionClient
-from tests.helpers import raw_request
+from tests.helpers import OPENAI_CHAT_PATH, raw_request
 from tests.support.envelopes import assert_openai_error
 from tests.support.in_process import send_raw
 from tests.support.openai_tokens import o200k
@@ -21,11 +21,9 @@ from tests.support.sse import sse_events
 
 pytestmark = pytest.mark.sdk
 
-CHAT = "/openai/v1/chat/completions"
-
 
 def _chat(session: SessionClient, body: Any, headers: dict[str, str] | None = None) -> Any:
-    return send_raw(session, "POST", CHAT, body, {"Authorization": "Bearer k", **(headers or {})})
+    return send_raw(session, "POST", OPENAI_CHAT_PATH, body, {"Authorization": "Bearer k", **(headers or {})})
 
 
 def _sse_events(body: bytes) -> list[str]:
@@ -104,7 +102,7 @@ def test_stream_over_keep_alive_connection_finishes_each_body(llmts_session: Ses
         {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "x"}], "stream": True}
     )
     request = (
-        f"POST {parts.path}{CHAT} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k\r\n"
+        f"POST {parts.path}{OPENAI_CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}"
     ).encode()
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
@@ -173,7 +171,7 @@ def test_unknown_provider_route_and_wrong_method(app_session: SessionClient) -> 
     missing = send_raw(app_session, "POST", "/openai/v1/embeddingz", {})
     assert assert_openai_error(missing, 404)["code"] == "not_found"
 
-    wrong_method = send_raw(app_session, "GET", CHAT)
+    wrong_method = send_raw(app_session, "GET", OPENAI_CHAT_PATH)
     assert wrong_method.status == 405
     assert wrong_method.json()["error"]["code"] == "method_not_allowed"
 
@@ -190,7 +188,7 @@ def test_trailing_slash_is_accepted(app_session: SessionClient) -> None:
     response = send_raw(
         app_session,
         "POST",
-        CHAT + "/",
+        OPENAI_CHAT_PATH + "/",
         {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "x"}]},
     )
     assert response.status == 200
@@ -204,7 +202,7 @@ def test_chunked_request_body_is_read(llmts_session: SessionClient) -> None:
     half = len(body) // 2
     chunked = b"%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (half, body[:half], len(body) - half, body[half:])
     request = (
-        f"POST {parts.path}{CHAT} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        f"POST {parts.path}{OPENAI_CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
     ).encode() + chunked
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:

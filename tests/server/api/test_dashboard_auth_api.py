@@ -28,8 +28,7 @@ from llmts.server.api.auth import (
     WrongKeyThrottle,
     client_address,
 )
-from tests.helpers import DASHBOARD_CONTROL_KEY, RawResponse, raw_request
-from tests.server.api.dashboard_support import CHAT
+from tests.helpers import DASHBOARD_CONTROL_KEY, OPENAI_CHAT_PATH, RawResponse, raw_request
 from tests.support.in_process import InProcessServer, send_raw
 
 DASHBOARD = {"X-Llm-Test-Server-Dashboard": "1"}
@@ -114,7 +113,7 @@ def test_the_cookie_is_no_provider_credential(dashboard_server: LlmTestServer) -
             {"provider_credentials": {"openai": "sk-real"}, "scenarios": [{"responses": [{"text": "x"}]}]}
         )
         body = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}]}
-        answer = send_raw(session, "POST", CHAT, body, {"Cookie": cookie, **DASHBOARD})
+        answer = send_raw(session, "POST", OPENAI_CHAT_PATH, body, {"Cookie": cookie, **DASHBOARD})
         assert answer.status == 401
         assert answer.json()["error"]["type"] == "invalid_request_error"  # OpenAI's own envelope
     finally:

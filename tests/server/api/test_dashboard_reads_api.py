@@ -6,14 +6,13 @@ from __future__ import annotations
 import pytest
 
 from llmts import LlmTestServer, SessionClient
-from tests.helpers import DASHBOARD_CONTROL_KEY, RawResponse, raw_request
-from tests.server.api.dashboard_support import CHAT
+from tests.helpers import DASHBOARD_CONTROL_KEY, OPENAI_CHAT_PATH, RawResponse, raw_request
 from tests.support.in_process import send_raw
 
 
 def _chat(session: SessionClient, text: str = "hi", headers: dict[str, str] | None = None) -> RawResponse:
     body = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": text}]}
-    return send_raw(session, "POST", CHAT, body, {"Authorization": "Bearer k", **(headers or {})})
+    return send_raw(session, "POST", OPENAI_CHAT_PATH, body, {"Authorization": "Bearer k", **(headers or {})})
 
 
 # --- control API reads the dashboard uses ---------------------------------------------------------------

@@ -12,11 +12,10 @@ import pytest
 
 from llmts import LlmTestServer
 from llmts.server.http.host_check import HostPolicy, host_policy, is_loopback_bind
-from tests.helpers import USER_HI, raw_request
+from tests.helpers import OPENAI_CHAT_PATH, USER_HI, raw_request
 
 pytestmark = pytest.mark.sdk
 
-CHAT = "/openai/v1/chat/completions"
 BODY = {"model": "gpt-4.1-mini", "messages": USER_HI}
 
 
@@ -86,7 +85,7 @@ def test_foreign_hosts_get_403_on_every_route_and_change_nothing(llmts_server: L
         created = _foreign(base, "POST", "/admin-api/sessions")
         dashboard = _foreign(base, "GET", "/dashboard")
         journal = _foreign(f"{base}/sessions/{session.id}", "GET", "/admin-api/requests")
-        chat = _foreign(f"{base}/sessions/{session.id}", "POST", CHAT, BODY)
+        chat = _foreign(f"{base}/sessions/{session.id}", "POST", OPENAI_CHAT_PATH, BODY)
         gemini = _foreign(base, "POST", "/gemini/v1beta/models/g:generateContent", {"contents": []})
 
         for control in (configure, created, dashboard, journal):
@@ -99,7 +98,7 @@ def test_foreign_hosts_get_403_on_every_route_and_change_nothing(llmts_server: L
         assert session.requests() == []  # nothing journaled, nothing configured
         # The same requests under a loopback name are answered.
         for name in ("localhost", "127.0.0.1", "app.localhost"):
-            answered = _foreign(f"{base}/sessions/{session.id}", "POST", CHAT, BODY, host=name)
+            answered = _foreign(f"{base}/sessions/{session.id}", "POST", OPENAI_CHAT_PATH, BODY, host=name)
             assert answered.status == 200, name
     finally:
         session.delete()

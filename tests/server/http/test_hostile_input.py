@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from llmts import ConfigBuilder, LlmTestServer
+from tests.helpers import OPENAI_CHAT_PATH
 from tests.support.servers import BackgroundStops
 
 _KEY = "hostile-control-key"
@@ -140,7 +141,6 @@ def test_a_control_character_in_a_header_value_is_refused(server: LlmTestServer,
 
 # --- objects and arrays where a string belongs ----------------------------------------------------------
 
-_CHAT = "/openai/v1/chat/completions"
 _RESPONSES = "/openai/v1/responses"
 _GEMINI = "/gemini/v1beta/models/gemini-2.5-flash:generateContent"
 _GEMINI_TEXT = [{"role": "user", "parts": [{"text": "Hi"}]}]
@@ -149,9 +149,9 @@ _GEMINI_TEXT = [{"role": "user", "parts": [{"text": "Hi"}]}]
 @pytest.mark.parametrize(
     ("path", "body", "param"),
     [
-        (_CHAT, {"model": "m", "messages": [{"role": {}, "content": "x"}]}, "messages[0].role"),
+        (OPENAI_CHAT_PATH, {"model": "m", "messages": [{"role": {}, "content": "x"}]}, "messages[0].role"),
         (
-            _CHAT,
+            OPENAI_CHAT_PATH,
             {"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": [{"type": {}}]},
             None,
         ),
@@ -223,12 +223,14 @@ def test_non_ascii_credential_is_a_401_on_provider_routes(server: LlmTestServer)
     session = server.create_session()
     session.configure(ConfigBuilder().credentials(openai="sk-right").scenario().text("x").build())
     body = b'{"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "Hi"}]}'
-    data = _request("POST", f"/sessions/{session.id}{_CHAT}", "Authorization: Bearer sk-\u00e9", body=body)
+    data = _request(
+        "POST", f"/sessions/{session.id}{OPENAI_CHAT_PATH}", "Authorization: Bearer sk-\u00e9", body=body
+    )
     (status, _, answer), log = _log_after(server, lambda: _exchange(server, data))
     assert status == 401
     assert json.loads(answer)["error"]["code"] == "invalid_api_key"
     # without session credentials a non-ASCII key is only compared with the control key: no error
-    data = _request("POST", _CHAT, "Authorization: Bearer \u00e9", body=body)
+    data = _request("POST", OPENAI_CHAT_PATH, "Authorization: Bearer \u00e9", body=body)
     status, _, answer = _exchange(server, data)
     assert status == 200, answer
     _assert_clean(log)
@@ -263,7 +265,7 @@ def test_malformed_http_gets_a_small_json_error_and_one_log_line(
 def test_a_client_leaving_mid_body_logs_no_error(server: LlmTestServer) -> None:
     def leave() -> None:
         port = int(server.url.rsplit(":", 1)[1])
-        for path in (_CHAT, "/admin-api/configure"):
+        for path in (OPENAI_CHAT_PATH, "/admin-api/configure"):
             with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
                 head = _request("POST", path, f"Authorization: Bearer {_KEY}", body=b"x" * 100)
                 sock.sendall(head[: -100 + 9])  # 9 of its 100 body bytes, then gone

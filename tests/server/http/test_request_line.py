@@ -18,9 +18,9 @@ from llmts import ConfigBuilder, LlmTestServer
 from llmts.server.http.pywsgi_handler import LlmtsPyWSGIHandler
 from llmts.server.http.wsgi import read_body
 from llmts.transport.deadline import SERVER_CONNECTION_DEADLINES
+from tests.helpers import OPENAI_CHAT_PATH
 from tests.support.servers import BackgroundStops
 
-_CHAT = "/openai/v1/chat/completions"
 _BODY = b'{"model":"gpt-4.1-mini","messages":[{"role":"user","content":"hi"}]}'
 
 
@@ -67,7 +67,7 @@ def test_each_version_keeps_or_closes_the_connection_as_http_says(
     extra = f"Connection: {connection}\r\n" if connection else ""
     with _connect(server) as sock:
         sock.sendall(
-            f"POST {_CHAT} {version}\r\nHost: 127.0.0.1\r\n{extra}"
+            f"POST {OPENAI_CHAT_PATH} {version}\r\nHost: 127.0.0.1\r\n{extra}"
             f"Content-Length: {len(_BODY)}\r\n\r\n".encode()
             + _BODY
         )
@@ -105,7 +105,7 @@ def test_a_request_with_both_chunked_framing_and_a_content_length_is_refused(ser
     chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(_BODY), _BODY)
     with _connect(server) as sock:
         sock.sendall(
-            f"POST {_CHAT} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n".encode()
+            f"POST {OPENAI_CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n".encode()
             + b"Content-Length: 3\r\n\r\n"
             + chunked
         )
@@ -162,7 +162,9 @@ def test_start_response_refuses_what_gevent_refuses(
 
 
 def _chat(extra: str = "") -> bytes:
-    head = f"POST {_CHAT} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}Content-Length: {len(_BODY)}\r\n\r\n"
+    head = (
+        f"POST {OPENAI_CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}Content-Length: {len(_BODY)}\r\n\r\n"
+    )
     return head.encode() + _BODY
 
 
@@ -211,7 +213,9 @@ def test_a_body_that_arrives_after_its_head_is_still_read(server: LlmTestServer)
 def test_a_content_length_that_is_not_ascii_digits_is_refused(server: LlmTestServer, length: str) -> None:
     with _connect(server) as sock:
         sock.sendall(
-            f"POST {_CHAT} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {length}\r\n\r\n".encode("latin-1")
+            f"POST {OPENAI_CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {length}\r\n\r\n".encode(
+                "latin-1"
+            )
         )
         assert _answer(sock).status == 400
 
@@ -234,9 +238,9 @@ def test_the_fast_path_takes_a_buffered_request_and_leaves_the_next_in_the_buffe
     result, handler, rfile, answered = _fast(_chat("Connection: keep-alive\r\n") + following)
     assert result is True and len(answered) == 1
     environ = answered[0]
-    assert environ["REQUEST_METHOD"] == "POST" and environ["PATH_INFO"] == _CHAT
+    assert environ["REQUEST_METHOD"] == "POST" and environ["PATH_INFO"] == OPENAI_CHAT_PATH
     assert environ["CONTENT_LENGTH"] == str(len(_BODY)) and environ["wsgi.input"].read() == _BODY
-    assert handler.requestline == f"POST {_CHAT} HTTP/1.1" and handler.close_connection is False
+    assert handler.requestline == f"POST {OPENAI_CHAT_PATH} HTTP/1.1" and handler.close_connection is False
     assert rfile.read() == following
 
 

@@ -22,7 +22,7 @@ import pytest
 
 from llmts import ConfigBuilder, LlmTestServer, SessionClient
 from llmts.client import ServerError, new_session_id
-from tests.helpers import USER_HI, RawResponse, raw_request
+from tests.helpers import OPENAI_CHAT_PATH, USER_HI, RawResponse, raw_request
 from tests.support.servers import BackgroundStops
 
 pytestmark = [
@@ -31,7 +31,6 @@ pytestmark = [
 ]
 
 CODE = "llm_test_server_worker_restarted"
-CHAT = "/openai/v1/chat/completions"
 # A busy 2-core machine: gunicorn notices the death and boots a worker in well under a second, but allow
 # for a loaded machine (polls, never a fixed sleep).
 WAIT_SECONDS = 90.0
@@ -93,7 +92,7 @@ def _answer(session: SessionClient) -> str | None:
 
 def _chat(url: str, path_prefix: str = "", headers: dict[str, str] | None = None) -> RawResponse:
     body = {"model": "gpt-4.1-mini", "messages": USER_HI}
-    return raw_request(url, "POST", path_prefix + CHAT, body, headers=headers)
+    return raw_request(url, "POST", path_prefix + OPENAI_CHAT_PATH, body, headers=headers)
 
 
 def _assert_names_the_restart(message: str, old: int, new: int) -> None:

@@ -46,6 +46,7 @@ _COLLECTED = re.compile(rb"Collected : (\d+)")
 _LAYOUT_PADDING = (0, 37, 500, 3001, 11, 1200, 7919)
 
 # What runs under valgrind: the app of ``tree`` (first on sys.path), warmed up, then ``requests`` more.
+# Only ``inprocess._CONFIG`` and ``_run`` are used, not a newer helper: a ``--base`` commit has just those.
 _CHILD = f"""
 import sys
 tree, stream, requests, padding = sys.argv[1], sys.argv[2] == "stream", int(sys.argv[3]), int(sys.argv[4])

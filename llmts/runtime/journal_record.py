@@ -21,6 +21,7 @@ from llmts.runtime.journal_capture import (
     output_calls,
     snippet,
 )
+from llmts.runtime.pricing import shown_usd
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.journal import JOURNAL_LIMITS, JournalEntry
 from llmts.schema.neutral import Completion, NeutralMessage, NeutralToolCall
@@ -421,8 +422,8 @@ class JournalRecord:
         usage = self.usage
         if usage is not None:
             values["usage"] = dict(zip(_USAGE_KEYS, usage, strict=True))
-        if self.cost_usd is not None:  # priced unrounded on the request path (runtime/pricing.py)
-            values["cost_usd"] = round(self.cost_usd, 10)
+        if self.cost_usd is not None:  # priced unrounded on the request path
+            values["cost_usd"] = shown_usd(self.cost_usd)
         values["response_tool_calls"] = [_call(item) for item in self.response_tool_calls]
         values["request_tool_calls"] = [_call(item) for item in self.request_tool_calls]
         values["tool_results"] = [

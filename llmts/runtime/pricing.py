@@ -18,7 +18,7 @@ from llmts.catalog import registry as catalog
 from llmts.catalog.prices import ListPrice
 from llmts.schema.economics import ModelPrice
 
-__all__ = ["Price", "PriceBook", "cost_usd"]
+__all__ = ["Price", "PriceBook", "cost_usd", "shown_usd"]
 
 # A prefix match must end at one of these (``gpt-4`` prices ``gpt-4-0613``, not ``gpt-4.5``).
 _BOUNDARIES = frozenset("-:@")
@@ -118,8 +118,8 @@ class PriceBook:
 def cost_usd(price: Price, usage: tuple[int, int, int, int]) -> float:
     """The cost of (input, output, cached, cache write) tokens, where input counts the cached and written
     tokens too (the neutral usage): those are billed at their own prices, the rest of the input at input's.
-    Not rounded: it is called per request, and ``round(x, 10)`` costs about as much as the rest of the
-    pricing; the journal entry and the usage totals round when they are shown."""
+    Not rounded: it runs per request, where ``round(x, 10)`` was a quarter of the pricing's instructions;
+    what shows a cost rounds it there (``shown_usd``)."""
     input_tokens, output_tokens, cached, written = usage
     plain = max(0, input_tokens - cached - written)
     total = (
@@ -129,3 +129,9 @@ def cost_usd(price: Price, usage: tuple[int, int, int, int]) -> float:
         + output_tokens * price.output
     )
     return total / _PER_MTOK
+
+
+def shown_usd(cost: float) -> float:
+    """A cost as the journal, the usage totals and verification show it: rounded to 10 decimals, so sums of
+    per-token prices read as the amounts they are (0.00003, not 3.0000000000000004e-05)."""
+    return round(cost, 10)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from llmts.errors import BudgetExhausted
-from llmts.runtime.pricing import PriceBook, cost_usd
+from llmts.runtime.pricing import PriceBook, cost_usd, shown_usd
 from llmts.schema.config import SessionConfig
 from llmts.schema.economics import Budget
 
@@ -65,8 +65,8 @@ class _Row:
             "cache_write_tokens": self.cache_write_tokens,
             "total_tokens": self.input_tokens + self.output_tokens,
             # Unknown while any request was unpriced: a partial sum would read as the whole cost.
-            "cost_usd": round(self.cost_usd, 10) if self.unpriced_requests == 0 else None,
-            "priced_cost_usd": round(self.cost_usd, 10),
+            "cost_usd": shown_usd(self.cost_usd) if self.unpriced_requests == 0 else None,
+            "priced_cost_usd": shown_usd(self.cost_usd),
             "unpriced_requests": self.unpriced_requests,
         }
 

@@ -15,6 +15,7 @@ import orjson
 from llmts.runtime.conversations.predicates import json_equal, resolve_path
 from llmts.runtime.journal import JournalSnapshot
 from llmts.runtime.journal_query import matches
+from llmts.runtime.pricing import shown_usd
 from llmts.runtime.resilience import check_expectation, resilience_report
 from llmts.runtime.retry_timing import retry_gap, waited_as_told
 from llmts.runtime.verify_nearest import ToolItem, describe_nearest, nearest_requests, sent_items
@@ -513,7 +514,7 @@ def _check_cost(maximum: float, scope: list[JournalEntry], verdict: _Verdict) ->
             expected=maximum,
         )
         return
-    spent = round(sum(entry.cost_usd or 0.0 for entry in scope), 10)
+    spent = shown_usd(sum(entry.cost_usd or 0.0 for entry in scope))
     if spent > maximum:
         costly = sorted((e for e in scope if e.cost_usd), key=lambda e: e.cost_usd or 0.0, reverse=True)
         verdict.fail(

@@ -214,3 +214,16 @@ def test_a_begun_records_initial_size_is_its_full_accounting() -> None:
     # begin() accounts with the shortcut; it must equal the full walk for a record with nothing captured.
     record = _record()
     assert record.initial_bytes() == record.retained_bytes()
+
+
+def test_the_entry_shows_the_cost_rounded_while_the_record_keeps_it_exact() -> None:
+    """The request path prices without rounding (runtime/pricing.py); the entry rounds to 10 decimals, so
+    a sum of per-token prices reads as the amount it is."""
+    record = _record()
+    exact = 0.1 * 3 / 1e4  # 3.0000000000000004e-05 in binary floating point
+    record.priced(exact)
+    assert record.cost_usd == exact != 3e-05
+    assert record.to_entry().cost_usd == 3e-05
+    unpriced = _record()
+    unpriced.priced(None)
+    assert unpriced.to_entry().cost_usd is None

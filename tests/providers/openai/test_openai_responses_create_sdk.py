@@ -1,12 +1,12 @@
 """OpenAI Responses API through the official ``openai`` SDK (strict response validation) against a real
-gunicorn+gevent server: create, streams (raw and the ``responses.stream()`` helper), function calls,
-structured output, stored responses and ``previous_response_id``, errors and prompt caching."""
+gunicorn+gevent server, creating responses: the Response object, streams (raw, the ``responses.stream()``
+helper and its async form), function calls, structured output, tool choice and the echoed tools, prompt
+caching and an unconfigured session's echo (docs/providers.md, "OpenAI Responses")."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 import openai
@@ -14,44 +14,19 @@ import pydantic
 import pytest
 
 from llmts import ConfigBuilder, SessionClient
+from tests.providers.openai.responses_sdk_support import MODEL, TIME, WEATHER
 from tests.support.in_process import send_raw
-from tests.support.journal import completed_entry
-from tests.support.openai_tokens import message_tokens, o200k
+from tests.support.openai_tokens import message_tokens as _msg
+from tests.support.openai_tokens import o200k
 
 pytestmark = pytest.mark.sdk
 
-MODEL = "gpt-4.1-mini"
-WEATHER = {
-    "type": "function",
-    "name": "get_weather",
-    "description": "Weather for a city",
-    "parameters": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-        "additionalProperties": False,
-    },
-    "strict": True,
-}
-TIME = {"type": "function", "name": "get_time", "parameters": {"type": "object", "properties": {}}}
 TEXT_EVENTS_HEAD = ["response.created", "response.in_progress", "response.output_item.added"]
 
 
 def _tokens(text: str) -> int:
     """MODEL's own encoding (docs/tokens.md)."""
     return o200k(text)
-
-
-def _msg(text: str, role: str = "user") -> int:
-    return message_tokens(text, role)
-
-
-def _needs(client: Any, *path: str) -> None:
-    target = client
-    for name in path:
-        target = getattr(target, name, None)
-        if target is None:
-            pytest.skip(f"openai {openai.__version__} has no client.{'.'.join(path)}")
 
 
 def test_text_response_object(llmts_session: SessionClient, openai_client: Any) -> None:
@@ -340,185 +315,6 @@ def test_function_tools_are_echoed_as_the_real_api_echoes_them(
     assert app_openai.responses.retrieve(created.id).tools[0].strict is True
 
 
-def test_previous_response_id_over_three_turns(app_session: SessionClient, app_openai: Any) -> None:
-    app_session.configure(ConfigBuilder().scenario().text("One.").text("Two.").text("Three.").build())
-
-    first = app_openai.responses.create(model=MODEL, input="first", instructions="Be brief.")
-    second = app_openai.responses.create(model=MODEL, input="second", previous_response_id=first.id)
-    with app_openai.responses.stream(model=MODEL, input="third", previous_response_id=second.id) as stream:
-        third = stream.get_final_response()
-
-    assert [r.output_text for r in (first, second, third)] == ["One.", "Two.", "Three."]
-    assert first.usage.input_tokens == 3 + _msg("Be brief.", "system") + _msg("first")
-    # Instructions are not carried over; the earlier turns (inputs and outputs) are.
-    assert second.usage.input_tokens == 3 + _msg("first") + _msg("One.", "assistant") + _msg("second")
-    assert third.usage.input_tokens == second.usage.input_tokens + _msg("Two.", "assistant") + _msg("third")
-    assert second.previous_response_id == first.id
-    retrieved = app_openai.responses.retrieve(second.id)
-    assert retrieved.previous_response_id == first.id
-    assert retrieved.model_dump() == second.model_dump()
-
-
-def test_retrieve_delete_and_404s(app_session: SessionClient, app_openai: Any) -> None:
-    app_session.configure(ConfigBuilder().scenario().text("kept").text("after").build())
-    created = app_openai.responses.create(model=MODEL, input="Hi")
-
-    assert app_openai.responses.retrieve(created.id).model_dump() == created.model_dump()
-    deleted = app_openai.responses.with_raw_response.delete(created.id)
-    assert deleted.http_response.json() == {"id": created.id, "object": "response", "deleted": True}
-
-    with pytest.raises(openai.NotFoundError):
-        app_openai.responses.retrieve(created.id)
-    with pytest.raises(openai.NotFoundError):
-        app_openai.responses.delete(created.id)
-    with pytest.raises(openai.NotFoundError) as caught:
-        app_openai.responses.create(model=MODEL, input="again", previous_response_id=created.id)
-    assert caught.value.code == "previous_response_not_found"
-    assert caught.value.param == "previous_response_id"
-    # The rejected continuation consumed nothing.
-    assert app_openai.responses.create(model=MODEL, input="x").output_text == "after"
-
-
-def test_store_false_is_not_retrievable(app_session: SessionClient, app_openai: Any) -> None:
-    app_session.configure(ConfigBuilder().scenario(terminal_policy="repeat_last_response").text("x").build())
-
-    response = app_openai.responses.create(model=MODEL, input="Hi", store=False)
-
-    assert response.store is False
-    with pytest.raises(openai.NotFoundError):
-        app_openai.responses.retrieve(response.id)
-    with pytest.raises(openai.NotFoundError) as caught:
-        app_openai.responses.create(model=MODEL, input="x", previous_response_id=response.id)
-    assert caught.value.code == "previous_response_not_found"
-
-
-def test_reset_forgets_stored_responses(app_session: SessionClient, app_openai: Any) -> None:
-    app_session.configure(ConfigBuilder().scenario().text("x").build())
-    response = app_openai.responses.create(model=MODEL, input="Hi")
-
-    app_session.reset()
-
-    with pytest.raises(openai.NotFoundError):
-        app_openai.responses.retrieve(response.id)
-
-
-def test_input_items_list(app_session: SessionClient, app_openai: Any) -> None:
-    app_session.configure(ConfigBuilder().scenario().text("ok").build())
-    response = app_openai.responses.create(
-        model=MODEL,
-        input=[
-            {"role": "user", "content": "Weather?"},
-            {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"},
-            {"type": "function_call_output", "call_id": "call_1", "output": "sunny"},
-        ],
-        tools=[WEATHER],
-    )
-
-    items = list(app_openai.responses.input_items.list(response.id, order="asc"))
-    newest_first = list(app_openai.responses.input_items.list(response.id))
-
-    assert [item.type for item in items] == ["message", "function_call", "function_call_output"]
-    assert items[0].content[0].text == "Weather?"
-    assert (items[1].call_id, items[1].name) == ("call_1", "get_weather")
-    assert items[2].output == "sunny"
-    assert [i.id for i in newest_first] == [i.id for i in reversed(items)]
-    assert len({i.id for i in items}) == 3
-
-
-def test_retrieve_as_stream(app_session: SessionClient, app_openai: Any) -> None:
-    app_session.configure(ConfigBuilder().scenario().text("Hello there.", chunks=["Hello", " there."]))
-    created = app_openai.responses.create(model=MODEL, input="Hi")
-
-    events = list(app_openai.responses.retrieve(created.id, stream=True))
-
-    assert events[0].type == "response.created" and events[-1].type == "response.completed"
-    assert events[-1].response.model_dump() == created.model_dump()
-    assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == "Hello there."
-
-
-def test_input_tokens_count_consumes_nothing(app_session: SessionClient, app_openai: Any) -> None:
-    _needs(app_openai, "responses", "input_tokens")
-    app_session.configure(ConfigBuilder().scenario().text("x").build())
-
-    counted = app_openai.responses.input_tokens.count(model=MODEL, input="Hi")
-
-    assert counted.input_tokens == 3 + _msg("Hi")
-    assert app_openai.responses.create(model=MODEL, input="Hi").output_text == "x"
-
-
-def test_scripted_429_is_retried_into_next_answer(app_session: SessionClient) -> None:
-    app_session.configure(
-        ConfigBuilder()
-        .scenario()
-        .error(429, "rate_limit_exceeded", "Slow down", retry_after=0.25)
-        .text("After the retry.")
-        .build()
-    )
-    client = app_session.openai_client(_strict_response_validation=True, max_retries=2)
-
-    started = time.monotonic()
-    raw = client.responses.with_raw_response.create(model=MODEL, input="Hi")
-
-    assert raw.parse().output_text == "After the retry."
-    assert raw.retries_taken == 1
-    assert time.monotonic() - started >= 0.25
-
-
-def test_scripted_429_on_a_stream_request_raises_before_streaming(
-    app_session: SessionClient, app_openai: Any
-) -> None:
-    app_session.configure(ConfigBuilder().scenario().error(429, "rate_limit_exceeded", "Slow down").build())
-
-    with (
-        pytest.raises(openai.RateLimitError) as caught,
-        app_openai.responses.stream(model=MODEL, input="Hi"),
-    ):
-        pass
-    assert caught.value.code == "rate_limit_exceeded"
-
-
-def test_non_retryable_errors_are_typed(app_session: SessionClient) -> None:
-    app_session.configure(
-        ConfigBuilder()
-        .scenario("only")
-        .error(400, "context_length_exceeded", "Too long", type="invalid_request_error")
-        .build()
-    )
-    client = app_session.openai_client(_strict_response_validation=True, max_retries=2)
-
-    with pytest.raises(openai.BadRequestError) as bad:
-        client.responses.create(model=MODEL, input="Hi")
-    started = time.monotonic()
-    with pytest.raises(openai.ConflictError) as exhausted:
-        client.responses.create(model=MODEL, input="Hi")
-
-    assert bad.value.code == "context_length_exceeded" and bad.value.type == "invalid_request_error"
-    assert exhausted.value.code == "llm_test_server_scenario_exhausted"
-    assert time.monotonic() - started < 0.4  # x-should-retry: false
-
-
-def test_unknown_model_is_404(app_session: SessionClient, app_openai: Any) -> None:
-    app_session.configure(ConfigBuilder().models(MODEL).scenario().text("ok").build())
-
-    with pytest.raises(openai.NotFoundError) as caught:
-        app_openai.responses.create(model="gpt-9-imaginary", input="Hi")
-    assert caught.value.code == "model_not_found"
-    assert caught.value.param == "model"
-
-
-def test_wrong_credentials_get_401(app_session: SessionClient) -> None:
-    app_session.configure(ConfigBuilder().credentials(openai="sk-right").scenario().text("ok").build())
-    wrong = app_session.openai_client(api_key="sk-wrong-key-123", max_retries=0)
-    right = app_session.openai_client(_strict_response_validation=True, max_retries=0)
-
-    with pytest.raises(openai.AuthenticationError) as caught:
-        wrong.responses.create(model=MODEL, input="Hi")
-    assert caught.value.code == "invalid_api_key"
-    with pytest.raises(openai.AuthenticationError):
-        wrong.responses.retrieve("resp_anything")
-    assert right.responses.create(model=MODEL, input="Hi").output_text == "ok"
-
-
 def test_prompt_cache_cached_tokens_rise_on_repeated_long_prompt(
     app_session: SessionClient, app_openai: Any
 ) -> None:
@@ -562,57 +358,3 @@ def test_unconfigured_session_echoes_latest_user_text(app_openai: Any) -> None:
     )
 
     assert response.output_text == "echo"
-
-
-def _journal_entry(session: SessionClient) -> dict[str, Any]:
-    return completed_entry(session, operation="responses", streaming=True)
-
-
-def test_early_clean_end_stops_before_completed_but_the_response_is_stored(
-    llmts_session: SessionClient, openai_client: Any
-) -> None:
-    llmts_session.configure(
-        {
-            "scenarios": [
-                {
-                    "responses": [
-                        {
-                            "text": "First second.",
-                            "chunks": ["First ", "second."],
-                            "stream_delivery": {"mode": "early_clean_end", "after_content_frames": 1},
-                        }
-                    ]
-                }
-            ]
-        }
-    )
-
-    with openai_client.responses.stream(model=MODEL, input="Hi") as stream:
-        events = list(stream)
-        with pytest.raises(RuntimeError, match=r"response\.completed"):
-            stream.get_final_response()
-
-    assert [e.delta for e in events if e.type == "response.output_text.delta"] == ["First "]
-    assert events[-1].type == "response.output_text.delta"
-    entry = _journal_entry(llmts_session)
-    assert entry["emitted_content_frames"] == 1
-    assert entry["terminal_marker_observed"] is False
-    assert entry["transport_outcome"] == "early_end"
-    # Committed before delivery: the whole answer is stored even though the stream was cut.
-    created_id = events[0].response.id
-    assert openai_client.responses.retrieve(created_id).output_text == "First second."
-
-
-def test_completed_stream_records_the_terminal_marker(
-    llmts_session: SessionClient, openai_client: Any
-) -> None:
-    llmts_session.configure(ConfigBuilder().scenario().text("ab", chunks=["a", "b"]).build())
-
-    with openai_client.responses.stream(model=MODEL, input="Hi") as stream:
-        stream.get_final_response()
-
-    entry = _journal_entry(llmts_session)
-    assert entry["provider"] == "openai" and entry["model"] == MODEL
-    assert entry["emitted_content_frames"] == 2
-    assert entry["terminal_marker_observed"] is True
-    assert entry["transport_outcome"] == "completed"

@@ -17,9 +17,14 @@ from llmts.server.process.boot import WorkerBoot, _entry_points_read_once
 
 @pytest.fixture
 def collector_restored() -> Iterator[None]:
-    enabled = gc.isenabled()
+    """The test starts with nothing frozen (the suite's run froze its collection, tests/conftest.py) and
+    leaves the collector as it found it."""
+    enabled, frozen = gc.isenabled(), gc.get_freeze_count() > 0
+    gc.unfreeze()
     yield
     gc.unfreeze()
+    if frozen:
+        gc.freeze()
     (gc.enable if enabled else gc.disable)()
 
 

@@ -24,7 +24,8 @@ from tests.support.servers import BackgroundStops, SharedServers
 # VM) and every server, CLI and inner pytest the suite starts recompiles llmts (0.2 s of CPU each). The
 # writes land only in this checkout's gitignored __pycache__ folders (pip compiled site-packages at install),
 # atomically and checked against the source, and fail silently where the checkout is read-only. Set here, not
-# earlier: what matters is the test modules, imported after this conftest (docs/contributing.md).
+# earlier: what matters is the test modules, imported after this conftest (docs/design/test-suite.md,
+# "Compiled code and the collector").
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
@@ -142,7 +143,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     inner pytest runs, deadlines and SDK backoffs running out), and one worker per core leaves the cores
     idle meanwhile. On the 2-core VM: 4 min 29 s with 2 workers and 3 min 48 s with 4 when the suite cost
     ~370 s of CPU; at ~275 s, 2 min 33 s to 2 min 50 s with 4, 2 min 43 s with 3 (within the noise), and
-    3 min 21 s with 4 beside a CPU-bound job (docs/contributing.md, "Running the checks").
+    3 min 21 s with 4 beside a CPU-bound job (docs/design/test-suite.md, "Run times and worker counts").
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still overrides it, as in pytest-xdist."""
     configured = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
     if configured:

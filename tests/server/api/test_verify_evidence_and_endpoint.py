@@ -13,59 +13,69 @@ import anthropic
 import pytest
 
 from llmts import LlmTestServer, ServerError, SessionClient
-from tests.helpers import USER_HI
-from tests.server.api.verify_support import BIG, GPT, OK
-from tests.server.api.verify_support import chat as _chat
-from tests.server.api.verify_support import configure as _configure
-from tests.server.api.verify_support import failure_kinds as _kinds
-from tests.support.in_process import send_raw
+from tests.helpers import USER_HI, RawResponse
+from tests.server.api.verify_support import BIG, GPT, OK, chat, configure, failure_kinds
+from tests.support.in_process import InProcessSession, send_raw
 
 pytestmark = pytest.mark.sdk
+
+
+def _post_verify(session: InProcessSession, body: dict[str, Any] | bytes) -> RawResponse:
+    """``POST /admin-api/verify`` of ``body`` as sent, for ``session``, through the in-process app."""
+    return send_raw(
+        session.server, "POST", "/admin-api/verify", body, {"X-Llm-Test-Server-Session": session.id}
+    )
 
 
 # --- incomplete evidence ------------------------------------------------------------------------
 
 
 def test_eviction_makes_verification_fail_conservatively(app_session: SessionClient) -> None:
-    _configure(app_session, OK, journal={"max_entries": 2})
+    configure(app_session, OK, journal={"max_entries": 2})
     for model in (BIG, GPT, GPT):
-        _chat(app_session, model)
+        chat(app_session, model)
     # The retained entries would satisfy this, but the evicted one is unknown.
     result = app_session.verify(
         requests=[{"name": "small", "query": {"model": GPT}, "maximum_count": 2, "minimum_count": 2}]
     )
     assert (result.passed, result.evidence_complete) == (False, False)
-    assert _kinds(result) == ["evidence_evicted"]
+    assert failure_kinds(result) == ["evidence_evicted"]
     assert result.evidence["evicted_count"] == 1
     assert "evidence incomplete" in result.report()
 
 
 def test_truncation_makes_verification_fail_conservatively(app_session: SessionClient) -> None:
-    _configure(app_session, OK, journal={"preview_bytes": 16})
-    _chat(app_session)
+    configure(app_session, OK, journal={"preview_bytes": 16})
+    chat(app_session)
     result = app_session.verify(requests=[{"name": "chat", "query": {}}])
-    assert (result.passed, result.evidence_complete, _kinds(result)) == (False, False, ["evidence_truncated"])
+    assert (result.passed, result.evidence_complete, failure_kinds(result)) == (
+        False,
+        False,
+        ["evidence_truncated"],
+    )
 
 
 def test_pending_requests_and_pages_make_evidence_incomplete(llmts_session: SessionClient) -> None:
-    _configure(llmts_session, {"text": "fast"}, {"text": "slow", "delay_ms": 1500})
-    _chat(llmts_session)
-    assert _kinds(llmts_session.verify(scope={"limit": 1}, requests=[{"name": "x", "query": {}}])) == []
-    worker = threading.Thread(target=_chat, args=(llmts_session,))
+    configure(llmts_session, {"text": "fast"}, {"text": "slow", "delay_ms": 1500})
+    chat(llmts_session)
+    assert (
+        failure_kinds(llmts_session.verify(scope={"limit": 1}, requests=[{"name": "x", "query": {}}])) == []
+    )
+    worker = threading.Thread(target=chat, args=(llmts_session,))
     worker.start()
     try:
         deadline = time.monotonic() + 5
         while len(llmts_session.requests()) < 2 and time.monotonic() < deadline:
             time.sleep(0.02)
         pending = llmts_session.verify(requests=[{"name": "first", "query": {"completed": True}}])
-        assert _kinds(pending) == ["evidence_pending"] and not pending.evidence_complete
+        assert failure_kinds(pending) == ["evidence_pending"] and not pending.evidence_complete
         assert pending.failures[0].request_ids == [llmts_session.requests()[0]["request_id"]]
     finally:
         worker.join()
     paged = llmts_session.verify(scope={"limit": 1}, requests=[{"name": "any", "query": {}}])
-    assert _kinds(paged) == ["evidence_paginated"] and paged.failures[0].expectation == "scope"
+    assert failure_kinds(paged) == ["evidence_paginated"] and paged.failures[0].expectation == "scope"
     paged = llmts_session.verify(requests=[{"name": "any", "query": {"limit": 1}, "maximum_count": None}])
-    assert _kinds(paged) == ["evidence_paginated"]
+    assert failure_kinds(paged) == ["evidence_paginated"]
     assert llmts_session.verify(
         requests=[{"name": "both", "query": {}, "maximum_count": 2, "minimum_count": 2}]
     ).passed
@@ -144,15 +154,9 @@ def _many(count: int, item: Any) -> list[Any]:
     ],
 )
 def test_malformed_verification_requests_are_400(
-    app_session: SessionClient, body: dict[str, Any], path: str
+    app_session: InProcessSession, body: dict[str, Any], path: str
 ) -> None:
-    response = send_raw(
-        app_session.server,
-        "POST",
-        "/admin-api/verify",
-        body,
-        {"X-Llm-Test-Server-Session": app_session.id},
-    )
+    response = _post_verify(app_session, body)
     assert response.status == 400, response.body
     error = response.json()["error"]
     assert error["code"] == "invalid_verification"
@@ -160,14 +164,8 @@ def test_malformed_verification_requests_are_400(
 
 
 @pytest.mark.parametrize("body", [b"", b"{", b"[]", b'"x"'])
-def test_verification_body_must_be_a_json_object(app_session: SessionClient, body: bytes) -> None:
-    response = send_raw(
-        app_session.server,
-        "POST",
-        "/admin-api/verify",
-        body,
-        {"X-Llm-Test-Server-Session": app_session.id},
-    )
+def test_verification_body_must_be_a_json_object(app_session: InProcessSession, body: bytes) -> None:
+    response = _post_verify(app_session, body)
     assert (response.status, response.json()["error"]["code"]) == (400, "invalid_verification")
 
 
@@ -178,20 +176,20 @@ def test_bad_conversation_header_is_400(app_session: SessionClient) -> None:
 
 
 def test_verifying_changes_nothing(app_session: SessionClient) -> None:
-    _configure(app_session, {"text": "one"}, {"text": "two"})
-    assert _chat(app_session).choices[0].message.content == "one"
+    configure(app_session, {"text": "one"}, {"text": "two"})
+    assert chat(app_session).choices[0].message.content == "one"
     before = app_session.export()
     for _ in range(3):
         app_session.verify(requests=[{"name": "x", "query": {}}], no_unexpected_calls=True)
     assert app_session.export() == before
-    assert _chat(app_session).choices[0].message.content == "two"
+    assert chat(app_session).choices[0].message.content == "two"
 
 
 def test_other_sessions_are_out_of_scope(llmts_app_server: LlmTestServer) -> None:
     mine, theirs = llmts_app_server.create_session(), llmts_app_server.create_session()
     try:
-        _chat(theirs)
-        _chat(theirs)
+        chat(theirs)
+        chat(theirs)
         result = mine.verify(
             requests=[{"name": "none", "query": {}, "minimum_count": 0, "maximum_count": 0}],
             no_unexpected_calls=True,
@@ -203,7 +201,7 @@ def test_other_sessions_are_out_of_scope(llmts_app_server: LlmTestServer) -> Non
 
 
 def test_failures_are_a_result_and_assert_passed_reports_them(app_session: SessionClient) -> None:
-    _configure(app_session, OK)
+    configure(app_session, OK)
     with pytest.raises(anthropic.NotFoundError):
         app_session.anthropic_client(max_retries=0).messages.create(
             model="nope", max_tokens=8, messages=USER_HI

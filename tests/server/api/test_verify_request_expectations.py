@@ -10,10 +10,7 @@ from llmts import SessionClient
 from llmts.schema.journal import JournalQuery
 from llmts.schema.verify import RequestExpectation, ToolExpectation, VerificationRequest
 from tests.helpers import USER_HI, WEATHER_TOOL
-from tests.server.api.verify_support import BIG, CLAUDE, GPT, OK
-from tests.server.api.verify_support import chat as _chat
-from tests.server.api.verify_support import configure as _configure
-from tests.server.api.verify_support import failure_kinds as _kinds
+from tests.server.api.verify_support import BIG, CLAUDE, GPT, OK, chat, configure, failure_kinds
 
 pytestmark = pytest.mark.sdk
 
@@ -22,9 +19,9 @@ pytestmark = pytest.mark.sdk
 
 
 def test_counts_pass_and_fail(app_session: SessionClient) -> None:
-    _configure(app_session, OK)
-    _chat(app_session)
-    _chat(app_session)
+    configure(app_session, OK)
+    chat(app_session)
+    chat(app_session)
     ids = [e["request_id"] for e in app_session.requests(order="asc")]
 
     passed = app_session.verify(
@@ -64,23 +61,23 @@ def test_counts_pass_and_fail(app_session: SessionClient) -> None:
 
 
 def test_in_order(app_session: SessionClient) -> None:
-    _configure(app_session, OK)
-    _chat(app_session, GPT)
-    _chat(app_session, BIG)
+    configure(app_session, OK)
+    chat(app_session, GPT)
+    chat(app_session, BIG)
     small = {"name": "small", "query": {"model": GPT}}
     big = {"name": "big", "query": {"model": BIG}}
 
     assert app_session.verify(requests=[small, big], in_order=True).passed
     assert app_session.verify(requests=[big, small]).passed  # order only matters when asked
     reversed_order = app_session.verify(requests=[big, small], in_order=True)
-    assert _kinds(reversed_order) == ["order"]
+    assert failure_kinds(reversed_order) == ["order"]
     assert reversed_order.failures[0].expectation == "requests[1] (small)"
     assert "sequence 1" in reversed_order.failures[0].message
 
 
 def test_no_unexpected_calls(app_session: SessionClient) -> None:
-    _configure(app_session, OK)
-    _chat(app_session)
+    configure(app_session, OK)
+    chat(app_session)
     assert app_session.verify(
         no_unexpected_calls=True, requests=[{"name": "chat", "query": {"provider": "openai"}}]
     ).passed
@@ -90,11 +87,11 @@ def test_no_unexpected_calls(app_session: SessionClient) -> None:
     result = app_session.verify(
         no_unexpected_calls=True, requests=[{"name": "chat", "query": {"provider": "openai"}}]
     )
-    assert _kinds(result) == ["unexpected_call"]
+    assert failure_kinds(result) == ["unexpected_call"]
     assert result.failures[0].request_ids == [claude["request_id"]]
     assert "anthropic messages -> 200" in result.failures[0].message
     # Nothing at all was expected: every call is unexpected.
-    assert _kinds(app_session.verify(no_unexpected_calls=True)) == ["unexpected_call"]
+    assert failure_kinds(app_session.verify(no_unexpected_calls=True)) == ["unexpected_call"]
     # The scope narrows what must be accounted for.
     assert app_session.verify(
         scope={"provider": "openai"}, no_unexpected_calls=True, requests=[{"name": "chat", "query": {}}]
@@ -127,8 +124,8 @@ def _tool_flow(session: SessionClient) -> None:
             ],
         }
     )
-    first = _chat(session, tools=[WEATHER_TOOL])
-    _chat(
+    first = chat(session, tools=[WEATHER_TOOL])
+    chat(
         session,
         BIG,
         tools=[WEATHER_TOOL],
@@ -199,14 +196,14 @@ def test_tool_predicates_that_do_not_hold_fail_with_what_was_seen(app_session: S
     for tool in cases:
         query = {"model": BIG if tool["kind"] != "response_call" else GPT}
         result = app_session.verify(requests=[{"name": "t", "query": query, "tools": [tool]}])
-        assert _kinds(result) == ["tool_count"], (tool, result.report())
+        assert failure_kinds(result) == ["tool_count"], (tool, result.report())
         failure = result.failures[0]
         assert failure.expectation == "requests[0] (t).tools[0]"
         assert "get_weather(call_w)" in failure.message
 
 
 def test_streaming_terminal_marker_requirement(llmts_session: SessionClient) -> None:
-    _configure(
+    configure(
         llmts_session,
         {"text": "Hello there.", "chunks": ["Hello", " there."]},
         {
@@ -227,9 +224,11 @@ def test_streaming_terminal_marker_requirement(llmts_session: SessionClient) -> 
 
     list(client.chat.completions.create(model=GPT, messages=USER_HI, stream=True))  # cut before [DONE]
     result = llmts_session.verify(requests=[{**expectation, "maximum_count": None}])
-    assert _kinds(result) == ["terminal_marker"]
+    assert failure_kinds(result) == ["terminal_marker"]
     assert "early_end" in result.failures[0].message
 
-    _chat(llmts_session, stream=False)
+    chat(llmts_session, stream=False)
     result = llmts_session.verify(requests=[{**expectation, "query": {"streaming": False}}])
-    assert _kinds(result) == ["terminal_marker"]  # a non-streamed answer has no streaming terminal marker
+    assert failure_kinds(result) == [
+        "terminal_marker"
+    ]  # a non-streamed answer has no streaming terminal marker

@@ -9,9 +9,7 @@ import pytest
 
 from llmts import SessionClient
 from tests.helpers import APPROVAL_STEPS, USER_HI
-from tests.server.api.verify_support import CLAUDE, GPT
-from tests.server.api.verify_support import configure as _configure
-from tests.server.api.verify_support import failure_kinds as _kinds
+from tests.server.api.verify_support import CLAUDE, GPT, configure, failure_kinds
 
 pytestmark = pytest.mark.sdk
 
@@ -24,7 +22,7 @@ RATE_LIMITED = {
 
 
 def test_sdk_honouring_retry_after_passes_the_retry_expectation(app_session: SessionClient) -> None:
-    _configure(app_session, RATE_LIMITED, {"text": "Done."})
+    configure(app_session, RATE_LIMITED, {"text": "Done."})
     client = app_session.openai_client(
         max_retries=2, default_headers={"X-Llm-Test-Server-Retry-Group": "ask-1"}
     )
@@ -46,7 +44,7 @@ def test_sdk_honouring_retry_after_passes_the_retry_expectation(app_session: Ses
 
 
 def test_anthropic_sdk_honours_retry_after_too(app_session: SessionClient) -> None:
-    _configure(app_session, RATE_LIMITED, {"text": "Done."})
+    configure(app_session, RATE_LIMITED, {"text": "Done."})
     client = app_session.anthropic_client(
         max_retries=1, default_headers={"X-Llm-Test-Server-Retry-Group": "c"}
     )
@@ -58,7 +56,7 @@ def test_anthropic_sdk_honours_retry_after_too(app_session: SessionClient) -> No
 
 
 def test_retrying_too_soon_fails_the_retry_expectation(app_session: SessionClient) -> None:
-    _configure(
+    configure(
         app_session,
         {**RATE_LIMITED, "error": {**RATE_LIMITED["error"], "retry_after": 2}},
         {"text": "Done."},
@@ -71,7 +69,7 @@ def test_retrying_too_soon_fails_the_retry_expectation(app_session: SessionClien
     client.chat.completions.create(model=GPT, messages=USER_HI)  # the application ignores Retry-After
 
     result = app_session.verify(retries=[{"group": "eager", "respect_retry_after": True}])
-    assert _kinds(result) == ["retry_spacing"]
+    assert failure_kinds(result) == ["retry_spacing"]
     failure = result.failures[0]
     assert failure.expected == 2 and 0 <= failure.actual < 2
     assert "Retry-After asked for 2 s" in failure.message
@@ -86,12 +84,16 @@ def test_retrying_too_soon_fails_the_retry_expectation(app_session: SessionClien
             }
         ]
     )
-    assert sorted(_kinds(stricter)) == ["retry_after_too_short", "retry_attempts", "retry_status_sequence"]
+    assert sorted(failure_kinds(stricter)) == [
+        "retry_after_too_short",
+        "retry_attempts",
+        "retry_status_sequence",
+    ]
     assert stricter.evidence_complete
 
 
 def test_retry_without_advertised_delay_and_unknown_group(app_session: SessionClient) -> None:
-    _configure(
+    configure(
         app_session, {"error": {"status": 503, "code": "overloaded", "message": "busy"}}, {"text": "ok"}
     )
     headers = {"X-Llm-Test-Server-Retry-Group": "g"}
@@ -101,8 +103,8 @@ def test_retry_without_advertised_delay_and_unknown_group(app_session: SessionCl
     client.chat.completions.create(model=GPT, messages=USER_HI)
 
     result = app_session.verify(retries=[{"group": "g", "respect_retry_after": True}])
-    assert _kinds(result) == ["retry_after_missing"]
-    assert _kinds(app_session.verify(retries=[{"group": "other"}])) == ["retry_attempts"]
+    assert failure_kinds(result) == ["retry_after_missing"]
+    assert failure_kinds(app_session.verify(retries=[{"group": "other"}])) == ["retry_attempts"]
 
 
 # --- conversations ------------------------------------------------------------------------------
@@ -139,12 +141,12 @@ def test_conversation_visited_steps_and_terminal_state(app_session: SessionClien
     result = app_session.verify(
         conversations=[{**done, "visited_steps": ["ask", "cancel"], "terminal": False}]
     )
-    assert _kinds(result) == ["conversation_steps", "conversation_terminal"]
+    assert failure_kinds(result) == ["conversation_steps", "conversation_terminal"]
     assert "['cancel']" in result.failures[0].message
-    assert _kinds(app_session.verify(conversations=[{**done, "conversation": "c-2"}])) == [
+    assert failure_kinds(app_session.verify(conversations=[{**done, "conversation": "c-2"}])) == [
         "conversation_missing"
     ]
-    assert _kinds(app_session.verify(conversations=[{**done, "provider": "anthropic"}])) == [
+    assert failure_kinds(app_session.verify(conversations=[{**done, "provider": "anthropic"}])) == [
         "conversation_missing"
     ]
 

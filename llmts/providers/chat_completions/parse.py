@@ -199,10 +199,10 @@ def chat_request_from_body(
 ) -> NeutralRequest:
     """``model`` overrides the body's (Azure deployment routes name the model in the path);
     ``refused_tool_types`` are tool types the provider serves on another API (OpenAI's Responses tools)."""
-    if model is None:
-        model = body.get("model")
-    if not isinstance(model, str) or not model:
+    named: object = body.get("model") if model is None else model  # any JSON value until checked
+    if not isinstance(named, str) or not named:
         raise _bad("you must provide a model parameter", "model", "missing_required_parameter")
+    model = named
     stream = body.get("stream", False)
     if not isinstance(stream, bool) and stream is not None:
         raise _bad("stream must be a boolean", "stream", "invalid_type")

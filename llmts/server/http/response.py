@@ -8,6 +8,7 @@ noting the fields the server must know about (``Content-Length``, ``Date``, ``Co
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 
 import orjson
 
@@ -58,7 +59,8 @@ class ResponseHead:
 
     __slots__ = ("close", "code", "content_length", "date", "fields", "status")
 
-    def __init__(self, status: str, headers: list[tuple[str, str]]) -> None:
+    def __init__(self, status: object, headers: Iterable[tuple[object, object]]) -> None:
+        # ``object``: what a WSGI app passes is checked here, as PEP 3333 asks, not assumed.
         if type(status) is not str or "\r" in status or "\n" in status:
             raise ValueError(f"the status must be a native string without CR or LF: {status!r}")
         code_text = status[:3]

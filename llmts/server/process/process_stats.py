@@ -1,10 +1,13 @@
-"""Process-level diagnostics for leak checks: greenlets, open sockets, resident memory, and the accounted
-memory of every session against the process budget (docs/server.md, "GET /admin-api/process")."""
+"""Process-level diagnostics for leak checks: greenlets, open sockets, resident memory, the accounted
+memory of every session against the process budget, and whether the request path is compiled
+(docs/server.md, "GET /admin-api/process")."""
 
 from __future__ import annotations
 
 import gc
+import importlib.machinery
 import os
+import sys
 from typing import Any
 
 from llmts.runtime.memory import MemoryBudget
@@ -45,12 +48,21 @@ def _rss_bytes() -> int:
     return -1
 
 
+def _compiled() -> bool:
+    """Whether the request path runs as mypyc's extensions (docs/design/compiled.md): the provider path's
+    module was loaded from one."""
+    module = sys.modules.get("llmts.server.provider_path")
+    path = getattr(module, "__file__", None) or ""
+    return path.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+
+
 def process_stats(memory: MemoryBudget | None = None, sessions: int | None = None) -> dict[str, Any]:
     """Live greenlets, open socket descriptors and RSS of the worker (-1 where the OS cannot tell), plus
     the session count and the memory budget's report when given."""
     gc.collect()
     stats: dict[str, Any] = {
         "pid": os.getpid(),
+        "compiled": _compiled(),
         "greenlets": _greenlets(),
         "open_sockets": _open_sockets(),
         "rss_bytes": _rss_bytes(),

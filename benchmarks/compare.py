@@ -11,8 +11,12 @@ the noise floor: its median stays within about 1 %.
     python benchmarks/compare.py --base HEAD~1
     python benchmarks/compare.py --base main --case nonstream --rounds 60 --window 1
     python benchmarks/compare.py --base 04ef692d --default       # access log on, as users start it
+    python benchmarks/compare.py --compiled --default             # HEAD pure (base) and compiled (this)
 
-See benchmarks/README.md, "Comparing two commits".
+With ``--compiled``, *this* is ``--base`` itself with the request path's modules compiled by mypyc
+(benchmarks/compiled.py), so the figure is compiled/pure for the same code.
+
+See benchmarks/README.md, "Comparing two commits" and "A compiled request path".
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
+from compiled import compiled_checkout  # noqa: E402
 from floor_app import make_chunks  # noqa: E402
 from loadgen import LoadSpec, Target, run_load  # noqa: E402
 from servers import (  # noqa: E402
@@ -92,10 +97,12 @@ def _spec(
 
 def compare(args: argparse.Namespace) -> int:
     server_cpu, load_cpu = cpus()
-    with base_checkout(args.base) as tree:
+    with contextlib.ExitStack() as trees:
+        tree = trees.enter_context(base_checkout(args.base))
+        this = trees.enter_context(compiled_checkout(args.base)) if args.compiled else REPO
         servers = {
             "base": start("base", tree, not args.default, args.chunks),
-            "this": start("this", REPO, not args.default, args.chunks),
+            "this": start("this", this, not args.default, args.chunks),
         }
         try:
             for server in servers.values():
@@ -124,6 +131,8 @@ def compare(args: argparse.Namespace) -> int:
             for server in servers.values():
                 server.stop()
     mode = "access log on" if args.default else "--no-access-log"
+    if args.compiled:
+        mode += f", this = {args.base} compiled"
     low, _, high = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
     print(
         f"\n{args.case}, {mode}, {args.rounds} rounds of {args.window:g} s: server CPU per request "
@@ -143,6 +152,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=32, help="keep-alive connections (32)")
     parser.add_argument("--chunks", type=int, default=20, help="content chunks per streamed answer (20)")
     parser.add_argument("--default", action="store_true", help="the access log on, as `llmts serve` starts")
+    parser.add_argument(
+        "--compiled", action="store_true", help="this = --base with the hot modules compiled by mypyc"
+    )
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.window <= 0:
         parser.error("--rounds must be at least 1 and --window positive")

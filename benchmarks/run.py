@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from compiled import compiled_copy
 from floor_app import make_chunks
 from loadgen import LoadResult, LoadSpec, Target, run_load
 from servers import (
@@ -173,6 +174,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "median is the verdict (default 1)",
     )
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    parser.add_argument(
+        "--compiled",
+        action="store_true",
+        help="serve llmts from a copy of this tree with the request path compiled by mypyc (compiled.py)",
+    )
     args = parser.parse_args(argv)
     cases = [c for item in args.cases for c in item.split(",") if c]
     unknown = sorted(set(cases) - set(CASES))
@@ -195,12 +201,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"server processes on CPU {server_cpu}, load generator on CPU {load_cpu}")
     servers: dict[str, Server] = {}
     failed = False
+    trees = contextlib.ExitStack()
     try:
+        tree = trees.enter_context(compiled_copy()) if args.compiled else None
         deadline = time.monotonic() + START_TIMEOUT
         wanted = {SERVER_OF[c.split("-")[0]] for c in args.cases}
         for name in ("default", "llmts"):
             if name in wanted:
-                servers[name] = start_llmts(deadline, name)
+                servers[name] = start_llmts(deadline, name, tree=tree)
                 configure_llmts(servers[name], chunks)
         prefixes = [""]
         if "sessions-nonstream" in args.cases:
@@ -266,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             server.stop()
             with contextlib.suppress(OSError):
                 os.unlink(server.log.name)
+        trees.close()
 
 
 def _run_cases(

@@ -24,6 +24,7 @@ from llmts.transport.evidence import DeliveryEvidence
 from llmts.transport.modes import STREAM_UNITS, Boundary, InStream
 from llmts.transport.modes.malformed_frame import MALFORMED_SSE_FRAME
 from llmts.transport.pacing import StreamPacing, deliver_paced
+from llmts.transport.whole_stream import WholeStream
 
 __all__ = [
     "MALFORMED_SSE_FRAME",
@@ -33,6 +34,13 @@ __all__ = [
     "record_frame",
     "whole_stream",
 ]
+
+
+def _unfinished(evidence: DeliveryEvidence) -> bool:
+    """No outcome recorded yet. A call of its own for the ``finally`` blocks below: read there directly,
+    the attribute would be taken for the value the ``try`` set last (mypy narrows it, and the compiled
+    build checks that at run time: docs/design/compiled.md)."""
+    return evidence.transport_outcome is None
 
 
 def deliver_body(
@@ -55,7 +63,7 @@ def deliver_body(
         evidence.terminal_marker_observed = protocol_complete
         evidence.transport_outcome = "completed"
     finally:
-        if evidence.transport_outcome is None:
+        if _unfinished(evidence):
             evidence.transport_outcome = "client_gone"
             note_write_timeout(server_deadline, evidence, sock)
         on_finish(evidence)
@@ -90,28 +98,9 @@ def deliver_stream(
         else:
             yield from unit.deliver(frames, kinds, plan, sock, evidence)
     finally:
-        if evidence.transport_outcome is None:
+        if _unfinished(evidence):
             evidence.transport_outcome = "client_gone"
         on_finish(evidence)
-
-
-class WholeStream(list[bytes]):
-    """A stream with nothing to do between its frames (no plan, no pacing), handed as one body to a server
-    that writes it together with its end: llmts's pywsgi handler sends head, frames and the chunked
-    terminator in one ``send`` (docs/architecture.md, "The server's hot path"). The server sets ``written``
-    once the bytes are out; ``close()`` (called by every WSGI server) records the evidence."""
-
-    __slots__ = ("_done", "written")
-
-    def __init__(self, body: bytes, done: Callable[[bool], None]) -> None:
-        super().__init__((body,))
-        self._done: Callable[[bool], None] | None = done
-        self.written = False
-
-    def close(self) -> None:
-        done, self._done = self._done, None
-        if done is not None:
-            done(self.written)
 
 
 def whole_stream(

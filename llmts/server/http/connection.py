@@ -44,7 +44,7 @@ from llmts.transport.deadline import (
     write_timed_out,
 )
 from llmts.transport.peer import shutdown_under_tls
-from llmts.transport.writer import WholeStream
+from llmts.transport.whole_stream import WholeStream
 
 __all__ = ["Connection", "Http1Server"]
 

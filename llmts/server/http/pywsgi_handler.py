@@ -45,7 +45,7 @@ from llmts.transport.deadline import (
     Deadline,
     write_timed_out,
 )
-from llmts.transport.writer import WholeStream
+from llmts.transport.whole_stream import WholeStream
 
 __all__ = ["LlmtsPyWSGIHandler", "LlmtsPyWSGIWorker"]
 

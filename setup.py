@@ -1,8 +1,8 @@
 """The optional compiled build; everything else about the package is in pyproject.toml.
 
 ``LLMTS_MYPYC=1`` compiles the request path's modules (setup.cfg, ``[llmts.compiled]``) with mypyc, which
-comes with mypy: about a third less server CPU per request (docs/design/compiled.md). Without it, or in
-an editable install, the package is pure Python. The build needs a C compiler and the Python headers::
+comes with mypy: a quarter to a third less server CPU per request (docs/design/compiled.md). Without it,
+or in an editable install, the package is pure Python. The build needs a C compiler and Python's headers::
 
     LLMTS_MYPYC=1 pip install .
 

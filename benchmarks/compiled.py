@@ -32,6 +32,8 @@ def compiled_modules(tree: Path = REPO) -> list[str]:
     """The modules setup.cfg's ``[llmts.compiled]`` names, relative to ``tree``."""
     config = configparser.ConfigParser()
     config.read(tree / "setup.cfg")
+    if not config.has_option("llmts.compiled", "modules"):
+        raise SystemExit(f"{tree / 'setup.cfg'} lists no [llmts.compiled] modules (a tree before 2026-12-03)")
     return config["llmts.compiled"]["modules"].split()
 
 
@@ -61,15 +63,15 @@ def compile_tree(tree: Path) -> None:
 def compiled_checkout(revision: str) -> Iterator[Path]:
     """A detached worktree of ``revision``, compiled; removed afterwards."""
     where = Path(tempfile.mkdtemp(prefix="llmts-compiled-")) / "tree"
-    subprocess.run(
-        ["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(where), revision], check=True
-    )
     try:
+        add = ["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(where), revision]
+        subprocess.run(add, check=True)
         compile_tree(where)
         yield where
     finally:
         subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(where)], check=False)
         shutil.rmtree(where.parent, ignore_errors=True)
+        subprocess.run(["git", "-C", str(REPO), "worktree", "prune"], check=False)
 
 
 @contextlib.contextmanager

@@ -199,11 +199,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("warning: fewer than 2 CPUs available (or no sched_setaffinity): not pinning", file=sys.stderr)
     else:
         print(f"server processes on CPU {server_cpu}, load generator on CPU {load_cpu}")
+    with contextlib.ExitStack() as trees:
+        # The compiled copy (--compiled) outlives the servers that import it, however the run ends.
+        tree = trees.enter_context(compiled_copy()) if args.compiled else None
+        print(f"llmts: {'compiled by mypyc, from ' + str(tree) if tree is not None else 'pure Python'}")
+        return _measure(args, chunks, server_cpu, load_cpu, tree)
+
+
+def _measure(
+    args: argparse.Namespace,
+    chunks: list[str],
+    server_cpu: int | None,
+    load_cpu: int | None,
+    tree: Path | None,
+) -> int:
     servers: dict[str, Server] = {}
     failed = False
-    trees = contextlib.ExitStack()
     try:
-        tree = trees.enter_context(compiled_copy()) if args.compiled else None
         deadline = time.monotonic() + START_TIMEOUT
         wanted = {SERVER_OF[c.split("-")[0]] for c in args.cases}
         for name in ("default", "llmts"):
@@ -258,6 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "server_cpu": server_cpu,
                     "load_cpu": load_cpu,
                     "python": sys.version.split()[0],
+                    "compiled": args.compiled,
                 },
                 "results": {name: asdict(r) for name, r in rounds[-1].items()},
                 "rounds": [{name: asdict(r) for name, r in one.items()} for one in rounds],
@@ -274,7 +287,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             server.stop()
             with contextlib.suppress(OSError):
                 os.unlink(server.log.name)
-        trees.close()
 
 
 def _run_cases(

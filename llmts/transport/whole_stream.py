@@ -1,7 +1,8 @@
 """The body of a stream with nothing to do between its frames, written with its end in one ``send``.
 
 A module of its own because it subclasses ``list``: transport/writer.py, which makes it, is compiled in
-the compiled build (docs/design/compiled.md), and mypyc compiles no subclass of a built-in type.
+the compiled build (docs/design/compiled.md), and mypyc compiles a ``list`` subclass only as a non-native
+class, declared with ``mypy_extensions``, which llmts does not depend on.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ import socket
 import sys
 import time
 import traceback
+from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -304,8 +305,11 @@ class Connection:
         self.chunked = False
         self.sent = 0
 
-    def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-        """PEP 3333's ``start_response``: the head is checked and encoded now, sent with the body's start."""
+    def start_response(
+        self, status: object, headers: Iterable[tuple[object, object]], exc_info: Any = None
+    ) -> Any:
+        """PEP 3333's ``start_response``: the head is checked (``ResponseHead``, hence ``object``) and encoded
+        now, sent with the body's start."""
         if exc_info is not None:
             try:
                 if self.head_sent:

@@ -23,13 +23,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -37,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from compiled import compiled_checkout  # noqa: E402
+from compiled import compiled_checkout, worktree  # noqa: E402
 from floor_app import make_chunks  # noqa: E402
 from loadgen import LoadSpec, Target, run_load  # noqa: E402
 from servers import (  # noqa: E402
@@ -50,21 +47,6 @@ from servers import (  # noqa: E402
     process_tree,
     start_llmts,
 )
-
-
-@contextlib.contextmanager
-def base_checkout(revision: str) -> Iterator[Path]:
-    """A detached worktree of ``revision``, removed afterwards."""
-    where = Path(tempfile.mkdtemp(prefix="bench-base-")) / "tree"
-    subprocess.run(
-        ["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(where), revision],
-        check=True,
-    )
-    try:
-        yield where
-    finally:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(where)], check=False)
-        shutil.rmtree(where.parent, ignore_errors=True)
 
 
 def start(name: str, tree: Path, quiet: bool, chunks: int) -> Server:
@@ -98,7 +80,7 @@ def _spec(
 def compare(args: argparse.Namespace) -> int:
     server_cpu, load_cpu = cpus()
     with contextlib.ExitStack() as trees:
-        tree = trees.enter_context(base_checkout(args.base))
+        tree = trees.enter_context(worktree(args.base))
         this = trees.enter_context(compiled_checkout(args.base)) if args.compiled else REPO
         servers = {
             "base": start("base", tree, not args.default, args.chunks),

@@ -1,8 +1,9 @@
 """Copies of llmts with the request path compiled by mypyc: for the benchmarks, and for the test suite.
 
 The compiled build (setup.py, ``LLMTS_MYPYC=1``; docs/design/compiled.md) compiles the modules setup.cfg
-lists under ``[llmts.compiled]``. This does the same in a throwaway copy, never in the checkout: a
-compiled module beside its source would shadow every later edit of that source.
+lists under ``[llmts.compiled]``. This does the same, with setup.py's own list and options, in a
+throwaway copy, never in the checkout: a compiled module beside its source would shadow every later edit
+of that source.
 
     python benchmarks/compiled.py test -n auto          # the suite against a compiled copy of this tree
     python benchmarks/compiled.py test tests/server     # part of it
@@ -13,36 +14,36 @@ compiled module beside its source would shadow every later edit of that source.
 
 from __future__ import annotations
 
-import configparser
 import contextlib
 import os
+import runpy
 import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
-__all__ = ["compile_tree", "compiled_checkout", "compiled_copy", "compiled_modules"]
+__all__ = ["compile_tree", "compiled_checkout", "compiled_copy", "worktree"]
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def compiled_modules(tree: Path = REPO) -> list[str]:
-    """The modules setup.cfg's ``[llmts.compiled]`` names, relative to ``tree``."""
-    config = configparser.ConfigParser()
-    config.read(tree / "setup.cfg")
-    if not config.has_option("llmts.compiled", "modules"):
-        raise SystemExit(f"{tree / 'setup.cfg'} lists no [llmts.compiled] modules (a tree before 2026-12-03)")
-    return config["llmts.compiled"]["modules"].split()
+def _build_settings(tree: Path) -> dict[str, Any]:
+    """``tree``'s setup.py read, not run: its module list and mypyc options are the compiled build's."""
+    if not (tree / "setup.py").is_file():
+        raise SystemExit(f"{tree} has no setup.py: a tree from before the compiled build (2026-12-03)")
+    return runpy.run_path(str(tree / "setup.py"))
 
 
 def compile_tree(tree: Path) -> None:
-    """Compile ``tree``'s listed modules in place (about two minutes of one CPU), as setup.py does."""
+    """Compile ``tree``'s listed modules in place (about two minutes of one CPU), as its setup.py does."""
     mypyc = shutil.which("mypyc", path=str(Path(sys.executable).parent)) or shutil.which("mypyc")
     if mypyc is None:
         raise SystemExit("mypyc not found: pip install -e '.[dev]' (it comes with mypy)")
-    modules = compiled_modules(tree)
+    settings = _build_settings(tree)
+    modules: list[str] = settings["compiled_modules"]()
     print(f"compiling {len(modules)} modules with mypyc in {tree} ...", file=sys.stderr, flush=True)
     # mypyc builds through setuptools, which reads the project's pyproject.toml from the working directory
     # (and an older setuptools refuses its license field): set aside while the extensions build in place.
@@ -51,7 +52,7 @@ def compile_tree(tree: Path) -> None:
     project.rename(aside)
     try:
         done = subprocess.run(
-            [mypyc, "--follow-imports=silent", *modules], cwd=tree, capture_output=True, text=True
+            [mypyc, *settings["MYPYC_OPTIONS"], *modules], cwd=tree, capture_output=True, text=True
         )
     finally:
         aside.rename(project)
@@ -60,18 +61,25 @@ def compile_tree(tree: Path) -> None:
 
 
 @contextlib.contextmanager
-def compiled_checkout(revision: str) -> Iterator[Path]:
-    """A detached worktree of ``revision``, compiled; removed afterwards."""
-    where = Path(tempfile.mkdtemp(prefix="llmts-compiled-")) / "tree"
+def worktree(revision: str) -> Iterator[Path]:
+    """A detached worktree of ``revision``, removed afterwards (however the caller ends)."""
+    where = Path(tempfile.mkdtemp(prefix="llmts-worktree-")) / "tree"
     try:
         add = ["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(where), revision]
         subprocess.run(add, check=True)
-        compile_tree(where)
         yield where
     finally:
         subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(where)], check=False)
         shutil.rmtree(where.parent, ignore_errors=True)
         subprocess.run(["git", "-C", str(REPO), "worktree", "prune"], check=False)
+
+
+@contextlib.contextmanager
+def compiled_checkout(revision: str) -> Iterator[Path]:
+    """A worktree of ``revision``, compiled; removed afterwards."""
+    with worktree(revision) as where:
+        compile_tree(where)
+        yield where
 
 
 @contextlib.contextmanager

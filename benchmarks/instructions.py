@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from compare import base_checkout  # noqa: E402
+from compiled import worktree  # noqa: E402
 
 _WARM_UP = 500
 _VALGRIND = ("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null")
@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         this = {mode: per_request(REPO, mode, args.requests, args.layouts, pool) for mode in modes}
         base: dict[str, list[float]] = {}
         if args.base:
-            with base_checkout(args.base) as tree:
+            with worktree(args.base) as tree:
                 base = {mode: per_request(tree, mode, args.requests, args.layouts, pool) for mode in modes}
     for mode in modes:
         line = f"{mode:>10} {_shown(this[mode])} instructions/request"

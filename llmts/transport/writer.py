@@ -28,7 +28,6 @@ from llmts.transport.whole_stream import WholeStream
 
 __all__ = [
     "MALFORMED_SSE_FRAME",
-    "WholeStream",
     "deliver_body",
     "deliver_stream",
     "record_frame",

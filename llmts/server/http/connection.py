@@ -295,8 +295,8 @@ class Connection:
 
     def _begin_response(self, request: Request) -> None:
         """The per-response state, reset before the app runs. A method of its own because the app sets
-        ``head`` (through ``start_response``) before ``_serve`` reads it: reset inline, a type checker (or
-        mypyc, benchmarks/compiled.py) would take ``head`` for None there."""
+        ``head`` (through ``start_response``) before ``_serve`` reads it: reset inline, a type checker (and
+        the compiled build, docs/design/compiled.md) would take ``head`` for None there."""
         self.request = request
         self.close = request.close or self.server.tracker.stopping
         self.head = None

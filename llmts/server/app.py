@@ -264,7 +264,7 @@ def create_app(
     server listens on; else gunicorn's ``bind``) decide which ``Host`` names are answered
     (server/http/host_check.py).
     """
-    from llmts.server.process.allocator import tune as tune_allocator
+    from llmts.runtime.allocator import tune as tune_allocator
     from llmts.server.process.settings import load_fixtures_file
     from llmts.server.process.single_process import gunicorn_binds, refuse_several_gunicorn_workers
 

@@ -1,24 +1,23 @@
 """OpenAI models' own encodings, offline (docs/tokens.md): which encoding a model uses, and a text
-counter per encoding backed by bpe-openai, whose wheel ships o200k_base and cl100k_base.
+counter per encoding over the mergeable ranks bpe-openai's wheel ships for o200k_base and cl100k_base
+(counted by ``byte_pair.py``).
 
-An encoding is loaded on its first count (about 35 MiB resident for o200k_base and 18 MiB for
-cl100k_base, once the pages of the library's file read while building it are given back), so a server
-that never answers an OpenAI model never pays for it. Counting is a pure function of the text; long
-texts' counts are memoised (bounded) because a conversation sends the same system prompt and history
-again on every turn.
+An encoding is loaded on its first count (about 0.3 s; 5 MiB resident for o200k_base, 3 MiB for
+cl100k_base, and 2 MiB for the ``regex`` module they share), so a server that never answers an OpenAI
+model never pays for it. Counting is a pure function of the text; long texts' counts are memoised
+(bounded) because a conversation sends the same system prompt and history again on every turn.
 """
 
 from __future__ import annotations
 
-import importlib.machinery
 import importlib.util
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
 
-from llmts.runtime.file_pages import page_out
+from llmts.providers.chat_completions.byte_pair import BytePairCounter, MergeableRanks
+from llmts.runtime.allocator import trim
 
 __all__ = [
     "CL100K_BASE",
@@ -29,6 +28,7 @@ __all__ = [
     "O200K_BASE",
     "SHORT_TEXTS",
     "encoding_for_model",
+    "ranks_file",
     "text_counter",
 ]
 
@@ -82,34 +82,52 @@ def encoding_for_model(model: str) -> str | None:
     return found
 
 
-class _Tokenizer(Protocol):
-    def count(self, text: str) -> int: ...
+# The pre-tokenizing patterns, as tiktoken and bpe-openai publish them (tiktoken_ext/openai_public.py).
+_PATTERNS = {
+    O200K_BASE: "|".join(
+        [
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""\p{N}{1,3}""",
+            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+            r"""\s*[\r\n]+""",
+            r"""\s+(?!\S)""",
+            r"""\s+""",
+        ]
+    ),
+    CL100K_BASE: "|".join(
+        [
+            r"""'(?i:[sdmt]|ll|ve|re)""",
+            r"""[^\r\n\p{L}\p{N}]?+\p{L}++""",
+            r"""\p{N}{1,3}+""",
+            r""" ?[^\s\p{L}\p{N}]++[\r\n]*+""",
+            r"""\s++$""",
+            r"""\s*[\r\n]""",
+            r"""\s+(?!\S)""",
+            r"""\s""",
+        ]
+    ),
+}
 
 
-def _bindings() -> Any:
-    """bpe_openai's Rust extension, loaded on its own: importing the ``bpe_openai`` package builds Python
-    tables of all three of its vocabularies at import (about 70 MB resident), which counting never reads."""
+def ranks_file(encoding: str) -> Path:
+    """The mergeable ranks of ``encoding`` as bpe-openai's wheel ships them (found without importing the
+    package, whose import builds tables of all its vocabularies: about 70 MB resident)."""
     package = importlib.util.find_spec("bpe_openai")
     if package is None or not package.submodule_search_locations:
         raise ModuleNotFoundError("bpe-openai is not installed (pip install bpe-openai)")
-    folder = Path(package.submodule_search_locations[0])
-    found = [folder / f"_bindings{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES]
-    path = next((candidate for candidate in found if candidate.is_file()), None)
-    spec = importlib.util.spec_from_file_location("bpe_openai._bindings", path) if path else None
-    if spec is None or spec.loader is None:
-        raise ModuleNotFoundError("bpe-openai's _bindings extension is missing")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    path = Path(package.submodule_search_locations[0]) / "data" / f"{encoding}.tiktoken.gz"
+    if not path.is_file():
+        raise FileNotFoundError(f"bpe-openai ships no {path.name}")
+    return path
 
 
-def _load(encoding: str) -> _Tokenizer:
-    bindings = _bindings()
-    tokenizer: _Tokenizer = bindings.tokenizer_for_encoding(encoding)
-    # Building read the vocabulary out of the extension's read-only data (31 MiB for o200k_base), which
-    # counting never reads again: those pages leave the resident set now, not at the kernel's leisure.
-    page_out(Path(bindings.__file__))
-    return tokenizer
+def _load(encoding: str) -> BytePairCounter:
+    counter = BytePairCounter(MergeableRanks.from_tiktoken_file(ranks_file(encoding)), _PATTERNS[encoding])
+    # Building freed about 3 MiB of heap (the file, its text, the tokens one by one) that would stay
+    # resident: give it back now.
+    trim()
+    return counter
 
 
 class _Counter:
@@ -117,13 +135,13 @@ class _Counter:
 
     def __init__(self, encoding: str) -> None:
         self._encoding = encoding
-        self._tokenizer: _Tokenizer | None = None
+        self._tokenizer: BytePairCounter | None = None
         self._lock = threading.Lock()
         self._memo: OrderedDict[str, int] = OrderedDict()
         self._memo_chars = 0
         self._short: dict[str, int] = {}
 
-    def _loaded(self) -> _Tokenizer:
+    def _loaded(self) -> BytePairCounter:
         with self._lock:
             if self._tokenizer is None:
                 self._tokenizer = _load(self._encoding)

@@ -18,6 +18,7 @@ from werkzeug.routing import Map
 from llmts.catalog.prices import PRICES_AS_OF
 from llmts.errors import ControlUnauthorized, InvalidRequest, LlmtsError, MethodNotAllowed, RouteNotFound
 from llmts.runtime import DEFAULT_SESSION_ID, Session, SessionRegistry
+from llmts.runtime.allocator import trim_after
 from llmts.runtime.journal import utc_iso
 from llmts.schema.control import SessionAnnotations, SessionInfo, SessionListQuery
 from llmts.schema.validation import parse_session_body, parse_session_config_json
@@ -38,7 +39,6 @@ from llmts.server.http.log_text import log_text
 from llmts.server.http.routing import MatchRule
 from llmts.server.http.wsgi import StartResponse, bearer_token, control_error, read_body, send
 from llmts.server.lost_sessions import LostSessions
-from llmts.server.process.allocator import trim_after
 from llmts.server.process.process_stats import process_stats
 
 __all__ = ["SESSION_HEADER_ENVIRON", "ControlApi", "select_session", "server_base"]

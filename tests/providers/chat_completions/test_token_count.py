@@ -357,25 +357,28 @@ def test_long_texts_are_memoised_within_bounds() -> None:
 
 
 def test_the_encodings_load_on_the_first_openai_request_only() -> None:
-    """An idle server (and one that answers other models) never maps the tokenizer's library."""
+    """An idle server (and one that answers other models) never builds an encoding's ranks, and none ever
+    imports bpe-openai's package or maps its Rust library (llmts reads only its data files)."""
     script = """
 import sys
 from llmts.server.app import create_app
-from llmts.providers.adapters import ADAPTERS
+from llmts.providers.chat_completions import encodings
 from llmts.providers.chat_completions.parse import chat_request_from_body
 
-def mapped():
-    return any("bpe_openai" in line for line in open("/proc/self/maps"))
+def loaded():
+    return encodings._COUNTERS[encodings.O200K_BASE]._tokenizer is not None
 
 create_app()
 request = chat_request_from_body({"model": "llama3.2", "messages": [{"role": "user", "content": "Hi"}]})
 assert request.exact_tokens is None
-before = mapped()
+before = loaded()
 request = chat_request_from_body({"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi"}]})
-print(before, mapped(), "bpe_openai" in sys.modules)
+assert request.exact_tokens is not None
+mapped = any("bpe_openai" in line for line in open("/proc/self/maps"))
+print(before, loaded(), mapped, "bpe_openai" in sys.modules)
 """
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
 
-    assert done.stdout.split() == ["False", "True", "False"]
+    assert done.stdout.split() == ["False", "True", "False", "False"]

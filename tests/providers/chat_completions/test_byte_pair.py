@@ -16,8 +16,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmts.providers.chat_completions import encodings
-from llmts.providers.chat_completions.byte_pair import PIECE_MEMO_SIZE, BytePairCounter, MergeableRanks
+from llmts.providers.chat_completions import byte_pair, encodings
+from llmts.providers.chat_completions.byte_pair import (
+    LONG_TEXT_CHARS,
+    PIECE_MEMO_SIZE,
+    PIECES_PER_PAUSE,
+    BytePairCounter,
+    MergeableRanks,
+)
 from llmts.providers.chat_completions.encodings import CL100K_BASE, O200K_BASE, ranks_file
 from tests.support.openai_tokens import own_encoding
 
@@ -190,3 +196,51 @@ print(rss() - before)
     )
 
     assert float(done.stdout) < 12.0
+
+
+def test_a_long_text_counts_the_same_in_slices_and_pauses_between_them(monkeypatch: Any) -> None:
+    pauses: list[float] = []
+    monkeypatch.setattr(byte_pair.time, "sleep", pauses.append)
+    counter = _counter(O200K_BASE)
+    text = " ".join(f"w{index % 5000}" for index in range(12_000))
+    pieces = len(counter._split(text))
+
+    assert len(text) > LONG_TEXT_CHARS
+    assert counter.count(text) == _own_count(O200K_BASE, text)
+    assert pauses == [0] * (pieces // PIECES_PER_PAUSE)  # a pause after each full slice
+    assert len(pauses) >= 10
+
+
+def test_under_gevent_other_greenlets_run_while_a_long_text_is_counted() -> None:
+    """The server's worker is monkey-patched by gevent: a count of megabytes must not hold its other
+    connections for its whole duration."""
+    script = """
+from gevent import monkey; monkey.patch_all()
+import random, time, gevent
+from llmts.providers.chat_completions.encodings import O200K_BASE, text_counter
+
+count = text_counter(O200K_BASE)
+count("warm up")
+letters = random.Random(1)
+text = "".join(letters.choice("abcdefghij ") for _ in range(400_000))
+spans, ticks = [], []
+
+def counting():
+    start = time.perf_counter()
+    count(text)
+    spans.append((start, time.perf_counter()))
+
+def ticking():
+    while not spans:
+        ticks.append(time.perf_counter())
+        gevent.sleep(0)
+
+gevent.joinall([gevent.spawn(counting), gevent.spawn(ticking)])
+start, end = spans[0]
+print(sum(start < tick < end for tick in ticks))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+
+    assert int(done.stdout) >= 10  # a pause at least every 2,048 pieces: about 90 of them here

@@ -9,8 +9,11 @@ leftmost of equals) is merged until no pair is a token; the parts left are its t
 Why by hand: the maintained tokenizers (tiktoken, bpe-openai) hold o200k_base in hash maps and
 automata of about 35 MiB resident, which alone put the server over its idle-memory target (80 MB with
 arbiter and worker); the counts are all llmts needs, and a flat table of the same ranks is a seventh of
-that. The ranks themselves are the files bpe-openai's wheel ships (``data/*.tiktoken.gz``, tiktoken's
-format); its own encoder is the tests' oracle (tests/providers/chat_completions/test_byte_pair.py).
+that. It is slower (about 0.4 s per million characters of prose against bpe-openai's 0.08 s), so long
+texts and texts with very long pieces are left to bpe-openai's linear-time tokenizer
+(``encodings.py``), which only a server that receives them loads. The ranks themselves are the files
+bpe-openai's wheel ships (``data/*.tiktoken.gz``, tiktoken's format); its own encoder is the tests'
+oracle (tests/providers/chat_completions/test_byte_pair.py).
 """
 
 from __future__ import annotations
@@ -20,22 +23,19 @@ import binascii
 import gzip
 import heapq
 import io
-import time
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["LONG_TEXT_CHARS", "PIECES_PER_PAUSE", "PIECE_MEMO_SIZE", "BytePairCounter", "MergeableRanks"]
+__all__ = ["LONG_PIECE_BYTES", "PIECE_MEMO_SIZE", "BytePairCounter", "MergeableRanks"]
 
 # Pieces already counted (a word and its count), per encoding, emptied when it holds this many: most
 # of a text's pieces are words it used before (a thousandth of a MiB each).
 PIECE_MEMO_SIZE = 8192
-# Texts longer than this are counted in slices of PIECES_PER_PAUSE pieces with a pause between them
-# (``BytePairCounter._count_long``): at most about 20 ms of counting (random letters) without one.
-LONG_TEXT_CHARS = 64 * 1024
-PIECES_PER_PAUSE = 2048
-# Pieces longer than this merge through a heap (n log n), not by scanning every pair on each merge (n²):
-# a run of punctuation is one piece, however long.
+# A text with a piece longer than this is not counted here (``BytePairCounter.count``): such a piece
+# (a run of one character, a long word without spaces) costs milliseconds of merging per KiB.
+LONG_PIECE_BYTES = 1024
+# Pieces longer than this merge through a heap (n log n), not by scanning every pair on each merge (n²).
 _SCAN_MAX_BYTES = 256
 # The rank of a pair that is no token: above every rank.
 _NO_RANK = 1 << 40
@@ -173,42 +173,26 @@ class BytePairCounter:
         import regex  # the pattern's Unicode classes (\p{L}...) and possessive quantifiers need it
 
         self._ranks = ranks
-        compiled = regex.compile(pattern)
-        self._split = compiled.findall
-        self._pieces = compiled.finditer
+        self._split = regex.compile(pattern).findall
         self._memo: dict[str, int] = {}
 
-    def count(self, text: str) -> int:
-        if len(text) > LONG_TEXT_CHARS:
-            return self._count_long(text)
-        return self._count(self._split(text))
-
-    def _count(self, pieces: Iterable[str]) -> int:
+    def count(self, text: str) -> int | None:
+        """The tokens of ``text``, or None when one of its pieces is longer than ``LONG_PIECE_BYTES``
+        (a run of one character, say): merging costs this counter about the square of a piece's length,
+        so such a text is left to a tokenizer that takes linear time."""
         ranks = self._ranks
         rank_of = ranks.rank
         memo = self._memo
         tokens = 0
-        for piece in pieces:
+        for piece in self._split(text):
             known = memo.get(piece)
             if known is None:
                 encoded = piece.encode("utf-8", "surrogatepass")
+                if len(encoded) > LONG_PIECE_BYTES:
+                    return None
                 known = 1 if rank_of(encoded) >= 0 else ranks.merged_count(encoded)
                 if len(memo) >= PIECE_MEMO_SIZE:
                     memo.clear()
                 memo[piece] = known
             tokens += known
         return tokens
-
-    def _count_long(self, text: str) -> int:
-        """``count`` in slices of pieces, pausing between them: a text of megabytes costs seconds (about
-        0.4 s per million characters of prose, 2 s of random letters), and under the server's gevent
-        patching ``time.sleep(0)`` lets the worker's other connections run meanwhile."""
-        tokens = 0
-        batch: list[str] = []
-        for match in self._pieces(text):
-            batch.append(match.group())
-            if len(batch) == PIECES_PER_PAUSE:
-                tokens += self._count(batch)
-                batch.clear()
-                time.sleep(0)
-        return tokens + self._count(batch)

@@ -4,20 +4,25 @@ counter per encoding over the mergeable ranks bpe-openai's wheel ships for o200k
 
 An encoding is loaded on its first count (about 0.3 s; 5 MiB resident for o200k_base, 3 MiB for
 cl100k_base, and 2 MiB for the ``regex`` module they share), so a server that never answers an OpenAI
-model never pays for it. Counting is a pure function of the text; long texts' counts are memoised
+model never pays for it. A text over 64 Ki characters, or with a piece over 1 KiB, is counted by
+bpe-openai's compiled tokenizer instead, linear in its length: it is loaded on the first such text
+(about 35 MiB for o200k_base). Counting is a pure function of the text; long texts' counts are memoised
 (bounded) because a conversation sends the same system prompt and history again on every turn.
 """
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Protocol
 
 from llmts.providers.chat_completions.byte_pair import BytePairCounter, MergeableRanks
 from llmts.runtime.allocator import trim
+from llmts.runtime.file_pages import page_out
 
 __all__ = [
     "CL100K_BASE",
@@ -130,12 +135,45 @@ def _load(encoding: str) -> BytePairCounter:
     return counter
 
 
+class _LinearTokenizer(Protocol):
+    def count(self, text: str) -> int: ...
+
+
+def _bindings() -> Any:
+    """bpe_openai's Rust extension, loaded on its own: importing the ``bpe_openai`` package builds Python
+    tables of all three of its vocabularies at import (about 70 MB resident), which counting never reads."""
+    package = importlib.util.find_spec("bpe_openai")
+    if package is None or not package.submodule_search_locations:
+        raise ModuleNotFoundError("bpe-openai is not installed (pip install bpe-openai)")
+    folder = Path(package.submodule_search_locations[0])
+    found = [folder / f"_bindings{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+    path = next((candidate for candidate in found if candidate.is_file()), None)
+    spec = importlib.util.spec_from_file_location("bpe_openai._bindings", path) if path else None
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError("bpe-openai's _bindings extension is missing")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _load_linear(encoding: str) -> _LinearTokenizer:
+    bindings = _bindings()
+    tokenizer: _LinearTokenizer = bindings.tokenizer_for_encoding(encoding)
+    # Building read the vocabulary out of the extension's read-only data (31 MiB for o200k_base), which
+    # counting never reads again: those pages leave the resident set now, not at the kernel's leisure.
+    page_out(Path(bindings.__file__))
+    return tokenizer
+
+
 class _Counter:
-    """Counts one encoding's tokens; thread-safe (the memo has its own lock)."""
+    """Counts one encoding's tokens; thread-safe (the memo has its own lock). Texts of at most
+    ``MEMO_MAX_TEXT_CHARS`` go to llmts's own counter; longer ones, and those with a piece longer than
+    ``LONG_PIECE_BYTES``, to bpe-openai's tokenizer, loaded on the first of them (docs/tokens.md)."""
 
     def __init__(self, encoding: str) -> None:
         self._encoding = encoding
         self._tokenizer: BytePairCounter | None = None
+        self._linear: _LinearTokenizer | None = None
         self._lock = threading.Lock()
         self._memo: OrderedDict[str, int] = OrderedDict()
         self._memo_chars = 0
@@ -147,25 +185,37 @@ class _Counter:
                 self._tokenizer = _load(self._encoding)
             return self._tokenizer
 
+    def _linear_count(self, text: str) -> int:
+        linear = self._linear
+        if linear is None:
+            with self._lock:
+                if self._linear is None:
+                    self._linear = _load_linear(self._encoding)
+                linear = self._linear
+        return linear.count(text)
+
+    def _count(self, text: str) -> int:
+        tokens = (self._tokenizer or self._loaded()).count(text)
+        return self._linear_count(text) if tokens is None else tokens
+
     def __call__(self, text: str) -> int:
         if len(text) < MEMO_MIN_CHARS:
             known = self._short.get(text)
             if known is not None:
                 return known
-            tokens = (self._tokenizer or self._loaded()).count(text) if text else 0
+            tokens = self._count(text) if text else 0
             if len(self._short) >= SHORT_TEXTS:
                 self._short.clear()  # no lock: a lost entry is counted again
             self._short[text] = tokens
             return tokens
-        tokenizer = self._tokenizer or self._loaded()
         if len(text) > MEMO_MAX_TEXT_CHARS:
-            return tokenizer.count(text)
+            return self._linear_count(text)
         with self._lock:
             known = self._memo.get(text)
             if known is not None:
                 self._memo.move_to_end(text)
                 return known
-        tokens = tokenizer.count(text)
+        tokens = self._count(text)
         with self._lock:
             if text not in self._memo:
                 self._memo[text] = tokens

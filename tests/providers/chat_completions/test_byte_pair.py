@@ -16,15 +16,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmts.providers.chat_completions import byte_pair, encodings
+from llmts.providers.chat_completions import encodings
 from llmts.providers.chat_completions.byte_pair import (
-    LONG_TEXT_CHARS,
+    LONG_PIECE_BYTES,
     PIECE_MEMO_SIZE,
-    PIECES_PER_PAUSE,
     BytePairCounter,
     MergeableRanks,
 )
-from llmts.providers.chat_completions.encodings import CL100K_BASE, O200K_BASE, ranks_file
+from llmts.providers.chat_completions.encodings import (
+    CL100K_BASE,
+    MEMO_MAX_TEXT_CHARS,
+    O200K_BASE,
+    ranks_file,
+    text_counter,
+)
 from tests.support.openai_tokens import own_encoding
 
 REPO = Path(__file__).resolve().parents[3]
@@ -93,9 +98,29 @@ def test_every_rank_is_found_and_every_other_piece_is_not(encoding: str) -> None
 @pytest.mark.parametrize("encoding", ENCODINGS)
 @pytest.mark.parametrize("index", range(len(EDGE_TEXTS)))
 def test_edge_texts_count_as_bpe_openai_counts_them(encoding: str, index: int) -> None:
+    """Through the server's counter (``text_counter``), whichever tokenizer counts them; llmts's own
+    counts every text whose pieces are at most ``LONG_PIECE_BYTES`` long and declines the others."""
     text = EDGE_TEXTS[index]
+    counter = _counter(encoding)
+    longest = max((len(piece.encode()) for piece in counter._split(text)), default=0)
 
-    assert _counter(encoding).count(text) == _own_count(encoding, text)
+    assert text_counter(encoding)(text) == _own_count(encoding, text)
+    assert counter.count(text) == (None if longest > LONG_PIECE_BYTES else _own_count(encoding, text))
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_texts_over_the_memos_limit_or_with_a_long_piece_are_left_to_the_linear_tokenizer(
+    encoding: str,
+) -> None:
+    long_text = "lorem ipsum dolor sit amet " * (MEMO_MAX_TEXT_CHARS // 27 + 1)
+    long_piece = "hello " + "x" * (LONG_PIECE_BYTES + 1) + " world"
+    counter: Any = encodings._Counter(encoding)
+
+    assert counter(long_text) == _own_count(encoding, long_text)
+    assert counter._linear is not None and counter._tokenizer is None  # only bpe-openai's was needed
+    assert counter(long_piece) == _own_count(encoding, long_piece)
+    assert counter._tokenizer is not None and counter._tokenizer.count(long_piece) is None
+    assert counter("hello world") == _own_count(encoding, "hello world")
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
@@ -196,51 +221,3 @@ print(rss() - before)
     )
 
     assert float(done.stdout) < 12.0
-
-
-def test_a_long_text_counts_the_same_in_slices_and_pauses_between_them(monkeypatch: Any) -> None:
-    pauses: list[float] = []
-    monkeypatch.setattr(byte_pair.time, "sleep", pauses.append)
-    counter = _counter(O200K_BASE)
-    text = " ".join(f"w{index % 5000}" for index in range(12_000))
-    pieces = len(counter._split(text))
-
-    assert len(text) > LONG_TEXT_CHARS
-    assert counter.count(text) == _own_count(O200K_BASE, text)
-    assert pauses == [0] * (pieces // PIECES_PER_PAUSE)  # a pause after each full slice
-    assert len(pauses) >= 10
-
-
-def test_under_gevent_other_greenlets_run_while_a_long_text_is_counted() -> None:
-    """The server's worker is monkey-patched by gevent: a count of megabytes must not hold its other
-    connections for its whole duration."""
-    script = """
-from gevent import monkey; monkey.patch_all()
-import random, time, gevent
-from llmts.providers.chat_completions.encodings import O200K_BASE, text_counter
-
-count = text_counter(O200K_BASE)
-count("warm up")
-letters = random.Random(1)
-text = "".join(letters.choice("abcdefghij ") for _ in range(400_000))
-spans, ticks = [], []
-
-def counting():
-    start = time.perf_counter()
-    count(text)
-    spans.append((start, time.perf_counter()))
-
-def ticking():
-    while not spans:
-        ticks.append(time.perf_counter())
-        gevent.sleep(0)
-
-gevent.joinall([gevent.spawn(counting), gevent.spawn(ticking)])
-start, end = spans[0]
-print(sum(start < tick < end for tick in ticks))
-"""
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
-    )
-
-    assert int(done.stdout) >= 10  # a pause at least every 2,048 pieces: about 90 of them here

@@ -23,8 +23,9 @@ import binascii
 import gzip
 import heapq
 import io
+import operator
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = ["LONG_PIECE_BYTES", "PIECE_MEMO_SIZE", "BytePairCounter", "MergeableRanks"]
@@ -39,6 +40,7 @@ LONG_PIECE_BYTES = 1024
 _SCAN_MAX_BYTES = 256
 # The rank of a pair that is no token: above every rank.
 _NO_RANK = 1 << 40
+_FIRST = operator.itemgetter(0)
 
 
 class MergeableRanks:
@@ -76,11 +78,18 @@ class MergeableRanks:
     @classmethod
     def from_tiktoken_file(cls, path: Path) -> MergeableRanks:
         """The ranks of a ``.tiktoken`` file (gzipped when its name ends in ``.gz``): one token per line,
-        its bytes in base64, a space, its rank, the ranks 0, 1, 2... in order."""
+        its bytes in base64, a space, its rank, the ranks 0, 1, 2... in order (the first and last lines
+        are checked: a line per rank is what makes the order the ranks)."""
         data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-        ranks = cls(_tiktoken_tokens(io.BytesIO(data), path.name))
-        if not ranks.size:
-            raise ValueError(f"{path.name} holds no token")
+        lines = data.rstrip().split(b"\n", 1)
+        last = lines[-1].rsplit(b"\n", 1)[-1].split()
+        if len(lines[0].split()) != 2 or lines[0].split()[1] != b"0" or len(last) != 2:
+            raise ValueError(f"{path.name} is not a .tiktoken file of ranks 0, 1, 2...")
+        del lines
+        # One line at a time, decoded without a Python loop (about twice as fast as one).
+        ranks = cls(map(binascii.a2b_base64, map(_FIRST, map(bytes.split, io.BytesIO(data)))))
+        if ranks.size != int(last[1]) + 1:
+            raise ValueError(f"{path.name} holds {ranks.size} tokens, its last line says {int(last[1]) + 1}")
         return ranks
 
     def rank(self, piece: bytes) -> int:
@@ -153,15 +162,6 @@ class MergeableRanks:
                 if rank >= 0:
                     heapq.heappush(heap, (rank, before, stop))
         return parts
-
-
-def _tiktoken_tokens(lines: Iterable[bytes], name: str) -> Iterator[bytes]:
-    decode = binascii.a2b_base64
-    for expected, line in enumerate(lines):
-        encoded, _, rank = line.partition(b" ")
-        if rank.rstrip() != b"%d" % expected:
-            raise ValueError(f"{name}: line {expected + 1} is not the token of rank {expected}")
-        yield decode(encoded)
 
 
 class BytePairCounter:

@@ -183,19 +183,24 @@ def test_the_piece_memo_stays_within_its_bound() -> None:
     assert 0 < len(counter._memo) <= PIECE_MEMO_SIZE
 
 
-def test_a_file_of_ranks_out_of_order_is_refused(tmp_path: Path) -> None:
+def test_a_file_of_ranks_not_in_order_is_refused(tmp_path: Path) -> None:
     good = gzip.decompress(ranks_file(CL100K_BASE).read_bytes()).split(b"\n")
     swapped = [good[1], good[0], *good[2:]]  # rank 1's line first
     path = tmp_path / "swapped.tiktoken.gz"
     path.write_bytes(gzip.compress(b"\n".join(swapped)))
 
-    with pytest.raises(ValueError, match="line 1 is not the token of rank 0"):
+    with pytest.raises(ValueError, match=r"is not a \.tiktoken file of ranks 0, 1, 2"):
         MergeableRanks.from_tiktoken_file(path)
 
     empty = tmp_path / "empty.tiktoken"
     empty.write_bytes(b"")
-    with pytest.raises(ValueError, match="holds no token"):
+    with pytest.raises(ValueError, match=r"is not a \.tiktoken file"):
         MergeableRanks.from_tiktoken_file(empty)
+
+    short = tmp_path / "short.tiktoken"
+    short.write_bytes(b"\n".join([*good[:3], good[10]]))  # the last line says rank 10 after 3 lines
+    with pytest.raises(ValueError, match="holds 4 tokens, its last line says 11"):
+        MergeableRanks.from_tiktoken_file(short)
 
 
 def test_loading_o200k_base_costs_a_fraction_of_bpe_openais_memory() -> None:

@@ -55,6 +55,16 @@ def _connect(server: LlmTestServer, rcvbuf: int | None = None) -> socket.socket:
     return sock
 
 
+def _read_until(sock: socket.socket, marker: bytes) -> bytes:
+    """What arrived up to and including ``marker`` (and whatever came with it)."""
+    data = b""
+    while marker not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"the connection closed before {marker!r}: {data!r}"
+        data += chunk
+    return data
+
+
 def _read_to_close(sock: socket.socket) -> bytes:
     data = b""
     while chunk := sock.recv(65536):
@@ -311,12 +321,12 @@ def test_stream_running_at_the_graceful_deadline_gets_a_clean_end(
     session.configure({"scenarios": [{"responses": [response]}]})
     sock = _connect(server)
     sock.sendall(_chat_request(session, {"model": "gpt-4.1-mini", "stream": True, "messages": USER_HI}))
-    time.sleep(0.3)
+    started = _read_until(sock, b'"content":"a "')  # the stream is running (not a sleep: a loaded VM is slow)
     assert server.process is not None
     signalled = time.monotonic()
     server.process.send_signal(signal.SIGTERM)
 
-    answer = _read_to_close(sock)
+    answer = started + _read_to_close(sock)
 
     assert answer.endswith(b"\r\n0\r\n\r\n")  # the chunked terminator: a clean end, like early_clean_end
     assert b'"content":"a "' in answer and b'"content":"b "' not in answer and b"[DONE]" not in answer

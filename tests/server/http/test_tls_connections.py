@@ -65,6 +65,16 @@ def _chat_request(session: SessionClient, body: dict[str, Any]) -> bytes:
     return head.encode() + raw
 
 
+def _read_until(sock: socket.socket, marker: bytes) -> bytes:
+    """What arrived up to and including ``marker`` (and whatever came with it)."""
+    data = b""
+    while marker not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"the connection closed before {marker!r}: {data!r}"
+        data += chunk
+    return data
+
+
 def _read_to_close(sock: socket.socket) -> bytes:
     data = b""
     while chunk := sock.recv(65536):
@@ -198,12 +208,13 @@ def test_a_stream_cut_by_the_graceful_stop_ends_cleanly_inside_tls(
     sock = _tls_connect(server)
     sock.settimeout(10)
     sock.sendall(_chat_request(session, {"model": "gpt-4.1-mini", "stream": True, "messages": USER_HI}))
-    time.sleep(0.3)
+    started = _read_until(sock, b'"content":"a "')  # the stream is running (not a sleep: a loaded VM is slow)
     assert server.process is not None
     signalled = time.monotonic()
     server.process.send_signal(signal.SIGTERM)
 
-    answer = _read_to_close(sock)  # decrypted: the end was written inside TLS, not in clear text after it
+    # Decrypted: the end was written inside TLS, not in clear text after it.
+    answer = started + _read_to_close(sock)
 
     assert answer.endswith(b"\r\n0\r\n\r\n")
     assert b'"content":"a "' in answer and b'"content":"b "' not in answer

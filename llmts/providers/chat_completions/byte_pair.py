@@ -87,7 +87,8 @@ class MergeableRanks:
             raise ValueError(f"{path.name} is not a .tiktoken file of ranks 0, 1, 2...")
         del lines
         # One line at a time, decoded without a Python loop (about twice as fast as one).
-        ranks = cls(map(binascii.a2b_base64, map(_FIRST, map(bytes.split, io.BytesIO(data)))))
+        fields = filter(None, map(bytes.split, io.BytesIO(data)))  # blank lines skipped
+        ranks = cls(map(binascii.a2b_base64, map(_FIRST, fields)))
         if ranks.size != int(last[1]) + 1:
             raise ValueError(f"{path.name} holds {ranks.size} tokens, its last line says {int(last[1]) + 1}")
         return ranks

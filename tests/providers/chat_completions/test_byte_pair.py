@@ -197,6 +197,10 @@ def test_a_file_of_ranks_not_in_order_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"is not a \.tiktoken file"):
         MergeableRanks.from_tiktoken_file(empty)
 
+    spaced = tmp_path / "spaced.tiktoken"
+    spaced.write_bytes(b"\n".join([*good[:3], b"", good[3], b""]) + b"\n")  # blank lines are no tokens
+    assert MergeableRanks.from_tiktoken_file(spaced).size == 4
+
     short = tmp_path / "short.tiktoken"
     short.write_bytes(b"\n".join([*good[:3], good[10]]))  # the last line says rank 10 after 3 lines
     with pytest.raises(ValueError, match="holds 4 tokens, its last line says 11"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -133,3 +134,13 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+def read_until(sock: socket.socket, marker: bytes) -> bytes:
+    """What a raw socket received up to and including ``marker`` (and whatever came with it)."""
+    data = b""
+    while marker not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"the connection closed before {marker!r}: {data!r}"
+        data += chunk
+    return data

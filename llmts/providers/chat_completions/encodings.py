@@ -3,11 +3,12 @@ counter per encoding over the mergeable ranks bpe-openai's wheel ships for o200k
 (counted by ``byte_pair.py``).
 
 An encoding is loaded on its first count (about 0.3 s; 5 MiB resident for o200k_base, 3 MiB for
-cl100k_base, and 2 MiB for the ``regex`` module they share), so a server that never answers an OpenAI
-model never pays for it. A text over 64 Ki characters, or with a piece over 1 KiB, is counted by
-bpe-openai's compiled tokenizer instead, linear in its length: it is loaded on the first such text
-(about 35 MiB for o200k_base). Counting is a pure function of the text; long texts' counts are memoised
-(bounded) because a conversation sends the same system prompt and history again on every turn.
+cl100k_base, and 1.5 MiB for the ``regex`` module they share), so a server that never answers an OpenAI
+model never pays for it. A text over 64 Ki characters, or one that would cost llmts's counter too
+much (``BytePairCounter.count``), is counted by bpe-openai's compiled tokenizer instead, linear in its
+length: it is loaded on the first such text (about 35 MiB for o200k_base). Counting is a pure function
+of the text; long texts' counts are memoised (bounded) because a conversation sends the same system
+prompt and history again on every turn.
 """
 
 from __future__ import annotations
@@ -115,13 +116,18 @@ _PATTERNS = {
 }
 
 
-def ranks_file(encoding: str) -> Path:
-    """The mergeable ranks of ``encoding`` as bpe-openai's wheel ships them (found without importing the
-    package, whose import builds tables of all its vocabularies: about 70 MB resident)."""
+def _package_folder() -> Path:
+    """bpe-openai's installed package, found without importing it."""
     package = importlib.util.find_spec("bpe_openai")
     if package is None or not package.submodule_search_locations:
         raise ModuleNotFoundError("bpe-openai is not installed (pip install bpe-openai)")
-    path = Path(package.submodule_search_locations[0]) / "data" / f"{encoding}.tiktoken.gz"
+    return Path(package.submodule_search_locations[0])
+
+
+def ranks_file(encoding: str) -> Path:
+    """The mergeable ranks of ``encoding`` as bpe-openai's wheel ships them (found without importing the
+    package, whose import builds tables of all its vocabularies: about 70 MB resident)."""
+    path = _package_folder() / "data" / f"{encoding}.tiktoken.gz"
     if not path.is_file():
         raise FileNotFoundError(f"bpe-openai ships no {path.name}")
     return path
@@ -142,10 +148,7 @@ class _LinearTokenizer(Protocol):
 def _bindings() -> Any:
     """bpe_openai's Rust extension, loaded on its own: importing the ``bpe_openai`` package builds Python
     tables of all three of its vocabularies at import (about 70 MB resident), which counting never reads."""
-    package = importlib.util.find_spec("bpe_openai")
-    if package is None or not package.submodule_search_locations:
-        raise ModuleNotFoundError("bpe-openai is not installed (pip install bpe-openai)")
-    folder = Path(package.submodule_search_locations[0])
+    folder = _package_folder()
     found = [folder / f"_bindings{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES]
     path = next((candidate for candidate in found if candidate.is_file()), None)
     spec = importlib.util.spec_from_file_location("bpe_openai._bindings", path) if path else None
@@ -165,10 +168,16 @@ def _load_linear(encoding: str) -> _LinearTokenizer:
     return tokenizer
 
 
+def _paired_surrogates(text: str) -> str:
+    """tiktoken's repair of a text with lone surrogates: pairs joined, the rest U+FFFD."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 class _Counter:
     """Counts one encoding's tokens; thread-safe (the memo has its own lock). Texts of at most
-    ``MEMO_MAX_TEXT_CHARS`` go to llmts's own counter; longer ones, and those with a piece longer than
-    ``LONG_PIECE_BYTES``, to bpe-openai's tokenizer, loaded on the first of them (docs/tokens.md)."""
+    ``MEMO_MAX_TEXT_CHARS`` go to llmts's own counter; longer ones, and those it declines (a piece over
+    ``LONG_PIECE_BYTES``, more than ``MERGE_BUDGET_BYTES`` to merge), to bpe-openai's tokenizer, loaded
+    on the first of them (docs/tokens.md)."""
 
     def __init__(self, encoding: str) -> None:
         self._encoding = encoding
@@ -195,8 +204,14 @@ class _Counter:
         return linear.count(text)
 
     def _count(self, text: str) -> int:
-        tokens = (self._tokenizer or self._loaded()).count(text)
-        return self._linear_count(text) if tokens is None else tokens
+        try:
+            if len(text) <= MEMO_MAX_TEXT_CHARS:
+                tokens = (self._tokenizer or self._loaded()).count(text)
+                if tokens is not None:
+                    return tokens
+            return self._linear_count(text)
+        except UnicodeEncodeError:  # a lone surrogate (only Python callers can pass one: JSON cannot)
+            return self._count(_paired_surrogates(text))
 
     def __call__(self, text: str) -> int:
         if len(text) < MEMO_MIN_CHARS:
@@ -209,7 +224,7 @@ class _Counter:
             self._short[text] = tokens
             return tokens
         if len(text) > MEMO_MAX_TEXT_CHARS:
-            return self._linear_count(text)
+            return self._count(text)
         with self._lock:
             known = self._memo.get(text)
             if known is not None:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from llmts.providers.chat_completions import encodings
 from llmts.providers.chat_completions.byte_pair import (
     LONG_PIECE_BYTES,
+    MERGE_BUDGET_BYTES,
     PIECE_MEMO_SIZE,
     BytePairCounter,
     MergeableRanks,
@@ -99,13 +100,20 @@ def test_every_rank_is_found_and_every_other_piece_is_not(encoding: str) -> None
 @pytest.mark.parametrize("index", range(len(EDGE_TEXTS)))
 def test_edge_texts_count_as_bpe_openai_counts_them(encoding: str, index: int) -> None:
     """Through the server's counter (``text_counter``), whichever tokenizer counts them; llmts's own
-    counts every text whose pieces are at most ``LONG_PIECE_BYTES`` long and declines the others."""
+    counts every text it cannot decline (no piece over ``LONG_PIECE_BYTES``, fewer bytes in all than
+    ``MERGE_BUDGET_BYTES``) and gives the same count or None for the others."""
     text = EDGE_TEXTS[index]
     counter = _counter(encoding)
     longest = max((len(piece.encode()) for piece in counter._split(text)), default=0)
+    own = _own_count(encoding, text)
+    mine = counter.count(text)
 
-    assert text_counter(encoding)(text) == _own_count(encoding, text)
-    assert counter.count(text) == (None if longest > LONG_PIECE_BYTES else _own_count(encoding, text))
+    assert text_counter(encoding)(text) == own
+    assert mine in (None, own)
+    if longest <= LONG_PIECE_BYTES and len(text.encode()) <= MERGE_BUDGET_BYTES:
+        assert mine == own
+    if longest > LONG_PIECE_BYTES:
+        assert mine is None
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
@@ -127,8 +135,12 @@ def test_texts_over_the_memos_limit_or_with_a_long_piece_are_left_to_the_linear_
 def test_the_repositorys_docs_and_sources_count_as_bpe_openai_counts_them(encoding: str) -> None:
     counter = _counter(encoding)
     texts = _corpus()
+    own = [_own_count(encoding, text) for text in texts]
+    mine = [counter.count(text) for text in texts]
 
-    assert [counter.count(text) for text in texts] == [_own_count(encoding, text) for text in texts]
+    assert [text_counter(encoding)(text) for text in texts] == own
+    assert all(count in (None, expected) for count, expected in zip(mine, own, strict=True))
+    assert sum(count is not None for count in mine) >= len(texts) // 2  # prose and code are its own to count
 
 
 _ALPHABET = st.sampled_from(
@@ -142,17 +154,36 @@ _ALPHABET = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, derandomize=True)
 @given(st.text(_ALPHABET, max_size=120), st.sampled_from(ENCODINGS))
 def test_random_texts_count_as_bpe_openai_counts_them(text: str, encoding: str) -> None:
     assert _counter(encoding).count(text) == _own_count(encoding, text)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.text(max_size=60), st.sampled_from(ENCODINGS))
+# Any character Python's own Unicode tables (14.0 on 3.11) know: the ``regex`` module follows the newest
+# Unicode, bpe-openai's tokenizer 16.0, so characters assigned later count differently (docs/tokens.md).
+_KNOWN_CHARACTERS = st.characters(blacklist_categories=("Cs", "Cn"))
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(st.text(_KNOWN_CHARACTERS, max_size=60), st.sampled_from(ENCODINGS))
 def test_any_unicode_text_counts_as_bpe_openai_counts_it(text: str, encoding: str) -> None:
-    text = text.encode("utf-8", "replace").decode("utf-8")  # no lone surrogate: bpe-openai refuses one
     assert _counter(encoding).count(text) == _own_count(encoding, text)
+
+
+def test_a_text_with_much_to_merge_is_left_to_the_linear_tokenizer() -> None:
+    """CJK words are seldom single tokens and seldom repeat: past the merge budget llmts's counter
+    declines (about 0.1 s of merging), and the server's counter still answers exactly."""
+    generator = random.Random(7)
+    text = "\uff0c".join(  # a full-width comma between words
+        "".join(chr(generator.randint(0x4E00, 0x9FFF)) for _ in range(generator.randint(5, 20)))
+        for _ in range(1500)
+    )
+    counter = encodings._load(O200K_BASE)
+
+    assert len(text) < MEMO_MAX_TEXT_CHARS and len(text.encode()) > MERGE_BUDGET_BYTES
+    assert counter.count(text) is None
+    assert text_counter(O200K_BASE)(text) == _own_count(O200K_BASE, text)
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
@@ -168,11 +199,13 @@ def test_long_pieces_merge_through_the_heap_as_the_scan_merges_them(encoding: st
         assert ranks._merged_count_by_heap(piece) == ranks.merged_count(piece), piece
 
 
-def test_a_lone_surrogate_is_counted_not_raised() -> None:
-    """JSON bodies cannot carry one (orjson refuses it), Python callers of the counter can."""
-    counter = _counter(O200K_BASE)
-
-    assert counter.count("a\ud800b") >= 3
+@pytest.mark.parametrize("text", ["a\ud800b", "x \ud83d\ude00 y", "\udc00" * 3, "\ud800" * 70_000])
+def test_lone_surrogates_count_as_tiktoken_counts_them(text: str) -> None:
+    """JSON bodies cannot carry one (orjson refuses it), Python callers of the counter can: a split pair
+    is joined and the rest replaced (U+FFFD), as tiktoken's and bpe-openai's encoders do."""
+    assert text_counter(O200K_BASE)(text) == _own_count(O200K_BASE, text)
+    with pytest.raises(UnicodeEncodeError):
+        _counter(O200K_BASE).count(text)
 
 
 def test_the_piece_memo_stays_within_its_bound() -> None:
@@ -181,9 +214,12 @@ def test_the_piece_memo_stays_within_its_bound() -> None:
 
     assert counter.count(text) == _own_count(O200K_BASE, text)
     assert 0 < len(counter._memo) <= PIECE_MEMO_SIZE
+    long_word = "x" + "yz" * 40  # over 32 characters: counted, not kept
+    assert counter.count(long_word) == _own_count(O200K_BASE, long_word)
+    assert long_word not in counter._memo
 
 
-def test_a_file_of_ranks_not_in_order_is_refused(tmp_path: Path) -> None:
+def test_a_rank_file_whose_first_or_last_line_is_wrong_is_refused(tmp_path: Path) -> None:
     good = gzip.decompress(ranks_file(CL100K_BASE).read_bytes()).split(b"\n")
     swapped = [good[1], good[0], *good[2:]]  # rank 1's line first
     path = tmp_path / "swapped.tiktoken.gz"

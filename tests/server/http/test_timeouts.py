@@ -17,7 +17,7 @@ import pytest
 
 from llmts import LlmTestServer, SessionClient
 from llmts.server.http.timeouts import Timeouts
-from tests.helpers import USER_HI, raw_request
+from tests.helpers import USER_HI, raw_request, read_until
 from tests.support.servers import BackgroundStops
 
 # One shared server per worker class for every test that leaves it serving: the head, body and keep-alive
@@ -53,16 +53,6 @@ def _connect(server: LlmTestServer, rcvbuf: int | None = None) -> socket.socket:
     sock.connect((parts.hostname, parts.port))
     sock.settimeout(5)
     return sock
-
-
-def _read_until(sock: socket.socket, marker: bytes) -> bytes:
-    """What arrived up to and including ``marker`` (and whatever came with it)."""
-    data = b""
-    while marker not in data:
-        chunk = sock.recv(65536)
-        assert chunk, f"the connection closed before {marker!r}: {data!r}"
-        data += chunk
-    return data
 
 
 def _read_to_close(sock: socket.socket) -> bytes:
@@ -321,7 +311,7 @@ def test_stream_running_at_the_graceful_deadline_gets_a_clean_end(
     session.configure({"scenarios": [{"responses": [response]}]})
     sock = _connect(server)
     sock.sendall(_chat_request(session, {"model": "gpt-4.1-mini", "stream": True, "messages": USER_HI}))
-    started = _read_until(sock, b'"content":"a "')  # the stream is running (not a sleep: a loaded VM is slow)
+    started = read_until(sock, b'"content":"a "')  # the stream is running (not a sleep: a loaded VM is slow)
     assert server.process is not None
     signalled = time.monotonic()
     server.process.send_signal(signal.SIGTERM)

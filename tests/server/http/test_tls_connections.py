@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from llmts import LlmTestServer, SessionClient
-from tests.helpers import USER_HI
+from tests.helpers import USER_HI, read_until
 from tests.support.servers import BackgroundStops
 
 _WORKERS = ["llmts", "gevent_pywsgi"]
@@ -63,16 +63,6 @@ def _chat_request(session: SessionClient, body: dict[str, Any]) -> bytes:
         f"Content-Length: {len(raw)}\r\n\r\n"
     )
     return head.encode() + raw
-
-
-def _read_until(sock: socket.socket, marker: bytes) -> bytes:
-    """What arrived up to and including ``marker`` (and whatever came with it)."""
-    data = b""
-    while marker not in data:
-        chunk = sock.recv(65536)
-        assert chunk, f"the connection closed before {marker!r}: {data!r}"
-        data += chunk
-    return data
 
 
 def _read_to_close(sock: socket.socket) -> bytes:
@@ -208,7 +198,7 @@ def test_a_stream_cut_by_the_graceful_stop_ends_cleanly_inside_tls(
     sock = _tls_connect(server)
     sock.settimeout(10)
     sock.sendall(_chat_request(session, {"model": "gpt-4.1-mini", "stream": True, "messages": USER_HI}))
-    started = _read_until(sock, b'"content":"a "')  # the stream is running (not a sleep: a loaded VM is slow)
+    started = read_until(sock, b'"content":"a "')  # the stream is running (not a sleep: a loaded VM is slow)
     assert server.process is not None
     signalled = time.monotonic()
     server.process.send_signal(signal.SIGTERM)

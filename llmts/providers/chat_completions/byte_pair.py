@@ -24,6 +24,7 @@ import gzip
 import heapq
 import io
 import operator
+import unicodedata
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -171,6 +172,17 @@ class MergeableRanks:
         return parts
 
 
+def _unassigned_to_python(piece: str) -> bool:
+    """Whether ``piece`` holds a character Python's own Unicode tables call unassigned. The ``regex``
+    module follows the newest Unicode release and bpe-openai's tokenizer Unicode 16: a character assigned
+    since may split into other pieces there, so a text with one is left to that tokenizer, whose counts
+    are the reference (docs/tokens.md). Python's tables (14.0 in 3.11, 16.0 in 3.14) are no newer."""
+    return any(map(_UNASSIGNED.__eq__, map(unicodedata.category, piece)))
+
+
+_UNASSIGNED = "Cn"
+
+
 class BytePairCounter:
     """Counts one encoding's tokens in a text (tiktoken's ``encode_ordinary``: special tokens' text is
     ordinary text). Safe under threads: the ranks never change and the piece memo is a dict whose lost
@@ -184,11 +196,12 @@ class BytePairCounter:
         self._memo: dict[str, int] = {}
 
     def count(self, text: str) -> int | None:
-        """The tokens of ``text``, or None when it would cost this counter too much: a piece longer than
-        ``LONG_PIECE_BYTES`` (a run of one character, say: merging costs about the square of a piece's
-        length), or more than ``MERGE_BUDGET_BYTES`` of pieces to merge (text in a script whose words
-        are seldom single tokens, random letters). Such a text is left to a tokenizer that takes linear
-        time. Raises ``UnicodeEncodeError`` for a lone surrogate, as bpe-openai's tokenizer does."""
+        """The tokens of ``text``, or None when this counter leaves it to bpe-openai's tokenizer (linear
+        in a text's length): a piece longer than ``LONG_PIECE_BYTES`` (a run of one character, say:
+        merging costs about the square of a piece's length), more than ``MERGE_BUDGET_BYTES`` of pieces
+        to merge (a script whose words are seldom single tokens, random letters), or a piece to merge
+        with a character newer than Python's Unicode tables. Raises ``UnicodeEncodeError`` for a lone
+        surrogate, as bpe-openai's tokenizer does."""
         ranks = self._ranks
         rank_of = ranks.rank
         memo = self._memo
@@ -203,6 +216,8 @@ class BytePairCounter:
                 else:
                     budget -= len(encoded)
                     if budget < 0 or len(encoded) > LONG_PIECE_BYTES:
+                        return None
+                    if not encoded.isascii() and _unassigned_to_python(piece):
                         return None
                     known = ranks.merged_count(encoded)
                 if len(piece) <= _MEMO_PIECE_CHARS:

@@ -60,7 +60,7 @@ def _ext_modules() -> list[Any]:
     return list(mypycify([*MYPYC_OPTIONS, *compiled_modules()], opt_level="3"))
 
 
-class _PureWhenEditable(build_ext):
+class _RefusedWhenEditable(build_ext):
     """An editable install keeps the sources importable as they are edited: no compiled module beside them."""
 
     def run(self) -> None:
@@ -73,5 +73,5 @@ if __name__ == "__main__":
     setup(
         ext_modules=_ext_modules(),
         setup_requires=_build_requires(),
-        cmdclass={"build_ext": _PureWhenEditable},
+        cmdclass={"build_ext": _RefusedWhenEditable},
     )

@@ -47,6 +47,7 @@ _SCAN_MAX_BYTES = 64
 # The rank of a pair that is no token: above every rank.
 _NO_RANK = 1 << 40
 _FIRST = operator.itemgetter(0)
+_UNASSIGNED = "Cn"  # unicodedata's category of a code point its tables do not assign
 
 
 class MergeableRanks:
@@ -88,11 +89,10 @@ class MergeableRanks:
         its bytes in base64, a space, its rank, the ranks 0, 1, 2... in order (the first and last lines
         are checked: a line per rank is what makes the order the ranks)."""
         data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-        lines = data.rstrip().split(b"\n", 1)
-        last = lines[-1].rsplit(b"\n", 1)[-1].split()
-        if len(lines[0].split()) != 2 or lines[0].split()[1] != b"0" or len(last) != 2:
+        first = data[: data.find(b"\n")].split()
+        last = data[data.rfind(b"\n", 0, len(data.rstrip(b"\n"))) + 1 :].split()
+        if len(first) != 2 or first[1] != b"0" or len(last) != 2:
             raise ValueError(f"{path.name} is not a .tiktoken file of ranks 0, 1, 2...")
-        del lines
         # One line at a time, decoded without a Python loop (about twice as fast as one).
         fields = filter(None, map(bytes.split, io.BytesIO(data)))  # blank lines skipped
         ranks = cls(map(binascii.a2b_base64, map(_FIRST, fields)))
@@ -178,9 +178,6 @@ def _unassigned_to_python(piece: str) -> bool:
     since may split into other pieces there, so a text with one is left to that tokenizer, whose counts
     are the reference (docs/tokens.md). Python's tables (14.0 in 3.11, 16.0 in 3.14) are no newer."""
     return any(map(_UNASSIGNED.__eq__, map(unicodedata.category, piece)))
-
-
-_UNASSIGNED = "Cn"
 
 
 class BytePairCounter:

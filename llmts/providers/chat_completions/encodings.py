@@ -175,9 +175,9 @@ def _paired_surrogates(text: str) -> str:
 
 class _Counter:
     """Counts one encoding's tokens; thread-safe (the memo has its own lock). Texts of at most
-    ``MEMO_MAX_TEXT_CHARS`` go to llmts's own counter; longer ones, and those it declines (a piece over
-    ``LONG_PIECE_BYTES``, more than ``MERGE_BUDGET_BYTES`` to merge), to bpe-openai's tokenizer, loaded
-    on the first of them (docs/tokens.md)."""
+    ``MEMO_MAX_TEXT_CHARS`` go to llmts's own counter; longer ones, and those it declines
+    (``BytePairCounter.count`` says which), to bpe-openai's tokenizer, loaded on the first of them
+    (docs/tokens.md)."""
 
     def __init__(self, encoding: str) -> None:
         self._encoding = encoding

@@ -1,5 +1,5 @@
 """Exact token counts of OpenAI's byte-pair encodings, from their published mergeable ranks, in about
-5 MiB per encoding (docs/tokens.md, "How llmts counts").
+3.5 MiB per encoding (docs/tokens.md, "How llmts counts").
 
 An encoding is a pre-tokenizing pattern and a table of mergeable ranks (a token's bytes -> its rank).
 Counting follows tiktoken: the pattern splits the text into pieces; a piece that is a token counts one;
@@ -8,7 +8,7 @@ leftmost of equals) is merged until no pair is a token; the parts left are its t
 
 Why by hand: the maintained tokenizers (tiktoken, bpe-openai) hold o200k_base in hash maps and
 automata of about 35 MiB resident, which alone put the server over its idle-memory target (80 MB with
-arbiter and worker); the counts are all llmts needs, and a flat table of the same ranks is a seventh of
+arbiter and worker); the counts are all llmts needs, and a flat table of the same ranks is a tenth of
 that. It is slower (about 0.4 s per million characters of prose against bpe-openai's 0.08 s), so long
 texts and texts with very long pieces are left to bpe-openai's linear-time tokenizer
 (``encodings.py``), which only a server that receives them loads. The ranks themselves are the files
@@ -44,44 +44,59 @@ LONG_PIECE_BYTES = 1024
 MERGE_BUDGET_BYTES = 16 * 1024
 # Pieces longer than this merge through a heap (n log n), not by scanning every pair on each merge (n²).
 _SCAN_MAX_BYTES = 64
-# The rank of a pair that is no token: above every rank.
-_NO_RANK = 1 << 40
+# The priority of a pair that is no token: above every token's.
+_NO_PRIORITY = 1 << 40
+# A table entry: where the token starts among the tokens' bytes, then its length in the low bits (OpenAI's
+# longest tokens have 128 bytes; the entry must stay a positive signed 32-bit integer).
+_LENGTH_BITS = 8
+_LENGTH_MASK = (1 << _LENGTH_BITS) - 1
+_MAX_START = 1 << (31 - _LENGTH_BITS)
 _FIRST = operator.itemgetter(0)
 _UNASSIGNED = "Cn"  # unicodedata's category of a code point its tables do not assign
 
 
 class MergeableRanks:
-    """An encoding's ranks in four flat arrays: the tokens' bytes joined in rank order, where each
-    starts, an open-addressing table (CRC-32, linear probing, at most half full) from bytes to rank, and
-    the ranks of the two-byte tokens by their bytes (4.35 MiB for o200k_base, 2.25 for cl100k_base). Built
-    from the tokens one at a time, so that building leaves no freed objects behind in the heap."""
+    """An encoding's ranks in three flat arrays: the tokens' bytes joined in rank order, an
+    open-addressing table (CRC-32, linear probing, at most half full) from a token's bytes to where they
+    start in the first array, and the same for the two-byte tokens by their bytes (3.55 MiB for
+    o200k_base, 1.9 for cl100k_base). Where a token starts orders the tokens as their ranks do, so it
+    stands for the rank and no table from rank to bytes is needed. Built from the tokens one at a time,
+    so that building leaves no freed objects behind in the heap."""
 
-    def __init__(self, tokens: Iterable[bytes]) -> None:
-        blob = bytearray()
-        starts = array.array("I", [0])
-        hashes = array.array("I")
-        # Two-byte tokens by their bytes: every piece's first pairs are looked up here.
-        pairs = array.array("i", [-1]) * 65536
-        for token in tokens:
-            if len(token) == 2:
-                pairs[token[0] << 8 | token[1]] = len(hashes)
-            hashes.append(zlib.crc32(token))
-            blob += token
-            starts.append(len(blob))
-        size = 1 << max(10, (2 * len(hashes)).bit_length())
+    def __init__(self, tokens: Iterable[bytes], count: int | None = None) -> None:
+        """``tokens`` in rank order; ``count``, when given, is how many there are (a file's last line says
+        so), which lets the table fill as they are read."""
+        if count is None:
+            tokens = list(tokens)
+            count = len(tokens)
+        size = 1 << max(10, (2 * count).bit_length())
         mask = size - 1
         table = array.array("i", [-1]) * size
-        for rank, slot in enumerate(hashes):
-            slot &= mask
+        blob = bytearray()
+        # Two-byte tokens by their bytes: every piece's first pairs are looked up here.
+        pairs = array.array("i", [-1]) * 65536
+        crc32 = zlib.crc32
+        start = 0
+        index = -1
+        for index, token in enumerate(tokens):
+            length = len(token)
+            if not 0 < length <= _LENGTH_MASK or start >= _MAX_START:
+                raise ValueError(f"a token of {length} bytes at byte {start} does not fit the table")
+            if index >= count:
+                raise ValueError(f"more than the {count} tokens announced")
+            if length == 2:
+                pairs[token[0] << 8 | token[1]] = start
+            slot = crc32(token) & mask
             while table[slot] >= 0:
                 slot = (slot + 1) & mask
-            table[slot] = rank
+            table[slot] = start << _LENGTH_BITS | length
+            blob += token
+            start += length
         self._blob = blob
-        self._starts = starts
         self._table = table
         self._mask = mask
         self._pairs = pairs
-        self.size = len(hashes)
+        self.size = index + 1
 
     @classmethod
     def from_tiktoken_file(cls, path: Path) -> MergeableRanks:
@@ -95,60 +110,70 @@ class MergeableRanks:
             raise ValueError(f"{path.name} is not a .tiktoken file of ranks 0, 1, 2...")
         # One line at a time, decoded without a Python loop (about twice as fast as one).
         fields = filter(None, map(bytes.split, io.BytesIO(data)))  # blank lines skipped
-        ranks = cls(map(binascii.a2b_base64, map(_FIRST, fields)))
-        if ranks.size != int(last[1]) + 1:
-            raise ValueError(f"{path.name} holds {ranks.size} tokens, its last line says {int(last[1]) + 1}")
+        count = int(last[1]) + 1
+        try:
+            ranks = cls(map(binascii.a2b_base64, map(_FIRST, fields)), count)
+        except ValueError as exc:
+            raise ValueError(f"{path.name}: {exc}") from None
+        if ranks.size != count:
+            raise ValueError(f"{path.name} holds {ranks.size} tokens, its last line says {count}")
         return ranks
 
-    def rank(self, piece: bytes) -> int:
-        """The rank of ``piece``, or -1 when it is no token."""
-        table, starts, blob, mask = self._table, self._starts, self._blob, self._mask
+    def priority(self, piece: bytes) -> int:
+        """Where ``piece``'s bytes start among the tokens' bytes joined in rank order (a lower rank, a
+        lower priority), or -1 when it is no token."""
+        table, blob, mask = self._table, self._blob, self._mask
         slot = zlib.crc32(piece) & mask
+        length = len(piece)
         while True:
-            rank = table[slot]
-            if rank < 0 or blob[starts[rank] : starts[rank + 1]] == piece:
-                return rank
+            entry = table[slot]
+            if entry < 0:
+                return -1
+            if entry & _LENGTH_MASK == length:
+                start = entry >> _LENGTH_BITS
+                if blob[start : start + length] == piece:
+                    return start
             slot = (slot + 1) & mask
 
-    def _pair_ranks(self, piece: bytes) -> list[int]:
+    def _pair_priorities(self, piece: bytes) -> list[int]:
         pairs = self._pairs
         found = [pairs[piece[index] << 8 | piece[index + 1]] for index in range(len(piece) - 1)]
-        return [_NO_RANK if rank < 0 else rank for rank in found]
+        return [_NO_PRIORITY if priority < 0 else priority for priority in found]
 
     def merged_count(self, piece: bytes) -> int:
         """How many tokens ``piece`` (no token itself, two bytes or more) becomes."""
         if len(piece) > _SCAN_MAX_BYTES:
             return self._merged_count_by_heap(piece)
-        rank_of = self.rank
+        priority_of = self.priority
         bounds = list(range(len(piece) + 1))
-        ranks = self._pair_ranks(piece)
-        lowest = min(ranks)
-        while lowest != _NO_RANK:
-            index = ranks.index(lowest)
+        priorities = self._pair_priorities(piece)
+        lowest = min(priorities)
+        while lowest != _NO_PRIORITY:
+            index = priorities.index(lowest)
             del bounds[index + 1]
-            del ranks[index]
-            if index < len(ranks):
-                rank = rank_of(piece[bounds[index] : bounds[index + 2]])
-                ranks[index] = _NO_RANK if rank < 0 else rank
+            del priorities[index]
+            if index < len(priorities):
+                priority = priority_of(piece[bounds[index] : bounds[index + 2]])
+                priorities[index] = _NO_PRIORITY if priority < 0 else priority
             if index > 0:
-                rank = rank_of(piece[bounds[index - 1] : bounds[index + 1]])
-                ranks[index - 1] = _NO_RANK if rank < 0 else rank
-            if not ranks:
+                priority = priority_of(piece[bounds[index - 1] : bounds[index + 1]])
+                priorities[index - 1] = _NO_PRIORITY if priority < 0 else priority
+            if not priorities:
                 break
-            lowest = min(ranks)
+            lowest = min(priorities)
         return len(bounds) - 1
 
     def _merged_count_by_heap(self, piece: bytes) -> int:
         """``merged_count`` for long pieces: the same merges in the same order. A heap entry is a pair
-        (rank, its start, its end); it is stale once either of its parts merged elsewhere, which its
+        (priority, its start, its end); it is stale once either of its parts merged elsewhere, which its
         start's part no longer ending where its end's part starts shows."""
-        rank_of = self.rank
+        priority_of = self.priority
         length = len(piece)
         end = list(range(1, length + 1))  # end[start] of the part starting at start
         previous = list(range(-1, length - 1))  # previous[start]: the part before it
         alive = bytearray(b"\x01") * length
-        first = self._pair_ranks(piece)
-        heap = [(rank, start, start + 2) for start, rank in enumerate(first) if rank != _NO_RANK]
+        first = self._pair_priorities(piece)
+        heap = [(found, start, start + 2) for start, found in enumerate(first) if found != _NO_PRIORITY]
         heapq.heapify(heap)
         parts = length
         while heap:
@@ -161,14 +186,14 @@ class MergeableRanks:
             parts -= 1
             if stop < length:
                 previous[stop] = start
-                rank = rank_of(piece[start : end[stop]])
-                if rank >= 0:
-                    heapq.heappush(heap, (rank, start, end[stop]))
+                priority = priority_of(piece[start : end[stop]])
+                if priority >= 0:
+                    heapq.heappush(heap, (priority, start, end[stop]))
             before = previous[start]
             if before >= 0:
-                rank = rank_of(piece[before:stop])
-                if rank >= 0:
-                    heapq.heappush(heap, (rank, before, stop))
+                priority = priority_of(piece[before:stop])
+                if priority >= 0:
+                    heapq.heappush(heap, (priority, before, stop))
         return parts
 
 
@@ -200,7 +225,7 @@ class BytePairCounter:
         with a character newer than Python's Unicode tables. Raises ``UnicodeEncodeError`` for a lone
         surrogate, as bpe-openai's tokenizer does."""
         ranks = self._ranks
-        rank_of = ranks.rank
+        priority_of = ranks.priority
         memo = self._memo
         tokens = 0
         budget = MERGE_BUDGET_BYTES
@@ -208,7 +233,7 @@ class BytePairCounter:
             known = memo.get(piece)
             if known is None:
                 encoded = piece.encode()
-                if rank_of(encoded) >= 0:
+                if priority_of(encoded) >= 0:
                     known = 1
                 else:
                     budget -= len(encoded)

@@ -2,7 +2,7 @@
 counter per encoding over the mergeable ranks bpe-openai's wheel ships for o200k_base and cl100k_base
 (counted by ``byte_pair.py``).
 
-An encoding is loaded on its first count (about 0.3 s; 5 MiB resident for o200k_base, 3 MiB for
+An encoding is loaded on its first count (about 0.3 s; 4 MiB resident for o200k_base, 2 MiB for
 cl100k_base, and 1.5 MiB for the ``regex`` module they share), so a server that never answers an OpenAI
 model never pays for it. A text over 64 Ki characters, or one that would cost llmts's counter too
 much (``BytePairCounter.count``), is counted by bpe-openai's compiled tokenizer instead, linear in its

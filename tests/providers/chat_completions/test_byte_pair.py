@@ -91,9 +91,15 @@ def test_every_rank_is_found_and_every_other_piece_is_not(encoding: str) -> None
     ranks: Any = counter._ranks
     tokens = [own_encoding(encoding).decode_single_token_bytes(rank) for rank in range(0, ranks.size, 997)]
 
-    assert [ranks.rank(token) for token in tokens] == list(range(0, ranks.size, 997))
-    assert ranks.rank(b"\x00" * 40) == -1
-    assert ranks.rank(b"not one token, surely") == -1
+    priorities = [ranks.priority(token) for token in tokens]
+    # A token's priority is where its bytes start among all tokens' bytes joined in rank order: the
+    # ranks' order, and the bytes are there.
+    assert priorities == sorted(set(priorities)) and priorities[0] == 0
+    blob = ranks._blob
+    found = [bytes(blob[start : start + len(token)]) for start, token in zip(priorities, tokens, strict=True)]
+    assert found == tokens
+    assert ranks.priority(b"\x00" * 40) == -1
+    assert ranks.priority(b"not one token, surely") == -1
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
@@ -203,7 +209,7 @@ def test_long_pieces_merge_through_the_heap_as_the_scan_merges_them(encoding: st
     generator = random.Random(25)
     for _ in range(200):
         piece = bytes(generator.choice(b"ab =-_.") for _ in range(generator.randint(2, 200)))
-        if ranks.rank(piece) >= 0:
+        if ranks.priority(piece) >= 0:
             continue
         assert ranks._merged_count_by_heap(piece) == ranks.merged_count(piece), piece
 
@@ -251,9 +257,23 @@ def test_a_rank_file_whose_first_or_last_line_is_wrong_is_refused(tmp_path: Path
     with pytest.raises(ValueError, match="holds 4 tokens, its last line says 11"):
         MergeableRanks.from_tiktoken_file(short)
 
+    long = tmp_path / "long.tiktoken"
+    long.write_bytes(b"\n".join([*good[:3], good[1]]))  # four lines, the last says rank 1
+    with pytest.raises(ValueError, match=r"long\.tiktoken: more than the 2 tokens announced"):
+        MergeableRanks.from_tiktoken_file(long)
+
+
+def test_a_token_the_table_cannot_hold_is_refused() -> None:
+    """A table entry holds a token's length in 8 bits (OpenAI's longest tokens have 128 bytes)."""
+    assert MergeableRanks([b"a", b"b" * 255]).priority(b"b" * 255) == 1
+    with pytest.raises(ValueError, match="a token of 256 bytes at byte 1 does not fit the table"):
+        MergeableRanks([b"a", b"b" * 256])
+    with pytest.raises(ValueError, match="a token of 0 bytes"):
+        MergeableRanks([b""])
+
 
 def test_loading_o200k_base_costs_a_fraction_of_bpe_openais_memory() -> None:
-    """The reason this counter exists (docs/tokens.md): o200k_base resident in about 5 MiB (plus the
+    """The reason this counter exists (docs/tokens.md): o200k_base resident in about 4 MiB (plus the
     ``regex`` module), where bpe-openai's tables held about 35 MiB. Measured in a fresh interpreter,
     the heap given back as the server's worker gives it back."""
     script = """

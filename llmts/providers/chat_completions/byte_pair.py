@@ -24,9 +24,10 @@ import gzip
 import heapq
 import io
 import operator
+import re
 import unicodedata
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 __all__ = ["LONG_PIECE_BYTES", "MERGE_BUDGET_BYTES", "PIECE_MEMO_SIZE", "BytePairCounter", "MergeableRanks"]
@@ -210,12 +211,25 @@ class BytePairCounter:
     ordinary text). Safe under threads: the ranks never change and the piece memo is a dict whose lost
     entries are counted again."""
 
-    def __init__(self, ranks: MergeableRanks, pattern: str) -> None:
-        import regex  # the pattern's Unicode classes (\p{L}...) and possessive quantifiers need it
-
+    def __init__(self, ranks: MergeableRanks, pattern: str, ascii_pattern: str) -> None:
+        """``pattern``: the encoding's published pre-tokenizing pattern (the ``regex`` module's syntax);
+        ``ascii_pattern``: the same for texts of ASCII characters only, for ``re``. ``regex`` loads on the
+        first other text."""
         self._ranks = ranks
-        self._split = regex.compile(pattern).findall
+        self._pattern = pattern
+        self._split_ascii = re.compile(ascii_pattern).findall
+        self._split_any: Callable[[str], list[str]] | None = None
         self._memo: dict[str, int] = {}
+
+    def _split(self, text: str) -> list[str]:
+        if text.isascii():
+            return self._split_ascii(text)
+        split = self._split_any
+        if split is None:
+            import regex  # the pattern's Unicode classes (\p{L}...) and possessive quantifiers need it
+
+            split = self._split_any = regex.compile(self._pattern).findall
+        return split(text)
 
     def count(self, text: str) -> int | None:
         """The tokens of ``text``, or None when this counter leaves it to bpe-openai's tokenizer (linear

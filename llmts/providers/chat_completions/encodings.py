@@ -3,8 +3,8 @@ counter per encoding over the mergeable ranks bpe-openai's wheel ships for o200k
 (counted by ``byte_pair.py``).
 
 An encoding is loaded on its first count (about 0.3 s; 4 MiB resident for o200k_base, 2 MiB for
-cl100k_base, and 1.5 MiB for the ``regex`` module they share), so a server that never answers an OpenAI
-model never pays for it. A text over 64 Ki characters, or one that would cost llmts's counter too
+cl100k_base, and 1.5 MiB for the ``regex`` module they share, loaded with the first text that is not all
+ASCII), so a server that never answers an OpenAI model never pays for it. A text over 64 Ki characters, or one that would cost llmts's counter too
 much (``BytePairCounter.count``), is counted by bpe-openai's compiled tokenizer instead, linear in its
 length: it is loaded on the first such text (about 35 MiB for o200k_base). Counting is a pure function
 of the text; long texts' counts are memoised (bounded) because a conversation sends the same system
@@ -115,6 +115,38 @@ _PATTERNS = {
     ),
 }
 
+# The same patterns for a text of ASCII characters only, for Python's own ``re`` (most texts are ASCII, and
+# a server that only sees such texts never loads the ``regex`` module, 1.4 MiB resident): the Unicode
+# classes restricted to ASCII (no marks; ``\s`` is Unicode's White_Space, tab to carriage return and space),
+# ``$`` as the text's end (``\s++`` takes a final line break itself), and each possessive quantifier an
+# ordinary one, which changes nothing where each stands: giving characters back could never let the rest
+# match. tests/providers/chat_completions/test_byte_pair.py splits ASCII texts both ways.
+_ASCII_PATTERNS = {
+    O200K_BASE: "|".join(
+        [
+            r"""[^\r\nA-Za-z0-9]?[A-Z]*[a-z]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[^\r\nA-Za-z0-9]?[A-Z]+[a-z]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[0-9]{1,3}""",
+            r""" ?[^\t-\r A-Za-z0-9]+[\r\n/]*""",
+            r"""[\t-\r ]*[\r\n]+""",
+            r"""[\t-\r ]+(?![^\t-\r ])""",
+            r"""[\t-\r ]+""",
+        ]
+    ),
+    CL100K_BASE: "|".join(
+        [
+            r"""'(?i:[sdmt]|ll|ve|re)""",
+            r"""[^\r\nA-Za-z0-9]?[A-Za-z]+""",
+            r"""[0-9]{1,3}""",
+            r""" ?[^\t-\r A-Za-z0-9]+[\r\n]*""",
+            r"""[\t-\r ]+\Z""",
+            r"""[\t-\r ]*[\r\n]""",
+            r"""[\t-\r ]+(?![^\t-\r ])""",
+            r"""[\t-\r ]""",
+        ]
+    ),
+}
+
 
 def _package_folder() -> Path:
     """bpe-openai's installed package, found without importing it."""
@@ -134,7 +166,8 @@ def ranks_file(encoding: str) -> Path:
 
 
 def _load(encoding: str) -> BytePairCounter:
-    counter = BytePairCounter(MergeableRanks.from_tiktoken_file(ranks_file(encoding)), _PATTERNS[encoding])
+    ranks = MergeableRanks.from_tiktoken_file(ranks_file(encoding))
+    counter = BytePairCounter(ranks, _PATTERNS[encoding], _ASCII_PATTERNS[encoding])
     # Building freed about 3 MiB of heap (the file, its text, the tokens one by one) that would stay
     # resident: give it back now.
     trim()

@@ -358,7 +358,8 @@ def test_long_texts_are_memoised_within_bounds() -> None:
 
 def test_the_encodings_load_on_the_first_openai_request_only() -> None:
     """An idle server (and one that answers other models) never builds an encoding's ranks, and none ever
-    imports bpe-openai's package or maps its Rust library (llmts reads only its data files)."""
+    imports bpe-openai's package or maps its Rust library (llmts reads only its data files). The ``regex``
+    module loads with the first text that is not all ASCII."""
     script = """
 import sys
 from llmts.server.app import create_app
@@ -374,11 +375,14 @@ assert request.exact_tokens is None
 before = loaded()
 request = chat_request_from_body({"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi"}]})
 assert request.exact_tokens is not None
+ascii_only = "regex" not in sys.modules
+request = chat_request_from_body({"model": "gpt-4o", "messages": [{"role": "user", "content": "Hé"}]})
+assert request.exact_tokens is not None
 mapped = any("bpe_openai" in line for line in open("/proc/self/maps"))
-print(before, loaded(), mapped, "bpe_openai" in sys.modules)
+print(before, loaded(), mapped, "bpe_openai" in sys.modules, ascii_only, "regex" in sys.modules)
 """
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
 
-    assert done.stdout.split() == ["False", "True", "False", "False"]
+    assert done.stdout.split() == ["False", "True", "False", "False", "True", "True"]

@@ -93,6 +93,9 @@ def compare(args: argparse.Namespace) -> int:
                 run_load(_spec(server, args, 0.0, args.warmup, load_cpu))
             ratios: list[float] = []
             figures: dict[str, list[float]] = {"base": [], "this": []}
+            # Each window's p50 and p99 (ms): latency follows CPU per request, and its spread follows the
+            # order and batching of the event loop, which a change may move without moving the CPU.
+            latencies: dict[str, list[tuple[float, float]]] = {"base": [], "this": []}
             for index in range(args.rounds):
                 order = ("base", "this") if index % 2 == 0 else ("this", "base")
                 got: dict[str, float] = {}
@@ -103,10 +106,12 @@ def compare(args: argparse.Namespace) -> int:
                         return 1
                     got[name] = result.server_cpu_us_per_req
                     figures[name].append(got[name])
+                    latencies[name].append((result.p50_ms, result.p99_ms))
                 ratios.append(got["this"] / got["base"])
                 print(
                     f"round {index + 1:>3}: base {got['base']:6.1f}  this {got['this']:6.1f} us/req  "
-                    f"this/base {ratios[-1]:.3f}",
+                    f"this/base {ratios[-1]:.3f}  p99 base {latencies['base'][-1][1]:5.1f}  "
+                    f"this {latencies['this'][-1][1]:5.1f} ms",
                     flush=True,
                 )
         finally:
@@ -121,6 +126,11 @@ def compare(args: argparse.Namespace) -> int:
         f"this/base median {statistics.median(ratios):.3f} (quartiles {low:.3f}-{high:.3f}); "
         f"base {statistics.median(figures['base']):.1f} us, this {statistics.median(figures['this']):.1f} us"
     )
+    for name in ("base", "this"):
+        p50 = statistics.median(p50 for p50, _ in latencies[name])
+        p99 = statistics.median(p99 for _, p99 in latencies[name])
+        spread = statistics.median(p99 / p50 for p50, p99 in latencies[name] if p50 > 0)
+        print(f"{name}: p50 {p50:.2f} ms, p99 {p99:.2f} ms, p99/p50 {spread:.2f} (medians over the windows)")
     return 0
 
 

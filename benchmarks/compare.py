@@ -6,7 +6,9 @@ This script starts two ``llmts serve`` processes side by side, *base* (a tempora
 with the load generator of ``loadgen.py`` (pinned to the second): many short windows, alternating which goes
 first, so both see the same machine. Each round's figure is this/base of server CPU microseconds per
 request; the verdict is the median over the rounds. An A/A run (``--base HEAD`` on a clean tree) shows
-the noise floor: its median stays within about 1 %.
+the noise floor: its median stays within about 1 %. It also prints each side's p50, p99 and p99/p50
+(medians over the windows), since a change to the event loop's order or batching can move latency
+without moving CPU.
 
     python benchmarks/compare.py --base HEAD~1
     python benchmarks/compare.py --base main --case nonstream --rounds 60 --window 1
@@ -129,7 +131,7 @@ def compare(args: argparse.Namespace) -> int:
     for name in ("base", "this"):
         p50 = statistics.median(p50 for p50, _ in latencies[name])
         p99 = statistics.median(p99 for _, p99 in latencies[name])
-        spread = statistics.median(p99 / p50 for p50, p99 in latencies[name] if p50 > 0)
+        spread = statistics.median([p99 / p50 for p50, p99 in latencies[name] if p50 > 0] or [0.0])
         print(f"{name}: p50 {p50:.2f} ms, p99 {p99:.2f} ms, p99/p50 {spread:.2f} (medians over the windows)")
     return 0
 

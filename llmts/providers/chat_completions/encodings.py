@@ -3,12 +3,12 @@ counter per encoding over the mergeable ranks bpe-openai's wheel ships for o200k
 (counted by ``byte_pair.py``).
 
 An encoding is loaded on its first count (about 0.3 s; 4 MiB resident for o200k_base, 2 MiB for
-cl100k_base, and 1.5 MiB for the ``regex`` module they share, loaded with the first text that is not all
-ASCII), so a server that never answers an OpenAI model never pays for it. A text over 64 Ki characters, or one that would cost llmts's counter too
-much (``BytePairCounter.count``), is counted by bpe-openai's compiled tokenizer instead, linear in its
-length: it is loaded on the first such text (about 35 MiB for o200k_base). Counting is a pure function
-of the text; long texts' counts are memoised (bounded) because a conversation sends the same system
-prompt and history again on every turn.
+cl100k_base, and 1.4 MiB for the ``regex`` module they share, loaded with the first text that is not all
+ASCII), so a server that never answers an OpenAI model never pays for it. A text over 64 Ki characters,
+or one that would cost llmts's counter too much (``BytePairCounter.count``), is counted by bpe-openai's
+compiled tokenizer instead, linear in its length: it is loaded on the first such text (about 35 MiB for
+o200k_base). Counting is a pure function of the text; long texts' counts are memoised (bounded) because
+a conversation sends the same system prompt and history again on every turn.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ count for every text, in a tenth of its memory."""
 from __future__ import annotations
 
 import gzip
+import itertools
 import random
 import re
 import subprocess
@@ -104,6 +105,19 @@ def test_ascii_texts_split_as_the_published_patterns_split_them(text: str, encod
     assert re.findall(encodings._ASCII_PATTERNS[encoding], text) == regex.findall(
         encodings._PATTERNS[encoding], text
     )
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_every_short_ascii_edge_text_splits_as_the_published_patterns_split_it(encoding: str) -> None:
+    """Every text of up to three of the edge characters (about 30,000), both ways."""
+    import regex
+
+    ascii_split = re.compile(encodings._ASCII_PATTERNS[encoding]).findall
+    published = regex.compile(encodings._PATTERNS[encoding]).findall
+    texts = [""] + [
+        "".join(chars) for size in (1, 2, 3) for chars in itertools.product(_ASCII_EDGES, repeat=size)
+    ]
+    assert [text for text in texts if ascii_split(text) != published(text)] == []
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
@@ -287,8 +301,18 @@ def test_a_rank_file_whose_first_or_last_line_is_wrong_is_refused(tmp_path: Path
 
     short = tmp_path / "short.tiktoken"
     short.write_bytes(b"\n".join([*good[:3], good[10]]))  # the last line says rank 10 after 3 lines
-    with pytest.raises(ValueError, match="holds 4 tokens, its last line says 11"):
+    with pytest.raises(ValueError, match="has fewer lines than the 11 tokens its last line says"):
         MergeableRanks.from_tiktoken_file(short)
+
+    boastful = tmp_path / "boastful.tiktoken"  # no table is sized for 300 million tokens first
+    boastful.write_bytes(b"\n".join([*good[:2], good[2].split()[0] + b" 299999999"]))
+    with pytest.raises(ValueError, match="fewer lines than the 300000000 tokens"):
+        MergeableRanks.from_tiktoken_file(boastful)
+
+    blank = tmp_path / "blank.tiktoken"  # as many lines as the last says, one of them blank
+    blank.write_bytes(b"\n".join([*good[:2], b"", good[3]]))
+    with pytest.raises(ValueError, match="holds 3 tokens, its last line says 4"):
+        MergeableRanks.from_tiktoken_file(blank)
 
     long = tmp_path / "long.tiktoken"
     long.write_bytes(b"\n".join([*good[:3], good[1]]))  # four lines, the last says rank 1

@@ -11,8 +11,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from llmts import __version__
-from llmts.server.cli_session import add_env_command, add_session_command, run_client_command
-from llmts.server.cli_show import add_show_command
 from llmts.server.http.timeouts import DEFAULT_MAX_BODY_BYTES, TIMEOUT_ENV, Timeouts
 from llmts.server.process.gunicorn_app import DEFAULT_WORKER_CLASS, LOG_FORMATS, WORKER_CLASSES
 from llmts.server.realtime.settings import REALTIME_ENV, RealtimeSettings
@@ -33,7 +31,10 @@ def _env_flag(name: str) -> bool:
     return (os.environ.get(name) or "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(only_serve: bool = False) -> argparse.ArgumentParser:
+    """The CLI's parser; with ``only_serve``, without the client commands (``env``, ``session``, ``show``),
+    so that ``llmts serve``'s arbiter never imports their modules: what it imports, its forked worker
+    holds too (docs/design/memory.md)."""
     parser = argparse.ArgumentParser(
         prog="llmts", description="LLM test server for the official provider SDKs."
     )
@@ -108,9 +109,13 @@ def _parser() -> argparse.ArgumentParser:
         help="append one JSON line to this file each time the worker dies and gunicorn replaces it "
         "(docs/deployment.md)",
     )
-    add_env_command(commands)
-    add_session_command(commands)
-    add_show_command(commands)
+    if not only_serve:
+        from llmts.server.cli_session import add_env_command, add_session_command
+        from llmts.server.cli_show import add_show_command
+
+        add_env_command(commands)
+        add_session_command(commands)
+        add_show_command(commands)
     return parser
 
 
@@ -230,8 +235,11 @@ def _realtime(args: argparse.Namespace) -> RealtimeSettings:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    args = _parser(only_serve=arguments[:1] == ["serve"]).parse_args(arguments)
     if args.command != "serve":
+        from llmts.server.cli_session import run_client_command
+
         return run_client_command(args)
     fixtures = None
     if args.fixtures:

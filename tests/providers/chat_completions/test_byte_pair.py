@@ -109,7 +109,7 @@ def test_ascii_texts_split_as_the_published_patterns_split_them(text: str, encod
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_every_short_ascii_edge_text_splits_as_the_published_patterns_split_it(encoding: str) -> None:
-    """Every text of up to three of the edge characters (about 30,000), both ways."""
+    """Every text of up to three of the edge characters (about 48,000), both ways."""
     import regex
 
     ascii_split = re.compile(encodings._ASCII_PATTERNS[encoding]).findall

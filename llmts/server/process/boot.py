@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from llmts.server.process.deferred_ssl import settle
+
 __all__ = ["WorkerBoot", "collector_off"]
 
 
@@ -52,6 +54,7 @@ class WorkerBoot:
     on during the boot; the freeze still applies."""
 
     def patch(self) -> None:
+        settle()  # the real ssl.SSLError where the arbiter imported gunicorn without ssl (deferred_ssl.py)
         with _entry_points_read_once():
             super().patch()  # type: ignore[misc]
 

@@ -13,8 +13,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gunicorn.app.base import BaseApplication
-from gunicorn.arbiter import Arbiter
+from llmts.server.process.deferred_ssl import ssl_deferred
+
+# The arbiter never loads OpenSSL unless it serves TLS (server/process/deferred_ssl.py): gunicorn's modules,
+# the worker classes' base included (server/worker.py), are imported under a stand-in ``ssl``.
+with ssl_deferred():
+    import gunicorn.workers.base_async  # noqa: F401
+    from gunicorn.app.base import BaseApplication
+    from gunicorn.arbiter import Arbiter
 
 from llmts.server.http.timeouts import Timeouts
 from llmts.server.process.worker_restarts import WorkerEnd, peek_end

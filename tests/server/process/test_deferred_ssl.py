@@ -1,0 +1,85 @@
+"""The arbiter of a server without TLS never loads OpenSSL; the worker gets the real ``ssl`` everywhere
+(llmts/server/process/deferred_ssl.py; docs/design/memory.md, "The arbiter")."""
+
+from __future__ import annotations
+
+import ssl
+import subprocess
+import sys
+from pathlib import Path
+
+from llmts import LlmTestServer
+from llmts.server.process.deferred_ssl import SEEDED_CONSTANTS
+
+
+def _parent_pid(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("PPid:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no parent of {pid}")
+
+
+def _maps_openssl(pid: int) -> bool:
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    return "libssl" in maps or "/_ssl." in maps
+
+
+def test_the_arbiter_of_a_server_without_tls_maps_no_openssl_and_its_worker_does(
+    llmts_server: LlmTestServer,
+) -> None:
+    worker = int(llmts_server.process_stats()["pid"])
+    arbiter = _parent_pid(worker)
+    assert _maps_openssl(worker), "the worker loads ssl (gevent patches it), so the check can see it"
+    assert not _maps_openssl(arbiter), "the arbiter of a server without TLS loaded OpenSSL"
+
+
+def test_the_arbiter_of_a_tls_server_loads_ssl_when_it_asks_for_more_than_the_constants(
+    tls_server: LlmTestServer,
+) -> None:
+    # gunicorn's arbiter builds an SSL context before it forks, to refuse bad certificates at start-up:
+    # the stand-in hands it the real module's.
+    worker = int(tls_server.process_stats()["pid"])
+    assert _maps_openssl(_parent_pid(worker))
+
+
+def test_the_seeded_constants_are_the_real_ones() -> None:
+    assert {name: int(getattr(ssl, name)) for name in SEEDED_CONSTANTS} == SEEDED_CONSTANTS
+
+
+def test_gunicorn_imported_under_the_stand_in_works_with_the_real_ssl_after_settle() -> None:
+    code = """
+import sys
+import llmts.server.process.gunicorn_app
+assert "ssl" not in sys.modules and "_ssl" not in sys.modules, sorted(m for m in sys.modules if "ssl" in m)
+import gunicorn.config, gunicorn.sock, gunicorn.workers.base
+assert gunicorn.config.SSLVersion.default == 2 and gunicorn.config.CertReqs.default == 0
+stand_in_error = gunicorn.workers.base.SSLError
+assert stand_in_error.__name__ == "_StandInSslError"
+# Any other attribute loads the real module and answers from it.
+context = gunicorn.sock.ssl.create_default_context(gunicorn.sock.ssl.Purpose.CLIENT_AUTH)
+import ssl
+assert isinstance(context, ssl.SSLContext) and sys.modules["ssl"] is ssl
+from llmts.server.process.deferred_ssl import settle
+settle()
+assert gunicorn.workers.base.SSLError is ssl.SSLError
+assert gunicorn.workers.base_async.ssl.SSLError is ssl.SSLError
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_nothing_is_deferred_when_ssl_is_already_loaded() -> None:
+    code = """
+import ssl, sys
+import llmts.server.process.gunicorn_app
+import gunicorn.workers.base
+assert gunicorn.workers.base.SSLError is ssl.SSLError
+from llmts.server.process import deferred_ssl
+assert deferred_ssl._IMPORTED_UNDER_STAND_IN == []
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"

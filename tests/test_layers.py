@@ -221,7 +221,7 @@ def test_no_module_imports_itself_through_others() -> None:
 def test_the_arbiter_imports_neither_the_schema_nor_the_app() -> None:
     """What gunicorn's arbiter of ``llmts serve`` imports (the CLI, the gunicorn embedding, the worker
     class) loads no gevent, pydantic, werkzeug, schema, runtime or provider adapter: the worker imports
-    those after the fork, and the arbiter stays at ~26 MiB of the idle server's ~78 (benchmarks/README.md)."""
+    those after the fork, and the arbiter stays at ~21 MiB of the idle server's ~80 (benchmarks/README.md)."""
     # The last three: only with --tls (ssl: server/process/deferred_ssl.py).
     heavy_roots = ("pydantic", "werkzeug", "regex", "yaml", "gevent", "cryptography", "ssl", "_ssl")
     heavy_llmts = ("llmts.schema", "llmts.runtime", "llmts.client", "llmts.providers.base")

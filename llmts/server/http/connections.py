@@ -262,7 +262,14 @@ class GracefulWorker:
         # would otherwise shake hands before the handler, with no deadline at all (docs/tls.md).
         ssl_args: dict[str, Any] = {}
         if self.cfg.is_ssl:
-            ssl_args = {"ssl_context": ssl_context(self.cfg), "do_handshake_on_connect": False}
+            context = ssl_context(self.cfg)
+            # No TLS 1.3 session tickets: they reach the client just after the handshake, while a client
+            # that reads in a thread of its own (websockets' sync client, under the OpenAI SDK's realtime)
+            # may be writing its first request on the same SSL object, which OpenSSL does not allow; about
+            # 1 in 1,000 such upgrades lost its request. Python clients never resume sessions by themselves,
+            # so the tickets bought nothing (docs/tls.md, "Session tickets").
+            context.num_tickets = 0
+            ssl_args = {"ssl_context": context, "do_handshake_on_connect": False}
         pool = Pool(self.worker_connections)
         server: Any
         own_loop = getattr(self, "llmts_connection_handler", None)

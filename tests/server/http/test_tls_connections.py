@@ -1,7 +1,7 @@
-"""The connection loop on a TLS port (``llmts serve --tls``, docs/tls.md), over raw TLS sockets: the
-handshake is bounded by the request-head timeout, a plain HTTP request gets a clear 400, a client that
-stops reading is dropped by the write timeout, a client leaving during a delay is noticed, and a stream
-cut by a graceful stop still ends cleanly inside TLS."""
+"""The connection loop on a TLS port (``llmts serve --tls``, docs/tls.md), over raw TLS sockets: no
+session tickets are issued, the handshake is bounded by the request-head timeout, a plain HTTP request
+gets a clear 400, a client that stops reading is dropped by the write timeout, a client leaving during a
+delay is noticed, and a stream cut by a graceful stop still ends cleanly inside TLS."""
 
 from __future__ import annotations
 
@@ -210,3 +210,20 @@ def test_a_stream_cut_by_the_graceful_stop_ends_cleanly_inside_tls(
     assert b'"content":"a "' in answer and b'"content":"b "' not in answer
     assert 1.0 < time.monotonic() - signalled < 2.0
     assert server.process.wait(10) == 0
+
+
+@pytest.mark.parametrize("worker", _WORKERS)
+def test_no_session_ticket_follows_the_handshake(
+    tls_servers: Callable[[str], LlmTestServer], worker: str
+) -> None:
+    # A ticket would reach a client while it writes its first request; websockets' sync client reads in
+    # another thread, on the same SSL object (docs/tls.md, "Session tickets").
+    with _tls_connect(tls_servers(worker)) as sock:
+        assert sock.version() == "TLSv1.3"  # where tickets come after the handshake
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        answer = b""
+        while chunk := sock.recv(4096):
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 200 ")
+        session = sock.session
+        assert session is not None and not session.has_ticket

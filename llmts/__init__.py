@@ -1,7 +1,7 @@
 """llmts: an LLM test server for the official provider SDKs.
 
 The names below load on first use (PEP 562): every process that imports any ``llmts`` module runs this
-file first, and the server's gunicorn arbiter, which serves nothing itself, stays at ~25 MB instead of
+file first, and the server's gunicorn arbiter, which serves nothing itself, stays at ~21 MiB instead of
 loading the client API and pydantic models it never uses (docs/architecture.md, "The two processes").
 """
 

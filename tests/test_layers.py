@@ -222,7 +222,7 @@ def test_the_arbiter_imports_neither_the_schema_nor_the_app() -> None:
     """What gunicorn's arbiter of ``llmts serve`` imports (the CLI, the gunicorn embedding, the worker
     class) loads no gevent, pydantic, werkzeug, schema, runtime or provider adapter: the worker imports
     those after the fork, and the arbiter stays at ~21 MiB of the idle server's ~80 (benchmarks/README.md)."""
-    # The last three: only with --tls (ssl: server/process/deferred_ssl.py).
+    # The last three: only with --tls or the gevent_pywsgi worker class (ssl: server/process/deferred_ssl.py).
     heavy_roots = ("pydantic", "werkzeug", "regex", "yaml", "gevent", "cryptography", "ssl", "_ssl")
     heavy_llmts = ("llmts.schema", "llmts.runtime", "llmts.client", "llmts.providers.base")
     heavy_server = ("llmts.providers.adapters", "llmts.server.app", "llmts.server.api")
@@ -237,3 +237,20 @@ def test_the_arbiter_imports_neither_the_schema_nor_the_app() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_the_lazy_packages_resolve_every_public_name_from_its_home() -> None:
+    """``llmts`` and ``llmts.schema`` load their public names on first use (PEP 562): each name in
+    ``__all__`` has a home, and resolves to the object that home defines."""
+    code = (
+        "import importlib, llmts, llmts.schema\n"
+        "for package in (llmts, llmts.schema):\n"
+        "    homes = package._HOMES\n"
+        "    assert set(homes) == set(package.__all__) - {'__version__'}, set(homes) ^ set(package.__all__)\n"
+        "    for name, home in homes.items():\n"
+        "        assert getattr(package, name) is getattr(importlib.import_module(home), name), name\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"

@@ -10,6 +10,9 @@
   groups 25 times, and each call reads every installed distribution's ``entry_points.txt`` (about 60 ms
   with 150 distributions). While gevent patches, the entry points are read once and each call selects
   its group from them, as ``entry_points`` itself does.
+
+Before patching, the worker also takes the real ``ssl`` objects where the arbiter imported gunicorn under a
+stand-in (``settle``, server/process/deferred_ssl.py).
 """
 
 from __future__ import annotations
@@ -48,10 +51,10 @@ def _entry_points_read_once() -> Iterator[None]:
 
 
 class WorkerBoot:
-    """Mixin for llmts's three gunicorn gevent workers: gevent patches with the entry points read once, and
-    the collector is on again, without the boot's objects, once the app is loaded (or failed to load).
-    ``gevent_pywsgi``'s worker is not built through server/worker.py's stand-ins, so its collector stays
-    on during the boot; the freeze still applies."""
+    """Mixin for llmts's three gunicorn gevent workers: the real ``ssl`` objects first (``settle``), gevent
+    patches with the entry points read once, and the collector is on again, without the boot's objects,
+    once the app is loaded (or failed to load). ``gevent_pywsgi``'s worker is not built through
+    server/worker.py's stand-ins, so its collector stays on during the boot; the freeze still applies."""
 
     def patch(self) -> None:
         settle()  # the real ssl.SSLError where the arbiter imported gunicorn without ssl (deferred_ssl.py)

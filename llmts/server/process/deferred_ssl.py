@@ -1,18 +1,21 @@
 """gunicorn's modules imported without ``ssl``, so that the arbiter of a server without TLS never loads
-OpenSSL (docs/design/memory.md, "The arbiter").
+OpenSSL (docs/design/memory.md, "Why the arbiter imports gunicorn without `ssl`").
 
 gunicorn's ``config``, ``sock`` and worker modules import ``ssl`` at the top, but an arbiter without TLS
 only reads three of its constants while its settings are defined (``PROTOCOL_TLS``, ``PROTOCOL_SSLv23``,
 ``CERT_NONE``). Loading ``ssl`` maps libcrypto and libssl: about 4 MiB of the arbiter's resident memory.
 The forked worker needs them anyway (gevent patches ``ssl``), so an idle server's summed RSS counted them
-once per process (its PSS, which shares them out, hardly changes).
+once per process (its PSS, which shares them out, hardly changes). This holds for the ``llmts`` and
+``gevent`` worker classes; ``gevent_pywsgi``'s, imported in the arbiter, brings ``ssl`` with gevent's
+pywsgi, and a TLS server's arbiter loads it for its certificate (server/process/tls.py).
 
 ``ssl_deferred()`` imports gunicorn under a stand-in ``ssl`` module that holds those constants and loads
 the real module on the first other attribute it is asked for, so ``ssl.create_default_context`` and the
-rest work as before, only later. The one name bound by value while gunicorn imports (``from ssl import
-SSLError`` in its ``workers/base.py``) gets a stand-in class, which ``settle()`` replaces with the real
-``ssl.SSLError`` in the forked worker before it does anything else (server/process/boot.py). When
-``ssl`` is already loaded, nothing is deferred.
+rest work as before, only later. Two kinds of name keep a stand-in: ``from ssl import SSLError`` (gunicorn's
+``workers/base.py``) binds a stand-in class, and ``import ssl`` binds the stand-in module (which forwards
+to the real one). ``settle()`` replaces both with the real objects in the forked worker before it serves
+(``WorkerBoot.patch``, server/process/boot.py). When ``ssl`` is already loaded, nothing is deferred. It
+swaps ``sys.modules["ssl"]`` for the whole process, so it runs at import time, before any thread starts.
 """
 
 from __future__ import annotations
@@ -78,7 +81,8 @@ def ssl_deferred() -> Iterator[None]:
 
 
 def settle() -> None:
-    """In the forked worker: every name bound to the stand-in error class becomes ``ssl.SSLError``."""
+    """In the forked worker: every name bound to the stand-in error class becomes ``ssl.SSLError``, and
+    every name bound to the stand-in module becomes the real ``ssl``."""
     if not _IMPORTED_UNDER_STAND_IN:
         return
     import ssl
@@ -88,4 +92,6 @@ def settle() -> None:
         for name, value in list(namespace.items()):
             if value is _StandInSslError:
                 namespace[name] = ssl.SSLError
+            elif isinstance(value, _DeferredSsl):
+                namespace[name] = ssl
     _IMPORTED_UNDER_STAND_IN.clear()

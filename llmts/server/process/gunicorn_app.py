@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from llmts.server.process.deferred_ssl import ssl_deferred
 
-# The arbiter never loads OpenSSL unless it serves TLS (server/process/deferred_ssl.py): gunicorn's modules,
-# the worker classes' base included (server/worker.py), are imported under a stand-in ``ssl``.
+# An arbiter of the ``llmts`` and ``gevent`` worker classes without TLS never loads OpenSSL
+# (server/process/deferred_ssl.py): gunicorn's modules, the worker classes' base included
+# (server/worker.py), are imported under a stand-in ``ssl``.
 with ssl_deferred():
     import gunicorn.workers.base_async  # noqa: F401
     from gunicorn.app.base import BaseApplication

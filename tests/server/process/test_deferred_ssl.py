@@ -1,5 +1,6 @@
 """The arbiter of a server without TLS never loads OpenSSL; the worker gets the real ``ssl`` everywhere
-(llmts/server/process/deferred_ssl.py; docs/design/memory.md, "The arbiter")."""
+(llmts/server/process/deferred_ssl.py; docs/design/memory.md, "Why the arbiter imports gunicorn without
+`ssl`")."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def _parent_pid(pid: int) -> int:
 
 def _maps_openssl(pid: int) -> bool:
     maps = Path(f"/proc/{pid}/maps").read_text()
-    return "libssl" in maps or "/_ssl." in maps
+    return any(name in maps for name in ("libssl", "libcrypto", "/_ssl.", "/_hashlib."))
 
 
 def test_the_arbiter_of_a_server_without_tls_maps_no_openssl_and_its_worker_does(
@@ -33,11 +34,9 @@ def test_the_arbiter_of_a_server_without_tls_maps_no_openssl_and_its_worker_does
     assert not _maps_openssl(arbiter), "the arbiter of a server without TLS loaded OpenSSL"
 
 
-def test_the_arbiter_of_a_tls_server_loads_ssl_when_it_asks_for_more_than_the_constants(
-    tls_server: LlmTestServer,
-) -> None:
-    # gunicorn's arbiter builds an SSL context before it forks, to refuse bad certificates at start-up:
-    # the stand-in hands it the real module's.
+def test_the_arbiter_of_a_tls_server_loads_ssl_and_serves(tls_server: LlmTestServer) -> None:
+    # Its certificate is checked before it forks (server/process/tls.py imports ssl after gunicorn, whose
+    # modules keep the stand-in, which then forwards to the real module).
     worker = int(tls_server.process_stats()["pid"])
     assert _maps_openssl(_parent_pid(worker))
 
@@ -62,7 +61,15 @@ assert isinstance(context, ssl.SSLContext) and sys.modules["ssl"] is ssl
 from llmts.server.process.deferred_ssl import settle
 settle()
 assert gunicorn.workers.base.SSLError is ssl.SSLError
-assert gunicorn.workers.base_async.ssl.SSLError is ssl.SSLError
+assert gunicorn.workers.base_async.ssl is ssl and gunicorn.config.ssl is ssl and gunicorn.sock.ssl is ssl
+# Nothing else holds the stand-in class (a tuple of exceptions built at import would).
+import gc, types
+holders = [r for r in gc.get_referrers(stand_in_error) if not isinstance(r, (type, types.FrameType))]
+holders = [r for r in holders if not (isinstance(r, tuple) and r == stand_in_error.__mro__)]
+holders = [r for r in holders if getattr(r, "__objclass__", None) is not stand_in_error]
+own = (vars(sys.modules["__main__"]), vars(sys.modules["llmts.server.process.deferred_ssl"]))
+holders = [r for r in holders if not any(r is namespace for namespace in own)]
+assert holders == [], [type(r) for r in holders]
 print("ok")
 """
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -78,6 +85,28 @@ import gunicorn.workers.base
 assert gunicorn.workers.base.SSLError is ssl.SSLError
 from llmts.server.process import deferred_ssl
 assert deferred_ssl._IMPORTED_UNDER_STAND_IN == []
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_the_worker_boot_settles_before_gevent_patches() -> None:
+    # WorkerBoot.patch is what each of the three worker classes runs first in the forked child.
+    code = """
+import llmts.server.process.gunicorn_app
+import gunicorn.workers.base
+from llmts.server.process.boot import WorkerBoot
+seen = []
+class _Base:
+    def patch(self):
+        seen.append(gunicorn.workers.base.SSLError)
+class _Worker(WorkerBoot, _Base):
+    pass
+_Worker().patch()
+import ssl
+assert seen == [ssl.SSLError], seen
 print("ok")
 """
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -18,6 +18,7 @@ import importlib.util
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from hashlib import blake2b
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -27,6 +28,7 @@ from llmts.runtime.file_pages import page_out
 
 __all__ = [
     "CL100K_BASE",
+    "LONG_TEXTS",
     "MEMO_MAX_CHARS",
     "MEMO_MAX_TEXTS",
     "MEMO_MAX_TEXT_CHARS",
@@ -62,11 +64,13 @@ _FINE_TUNED = "ft:"
 MEMO_MIN_CHARS = 256
 SHORT_TEXTS = 4096
 # The memo keeps at most this many texts and this many characters in all, per encoding (at most 8 MiB
-# of strings even in four-byte characters), forgetting the least recently used first; a text longer
-# than MEMO_MAX_TEXT_CHARS is never kept (counted every time, about 10-60 ms per million characters).
+# of strings even in four-byte characters), forgetting the least recently used first. A text longer
+# than MEMO_MAX_TEXT_CHARS is kept by a digest of its UTF-8 bytes instead (at most LONG_TEXTS of them,
+# least recently used first): hashing a million characters takes about 2 ms, counting them 10-60.
 MEMO_MAX_TEXTS = 2048
 MEMO_MAX_CHARS = 2 * 1024 * 1024
 MEMO_MAX_TEXT_CHARS = 64 * 1024
+LONG_TEXTS = 256
 
 
 # Models already looked up (the prefix scan costs a microsecond per request); at most this many.
@@ -219,6 +223,7 @@ class _Counter:
         self._lock = threading.Lock()
         self._memo: OrderedDict[str, int] = OrderedDict()
         self._memo_chars = 0
+        self._long: OrderedDict[bytes, int] = OrderedDict()  # by digest (``_long_text``)
         self._short: dict[str, int] = {}
 
     def _loaded(self) -> BytePairCounter:
@@ -257,7 +262,7 @@ class _Counter:
             self._short[text] = tokens
             return tokens
         if len(text) > MEMO_MAX_TEXT_CHARS:
-            return self._count(text)
+            return self._long_text(text)
         with self._lock:
             known = self._memo.get(text)
             if known is not None:
@@ -271,6 +276,22 @@ class _Counter:
                 while len(self._memo) > MEMO_MAX_TEXTS or self._memo_chars > MEMO_MAX_CHARS:
                     forgotten, _ = self._memo.popitem(last=False)
                     self._memo_chars -= len(forgotten)
+        return tokens
+
+    def _long_text(self, text: str) -> int:
+        """A text too long to keep: its count by a 128-bit digest of its bytes (``surrogatepass``: a lone
+        surrogate, which the count repairs, still makes a text of its own)."""
+        digest = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        with self._lock:
+            known = self._long.get(digest)
+            if known is not None:
+                self._long.move_to_end(digest)
+                return known
+        tokens = self._count(text)
+        with self._lock:
+            self._long[digest] = tokens
+            if len(self._long) > LONG_TEXTS:
+                self._long.popitem(last=False)
         return tokens
 
 

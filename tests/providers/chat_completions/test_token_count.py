@@ -15,8 +15,11 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from llmts.providers.chat_completions import encodings
 from llmts.providers.chat_completions.encodings import (
     CL100K_BASE,
+    LONG_TEXTS,
+    MEMO_MAX_TEXT_CHARS,
     MEMO_MAX_TEXTS,
     MEMO_MIN_CHARS,
     O200K_BASE,
@@ -32,7 +35,7 @@ from llmts.providers.chat_completions.media_tokens import (
 from llmts.providers.chat_completions.parse import chat_request_from_body
 from llmts.runtime.admission import input_tokens
 from llmts.runtime.tokens import estimate_input_tokens
-from tests.support.openai_tokens import own_encoding
+from tests.support.openai_tokens import cl100k, own_encoding
 
 # The cookbook's examples ("How to count tokens with tiktoken", sections 6 and 7), verbatim.
 COOKBOOK_MESSAGES: list[dict[str, Any]] = [
@@ -354,6 +357,30 @@ def test_long_texts_are_memoised_within_bounds() -> None:
     assert len(counter._memo) == MEMO_MAX_TEXTS  # the oldest were forgotten
     assert [counter(text) for text in texts[-10:]] == counts[-10:]
     assert counter(texts[0]) == counts[0]  # forgotten, counted again
+
+
+def test_texts_too_long_to_keep_are_memoised_by_digest_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter: Any = encodings._Counter(CL100K_BASE)
+    long_text = "lorem ipsum dolor sit amet " * (MEMO_MAX_TEXT_CHARS // 27 + 1)
+    real = counter(long_text)
+    assert real == cl100k(long_text)  # the memo's count is bpe-openai's
+
+    counted: list[str] = []
+
+    def count(text: str) -> int:
+        counted.append(text)
+        return len(text)
+
+    monkeypatch.setattr(counter, "_count", count)
+    assert counter(long_text[:-1] + long_text[-1]) == real and counted == []  # a new string, the same text
+    # A lone surrogate makes a text of its own, though its count repairs it.
+    assert counter(long_text + "\ud800") == len(long_text) + 1 and len(counted) == 1
+    others = [f"{index} {long_text}" for index in range(LONG_TEXTS)]
+    assert [counter(text) for text in others] == [len(text) for text in others]
+    assert len(counter._long) == LONG_TEXTS  # the oldest were forgotten
+    counted.clear()
+    assert counter(others[-1]) == len(others[-1]) and counted == []
+    assert counter(long_text) == len(long_text) and counted == [long_text]  # forgotten, counted again
 
 
 def test_the_encodings_load_on_the_first_openai_request_only() -> None:

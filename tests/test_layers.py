@@ -13,8 +13,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "llmts"
 # layer -> llmts layers it may import (itself always allowed)
 ALLOWED = {
     "errors": set(),
+    # PEP 562 names for package modules (``llmts``, ``llmts.schema``): standard library only.
+    "lazy_names": set(),
     "catalog": set(),
-    "schema": {"errors"},
+    "schema": {"errors", "lazy_names"},
     "runtime": {"schema", "errors"},
     "providers": {"runtime", "schema", "errors"},
     # MCP servers and A2A agents: sans-IO protocol engines (docs/architecture.md, "The agent's peers").

@@ -41,6 +41,13 @@ def test_the_arbiter_of_a_tls_server_loads_ssl_and_serves(tls_server: LlmTestSer
     assert _maps_openssl(_parent_pid(worker))
 
 
+def _run_fresh(code: str) -> None:
+    """Run ``code`` in a new interpreter (where nothing imported ssl yet); it prints ``ok`` at its end."""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
 def test_the_seeded_constants_are_the_real_ones() -> None:
     assert {name: int(getattr(ssl, name)) for name in SEEDED_CONSTANTS} == SEEDED_CONSTANTS
 
@@ -72,9 +79,7 @@ holders = [r for r in holders if not any(r is namespace for namespace in own)]
 assert holders == [], [type(r) for r in holders]
 print("ok")
 """
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    _run_fresh(code)
 
 
 def test_nothing_is_deferred_when_ssl_is_already_loaded() -> None:
@@ -87,9 +92,7 @@ from llmts.server.process import deferred_ssl
 assert deferred_ssl._IMPORTED_UNDER_STAND_IN == []
 print("ok")
 """
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    _run_fresh(code)
 
 
 def test_the_worker_boot_settles_before_gevent_patches() -> None:
@@ -109,6 +112,4 @@ import ssl
 assert seen == [ssl.SSLError], seen
 print("ok")
 """
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    _run_fresh(code)

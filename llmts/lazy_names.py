@@ -4,7 +4,6 @@ two processes' import sets")."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from importlib import import_module
 from typing import Any
@@ -13,11 +12,13 @@ __all__ = ["lazy_names"]
 
 
 def lazy_names(
-    package: str, homes: Mapping[str, str], public: Sequence[str]
+    namespace: dict[str, Any], homes: Mapping[str, str], public: Sequence[str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The module-level ``__getattr__`` and ``__dir__`` of ``package``: a name of ``homes`` is imported
-    from its home module on first use and kept in the package's namespace."""
-    namespace = sys.modules[package].__dict__
+    """The module-level ``__getattr__`` and ``__dir__`` of the package whose ``globals()`` is
+    ``namespace``: a name of ``homes`` is imported from its home module on first use and kept there.
+    Assigned under ``if not TYPE_CHECKING``, so that mypy, which sees the names' own imports, still
+    flags a misspelled one."""
+    package = namespace["__name__"]
 
     def __getattr__(name: str) -> Any:
         home = homes.get(name)

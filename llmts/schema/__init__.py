@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from llmts.lazy_names import lazy_names
+from llmts.lazy_names import lazy_names as _lazy_names
 
 if TYPE_CHECKING:
     from llmts.schema.builder import ConfigBuilder, ConversationBuilder, ScenarioBuilder, StepBuilder
@@ -146,4 +146,5 @@ _HOMES = {
 }
 
 
-__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy_names(globals(), _HOMES, __all__)

@@ -379,8 +379,12 @@ def test_texts_too_long_to_keep_are_memoised_by_digest_within_bounds(monkeypatch
     assert [counter(text) for text in others] == [len(text) for text in others]
     assert len(counter._long) == LONG_TEXTS  # the oldest were forgotten
     counted.clear()
-    assert counter(others[-1]) == len(others[-1]) and counted == []
-    assert counter(long_text) == len(long_text) and counted == [long_text]  # forgotten, counted again
+    assert counter(others[0]) == len(others[0]) and counted == []  # a hit: now the most recent
+    counter("one more " + long_text)  # forgets the least recently used: others[1], not others[0]
+    counted.clear()
+    assert counter(others[0]) == len(others[0]) and counted == []
+    assert counter(others[1]) == len(others[1]) and counted == [others[1]]
+    assert counter(long_text) == len(long_text)  # forgotten long ago, counted again
 
 
 def test_the_encodings_load_on_the_first_openai_request_only() -> None:

@@ -16,15 +16,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
-
-import openai
 
 from llmts import LlmTestServer
 
 _CONFIG = {
     "azure_deployments": {"voice-prod": "gpt-realtime"},
-    "provider_credentials": {"azure-openai": "az-key"},
     "scenarios": [
         {"operation": "realtime", "terminal_policy": "repeat_last_response", "responses": [{"text": "Hi."}]}
     ],
@@ -42,17 +38,9 @@ def main() -> int:
     try:
         session = server.create_session()
         session.configure(_CONFIG)
-        context = session.ssl_context()
-        assert context is not None, "a TLS server's session gives an SSL context that trusts it"
-        client = openai.AzureOpenAI(
-            api_key="az-key",
-            api_version="2025-04-01-preview",
-            azure_endpoint=session.provider_base + "/azure-openai",
-            http_client=openai.DefaultHttpxClient(verify=context),
-            max_retries=0,
-        )
-        # Passed on to websockets' ``connect`` (the SDK's TypedDict does not list these two).
-        options: Any = {"ssl": context, "open_timeout": args.open_timeout}
+        client = session.azure_openai_client(api_version="2025-04-01-preview", max_retries=0)
+        # The session's trust for websockets (``{"ssl": context}``), plus the handshake's deadline.
+        options = {**session.websocket_connection_options(), "open_timeout": args.open_timeout}
         timeouts = 0
         started = time.monotonic()
         for index in range(args.connects):

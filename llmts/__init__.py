@@ -19,12 +19,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ConfigBuilder", "LlmTestServer", "ServerError", "SessionClient", "SessionConfig", "__version__"]
 
+# Each home module and the public names it defines (the TYPE_CHECKING imports above, for run time).
 _HOMES = {
-    "ConfigBuilder": "llmts.schema",
-    "LlmTestServer": "llmts.client",
-    "ServerError": "llmts.client",
-    "SessionClient": "llmts.client",
-    "SessionConfig": "llmts.schema",
+    "llmts.client": ("LlmTestServer", "ServerError", "SessionClient"),
+    "llmts.schema": ("ConfigBuilder", "SessionConfig"),
 }
 
 

@@ -12,16 +12,17 @@ __all__ = ["lazy_names"]
 
 
 def lazy_names(
-    namespace: dict[str, Any], homes: Mapping[str, str], public: Sequence[str]
+    namespace: dict[str, Any], homes: Mapping[str, Sequence[str]], public: Sequence[str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The module-level ``__getattr__`` and ``__dir__`` of the package whose ``globals()`` is
-    ``namespace``: a name of ``homes`` is imported from its home module on first use and kept there.
+    ``namespace``: a name ``homes`` lists under a module is imported from it on first use and kept there.
     Assigned under ``if not TYPE_CHECKING``, so that mypy, which sees the names' own imports, still
     flags a misspelled one."""
     package = namespace["__name__"]
+    home_of = {name: home for home, names in homes.items() for name in names}
 
     def __getattr__(name: str) -> Any:
-        home = homes.get(name)
+        home = home_of.get(name)
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(import_module(home), name)

@@ -23,12 +23,14 @@ import binascii
 import gzip
 import heapq
 import io
+import mmap
 import operator
 import re
 import unicodedata
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeAlias
 
 __all__ = ["LONG_PIECE_BYTES", "MERGE_BUDGET_BYTES", "PIECE_MEMO_SIZE", "BytePairCounter", "MergeableRanks"]
 
@@ -53,6 +55,10 @@ _LENGTH_BITS = 8
 _LENGTH_MASK = (1 << _LENGTH_BITS) - 1
 _MAX_START = 1 << (31 - _LENGTH_BITS)
 _FIRST = operator.itemgetter(0)
+# The arrays as built (bytes, ``array('i')``) or as mapped from a file (``mmap``, ``memoryview.cast('i')``):
+# indexing and slicing cost the same.
+_Blob: TypeAlias = "bytes | mmap.mmap"
+_Slots: TypeAlias = "array.array[int] | memoryview"
 _UNASSIGNED = "Cn"  # unicodedata's category of a code point its tables do not assign
 
 
@@ -94,11 +100,26 @@ class MergeableRanks:
             table[slot] = start << _LENGTH_BITS | length
             blob += token
             start += length
-        self._blob = bytes(blob)  # without the bytearray's spare room
-        self._table = table
+        self._blob: _Blob = bytes(blob)  # without the bytearray's spare room
+        self._table: _Slots = table
         self._mask = mask
-        self._pairs = pairs
+        self._pairs: _Slots = pairs
         self.size = index + 1
+
+    @classmethod
+    def of_tables(cls, blob: _Blob, table: _Slots, pairs: _Slots, size: int) -> MergeableRanks:
+        """Ranks over arrays that ``tables()`` gave earlier (read back from a file, ``rank_cache.py``):
+        the table's length must be a power of two, ``pairs`` 65,536 entries, ``size`` the tokens."""
+        ranks = cls.__new__(cls)
+        ranks._blob, ranks._table, ranks._pairs = blob, table, pairs
+        ranks._mask = len(table) - 1
+        ranks.size = size
+        return ranks
+
+    def tables(self) -> tuple[_Blob, _Slots, _Slots]:
+        """The tokens' bytes joined in rank order, the open-addressing table and the two-byte tokens'
+        table: what ``of_tables`` takes."""
+        return self._blob, self._table, self._pairs
 
     @classmethod
     def from_tiktoken_file(cls, path: Path) -> MergeableRanks:

@@ -2,9 +2,10 @@
 counter per encoding over the mergeable ranks bpe-openai's wheel ships for o200k_base and cl100k_base
 (counted by ``byte_pair.py``).
 
-An encoding is loaded on its first count (about 0.3 s; 4 MiB resident for o200k_base, 2 MiB for
-cl100k_base, and 1.4 MiB for the ``regex`` module they share, loaded with the first text that is not all
-ASCII), so a server that never answers an OpenAI model never pays for it. A text over 64 Ki characters,
+An encoding is loaded on its first count, so a server that never answers an OpenAI model never pays for
+it: mapped from the rank cache in well under a millisecond (``rank_cache.py``), or built in about 0.3 s
+where there is no cache yet (4 MiB resident for o200k_base, 2 MiB for cl100k_base); the ``regex``
+module they share (1.4 MiB) loads with the first text that is not all ASCII. A text over 64 Ki characters,
 or one that would cost llmts's counter too much (``BytePairCounter.count``), is counted by bpe-openai's
 compiled tokenizer instead, linear in its length: it is loaded on the first such text (about 35 MiB for
 o200k_base). Counting is a pure function of the text; long texts' counts are memoised (bounded) because
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from llmts.providers.chat_completions.byte_pair import BytePairCounter, MergeableRanks
+from llmts.providers.chat_completions.rank_cache import load_ranks
 from llmts.runtime.allocator import trim
 from llmts.runtime.file_pages import page_out
 
@@ -171,12 +173,16 @@ def ranks_file(encoding: str) -> Path:
 
 
 def _load(encoding: str) -> BytePairCounter:
-    ranks = MergeableRanks.from_tiktoken_file(ranks_file(encoding))
-    counter = BytePairCounter(ranks, _PATTERNS[encoding], _ASCII_PATTERNS[encoding])
+    ranks = load_ranks(encoding, ranks_file(encoding), _built)
+    return BytePairCounter(ranks, _PATTERNS[encoding], _ASCII_PATTERNS[encoding])
+
+
+def _built(source: Path) -> MergeableRanks:
+    ranks = MergeableRanks.from_tiktoken_file(source)
     # Building freed about 3 MiB of heap (the file, its text, the tokens one by one) that would stay
     # resident: give it back now.
     trim()
-    return counter
+    return ranks
 
 
 class _LinearTokenizer(Protocol):

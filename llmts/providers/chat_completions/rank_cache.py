@@ -5,12 +5,12 @@ Building o200k_base's table from bpe-openai's file costs about 0.3 s of CPU (0.1
 Python loop over 200,000 tokens. A test suite starts many servers, and each paid it again on its first
 OpenAI request, about as much as the server's whole boot. The cache file holds the three arrays of
 ``MergeableRanks`` as they are in memory; a later process maps it read-only (``mmap``), so loading costs
-a fraction of a millisecond, the kernel shares the pages between every process that maps them, and a
+about 10 ms (two digests), the kernel shares the pages between every process that maps them, and a
 worker's resident set holds only the pages its lookups touched.
 
 A cache file is named after the source file's digest (blake2b of bpe-openai's ``.tiktoken.gz``) and the
-layout's version, and checked against its header when mapped; a file that does not fit is ignored and
-built again. It is written to a temporary file in the same folder and renamed into place, so no reader
+layout's version, and checked against its header and its content digest (read through the file, not
+the mapping) before it is mapped; a file that does not fit is ignored and built again. It is written to a temporary file in the same folder and renamed into place, so no reader
 ever maps a half-written file, and no file is changed once written. Where the folder cannot be written
 (a read-only home), each process builds the table as before.
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import array
 import contextlib
+import io
 import mmap
 import os
 import struct
@@ -38,10 +39,13 @@ __all__ = ["CACHE_DIR_ENV", "FORMAT_VERSION", "cache_folder", "cache_path", "loa
 CACHE_DIR_ENV = "LLMTS_CACHE_DIR"
 # Bumped whenever the layout below or ``MergeableRanks``'s arrays change: a file of another version
 # has another name, so it is never read.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _MAGIC = b"LLMTSBPE"
-# magic, version, item size of the arrays, byte order (0 little, 1 big), tokens, table slots, blob bytes
-_HEADER = struct.Struct("<8sIIIIIQ")
+# magic, version, item size of the arrays, byte order (0 little, 1 big), tokens, table slots, blob bytes,
+# and the blake2b digest of everything after the header's page
+_HEADER = struct.Struct("<8sIIIIIQ16s")
+_DIGEST_BYTES = 16
+_READ_BYTES = 1 << 20
 # Each array starts on a page of its own, so the blob can be mapped from its first byte: slicing an
 # ``mmap`` gives ``bytes``, as slicing the built blob does.
 _ALIGN = mmap.ALLOCATIONGRANULARITY
@@ -100,7 +104,7 @@ def _mapped(path: Path) -> MergeableRanks | None:
             size = os.fstat(file.fileno()).st_size
             if len(header) != _HEADER.size:
                 return None
-            magic, version, item, order, tokens, slots, blob_bytes = _HEADER.unpack(header)
+            magic, version, item, order, tokens, slots, blob_bytes, digest = _HEADER.unpack(header)
             table_at, pairs_at, blob_at = _offsets(slots)
             fits = (
                 magic == _MAGIC
@@ -112,7 +116,10 @@ def _mapped(path: Path) -> MergeableRanks | None:
                 and blob_bytes > 0
                 and size == blob_at + blob_bytes
             )
-            if not fits:
+            # The digest is read through the file, not the mapping, so checking it adds no page to
+            # the resident set; a table that is not what llmts built (at most half full) could make a
+            # lookup probe forever.
+            if not fits or _body_digest(file) != digest:
                 return None
             whole = mmap.mmap(file.fileno(), blob_at, access=mmap.ACCESS_READ)
             blob = mmap.mmap(file.fileno(), blob_bytes, offset=blob_at, access=mmap.ACCESS_READ)
@@ -124,11 +131,32 @@ def _mapped(path: Path) -> MergeableRanks | None:
     return MergeableRanks.of_tables(blob, table, pairs, tokens)
 
 
+def _body_digest(file: io.BufferedReader) -> bytes:
+    file.seek(_ALIGN)
+    digest = blake2b(digest_size=_DIGEST_BYTES)
+    buffer = bytearray(_READ_BYTES)
+    view = memoryview(buffer)
+    while read := file.readinto(buffer):
+        digest.update(view[:read])
+    return digest.digest()
+
+
 def _store(path: Path, ranks: MergeableRanks) -> None:
     blob, table, pairs = ranks.tables()
-    table_at, pairs_at, blob_at = _offsets(len(table))
+    table_at, pairs_at, _ = _offsets(len(table))
+    body = [table, _padding(table_at, table), pairs, _padding(pairs_at, pairs), blob]
+    digest = blake2b(digest_size=_DIGEST_BYTES)
+    for part in body:
+        digest.update(part)
     header = _HEADER.pack(
-        _MAGIC, FORMAT_VERSION, _ITEM, sys.byteorder == "big", ranks.size, len(table), len(blob)
+        _MAGIC,
+        FORMAT_VERSION,
+        _ITEM,
+        sys.byteorder == "big",
+        ranks.size,
+        len(table),
+        len(blob),
+        digest.digest(),
     )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -137,11 +165,17 @@ def _store(path: Path, ranks: MergeableRanks) -> None:
         return
     try:
         with os.fdopen(descriptor, "wb") as file:
-            for at, data in ((0, header), (table_at, table), (pairs_at, pairs), (blob_at, blob)):
-                file.seek(at)
-                file.write(data)
+            file.write(header.ljust(_ALIGN, b"\0"))
+            for part in body:
+                file.write(part)
         os.chmod(temporary, 0o644)
         os.replace(temporary, path)
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+
+
+def _padding(start: int, part: array.array[int] | memoryview) -> bytes:
+    """Zeros from the end of ``part`` (starting at ``start``) to the next array's page."""
+    end = start + len(part) * _ITEM
+    return bytes(_round_up(end) - end)

@@ -77,6 +77,8 @@ def test_the_first_load_builds_and_writes_and_the_next_maps_the_same_tables(
         pytest.param(lambda data: b"NOTRANKS" + data[8:], id="foreign magic"),
         pytest.param(lambda data: data[:8] + (99).to_bytes(4, "little") + data[12:], id="other version"),
         pytest.param(lambda data: b"", id="empty"),
+        # One bit flipped in the table: a table llmts did not build might have no empty slot left.
+        pytest.param(lambda data: data[:5000] + bytes([data[5000] ^ 1]) + data[5001:], id="a flipped bit"),
     ],
 )
 def test_a_cache_file_that_does_not_fit_is_built_again_and_replaced(

@@ -26,6 +26,7 @@ from google.genai import _live_converters, live, types
 from websockets.exceptions import ConnectionClosedError
 from websockets.frames import Close
 
+from llmts.client.tls import default_client_context
 from llmts.errors import LlmtsError
 from llmts.providers.base import ProviderRequest
 from llmts.providers.gemini.live.protocol import GeminiLiveProtocol
@@ -57,6 +58,19 @@ __all__ = [
 Answer = Completion | LlmtsError
 T = TypeVar("T")
 MODEL = "gemini-live-2.5-flash-preview"
+
+
+def offline_client(api_key: str) -> genai.Client:
+    """A ``genai.Client`` for a Live API whose ``ws_connect`` is patched (``SdkLoop``): it never dials, so
+    it gets the process's shared SSL context instead of building two of its own (about 50 ms each)."""
+    context = default_client_context()
+    options: dict[str, Any] = {
+        "client_args": {"verify": context},
+        "async_client_args": {"verify": context, "ssl": context},
+    }
+    return genai.Client(api_key=api_key, http_options=options)
+
+
 PCM16K = "audio/pcm;rate=16000"
 
 
@@ -111,7 +125,7 @@ def run(
     monkeypatch.setattr(live, "ws_connect", loop.connect)
 
     async def main() -> T:
-        client = genai.Client(api_key="g-key")
+        client = offline_client("g-key")
         async with client.aio.live.connect(model=MODEL, config=config) as session:
             return await body(session)
 

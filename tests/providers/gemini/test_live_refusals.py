@@ -10,7 +10,6 @@ from typing import Any
 
 import orjson
 import pytest
-from google import genai
 from google.genai import errors, live
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,7 +30,7 @@ from llmts.providers.gemini.live.closes import BAD_KEY, unauthorized_after_upgra
 from llmts.providers.gemini.live.protocol import GeminiLiveProtocol
 from llmts.providers.gemini.live.routes import LIVE_ROUTES, live_credential
 from llmts.schema.neutral import NeutralToolCall
-from tests.providers.gemini.live_harness import MODEL, SdkLoop, completion, opening
+from tests.providers.gemini.live_harness import MODEL, SdkLoop, completion, offline_client, opening
 
 SETUP = orjson.dumps({"setup": {"model": f"models/{MODEL}"}})
 NOT_FOUND = f"models/{MODEL} is not found for API version v1, or is not supported for bidiGenerateContent."
@@ -78,7 +77,7 @@ def test_a_refused_key_closes_1008_after_the_upgrade_and_the_sdk_raises_it(
     monkeypatch.setattr(live, "ws_connect", loop.connect)
 
     async def connect() -> None:
-        async with genai.Client(api_key="bad").aio.live.connect(model=MODEL, config={}):
+        async with offline_client("bad").aio.live.connect(model=MODEL, config={}):
             pass
 
     with pytest.raises(errors.APIError) as raised:
@@ -142,7 +141,7 @@ def test_a_scripted_error_reaches_the_sdk_as_an_api_error(monkeypatch: pytest.Mo
     monkeypatch.setattr(live, "ws_connect", loop.connect)
 
     async def chat() -> None:
-        async with genai.Client(api_key="k").aio.live.connect(model=MODEL, config={}) as session:
+        async with offline_client("k").aio.live.connect(model=MODEL, config={}) as session:
             await session.send_client_content(turns={"role": "user", "parts": [{"text": "hi"}]})
             async for _ in session.receive():
                 pass
@@ -258,7 +257,7 @@ def test_an_invalid_setup_reaches_the_sdks_connect_as_an_api_error(monkeypatch: 
 
     async def connect() -> None:
         config: Any = {"response_modalities": ["IMAGE"]}
-        async with genai.Client(api_key="k").aio.live.connect(model=MODEL, config=config):
+        async with offline_client("k").aio.live.connect(model=MODEL, config=config):
             pass
 
     with pytest.raises(errors.APIError) as raised:

@@ -5,10 +5,12 @@ servers (``--llmts-servers``, docs/pytest-plugin.md)."""
 from __future__ import annotations
 
 import asyncio
+import atexit
 import gc
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -28,6 +30,16 @@ from tests.support.servers import BackgroundStops, SharedServers
 # "Compiled code and the collector").
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+# One rank cache per run (docs/tokens.md, "The rank cache"), made by the first process that loads this
+# conftest (the xdist controller, or the only process) and inherited by the workers, the servers and the
+# subprocesses the run starts: the run builds each encoding's table once, never writes to the developer's
+# home, and a test whose subject is the build or the mapping sets LLMTS_CACHE_DIR itself. A run given
+# LLMTS_CACHE_DIR keeps it. Removed when the process that made it exits.
+if "LLMTS_CACHE_DIR" not in os.environ:
+    _RUN_CACHE = tempfile.mkdtemp(prefix="llmts-test-cache-")
+    os.environ["LLMTS_CACHE_DIR"] = _RUN_CACHE
+    atexit.register(shutil.rmtree, _RUN_CACHE, True)
 
 # No cyclic collector while the test modules (and with them the official SDKs) import: the imports make
 # about 350,000 objects that live as long as the worker, and the full collections they trigger find a few

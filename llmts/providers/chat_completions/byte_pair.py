@@ -23,14 +23,16 @@ import binascii
 import gzip
 import heapq
 import io
-import mmap
 import operator
 import re
 import unicodedata
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:
+    import mmap
 
 __all__ = ["LONG_PIECE_BYTES", "MERGE_BUDGET_BYTES", "PIECE_MEMO_SIZE", "BytePairCounter", "MergeableRanks"]
 

@@ -3,7 +3,7 @@ counter per encoding over the mergeable ranks bpe-openai's wheel ships for o200k
 (counted by ``byte_pair.py``).
 
 An encoding is loaded on its first count, so a server that never answers an OpenAI model never pays for
-it: mapped from the rank cache in well under a millisecond (``rank_cache.py``), or built in about 0.3 s
+it: mapped from the rank cache in about 10 ms (``rank_cache.py``), or built in about 0.3 s
 where there is no cache yet (4 MiB resident for o200k_base, 2 MiB for cl100k_base); the ``regex``
 module they share (1.4 MiB) loads with the first text that is not all ASCII. A text over 64 Ki characters,
 or one that would cost llmts's counter too much (``BytePairCounter.count``), is counted by bpe-openai's

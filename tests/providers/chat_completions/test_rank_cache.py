@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import mmap
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from llmts import LlmTestServer
-from llmts.providers.chat_completions import encodings
+from llmts.providers.chat_completions import encodings, rank_cache
 from llmts.providers.chat_completions.byte_pair import BytePairCounter, MergeableRanks
 from llmts.providers.chat_completions.encodings import CL100K_BASE, O200K_BASE, ranks_file
 from llmts.providers.chat_completions.rank_cache import CACHE_DIR_ENV, cache_folder, cache_path, load_ranks
@@ -70,15 +71,53 @@ def test_the_first_load_builds_and_writes_and_the_next_maps_the_same_tables(
         assert mapped_counter.count(text) == len(own.encode_ordinary(text)), text
 
 
+def _table_at() -> int:
+    return rank_cache._offsets(0)[0]
+
+
+def _flip(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 1]) + data[at + 1 :]
+
+
+def _header_field(data: bytes, field: int, value: int) -> bytes:
+    """``data`` with header field ``field`` (0 magic ... 6 blob bytes) set to ``value``."""
+    fields = list(rank_cache._HEADER.unpack(data[: rank_cache._HEADER.size]))
+    fields[field] = value
+    return rank_cache._HEADER.pack(*fields) + data[rank_cache._HEADER.size :]
+
+
+def _resealed(data: bytes) -> bytes:
+    """``data`` with a digest recomputed as llmts computes it: what only a deliberate writer makes."""
+    from hashlib import blake2b
+
+    size = rank_cache._DIGEST_BYTES
+    header = data[: rank_cache._DIGEST_AT] + bytes(size)
+    body = blake2b(data[_table_at() :], digest_size=size).digest()
+    digest = blake2b(header + body, digest_size=size).digest()
+    return header[: rank_cache._DIGEST_AT] + digest + data[rank_cache._HEADER.size :]
+
+
 @pytest.mark.parametrize(
     "damage",
     [
         pytest.param(lambda data: data[: len(data) // 2], id="truncated"),
         pytest.param(lambda data: b"NOTRANKS" + data[8:], id="foreign magic"),
-        pytest.param(lambda data: data[:8] + (99).to_bytes(4, "little") + data[12:], id="other version"),
+        pytest.param(lambda data: _header_field(data, 1, 99), id="other version"),
         pytest.param(lambda data: b"", id="empty"),
-        # One bit flipped in the table: a table llmts did not build might have no empty slot left.
-        pytest.param(lambda data: data[:5000] + bytes([data[5000] ^ 1]) + data[5001:], id="a flipped bit"),
+        pytest.param(lambda data: _flip(data, _table_at() + 1000), id="a flipped bit in the table"),
+        pytest.param(lambda data: _flip(data, len(data) - 1), id="a flipped bit in the blob"),
+        pytest.param(lambda data: _header_field(data, 4, 12345), id="another token count"),
+        pytest.param(
+            lambda data: _header_field(data, 3, 1 - (sys.byteorder == "big")), id="other byte order"
+        ),
+        # Every slot taken, digest and all made to fit: a lookup of a piece that is no token would probe
+        # forever, so the table itself is checked.
+        pytest.param(
+            lambda data: _resealed(
+                data[: _table_at()] + b"\0" * (len(data) - _table_at() - 4096) + data[-4096:]
+            ),
+            id="a full table with a fitting digest",
+        ),
     ],
 )
 def test_a_cache_file_that_does_not_fit_is_built_again_and_replaced(
@@ -96,36 +135,76 @@ def test_a_cache_file_that_does_not_fit_is_built_again_and_replaced(
     ranks = load_ranks(CL100K_BASE, source, builds)
 
     assert builds.calls == 2
-    assert _counter(ranks, CL100K_BASE).count(_TEXTS[0]) == len(
-        own_encoding(CL100K_BASE).encode_ordinary(_TEXTS[0])
-    )
+    own = own_encoding(CL100K_BASE)
+    assert _counter(ranks, CL100K_BASE).count(_TEXTS[0]) == len(own.encode_ordinary(_TEXTS[0]))
     assert path.read_bytes() == good, "the damaged file was not replaced by a good one"
 
 
-def test_an_empty_setting_turns_the_cache_off_and_an_unwritable_folder_only_costs_the_build(
+def test_the_first_writer_wins_and_other_versions_are_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
     source = ranks_file(CL100K_BASE)
-    monkeypatch.setenv(CACHE_DIR_ENV, "")
-    assert cache_folder() is None and cache_path(CL100K_BASE, source) is None
-    builds = _Builds()
-    load_ranks(CL100K_BASE, source, builds)
-    load_ranks(CL100K_BASE, source, builds)
-    assert builds.calls == 2
+    path = cache_path(CL100K_BASE, source)
+    assert path is not None
+    older = tmp_path / f"{CL100K_BASE}-{'0' * 32}-v1-{rank_cache._LAYOUT}.ranks"
+    other_layout = tmp_path / f"{CL100K_BASE}-{'0' * 32}-v{rank_cache.FORMAT_VERSION}-b8p65536.ranks"
+    other_encoding = tmp_path / f"{O200K_BASE}-{'0' * 32}-v1-{rank_cache._LAYOUT}.ranks"
+    for stale in (older, other_layout, other_encoding):
+        stale.write_bytes(b"stale")
+    ranks = MergeableRanks.from_tiktoken_file(source)
 
-    blocker = tmp_path / "a-file"
-    blocker.write_text("not a folder")
-    monkeypatch.setenv(CACHE_DIR_ENV, str(blocker / "cache"))
-    ranks = load_ranks(CL100K_BASE, source, builds)
-    assert builds.calls == 3 and ranks.size == 100256
+    rank_cache._store(path, ranks)
+    first = path.stat().st_ino
+    rank_cache._store(path, ranks)  # a second writer that built at the same time
+
+    assert path.stat().st_ino == first, "a published file someone may map was replaced"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [path.name, other_layout.name, other_encoding.name]
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs a FIFO")
+def test_a_fifo_at_the_cache_path_neither_blocks_nor_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
+    source = ranks_file(CL100K_BASE)
+    path = cache_path(CL100K_BASE, source)
+    assert path is not None
+    os.mkfifo(path)
+    builds = _Builds()
+
+    load_ranks(CL100K_BASE, source, builds)
+
+    assert builds.calls == 1 and path.is_file()
+    load_ranks(CL100K_BASE, source, builds)
+    assert builds.calls == 1
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        pytest.param("relative/cache", id="a relative LLMTS_CACHE_DIR"),
+        pytest.param("~no-such-user-of-llmts/cache", id="a home that does not exist"),
+    ],
+)
+def test_a_folder_that_is_not_absolute_turns_the_cache_off(
+    monkeypatch: pytest.MonkeyPatch, setting: str
+) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, setting)
+    assert cache_folder() is None
+    assert cache_path(CL100K_BASE, ranks_file(CL100K_BASE)) is None
 
 
 def test_the_default_folder_follows_xdg_cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert cache_folder() == tmp_path / "llmts"
-    monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_folder() == tmp_path / "xdg" / "llmts"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # ignored, as the XDG spec says
+    assert cache_folder() == tmp_path / ".cache" / "llmts"
+    monkeypatch.delenv("XDG_CACHE_HOME")
     assert cache_folder() == tmp_path / ".cache" / "llmts"
 
 

@@ -71,6 +71,15 @@ def test_the_first_load_builds_and_writes_and_the_next_maps_the_same_tables(
         assert mapped_counter.count(text) == len(own.encode_ordinary(text)), text
 
 
+def _cache_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """cl100k_base's source file and its cache file, with ``tmp_path`` the cache folder."""
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
+    source = ranks_file(CL100K_BASE)
+    path = cache_path(CL100K_BASE, source)
+    assert path is not None
+    return source, path
+
+
 def _table_at() -> int:
     return rank_cache._offsets(0)[0]
 
@@ -123,12 +132,9 @@ def _resealed(data: bytes) -> bytes:
 def test_a_cache_file_that_does_not_fit_is_built_again_and_replaced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Callable[[bytes], bytes]
 ) -> None:
-    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
-    source = ranks_file(CL100K_BASE)
+    source, path = _cache_in(tmp_path, monkeypatch)
     builds = _Builds()
     load_ranks(CL100K_BASE, source, builds)
-    path = cache_path(CL100K_BASE, source)
-    assert path is not None
     good = path.read_bytes()
     path.write_bytes(damage(good))
 
@@ -143,10 +149,7 @@ def test_a_cache_file_that_does_not_fit_is_built_again_and_replaced(
 def test_the_first_writer_wins_and_other_versions_are_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
-    source = ranks_file(CL100K_BASE)
-    path = cache_path(CL100K_BASE, source)
-    assert path is not None
+    source, path = _cache_in(tmp_path, monkeypatch)
     older = tmp_path / f"{CL100K_BASE}-{'0' * 32}-v1-{rank_cache._LAYOUT}.ranks"
     other_layout = tmp_path / f"{CL100K_BASE}-{'0' * 32}-v{rank_cache.FORMAT_VERSION}-b8p65536.ranks"
     other_encoding = tmp_path / f"{O200K_BASE}-{'0' * 32}-v1-{rank_cache._LAYOUT}.ranks"
@@ -168,10 +171,7 @@ def test_the_first_writer_wins_and_other_versions_are_removed(
 def test_a_fifo_at_the_cache_path_neither_blocks_nor_stays(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
-    source = ranks_file(CL100K_BASE)
-    path = cache_path(CL100K_BASE, source)
-    assert path is not None
+    source, path = _cache_in(tmp_path, monkeypatch)
     os.mkfifo(path)
     builds = _Builds()
 

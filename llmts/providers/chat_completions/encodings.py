@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from hashlib import blake2b
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from llmts.providers.chat_completions.byte_pair import BytePairCounter, MergeableRanks
 from llmts.providers.chat_completions.rank_cache import load_ranks
@@ -74,6 +74,7 @@ MEMO_MAX_CHARS = 2 * 1024 * 1024
 MEMO_MAX_TEXT_CHARS = 64 * 1024
 LONG_TEXTS = 256
 _HASH_SLICE_CHARS = 64 * 1024
+_Key = TypeVar("_Key", str, bytes)  # a memo's key: a text, or a long text's digest
 
 
 # Models already looked up (the prefix scan costs a microsecond per request); at most this many.
@@ -270,11 +271,9 @@ class _Counter:
             return tokens
         if len(text) > MEMO_MAX_TEXT_CHARS:
             return self._long_text(text)
-        with self._lock:
-            known = self._memo.get(text)
-            if known is not None:
-                self._memo.move_to_end(text)
-                return known
+        known = self._recalled(self._memo, text)
+        if known is not None:
+            return known
         tokens = self._count(text)
         with self._lock:
             if text not in self._memo:
@@ -285,6 +284,14 @@ class _Counter:
                     self._memo_chars -= len(forgotten)
         return tokens
 
+    def _recalled(self, memo: OrderedDict[_Key, int], key: _Key) -> int | None:
+        """``key``'s count in ``memo`` (a least-recently-used memo), now its most recent entry, or None."""
+        with self._lock:
+            known = memo.get(key)
+            if known is not None:
+                memo.move_to_end(key)
+            return known
+
     def _long_text(self, text: str) -> int:
         """A text too long to keep: its count by a 128-bit digest of its bytes (``surrogatepass``: a lone
         surrogate, which the count repairs, still makes a text of its own; each code point encodes alone,
@@ -293,11 +300,9 @@ class _Counter:
         for start in range(0, len(text), _HASH_SLICE_CHARS):  # no copy of the whole text in bytes
             hasher.update(text[start : start + _HASH_SLICE_CHARS].encode("utf-8", "surrogatepass"))
         digest = hasher.digest()
-        with self._lock:
-            known = self._long.get(digest)
-            if known is not None:
-                self._long.move_to_end(digest)
-                return known
+        known = self._recalled(self._long, digest)
+        if known is not None:
+            return known
         tokens = self._count(text)
         with self._lock:
             self._long[digest] = tokens

@@ -210,14 +210,14 @@ def _store(path: Path, ranks: MergeableRanks) -> None:
             len(blob),
             _NO_DIGEST,
         )
-        with open(descriptor, "w+b") as file:
+        body = blake2b(digest_size=_DIGEST_BYTES)  # as ``_checked`` reads it back: from the table on
+        with open(descriptor, "wb") as file:
             file.write(header.ljust(_ALIGN, b"\0"))
             for part in (table, _padding(table_at, table), pairs, _padding(pairs_at, pairs), blob):
                 file.write(part)
-            file.seek(_ALIGN)
-            body = _digest_of(file).digest()
+                body.update(part)
             file.seek(_DIGEST_AT)
-            file.write(blake2b(header + body, digest_size=_DIGEST_BYTES).digest())
+            file.write(blake2b(header + body.digest(), digest_size=_DIGEST_BYTES).digest())
         _publish(temporary, path)
     except OSError:
         pass

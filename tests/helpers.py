@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from llmts.client import new_session_id
 
 
 @dataclass
@@ -144,3 +148,11 @@ def read_until(sock: socket.socket, marker: bytes) -> bytes:
         assert chunk, f"the connection closed before {marker!r}: {data!r}"
         data += chunk
     return data
+
+
+def alternating_session_ids() -> Iterator[str]:
+    """Fresh random session ids whose last hex digit alternates in parity, so that sessions spread by id
+    over two processes or servers (the owner is the id's number modulo their count) land on both every
+    time: random ids all land on one of two once in 2**(n-1) runs of n."""
+    for index in itertools.count():
+        yield new_session_id()[:-1] + str(index % 2)

@@ -3,9 +3,7 @@ the subject, else in an inner pytest in this process."""
 
 from __future__ import annotations
 
-import itertools
 import json
-import secrets
 import socket
 import subprocess
 import sys
@@ -16,6 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.helpers import alternating_session_ids
 from tests.support.inner_pytest import run_in_process, run_in_subprocess
 
 INNER_TESTS = """
@@ -98,11 +97,8 @@ def test_without_xdist_several_servers_share_the_sessions_by_id(
     pytester.makepyfile(test_inner=INNER_TESTS)
     # Random ids whose last hex digits alternate in parity (the owner is the id's number modulo 2), so
     # both servers own some every run: 12 plain random ids all land on one server once in 2,048 runs.
-    minted = itertools.count()
-    monkeypatch.setattr(
-        "llmts.client.server.new_session_id",
-        lambda: f"ses_{secrets.token_hex(15)}{next(minted) % 2:02x}",
-    )
+    minted = alternating_session_ids()
+    monkeypatch.setattr("llmts.client.server.new_session_id", lambda: next(minted))
 
     result = run_in_process(pytester, "-p", "no:xdist", "--llmts-servers", "2", preload=("openai",))
 

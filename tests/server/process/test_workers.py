@@ -3,6 +3,7 @@ and the refusal of ``gunicorn -w N`` (docs/deployment.md)."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import socket
@@ -18,7 +19,7 @@ import pytest
 from llmts import ConfigBuilder, LlmTestServer
 from llmts.client import new_session_id
 from llmts.server.process.workers import worker_ports
-from tests.helpers import USER_HI, raw_request
+from tests.helpers import USER_HI, alternating_session_ids, raw_request
 from tests.support.servers import BackgroundStops
 
 pytestmark = pytest.mark.sdk
@@ -73,7 +74,7 @@ def test_each_process_owns_its_sessions_and_names_its_own_port(configured: LlmTe
 
     # The Python API spreads sessions by id and talks to each one's owner only. The ids' last hex digits
     # alternate in parity, so both processes own some (the owner is the id's number modulo 2).
-    ids = [new_session_id()[:-1] + str(i % 2) for i in range(8)]
+    ids = list(itertools.islice(alternating_session_ids(), 8))
     sessions = [
         server.create_session(session_id, config=ConfigBuilder().scenario().text(f"s{i}"))
         for i, session_id in enumerate(ids)

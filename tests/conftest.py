@@ -9,7 +9,6 @@ import atexit
 import gc
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -21,16 +20,6 @@ from tests.helpers import CHROMIUM_ARGS, DASHBOARD_CONTROL_KEY, RawResponse, raw
 from tests.support.in_process import InProcessServer, InProcessSession
 from tests.support.servers import BackgroundStops, SharedServers
 
-# Cache compiled code even where the environment says not to (PYTHONDONTWRITEBYTECODE): without it every
-# xdist worker re-rewrites the asserts of all test modules (about 6 of its 10 s of collection on the 2-core
-# VM) and every server, CLI and inner pytest the suite starts recompiles llmts (0.2 s of CPU each). The
-# writes land only in this checkout's gitignored __pycache__ folders (pip compiled site-packages at install),
-# atomically and checked against the source, and fail silently where the checkout is read-only. Set here, not
-# earlier: what matters is the test modules, imported after this conftest (docs/design/test-suite.md,
-# "Compiled code and the collector").
-sys.dont_write_bytecode = False
-os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-
 # One rank cache per run (docs/tokens.md, "The rank cache"), made by the first process that loads this
 # conftest (the xdist controller, or the only process) and inherited by the workers, the servers and the
 # subprocesses the run starts: the run builds each encoding's table once, never writes to the developer's
@@ -40,13 +29,6 @@ if "LLMTS_CACHE_DIR" not in os.environ:
     _RUN_CACHE = tempfile.mkdtemp(prefix="llmts-test-cache-")
     os.environ["LLMTS_CACHE_DIR"] = _RUN_CACHE
     atexit.register(shutil.rmtree, _RUN_CACHE, True)
-
-# No cyclic collector while the test modules (and with them the official SDKs) import: the imports make
-# about 350,000 objects that live as long as the worker, and the full collections they trigger find a few
-# dozen cycles (about 1.2 s of a worker's 8 s of collection on the 2-core VM). ``pytest_collection_finish``
-# moves what collection made to the permanent generation, where later full collections never look, and
-# turns the collector on again: the same boot as a server worker's (llmts/server/process/boot.py).
-gc.disable()
 
 
 @pytest.fixture
@@ -170,7 +152,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """The collector on again, without collection's objects (see ``gc.disable()`` above)."""
+    """The collector on again, without collection's objects (off since tests/support/early.py)."""
     gc.freeze()
     gc.enable()
 

@@ -1,0 +1,31 @@
+"""What the run must do before pytest imports the plugins installed as entry points: loaded by
+``-p tests.support.early`` in setup.cfg's ``addopts`` (``pythonpath = .`` makes it importable that early),
+so it runs in the controller, every xdist worker and every process that reads this checkout's setup.cfg,
+before llmts, hypothesis, anyio and pytest-xdist are imported (docs/design/test-suite.md, "Compiled code
+and the collector").
+
+- Compiled code is cached even where the environment says not to (``PYTHONDONTWRITEBYTECODE``). pytest
+  rewrites the asserts of every module of a distribution that declares a pytest plugin (all of llmts, as
+  well as hypothesis, anyio, pytest-xdist and platformdirs), and of the test modules; without the cache
+  every pytest process rewrites them again (0.7 s of CPU for llmts's modules alone on the 2-core VM) and
+  every server, CLI and inner pytest the suite starts recompiles llmts. The writes land only in this
+  checkout's gitignored ``__pycache__`` folders and the environment's site-packages, atomically and
+  checked against the source, and fail silently where either is read-only. The variable is removed for
+  the processes the run starts.
+- The cyclic collector is off from here until collection ends (``pytest_sessionstart`` and
+  ``pytest_collection_finish`` in tests/conftest.py turn it on again): the plugins' and the test modules'
+  imports (the official SDKs among them) make about 350,000 objects that live as long as the process,
+  and the full collections they trigger find only a few dozen cycles.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+
+__all__: list[str] = []
+
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+gc.disable()

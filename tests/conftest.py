@@ -154,7 +154,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """The collector on again, without collection's objects (off since tests/support/early.py)."""
+    """The collector on again, without collection's objects (off since tests/early/llmts_tests_early.py)."""
     gc.freeze()
     gc.enable()
 

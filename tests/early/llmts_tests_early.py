@@ -1,8 +1,9 @@
 """What the run must do before pytest imports the plugins installed as entry points: loaded by
-``-p tests.support.early`` in setup.cfg's ``addopts`` (``pythonpath = .`` makes it importable that early),
-so it runs in the controller, every xdist worker and every process that reads this checkout's setup.cfg,
-before llmts, hypothesis, anyio and pytest-xdist are imported (docs/design/test-suite.md, "Compiled code
-and the collector").
+``-p llmts_tests_early`` in setup.cfg's ``addopts`` (``pythonpath = tests/early`` makes it importable that
+early; this folder holds nothing else, so no other name comes into sys.path, and the checkout's root does
+not either: a tox environment still imports the llmts it installed), so it runs in the controller, every
+xdist worker and every process that reads this checkout's setup.cfg, before llmts, hypothesis, anyio and
+pytest-xdist are imported (docs/design/test-suite.md, "Compiled code and the collector").
 
 - Compiled code is cached even where the environment says not to (``PYTHONDONTWRITEBYTECODE``). pytest
   rewrites the asserts of every module of a distribution that declares a pytest plugin (all of llmts, as

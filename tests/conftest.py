@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import gc
 import os
 import shutil
 import tempfile
@@ -145,18 +144,6 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     if configured:
         return int(configured)
     return 2 * len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2 * (os.cpu_count() or 1)
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """An xdist controller collects nothing: its collector goes on again at once."""
-    if session.config.pluginmanager.get_plugin("dsession") is not None:
-        gc.enable()
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """The collector on again, without collection's objects (off since tests/early/llmts_tests_early.py)."""
-    gc.freeze()
-    gc.enable()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

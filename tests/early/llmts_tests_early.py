@@ -13,10 +13,12 @@ pytest-xdist are imported (docs/design/test-suite.md, "Compiled code and the col
   checkout's gitignored ``__pycache__`` folders and the environment's site-packages, atomically and
   checked against the source, and fail silently where either is read-only. The variable is removed for
   the processes the run starts.
-- The cyclic collector is off from here until collection ends (``pytest_sessionstart`` and
-  ``pytest_collection_finish`` in tests/conftest.py turn it on again): the plugins' and the test modules'
-  imports (the official SDKs among them) make about 350,000 objects that live as long as the process,
-  and the full collections they trigger find only a few dozen cycles.
+- The cyclic collector is off from here until collection ends (the hooks below turn it on again, in any
+  run of this checkout, whatever it collects): the plugins' and the test modules' imports (the official
+  SDKs among them) make about 350,000 objects that live as long as the process, and the full collections
+  they trigger find only a few dozen cycles. What collection made moves to the permanent generation,
+  where later full collections never look: the same boot as a server worker's
+  (llmts/server/process/boot.py).
 """
 
 from __future__ import annotations
@@ -25,8 +27,22 @@ import gc
 import os
 import sys
 
-__all__: list[str] = []
+import pytest
+
+__all__ = ["pytest_collection_finish", "pytest_sessionstart"]
 
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 gc.disable()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """An xdist controller collects nothing: its collector goes on again at once."""
+    if session.config.pluginmanager.get_plugin("dsession") is not None:
+        gc.enable()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The collector on again, without collection's objects."""
+    gc.freeze()
+    gc.enable()

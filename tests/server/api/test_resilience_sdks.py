@@ -12,6 +12,7 @@ shape are random per call: each case runs several times and the row reports what
 
 from __future__ import annotations
 
+import contextlib
 import re
 import statistics
 from collections.abc import Callable, Iterable
@@ -22,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from llmts import SessionClient
+from llmts import ServerError, SessionClient
+from llmts.pytest.failures import session_label
 from llmts.runtime.resilience import JITTER_SECONDS, JITTER_SHARE
 from llmts.schema.resilience import ResilienceVerdict
 from tests.support.configure import script
@@ -145,23 +147,39 @@ class _Case:
         return groups[0]
 
 
-def _case(server: Any, driver: Driver, *responses: Any, stream: bool = False) -> _Case:
-    """A fresh session scripted with ``responses`` (repeating the last for a call) and a fresh client: its
-    retry budget and quota (botocore's, per client) are the run's own. Clients are made here, one at a
-    time, as boto3's default session is not safe to make clients from in several threads at once."""
-    session = server.create_session()
-    client = driver.make(session)
-    if stream:
-        script(session, *responses, models=[MODEL])
-        return _Case(session, lambda: list(driver.stream(client)))
-    script(session, *responses, models=[MODEL], scenario=REPEAT)
-    return _Case(session, lambda: driver.call(client))
+def _case(server: Any, driver: Driver, label: str, *responses: Any, stream: bool = False) -> _Case:
+    """A fresh session (named ``label``) scripted with ``responses`` (repeating the last for a call) and a
+    fresh client: its retry budget and quota (botocore's, per client) are the run's own. Clients are made
+    here, one at a time, as boto3's default session is not safe to make clients from in several threads at
+    once."""
+    session = server.create_session(label=label)
+    try:
+        client = driver.make(session)
+        if stream:
+            script(session, *responses, models=[MODEL])
+            return _Case(session, lambda: list(driver.stream(client)))
+        script(session, *responses, models=[MODEL], scenario=REPEAT)
+        return _Case(session, lambda: driver.call(client))
+    except BaseException:
+        _delete(session)
+        raise
+
+
+def _delete(session: SessionClient) -> None:
+    with contextlib.suppress(ServerError, OSError):
+        session.delete()
 
 
 def _run_side_by_side(cases: list[_Case]) -> None:
-    with ThreadPoolExecutor(min(_SIDE_BY_SIDE, len(cases)), thread_name_prefix="resilience-case") as pool:
+    pool = ThreadPoolExecutor(min(_SIDE_BY_SIDE, len(cases)), thread_name_prefix="resilience-case")
+    try:
         for _ in pool.map(_Case.run, cases):
             pass
+    except BaseException:
+        # pytest-timeout's alarm or an interrupt: the cases not yet started never start.
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 def _spread(verdicts: list[ResilienceVerdict]) -> bool:
@@ -182,21 +200,24 @@ def _yes(value: bool | None) -> str:
     return "n/a" if value is None else "yes" if value else "no"
 
 
-def _aggregate(driver: Driver, server: Any) -> list[str]:
-    """The SDK's row: run each case and read the verdicts."""
+def _aggregate(driver: Driver, server: Any, label: str) -> tuple[list[str], list[SessionClient]]:
+    """The SDK's row, from running each case and reading the verdicts, and the cases' sessions: once the
+    cases ran, a failure leaves them on the run's server (named ``label``) to be looked at."""
     cases: list[_Case] = []
 
     def case(*responses: Any, stream: bool = False) -> _Case:
-        cases.append(_case(server, driver, *responses, stream=stream))
+        cases.append(_case(server, driver, label, *responses, stream=stream))
         return cases[-1]
 
+    ran = False
     try:
         retry_after = [case(RATE_LIMITED, RATE_LIMITED, OK) for _ in range(driver.retry_after_runs)]
         failing = [case(SERVER_ERROR) for _ in range(driver.server_error_runs)]
         bad, conflict = case(BAD_REQUEST, OK), case(CONFLICT, OK)
         cut_short = case(CUT_STREAM, OK, stream=True)
+        ran = True
         _run_side_by_side(cases)
-        return _row_cells(
+        row = _row_cells(
             driver,
             [run.verdict() for run in retry_after],
             [run.verdict() for run in failing],
@@ -205,9 +226,12 @@ def _aggregate(driver: Driver, server: Any) -> list[str]:
             cut_short.verdict(),
             cut_short.raised,
         )
-    finally:
-        for made in cases:
-            made.session.delete()
+    except BaseException:
+        if not ran:  # the set-up failed: nothing ran that is worth keeping
+            for made in cases:
+                _delete(made.session)
+        raise
+    return row, [made.session for made in cases]
 
 
 def _row_cells(
@@ -258,13 +282,16 @@ def _docs_rows() -> list[str]:
 
 @pytest.mark.parametrize("driver", DRIVERS, ids=lambda driver: driver.name)
 def test_sdk_default_policy_matches_the_docs_row(
-    driver: Driver, llmts_server: Any, monkeypatch: pytest.MonkeyPatch
+    driver: Driver, llmts_server: Any, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     for variable in ("AWS_RETRY_MODE", "AWS_MAX_ATTEMPTS", "AWS_CONFIG_FILE"):
         monkeypatch.delenv(variable, raising=False)
-    row = _row(_aggregate(driver, llmts_server))
+    cells, sessions = _aggregate(driver, llmts_server, session_label(request.node.nodeid))
+    row = _row(cells)
     documented = [line for line in _docs_rows() if line.startswith(f"| {driver.name} |")]
     assert documented == [row], f"docs/journal.md's row for {driver.name} should read:\n{row}"
+    for session in sessions:  # kept when the row disagrees, for their journals
+        _delete(session)
 
 
 def test_the_docs_table_has_one_row_per_driven_sdk() -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from llmts import ServerError, SessionClient
+from llmts import LlmTestServer, ServerError, SessionClient
 from llmts.pytest.failures import session_label
 from llmts.runtime.resilience import JITTER_SECONDS, JITTER_SHARE
 from llmts.schema.resilience import ResilienceVerdict
@@ -147,7 +147,7 @@ class _Case:
         return groups[0]
 
 
-def _case(server: Any, driver: Driver, label: str, *responses: Any, stream: bool = False) -> _Case:
+def _case(server: LlmTestServer, driver: Driver, label: str, *responses: Any, stream: bool = False) -> _Case:
     """A fresh session (named ``label``) scripted with ``responses`` (repeating the last for a call) and a
     fresh client: its retry budget and quota (botocore's, per client) are the run's own. Clients are made
     here, one at a time, as boto3's default session is not safe to make clients from in several threads at
@@ -173,8 +173,7 @@ def _delete(session: SessionClient) -> None:
 def _run_side_by_side(cases: list[_Case]) -> None:
     pool = ThreadPoolExecutor(min(_SIDE_BY_SIDE, len(cases)), thread_name_prefix="resilience-case")
     try:
-        for _ in pool.map(_Case.run, cases):
-            pass
+        list(pool.map(_Case.run, cases))
     except BaseException:
         # pytest-timeout's alarm or an interrupt: the cases not yet started never start.
         pool.shutdown(wait=False, cancel_futures=True)
@@ -200,7 +199,7 @@ def _yes(value: bool | None) -> str:
     return "n/a" if value is None else "yes" if value else "no"
 
 
-def _aggregate(driver: Driver, server: Any, label: str) -> tuple[list[str], list[SessionClient]]:
+def _aggregate(driver: Driver, server: LlmTestServer, label: str) -> tuple[list[str], list[SessionClient]]:
     """The SDK's row, from running each case and reading the verdicts, and the cases' sessions: once the
     cases ran, a failure leaves them on the run's server (named ``label``) to be looked at."""
     cases: list[_Case] = []
@@ -209,28 +208,25 @@ def _aggregate(driver: Driver, server: Any, label: str) -> tuple[list[str], list
         cases.append(_case(server, driver, label, *responses, stream=stream))
         return cases[-1]
 
-    ran = False
     try:
         retry_after = [case(RATE_LIMITED, RATE_LIMITED, OK) for _ in range(driver.retry_after_runs)]
         failing = [case(SERVER_ERROR) for _ in range(driver.server_error_runs)]
         bad, conflict = case(BAD_REQUEST, OK), case(CONFLICT, OK)
         cut_short = case(CUT_STREAM, OK, stream=True)
-        ran = True
-        _run_side_by_side(cases)
-        row = _row_cells(
-            driver,
-            [run.verdict() for run in retry_after],
-            [run.verdict() for run in failing],
-            bad.verdict(),
-            conflict.verdict(),
-            cut_short.verdict(),
-            cut_short.raised,
-        )
-    except BaseException:
-        if not ran:  # the set-up failed: nothing ran that is worth keeping
-            for made in cases:
-                _delete(made.session)
+    except BaseException:  # the set-up failed: nothing ran that is worth keeping
+        for made in cases:
+            _delete(made.session)
         raise
+    _run_side_by_side(cases)
+    row = _row_cells(
+        driver,
+        [run.verdict() for run in retry_after],
+        [run.verdict() for run in failing],
+        bad.verdict(),
+        conflict.verdict(),
+        cut_short.verdict(),
+        cut_short.raised,
+    )
     return row, [made.session for made in cases]
 
 
@@ -282,7 +278,10 @@ def _docs_rows() -> list[str]:
 
 @pytest.mark.parametrize("driver", DRIVERS, ids=lambda driver: driver.name)
 def test_sdk_default_policy_matches_the_docs_row(
-    driver: Driver, llmts_server: Any, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+    driver: Driver,
+    llmts_server: LlmTestServer,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> None:
     for variable in ("AWS_RETRY_MODE", "AWS_MAX_ATTEMPTS", "AWS_CONFIG_FILE"):
         monkeypatch.delenv(variable, raising=False)

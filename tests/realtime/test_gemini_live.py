@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ from websockets.exceptions import ConnectionClosedError
 
 from llmts.client import SessionClient
 from llmts.runtime.media.audio import speech_pcm
+from tests.support.configure import script
 
 MODEL = "gemini-live-2.5-flash-preview"
 
@@ -23,8 +25,8 @@ def _run(test: Callable[[], Awaitable[Any]]) -> Any:
     return asyncio.run(asyncio.wait_for(test(), 30))
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
-    session.configure({"scenarios": [{"id": "live", "operation": "realtime", "responses": list(responses)}]})
+# One realtime scenario answering the given responses in order; top-level fields as keywords.
+_configure = functools.partial(script, scenario={"id": "live", "operation": "realtime"})
 
 
 async def _turn(live: Any) -> list[types.LiveServerMessage]:

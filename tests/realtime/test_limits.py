@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
 import socket
 import time
@@ -27,6 +28,7 @@ from llmts.server.cli import main
 from llmts.server.realtime.settings import REALTIME_ENV, RealtimeSettings
 from tests.fuzz.websocket_wire import TEXT, frame, upgrade_request
 from tests.realtime.support import check_openai_event
+from tests.support.configure import script
 from tests.support.servers import BackgroundStops
 
 MODEL = "gpt-realtime"
@@ -57,8 +59,8 @@ def tight(tight_server: LlmTestServer) -> Iterator[SessionClient]:
     session.delete()
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
-    session.configure({"scenarios": [{"id": "v", "operation": "realtime", "responses": list(responses)}]})
+# One realtime scenario answering the given responses in order; top-level fields as keywords.
+_configure = functools.partial(script, scenario={"id": "v", "operation": "realtime"})
 
 
 def _connect(session: SessionClient) -> Any:

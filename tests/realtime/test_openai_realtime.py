@@ -5,6 +5,7 @@ event checked strictly with the SDK's own models (the SDK itself does not valida
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import time
 from typing import Any
@@ -15,6 +16,7 @@ from websockets.exceptions import ConnectionClosedError
 from llmts.client import SessionClient
 from llmts.runtime.media.audio import speech_pcm
 from tests.realtime.support import check_openai_event, events_until, pcm_bytes, text_of
+from tests.support.configure import script
 
 MODEL = "gpt-realtime"
 WEATHER_TOOL = {
@@ -25,10 +27,8 @@ WEATHER_TOOL = {
 }
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any], **extra: Any) -> None:
-    session.configure(
-        {"scenarios": [{"id": "voice", "operation": "realtime", "responses": list(responses)}], **extra}
-    )
+# One realtime scenario answering the given responses in order; top-level fields as keywords.
+_configure = functools.partial(script, scenario={"id": "voice", "operation": "realtime"})
 
 
 def _connect(session: SessionClient, **kwargs: Any) -> Any:

@@ -6,12 +6,14 @@ it. Every server event is checked strictly with the SDK's own models."""
 from __future__ import annotations
 
 import base64
+import functools
 import time
 from typing import Any
 
 from llmts.client import SessionClient
 from llmts.runtime.media.audio import speech_pcm
 from tests.realtime.support import check_openai_event, events_until, text_of
+from tests.support.configure import script
 
 MODEL = "gpt-realtime"
 # 24 kHz PCM16 (the session's default input format): 48 bytes a millisecond.
@@ -19,8 +21,8 @@ SPEECH = speech_pcm("hello there")
 SILENCE_300MS = bytes(48 * 300)  # past the default server VAD's 200 ms of silence
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
-    session.configure({"scenarios": [{"id": "voice", "operation": "realtime", "responses": list(responses)}]})
+# One realtime scenario answering the given responses in order; top-level fields as keywords.
+_configure = functools.partial(script, scenario={"id": "voice", "operation": "realtime"})
 
 
 def _connect(session: SessionClient) -> Any:

@@ -5,17 +5,18 @@ must end the answer as cancelled, and the barge-in's speech must still make the 
 from __future__ import annotations
 
 import base64
-from typing import Any
+import functools
 
 from llmts.client import SessionClient
 from tests.realtime.support import check_openai_event, events_until, text_of
+from tests.support.configure import script
 
 _SPEECH = base64.b64encode((1000).to_bytes(2, "little", signed=True) * 4800).decode()  # 200 ms, 24 kHz
 _SILENCE = base64.b64encode(bytes(24_000)).decode()  # 500 ms
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any]) -> None:
-    session.configure({"scenarios": [{"operation": "realtime", "responses": list(responses)}]})
+# One realtime scenario answering the given responses in order; top-level fields as keywords.
+_configure = functools.partial(script, scenario={"operation": "realtime"})
 
 
 def test_a_cancel_right_behind_its_create_cancels_the_answer(llmts_session: SessionClient) -> None:

@@ -7,6 +7,7 @@ own models."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from typing import Any
 
@@ -17,15 +18,14 @@ from websockets.exceptions import InvalidStatus
 
 from llmts.client import LlmTestServer, SessionClient
 from tests.realtime.support import check_openai_event, events_until, text_of
+from tests.support.configure import script
 
 MODEL = "gpt-realtime"
 SESSION_HEADER = "X-Llm-Test-Server-Session"
 
 
-def _configure(session: SessionClient, *responses: dict[str, Any], **extra: Any) -> None:
-    session.configure(
-        {"scenarios": [{"id": "voice", "operation": "realtime", "responses": list(responses)}], **extra}
-    )
+# One realtime scenario answering the given responses in order; top-level fields as keywords.
+_configure = functools.partial(script, scenario={"id": "voice", "operation": "realtime"})
 
 
 def _ask(connection: Any, text: str) -> None:

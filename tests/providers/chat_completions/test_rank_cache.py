@@ -4,6 +4,7 @@ as a built table does; a file that does not fit is built again; no folder, no ca
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
 import sys
@@ -29,15 +30,23 @@ _TEXTS = [
 ]
 
 
+@functools.cache
+def _cl100k_ranks() -> MergeableRanks:
+    """cl100k_base's table, built once per process: these tests check what a load does around a build
+    (whether it calls it, what it writes, maps or replaces), not the build itself (test_byte_pair.py)."""
+    return MergeableRanks.from_tiktoken_file(ranks_file(CL100K_BASE))
+
+
 class _Builds:
-    """``MergeableRanks.from_tiktoken_file`` that counts its calls."""
+    """The build a load is given: cl100k_base's table, counting the calls."""
 
     def __init__(self) -> None:
         self.calls = 0
 
     def __call__(self, source: Path) -> MergeableRanks:
+        assert source == ranks_file(CL100K_BASE)
         self.calls += 1
-        return MergeableRanks.from_tiktoken_file(source)
+        return _cl100k_ranks()
 
 
 def _counter(ranks: MergeableRanks, encoding: str) -> BytePairCounter:
@@ -149,13 +158,13 @@ def test_a_cache_file_that_does_not_fit_is_built_again_and_replaced(
 def test_the_first_writer_wins_and_other_versions_are_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source, path = _cache_in(tmp_path, monkeypatch)
+    _, path = _cache_in(tmp_path, monkeypatch)
     older = tmp_path / f"{CL100K_BASE}-{'0' * 32}-v1-{rank_cache._LAYOUT}.ranks"
     other_layout = tmp_path / f"{CL100K_BASE}-{'0' * 32}-v{rank_cache.FORMAT_VERSION}-b8p65536.ranks"
     other_encoding = tmp_path / f"{O200K_BASE}-{'0' * 32}-v1-{rank_cache._LAYOUT}.ranks"
     for stale in (older, other_layout, other_encoding):
         stale.write_bytes(b"stale")
-    ranks = MergeableRanks.from_tiktoken_file(source)
+    ranks = _cl100k_ranks()
 
     rank_cache._store(path, ranks)
     first = path.stat().st_ino

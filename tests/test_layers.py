@@ -4,6 +4,7 @@ module's imports."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -83,7 +84,8 @@ def _layer(path: Path) -> str:
     return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache  # three tests read every module's imports
+def _imports(path: Path) -> frozenset[str]:
     """Imported modules; ``from a.b import c`` counts as ``a.b.c`` (c may be a module or a name in a.b)."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -91,7 +93,7 @@ def _imports(path: Path) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return names
+    return frozenset(names)
 
 
 def test_layers_import_only_downwards() -> None:

@@ -137,8 +137,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     idle meanwhile. On the 2-core VM: 4 min 29 s with 2 workers and 3 min 48 s with 4 when the suite cost
     ~370 s of CPU; at ~275 s, 2 min 33 s to 2 min 50 s with 4, 2 min 43 s with 3 (within the noise), and
     3 min 21 s with 4 beside a CPU-bound job; at ~270 s, 2 min 52 s with 3 and 2 min 41 s with 4 back to
-    back (a second pair, disturbed by another job, 3 min 5 s and 2 min 48 s) (docs/design/test-suite.md,
-    "Run times and worker counts").
+    back (a second pair, disturbed by another job, 3 min 5 s and 2 min 48 s); at ~255 s, 5 and 6 workers were
+    within the VM's drift of 4 (alternating 5, 4, 5, 4, 6, 5, 4, 6: 141, 150, 147, 147, 151, 165, 176, 176 s,
+    the VM slowing through the hour) (docs/design/test-suite.md, "Run times and worker counts").
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still overrides it, as in pytest-xdist."""
     configured = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
     if configured:

@@ -199,9 +199,9 @@ def _yes(value: bool | None) -> str:
     return "n/a" if value is None else "yes" if value else "no"
 
 
-def _aggregate(driver: Driver, server: LlmTestServer, label: str) -> tuple[list[str], list[SessionClient]]:
-    """The SDK's row, from running each case and reading the verdicts, and the cases' sessions: once the
-    cases ran, a failure leaves them on the run's server (named ``label``) to be looked at."""
+def _aggregate(driver: Driver, server: LlmTestServer, label: str) -> list[str]:
+    """The SDK's row, from running each case and reading the verdicts. The cases' sessions (named
+    ``label``) are deleted however the row ends, as the plugin deletes a test's ``llmts_session``."""
     cases: list[_Case] = []
 
     def case(*responses: Any, stream: bool = False) -> _Case:
@@ -213,21 +213,19 @@ def _aggregate(driver: Driver, server: LlmTestServer, label: str) -> tuple[list[
         failing = [case(SERVER_ERROR) for _ in range(driver.server_error_runs)]
         bad, conflict = case(BAD_REQUEST, OK), case(CONFLICT, OK)
         cut_short = case(CUT_STREAM, OK, stream=True)
-    except BaseException:  # the set-up failed: nothing ran that is worth keeping
+        _run_side_by_side(cases)
+        return _row_cells(
+            driver,
+            [run.verdict() for run in retry_after],
+            [run.verdict() for run in failing],
+            bad.verdict(),
+            conflict.verdict(),
+            cut_short.verdict(),
+            cut_short.raised,
+        )
+    finally:
         for made in cases:
             _delete(made.session)
-        raise
-    _run_side_by_side(cases)
-    row = _row_cells(
-        driver,
-        [run.verdict() for run in retry_after],
-        [run.verdict() for run in failing],
-        bad.verdict(),
-        conflict.verdict(),
-        cut_short.verdict(),
-        cut_short.raised,
-    )
-    return row, [made.session for made in cases]
 
 
 def _row_cells(
@@ -285,12 +283,9 @@ def test_sdk_default_policy_matches_the_docs_row(
 ) -> None:
     for variable in ("AWS_RETRY_MODE", "AWS_MAX_ATTEMPTS", "AWS_CONFIG_FILE"):
         monkeypatch.delenv(variable, raising=False)
-    cells, sessions = _aggregate(driver, llmts_server, session_label(request.node.nodeid))
-    row = _row(cells)
+    row = _row(_aggregate(driver, llmts_server, session_label(request.node.nodeid)))
     documented = [line for line in _docs_rows() if line.startswith(f"| {driver.name} |")]
     assert documented == [row], f"docs/journal.md's row for {driver.name} should read:\n{row}"
-    for session in sessions:  # kept when the row disagrees, for their journals
-        _delete(session)
 
 
 def test_the_docs_table_has_one_row_per_driven_sdk() -> None:

@@ -13,6 +13,7 @@ from llmts.runtime.media.png import generated_png
 from llmts.server.app import LlmtsApp
 from tests.helpers import RawResponse
 from tests.support.in_process import InProcessServer, send_raw
+from tests.support.sse import typed_events
 
 BOUNDARY = "wire-boundary"
 PNG = generated_png(16, 16, b"wire")
@@ -138,12 +139,10 @@ def test_image_stream_frames(app_session: SessionClient) -> None:
     body = {"model": "gpt-image-1.5", "prompt": "a fox", "size": "64x64", "stream": True, "partial_images": 1}
     response = send_raw(app_session, "POST", "/openai/v1/images/generations", body)
     assert response.status == 200 and response.headers["content-type"].startswith("text/event-stream")
-    frames = response.body.decode().split("\n\n")[:-1]
-    assert [frame.split("\n")[0] for frame in frames] == [
-        "event: image_generation.partial_image",
-        "event: image_generation.completed",
+    assert [name for name, _ in typed_events(response.body)] == [
+        "image_generation.partial_image",
+        "image_generation.completed",
     ]
-    assert json.loads(frames[0].split("\n")[1][6:])["type"] == "image_generation.partial_image"
 
 
 def test_transcript_stream_frames_and_the_text_formats(app_session: SessionClient) -> None:

@@ -1,12 +1,13 @@
 """Server-sent events as the providers frame them, parsed strictly: a test that reads frames also checks
-the framing (every event ends with a blank line; an optional ``event:`` line, then one ``data:`` line)."""
+the framing (every event ends with a blank line; an optional ``event:`` line, then one ``data:`` line).
+A provider test reads a stream through these rather than splitting the body itself."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-__all__ = ["sse_events", "typed_events"]
+__all__ = ["data_events", "sse_events", "typed_events"]
 
 
 def sse_events(body: bytes, *, newline: str = "\n") -> list[tuple[str | None, str]]:
@@ -36,3 +37,16 @@ def typed_events(body: bytes) -> list[tuple[str, dict[str, Any]]]:
         assert name is not None and decoded["type"] == name, (name, data)
         events.append((name, decoded))
     return events
+
+
+def data_events(body: bytes, *, newline: str = "\n", done: bool = False) -> list[Any]:
+    """The decoded JSON data of each event of a stream without ``event:`` lines (Chat Completions, Gemini);
+    ``done``: the stream's last event is ``data: [DONE]`` (Chat Completions), checked and left out."""
+    events = sse_events(body, newline=newline)
+    assert all(name is None for name, _ in events), "no event: lines in this stream"
+    data = [text for _, text in events]
+    if done:
+        assert data and data[-1] == "[DONE]", "the stream ends with data: [DONE]"
+        data.pop()
+    assert "[DONE]" not in data, "[DONE] only as the last event"
+    return [json.loads(text) for text in data]

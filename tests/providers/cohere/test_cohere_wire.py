@@ -14,6 +14,7 @@ from llmts.providers.base import ProviderCall, ProviderRequest
 from llmts.providers.cohere.parse import parse_chat_request
 from tests.helpers import RawResponse
 from tests.support.in_process import send_raw
+from tests.support.sse import typed_events
 
 CHAT = "/cohere/v2/chat"
 MODEL = "command-a-03-2025"
@@ -33,17 +34,7 @@ def _body(**fields: Any) -> dict[str, Any]:
 def _sse(response: RawResponse) -> list[tuple[str, dict[str, Any]]]:
     """Split a stream into (event name, data) pairs, asserting the exact framing of every event."""
     assert response.headers["content-type"] == "text/event-stream"
-    text = response.body.decode()
-    assert text.endswith("\n\n"), "every SSE event ends with a blank line"
-    events = []
-    for raw_event in text.split("\n\n")[:-1]:
-        lines = raw_event.split("\n")
-        assert len(lines) == 2, raw_event
-        assert lines[0].startswith("event: ") and lines[1].startswith("data: "), raw_event
-        name, data = lines[0][len("event: ") :], json.loads(lines[1][len("data: ") :])
-        assert data["type"] == name  # the event line names the data's type
-        events.append((name, data))
-    return events
+    return typed_events(response.body)
 
 
 def _assert_envelope(response: RawResponse, status: int, code: str) -> dict[str, Any]:

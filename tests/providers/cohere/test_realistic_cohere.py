@@ -5,7 +5,6 @@ finish reasons, pacing of every Cohere stream kind, and the 429 of an exhausted 
 
 from __future__ import annotations
 
-import json
 import time
 from functools import partial
 from typing import Any
@@ -20,6 +19,7 @@ from tests.providers.cohere.cohere_helpers import entries as _entries
 from tests.providers.cohere.cohere_helpers import stream as _stream
 from tests.support.configure import script
 from tests.support.in_process import send_raw
+from tests.support.sse import typed_events
 
 pytestmark = pytest.mark.sdk
 
@@ -103,8 +103,8 @@ def test_raw_block_order_and_redacted_reasoning_sends_no_block(app_session: Sess
     )
     auth = {"Authorization": "Bearer co-key"}
     body = {"model": MODEL, "messages": HI, "stream": True}
-    raw = send_raw(app_session, "POST", "/cohere/v2/chat", body, auth).body.decode()
-    frames = [json.loads(event.split("\ndata: ", 1)[1]) for event in raw.split("\n\n")[:-1]]
+    raw = send_raw(app_session, "POST", "/cohere/v2/chat", body, auth).body
+    frames = [data for _, data in typed_events(raw)]
     assert frames[1] == {
         "type": "content-start",
         "index": 0,

@@ -3,7 +3,6 @@ indexes), through the official SDK with strict validation and on the raw wire.""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import openai
@@ -13,6 +12,7 @@ from llmts import ConfigBuilder, SessionClient
 from tests.helpers import USER_HI, WEATHER_TOOL
 from tests.support.in_process import send_raw
 from tests.support.openai_tokens import o200k, prompt_tokens
+from tests.support.sse import data_events
 
 pytestmark = pytest.mark.sdk
 
@@ -89,9 +89,7 @@ def test_raw_stream_frames_one_choice_each_in_round_robin(app_session: SessionCl
 
     response = send_raw(app_session, "POST", "/openai/v1/chat/completions", body)
 
-    events = response.body.decode().split("\n\n")[:-1]
-    assert events[-1] == "data: [DONE]"
-    choices = [json.loads(e.removeprefix("data: "))["choices"] for e in events[:-1]]
+    choices = [chunk["choices"] for chunk in data_events(response.body, done=True)]
     assert [(c[0]["index"], c[0]["delta"], c[0]["finish_reason"]) for c in choices] == [
         (0, {"role": "assistant", "content": "", "refusal": None}, None),
         (1, {"role": "assistant", "content": "", "refusal": None}, None),

@@ -23,17 +23,14 @@ from tests.providers.openai.native_fixtures import (
 from tests.providers.openai.native_wire_support import AUTH, RESPONSES, post_raw
 from tests.support.in_process import send_raw
 from tests.support.openai_tokens import message_tokens, o200k
+from tests.support.sse import typed_events
 
 pytestmark = pytest.mark.sdk
 
 
 def _events(body: bytes) -> list[dict[str, Any]]:
-    events = []
-    for block in body.decode().split("\n\n")[:-1]:
-        event_line, data_line = block.split("\n")
-        data = json.loads(data_line[len("data: ") :])
-        assert event_line == "event: " + data["type"]
-        events.append(data)
+    """The events' data, numbered from 0 by ``sequence_number``."""
+    events = [data for _, data in typed_events(body)]
     assert [event["sequence_number"] for event in events] == list(range(len(events)))
     return events
 

@@ -3,7 +3,6 @@ stored-response endpoints, malformed requests, error envelopes and Azure's auth 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 from llmts import ConfigBuilder, SessionClient
 from tests.helpers import RawResponse
 from tests.support.in_process import send_raw
+from tests.support.sse import data_events, typed_events
 
 pytestmark = pytest.mark.sdk
 
@@ -29,18 +29,10 @@ def _get(session: SessionClient, path: str, method: str = "GET") -> RawResponse:
 
 
 def _events(body: bytes) -> list[tuple[str, dict[str, Any]]]:
-    """Each event exactly ``event: <type>\\ndata: <json>\\n\\n``, the JSON's type equal to the event line."""
-    text = body.decode()
-    assert text.endswith("\n\n")
-    assert "[DONE]" not in text
-    events = []
-    for block in text.split("\n\n")[:-1]:
-        event_line, data_line = block.split("\n")
-        assert event_line.startswith("event: ") and data_line.startswith("data: ")
-        data = json.loads(data_line[len("data: ") :])
-        assert data["type"] == event_line[len("event: ") :]
-        events.append((data["type"], data))
-    return events
+    """Each event exactly ``event: <type>``, ``data: <json>`` and a blank line, the JSON's type equal to the
+    event line; no ``[DONE]`` (that is Chat Completions')."""
+    assert b"[DONE]" not in body
+    return typed_events(body)
 
 
 def test_text_stream_frames(app_session: SessionClient) -> None:
@@ -339,9 +331,8 @@ def test_azure_stream_has_no_filter_only_chunk(app_session: SessionClient) -> No
         {"api-key": "az-key"},
     )
 
-    frames = response.body.decode().split("\n\n")[:-1]
-    assert frames[-1] == "data: [DONE]"
-    assert all(json.loads(f[len("data: ") :])["object"] == "chat.completion.chunk" for f in frames[:-1])
+    chunks = data_events(response.body, done=True)
+    assert chunks and all(chunk["object"] == "chat.completion.chunk" for chunk in chunks)
 
 
 def test_azure_errors_in_azure_words(app_session: SessionClient) -> None:

@@ -4,14 +4,13 @@ answer with reasoning, text and a tool call, streamed, exactly as each provider 
 
 from __future__ import annotations
 
-import json
 from functools import partial
-from typing import Any
 
 from llmts import SessionClient
 from tests.helpers import USER_HI, WEATHER_TOOL
 from tests.support.configure import script
 from tests.support.in_process import send_raw
+from tests.support.sse import data_events, typed_events
 
 MODEL = "any-model"
 CALL = {"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}
@@ -26,33 +25,17 @@ MIXED = {
 _configure = partial(script, models=[MODEL])
 
 
-def _sse_events(body: bytes) -> list[tuple[str | None, dict[str, Any]]]:
-    """(event name, data) per SSE event; ``[DONE]`` is left out."""
-    events = []
-    for block in body.decode().replace("\r\n", "\n").split("\n\n"):
-        name, data = None, None
-        for line in block.split("\n"):
-            if line.startswith("event: "):
-                name = line[len("event: ") :]
-            elif line.startswith("data: "):
-                data = line[len("data: ") :]
-        if data is not None and data != "[DONE]":
-            events.append((name, json.loads(data)))
-    return events
-
-
 def test_chat_stream_text_deltas_then_tool_call_deltas(app_session: SessionClient) -> None:
     _configure(app_session, MIXED)
 
     body = {"model": MODEL, "messages": USER_HI, "tools": [WEATHER_TOOL], "stream": True}
     response = send_raw(app_session, "POST", "/openai/v1/chat/completions", body)
 
-    deltas = [data["choices"][0]["delta"] for _, data in _sse_events(response.body)]
+    deltas = [data["choices"][0]["delta"] for data in data_events(response.body, done=True)]
     assert deltas[0] == {"role": "assistant", "content": "", "refusal": None}
     assert [d.get("content") for d in deltas[1:3]] == ["Check", "ing."]
     assert deltas[3]["tool_calls"][0]["id"] == "call_1"
     assert all("content" not in d for d in deltas[3:])
-    assert response.body.endswith(b"data: [DONE]\n\n")
 
 
 def test_chat_refusal_deltas(app_session: SessionClient) -> None:
@@ -61,7 +44,7 @@ def test_chat_refusal_deltas(app_session: SessionClient) -> None:
     body = {"model": MODEL, "messages": USER_HI, "stream": True}
     response = send_raw(app_session, "POST", "/openai/v1/chat/completions", body)
 
-    choices = [data["choices"][0] for _, data in _sse_events(response.body)]
+    choices = [data["choices"][0] for data in data_events(response.body, done=True)]
     assert [c["delta"] for c in choices] == [
         {"role": "assistant", "content": None, "refusal": ""},
         {"refusal": "No."},
@@ -82,7 +65,7 @@ def test_responses_stream_event_order(app_session: SessionClient) -> None:
     }
     response = send_raw(app_session, "POST", "/openai/v1/responses", body)
 
-    events = _sse_events(response.body)
+    events = typed_events(response.body)
     assert [name for name, _ in events] == [
         "response.created",
         "response.in_progress",
@@ -121,7 +104,7 @@ def test_responses_incomplete_terminal_event(app_session: SessionClient) -> None
     body = {"model": MODEL, "input": "Hi", "stream": True}
     response = send_raw(app_session, "POST", "/openai/v1/responses", body)
 
-    name, data = _sse_events(response.body)[-1]
+    name, data = typed_events(response.body)[-1]
     assert name == "response.incomplete"
     assert (data["response"]["status"], data["response"]["incomplete_details"]) == (
         "incomplete",
@@ -143,7 +126,7 @@ def test_anthropic_block_events(app_session: SessionClient) -> None:
     response = send_raw(app_session, "POST", "/anthropic/v1/messages", body, {"x-api-key": "k"})
 
     steps = []
-    for name, data in _sse_events(response.body):
+    for name, data in typed_events(response.body):
         if name == "content_block_start":
             steps.append((data["index"], "start", data["content_block"]["type"]))
         elif name == "content_block_delta":
@@ -170,7 +153,7 @@ def test_anthropic_block_events(app_session: SessionClient) -> None:
         (None, "message_delta", None),
         (None, "message_stop", None),
     ]
-    deltas = [data["delta"] for name, data in _sse_events(response.body) if name == "content_block_delta"]
+    deltas = [data["delta"] for name, data in typed_events(response.body) if name == "content_block_delta"]
     assert deltas[:2] == [
         {"type": "thinking_delta", "thinking": "Think."},
         {"type": "signature_delta", "signature": "c2ln"},
@@ -198,7 +181,7 @@ def test_gemini_stream_parts_order(app_session: SessionClient) -> None:
     path = f"/gemini/v1beta/models/{MODEL}:streamGenerateContent?alt=sse"
     response = send_raw(app_session, "POST", path, body, {"x-goog-api-key": "k"})
 
-    chunks = [data for _, data in _sse_events(response.body)]
+    chunks = data_events(response.body, newline="\r\n")
     parts = [chunk["candidates"][0]["content"]["parts"] for chunk in chunks]
     assert parts == [
         [{"text": "Think.", "thought": True, "thoughtSignature": "c2ln"}],

@@ -12,6 +12,7 @@ from llmts import SessionClient
 from llmts.runtime.media.png import generated_png
 from llmts.server.app import LlmtsApp
 from tests.helpers import RawResponse
+from tests.support.envelopes import assert_openai_error
 from tests.support.in_process import InProcessServer, send_raw
 from tests.support.sse import typed_events
 
@@ -41,11 +42,10 @@ def _post(
 
 
 def _openai_error(response: RawResponse, status: int) -> dict[str, Any]:
-    assert response.status == status, response.body
-    error = response.json()["error"]
-    assert set(error) == {"message", "type", "param", "code"}
+    """OpenAI's envelope (tests/support/envelopes.py), with the request id the SDKs report."""
+    error = assert_openai_error(response, status)
     assert response.headers["x-request-id"]
-    return dict(error)
+    return error
 
 
 _AUDIO = _part("file", b"\x00" * 3200, "a.mp3", "audio/mpeg")

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from websockets.exceptions import ConnectionClosed
-from websockets.sync.client import connect
+from websockets.sync.client import ClientConnection, connect
 
 from llmts.client import LlmTestServer
 
@@ -28,15 +28,24 @@ def test_a_graceful_stop_says_goodbye_to_realtime_clients(
 ) -> None:
     server = own_server_factory(extra_args=["--graceful-timeout", "20"])
     ws_url = server.url.replace("http://", "ws://")
-    gemini = connect(
-        ws_url + "/gemini/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent",
-        additional_headers={"x-goog-api-key": "k"},
+    gemini_url = (
+        ws_url + "/gemini/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
     )
+    with (
+        connect(gemini_url, additional_headers={"x-goog-api-key": "k"}) as gemini,
+        connect(
+            ws_url + "/openai/v1/realtime?model=gpt-realtime",
+            additional_headers={"Authorization": "Bearer k"},
+        ) as openai,
+    ):
+        _stop_with_both_connected(server, gemini, openai)
+
+
+def _stop_with_both_connected(
+    server: LlmTestServer, gemini: ClientConnection, openai: ClientConnection
+) -> None:
     gemini.send(json.dumps({"setup": {"model": "models/gemini-live-2.5-flash-preview"}}))
     assert "setupComplete" in json.loads(gemini.recv(timeout=10))
-    openai = connect(
-        ws_url + "/openai/v1/realtime?model=gpt-realtime", additional_headers={"Authorization": "Bearer k"}
-    )
     assert json.loads(openai.recv(timeout=10))["type"] == "session.created"
     seen: dict[str, list[Any]] = {"gemini": [], "openai": []}
     readers = [

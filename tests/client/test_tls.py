@@ -245,6 +245,7 @@ def test_the_session_hands_out_its_trust_for_other_clients(
     assert tls_session.sdk_environment()["OPENAI_BASE_URL"] == f"{tls_session.provider_base}/openai/v1"
 
 
+@pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")  # verify=False asked for it
 def test_attach_trusts_a_ca_file_or_nothing_on_request(tls_server: LlmTestServer) -> None:
     attached = LlmTestServer.attach(tls_server.url, ca_file=tls_server.ca_file)
     session = attached.create_session()

@@ -184,16 +184,33 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def test_no_module_imports_itself_through_others() -> None:
-    """No import circle between llmts's modules (also none under ``TYPE_CHECKING`` or inside a function):
-    a module that needs a type from one that imports it takes a ``Protocol`` instead
-    (``client/conversations.py``, ``client/control.py``)."""
+def _packages_above(name: str) -> set[str]:
+    parts = name.split(".")
+    return {".".join(parts[:end]) for end in range(1, len(parts))}
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Each llmts module and the llmts modules importing it runs, including the ``__init__`` of each
+    package above an imported module that is not also above the importer (``llmts.runtime.compat``
+    importing ``llmts.runtime.recording.match`` runs ``runtime/recording/__init__.py`` and whatever that
+    re-exports)."""
     modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
-    graph = {
-        name: {target for imported in _imports(path) for target in (imported, imported.rpartition(".")[0])}
-        & modules.keys() - {name}
-        for name, path in modules.items()
-    }
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        own = _packages_above(name) | {name}
+        targets: set[str] = set()
+        for imported in _imports(path):
+            for target in {imported, imported.rpartition(".")[0]} & modules.keys():
+                targets |= {target} | (_packages_above(target) - own) & modules.keys()
+        graph[name] = targets - {name}
+    return graph
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No import circle between llmts's modules (also none under ``TYPE_CHECKING`` or inside a function,
+    and none through a package's ``__init__``): a module that needs a type from one that imports it takes
+    a ``Protocol`` instead (``client/conversations.py``, ``client/control.py``)."""
+    graph = _import_graph()
     circles: list[list[str]] = []
     for start in sorted(graph):
         # A path from one of ``start``'s imports back to ``start`` is a circle through it.

@@ -26,8 +26,8 @@ from llmts.runtime.recording import (
     first_difference,
     kept_headers,
     recorded_request,
-    recording_configuration,
 )
+from llmts.runtime.recording.export import recording_configuration
 from llmts.schema.config import SessionConfig
 from llmts.schema.neutral import (
     NeutralMessage,

@@ -11,7 +11,8 @@ import orjson
 from llmts.catalog.registry import CATALOG
 from llmts.errors import InvalidRequest
 from llmts.runtime import Session
-from llmts.runtime.recording import Exchange, recording_configuration
+from llmts.runtime.recording import Exchange
+from llmts.runtime.recording.export import recording_configuration
 from llmts.schema.config import SessionConfig
 
 __all__ = ["RECORDED_HEADER", "RECORDING_DROPPED_HEADER", "recording_payload"]

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from werkzeug.test import Client
 
 from llmts.catalog import registry as catalog
+from llmts.catalog.credentials import SECRET_HEADERS, secret_headers
 from llmts.catalog.info import ProviderInfo, env_key
 from llmts.catalog.registry import CATALOG, PACKAGES, RESERVED_NAMESPACES, Catalog
 from llmts.catalog.sdk_env import sdk_environment
@@ -348,11 +349,12 @@ def _words(node: ast.AST, docstrings: set[int]) -> list[str]:
 
 
 def test_schema_runtime_and_server_name_no_provider() -> None:
-    """What a provider is and does lives in its package: the schema, the runtime and the server (the
-    composition root, which forwards, signs and routes through what adapters declare) name none, in code
-    or in imports (docs/architecture.md, "Providers and the adapter registry")."""
+    """What a provider is and does lives in its package: the schema, the runtime, the transport, the
+    agent's peers and the server (the composition root, which forwards, signs and routes through what
+    adapters declare) name none, in code or in imports (docs/architecture.md, "Providers and the adapter
+    registry")."""
     found = []
-    for layer in ("schema", "runtime", "server"):
+    for layer in ("schema", "runtime", "transport", "peers", "server"):
         for path in sorted((PACKAGE / layer).rglob("*.py")):
             tree = ast.parse(path.read_text())
             docstrings = _docstrings(tree)
@@ -362,3 +364,22 @@ def test_schema_runtime_and_server_name_no_provider() -> None:
                     if _PROVIDER_WORDS.search(word) and (where, word) not in _ALLOWED:
                         found.append(f"{where}:{getattr(node, 'lineno', '?')}: {word!r}")
     assert found == []
+
+
+def test_a_providers_credential_headers_are_secret_because_it_declares_them() -> None:
+    """Whatever header a provider's clients send a credential in is never recorded or logged: its
+    ``info.py`` declares it (``secret_headers``), and the standard ones are secret for every provider."""
+    acme = ProviderInfo("acme", secret_headers=("X-Acme-Key",))
+    assert secret_headers([acme]) == secret_headers([]) | {"x-acme-key"}
+    assert {"authorization", "proxy-authorization", "cookie", "set-cookie"} <= secret_headers([])
+    declared = {h.lower() for info in CATALOG.providers for h in info.secret_headers}
+    assert declared >= {"x-api-key", "x-goog-api-key", "api-key", "x-amz-security-token"}
+    assert secret_headers(CATALOG.providers) == SECRET_HEADERS
+
+
+def test_the_recording_docs_name_every_secret_header() -> None:
+    """docs/recording.md ("Redaction") lists the headers a recording drops: exactly ``SECRET_HEADERS``."""
+    text = (PACKAGE.parent / "docs" / "recording.md").read_text()
+    paragraph = text[text.index("## Redaction") :].split(" headers are dropped", 1)[0]
+    named = {name.lower() for name in re.findall(r"`([A-Za-z-]+)`", paragraph)}
+    assert named == SECRET_HEADERS

@@ -120,3 +120,6 @@ class ProviderInfo:
     # The list prices its models are billed by (llmts/catalog/prices.py, docs/prices.md): a session's
     # ``pricing`` overrides them; a model none matches has no cost (``cost_usd: null``).
     list_prices: tuple[ListPrice, ...] = ()
+    # The request headers (any case) its clients may send a credential in besides ``Authorization``:
+    # never recorded, never logged (llmts/catalog/credentials.py).
+    secret_headers: tuple[str, ...] = ()

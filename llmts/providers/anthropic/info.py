@@ -9,6 +9,7 @@ __all__ = ["ANTHROPIC_INFO", "PROVIDERS"]
 
 ANTHROPIC_INFO = ProviderInfo(
     namespace="anthropic",
+    secret_headers=("x-api-key",),
     sdk_clients=(
         SdkClient(
             "anthropic_client",

@@ -43,6 +43,7 @@ def check_upstream(url: str) -> str | None:
 
 BEDROCK_INFO = ProviderInfo(
     namespace="bedrock",
+    secret_headers=("x-amz-security-token",),
     sdk_clients=(
         SdkClient(
             "bedrock_client",

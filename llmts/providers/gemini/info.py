@@ -9,6 +9,7 @@ __all__ = ["GEMINI_INFO", "PROVIDERS"]
 
 GEMINI_INFO = ProviderInfo(
     namespace="gemini",
+    secret_headers=("x-goog-api-key",),
     sdk_clients=(
         # google-genai takes the URL and extra headers inside ``http_options``.
         SdkClient(

@@ -60,6 +60,7 @@ def _azure_replay_config(models: Sequence[str]) -> dict[str, Any]:
 
 AZURE_OPENAI_INFO = ProviderInfo(
     namespace="azure-openai",
+    secret_headers=("api-key", "ocp-apim-subscription-key"),
     sdk_clients=(
         SdkClient(
             "azure_openai_client",

@@ -15,6 +15,7 @@ format) show ``[redacted]`` for credential headers. Both logs, text and JSON, go
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import time
@@ -22,8 +23,6 @@ from typing import Any
 
 import orjson
 from gunicorn.glogging import Logger, SafeAtoms
-
-from llmts.catalog.credentials import SECRET_HEADERS
 
 __all__ = ["REDACTED", "EscapingLogger", "JsonLogger", "log_text", "redact"]
 
@@ -72,6 +71,15 @@ def _access_text(text: str) -> str:
     return text.replace('"', "\\x22") if '"' in text else text
 
 
+@functools.cache
+def _secret_headers() -> frozenset[str]:
+    """Read on first use: the arbiter loads the logger classes, and the providers' declarations the set
+    is made of are the worker's to import (the arbiter stays small: tests/test_layers.py)."""
+    from llmts.catalog.credentials import SECRET_HEADERS
+
+    return SECRET_HEADERS
+
+
 class _EscapedAtoms(SafeAtoms):  # type: ignore[misc]
     """gunicorn's access-log atoms, escaped lazily: only the atoms the format names are looked at."""
 
@@ -84,8 +92,8 @@ class _EscapedAtoms(SafeAtoms):  # type: ignore[misc]
         if (
             key[:1] == "{"
             and key[-2:] in ("}i", "}o")
-            and key[1:-2].lower() in SECRET_HEADERS
             and value != "-"
+            and key[1:-2].lower() in _secret_headers()
         ):
             return REDACTED
         return _access_text(value) if isinstance(value, str) else value

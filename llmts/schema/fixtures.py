@@ -167,20 +167,13 @@ class ErrorFixture(BaseModel):
         return {key: value for key, value in handler(self).items() if value is not None}
 
 
-# The answers of the operations other than chat follow the chat kinds (llmts/schema/operations.py).
+# The kinds a response is exactly one of: each kind an operation is answered by, in the order of
+# llmts/schema/operations.py's table, then ``error`` (which answers any operation) and ``recorded`` (an
+# upstream's answer, docs/recording.md). Each is a field of ``ResponseFixture``
+# (tests/schema/test_fixture_kinds.py).
 _RESPONSE_KINDS = (
-    "text",
-    "json",
-    "tool_calls",
+    *dict.fromkeys(kind for kinds in OPERATIONS.values() for kind in kinds),
     "error",
-    "items",
-    "refusal",
-    "embeddings",
-    "moderation",
-    "rerank",
-    "images",
-    "transcript",
-    "audio",
     "recorded",
 )
 

@@ -446,7 +446,8 @@ def test_items_exclude_other_kinds_and_in_stream_faults() -> None:
     chunks = _rejects(FILE_ITEMS, chunks=["x"])
     in_stream = _rejects(FILE_ITEMS, stream_delivery={"mode": "early_clean_end"})
 
-    assert "exactly one of text, json, tool_calls, error, items" in both["message"]
+    assert "a response needs exactly one of text, json, tool_calls, items," in both["message"]
+    assert "(found: text, items)" in both["message"]
     assert "chunks are only allowed with text" in chunks["message"]
     assert "plain-text responses" in in_stream["message"]
 

@@ -4,3 +4,7 @@ the body's parser, the Message JSON and SSE renderers, the strict request rules.
 no ``info.py``, is not registered, and imports no provider package (docs/architecture.md, "Shared wire
 modules"). Import-free, like a provider package's ``__init__``.
 """
+
+from __future__ import annotations
+
+__all__: list[str] = []

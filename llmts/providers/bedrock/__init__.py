@@ -3,3 +3,7 @@
 
 This module imports nothing: the schema and the Python API import the package to read ``info.py``.
 """
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -4,3 +4,7 @@ payloads, the strict request rules. Not a provider: it has no ``info.py``, is no
 no provider package (docs/architecture.md, "Shared wire modules"). Import-free, like a provider package's
 ``__init__``.
 """
+
+from __future__ import annotations
+
+__all__: list[str] = []

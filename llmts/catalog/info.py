@@ -43,6 +43,10 @@ class SdkClient:
     (default: "An official ``<module>.<factory>`` bound to this session."), and ``option_keywords``
     its keyword-only arguments (``str | None``) that go inside the ``options_argument`` dict when given
     (google-genai's ``api_version``); ``sdk_client(name, ...)`` takes them too.
+
+    ``fixture`` names the pytest plugin's fixture that returns this client for ``llmts_session``
+    (``llmts_openai``; one per provider's own SDK, docs/pytest-plugin.md), and ``distribution`` the
+    package its message names when the SDK is not installed (default: ``module``'s top-level package).
     """
 
     name: str
@@ -58,8 +62,12 @@ class SdkClient:
     option_keywords: tuple[str, ...] = ()
     trust: Trust | None = None
     trust_factory: str = ""
+    fixture: str = ""
+    distribution: str = ""
 
     def __post_init__(self) -> None:
+        if self.fixture and not self.fixture.startswith("llmts_"):
+            raise ValueError(f"SDK client {self.name!r}: its fixture's name starts with llmts_")
         if self.option_keywords and self.options_argument is None:
             raise ValueError(f"SDK client {self.name!r}: option_keywords need an options_argument")
         if (self.trust == "http_client") != bool(self.trust_factory):
@@ -70,6 +78,10 @@ class SdkClient:
     def doc(self) -> str:
         """The named method's docstring."""
         return self.summary or f"An official ``{self.module}.{self.factory}`` bound to this session."
+
+    def package(self) -> str:
+        """What to install for this client."""
+        return self.distribution or self.module.partition(".")[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,8 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
+from llmts.catalog.info import SdkClient
+from llmts.catalog.registry import CATALOG
 from llmts.catalog.sdk_env import SDK_OVERRIDDEN_VARIABLES
 from llmts.client import LlmTestServer, ServerError, SessionClient
 from llmts.client.tls import CA_BUNDLE_VARIABLES, write_ca_bundle
@@ -52,15 +54,8 @@ from llmts.pytest.verify import MARKER, LlmtsExpectations
 
 __all__ = [
     "default_server_count",
-    "llmts_anthropic",
-    "llmts_azure_openai",
-    "llmts_bedrock",
-    "llmts_cohere",
     "llmts_env",
     "llmts_expect",
-    "llmts_gemini",
-    "llmts_ollama",
-    "llmts_openai",
     "llmts_server",
     "llmts_session",
     "pytest_addoption",
@@ -352,46 +347,34 @@ def llmts_env(
     return environment
 
 
-@pytest.fixture
-def llmts_openai(llmts_session: SessionClient) -> Any:
-    """An official ``openai.OpenAI`` client bound to ``llmts_session``."""
-    return llmts_session.openai_client()
-
-
-def _sdk_fixture(method: str, sdk: str, doc: str) -> Any:
-    """A fixture returning ``llmts_session.<method>()``; a missing SDK fails the test with what to install."""
+def _sdk_fixture(spec: SdkClient) -> Any:
+    """A fixture returning ``llmts_session.<spec.name>()``; a missing SDK fails the test with what to
+    install."""
 
     def fixture(llmts_session: SessionClient) -> Any:
         try:
-            return getattr(llmts_session, method)()
+            return llmts_session.sdk_client(spec.name)
         except ModuleNotFoundError as exc:
+            package = spec.package()
             pytest.fail(
-                f"llmts: this fixture needs the {sdk} package ({exc}); pip install {sdk}", pytrace=False
+                f"llmts: this fixture needs the {package} package ({exc}); pip install {package}",
+                pytrace=False,
             )
 
-    fixture.__doc__ = doc
-    fixture.__name__ = f"llmts_{method.removesuffix('_client')}"
-    return pytest.fixture(fixture, name=fixture.__name__)
+    fixture.__doc__ = f"``llmts_session.{spec.name}()``: {spec.doc()}"
+    fixture.__name__ = spec.fixture
+    return pytest.fixture(fixture, name=spec.fixture)
 
 
-llmts_anthropic = _sdk_fixture(
-    "anthropic_client", "anthropic", "An official ``anthropic.Anthropic`` client bound to ``llmts_session``."
-)
-llmts_gemini = _sdk_fixture(
-    "gemini_client", "google-genai", "An official ``google.genai.Client`` bound to ``llmts_session``."
-)
-llmts_azure_openai = _sdk_fixture(
-    "azure_openai_client", "openai", "An official ``openai.AzureOpenAI`` client bound to ``llmts_session``."
-)
-llmts_bedrock = _sdk_fixture(
-    "bedrock_client", "boto3", "A ``boto3`` ``bedrock-runtime`` client bound to ``llmts_session``."
-)
-llmts_cohere = _sdk_fixture(
-    "cohere_client", "cohere", "An official ``cohere.ClientV2`` bound to ``llmts_session``."
-)
-llmts_ollama = _sdk_fixture(
-    "ollama_client", "ollama", "An official ``ollama.Client`` bound to ``llmts_session``."
-)
+# One fixture per client a provider declares one for (``SdkClient.fixture``: ``llmts_openai``,
+# ``llmts_anthropic``...), made here from the declarations so a new provider's comes with its ``info.py``.
+_SDK_FIXTURES = {
+    spec.fixture: _sdk_fixture(spec)
+    for spec in (CATALOG.sdk_client(name)[1] for name in CATALOG.sdk_client_names())
+    if spec.fixture
+}
+globals().update(_SDK_FIXTURES)
+__all__ += sorted(_SDK_FIXTURES)
 
 
 @pytest.fixture

@@ -207,3 +207,54 @@ def test_tests_that_need_no_server_start_none(
     result = run_in_subprocess(pytester, "-n", "1", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert not list(temporary.glob("llmts-*")), "a server was started"
+
+
+# The fixtures docs/pytest-plugin.md and the contract name, one per provider's own SDK.
+_SDK_FIXTURE_NAMES = {
+    "llmts_openai",
+    "llmts_anthropic",
+    "llmts_gemini",
+    "llmts_azure_openai",
+    "llmts_bedrock",
+    "llmts_cohere",
+    "llmts_ollama",
+}
+
+
+def test_the_sdk_fixtures_are_made_from_the_providers_declarations() -> None:
+    from llmts.catalog.registry import CATALOG
+    from llmts.pytest import plugin
+
+    declared = {
+        spec.fixture: name
+        for name in CATALOG.sdk_client_names()
+        if (spec := CATALOG.sdk_client(name)[1]).fixture
+    }
+    assert set(declared) == _SDK_FIXTURE_NAMES
+    assert set(plugin.__all__) >= _SDK_FIXTURE_NAMES
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "pytest-plugin.md").read_text()
+    assert all(f"`{name}`" in docs for name in _SDK_FIXTURE_NAMES)
+    assert declared["llmts_bedrock"] == "bedrock_client"
+
+
+def test_a_missing_sdk_fails_the_test_saying_what_to_install(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+import pytest
+
+class _NoSdks:
+    def sdk_client(self, name):
+        raise ModuleNotFoundError("No module named " + repr(name))
+
+@pytest.fixture
+def llmts_session():
+    return _NoSdks()
+"""
+    )
+    pytester.makepyfile(test_inner="def test_one(llmts_gemini):\n    pass\n")
+    result = run_in_process(pytester, "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*llmts: this fixture needs the google-genai package (No module named 'gemini_client'); "
+         "pip install google-genai*"]
+    )  # fmt: skip

@@ -18,6 +18,7 @@ ANTHROPIC_INFO = ProviderInfo(
             "/anthropic",
             trust="http_client",
             trust_factory="anthropic.DefaultHttpxClient",
+            fixture="llmts_anthropic",
         ),
         SdkClient(
             "async_anthropic_client",

@@ -55,6 +55,8 @@ BEDROCK_INFO = ProviderInfo(
             "session's ``bedrock`` credential as access key id; extra kwargs go to ``boto3.client``, e.g. "
             "``config=``).",
             trust="ca_file",
+            fixture="llmts_bedrock",
+            distribution="boto3",
         ),
         SdkClient(
             "anthropic_bedrock_client",

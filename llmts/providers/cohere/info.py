@@ -24,6 +24,8 @@ COHERE_INFO = ProviderInfo(
             headers_argument="headers",
             summary="An official ``cohere.ClientV2`` bound to this session (Bearer credential).",
             trust="verify",
+            fixture="llmts_cohere",
+            distribution="cohere",
         ),
         SdkClient(
             "async_cohere_client",

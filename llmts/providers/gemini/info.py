@@ -23,6 +23,8 @@ GEMINI_INFO = ProviderInfo(
             "default).",
             option_keywords=("api_version",),
             trust="http_options",
+            fixture="llmts_gemini",
+            distribution="google-genai",
         ),
     ),
     listed_models=("gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.0-flash"),

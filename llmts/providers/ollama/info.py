@@ -26,6 +26,7 @@ OLLAMA_INFO = ProviderInfo(
             summary="An official ``ollama.Client`` bound to this session (the credential as a bearer "
             "header).",
             trust="verify",
+            fixture="llmts_ollama",
         ),
         SdkClient(
             "async_ollama_client",

@@ -27,6 +27,7 @@ OPENAI_INFO = ProviderInfo(
             "constructor).",
             trust="http_client",
             trust_factory="openai.DefaultHttpxClient",
+            fixture="llmts_openai",
         ),
         SdkClient(
             "async_openai_client",
@@ -73,6 +74,7 @@ AZURE_OPENAI_INFO = ProviderInfo(
             f"``api-key`` auth; ``api_version`` defaults to {AZURE_API_VERSION}).",
             trust="http_client",
             trust_factory="openai.DefaultHttpxClient",
+            fixture="llmts_azure_openai",
         ),
     ),
     # AzureOpenAI() reads the endpoint, key and api version; an ambient Entra token would win over the key.

@@ -45,6 +45,7 @@ from llmts.providers.base import (
 )
 from llmts.providers.strict import check_strict
 from llmts.runtime import RandomIds, Session, SessionRegistry
+from llmts.runtime.accounting import account_completion, check_allowances
 from llmts.runtime.conversations import CONVERSATION_ENVIRON, Caller, conversation_id_from
 from llmts.runtime.conversations.selection import MISSES
 from llmts.server.api.control import select_session
@@ -254,8 +255,7 @@ class ProviderPath:
         if route.strict_rules and ex.upstream is None and call.strict_requests:
             body = call.request.rule_body()  # parsed once: the parser already did (JSON, or a multipart form)
             check_strict(route.strict_rules, call.request.body, body, session.plan.signatures)
-        session.spend.check()
-        session.rates.take(neutral)
+        check_allowances(session, neutral)
 
     def _shortcut(self, ex: Exchange, route: InferenceRoute) -> Reply | None:
         """A route's answer without admission (a cache warm-up, a model-loading request)."""
@@ -322,12 +322,10 @@ class ProviderPath:
         assert session is not None and neutral is not None and admission is not None
         assert call is not None and entry is not None
         completion = ex.completion = session.complete(admission, neutral, call.wire)
-        session.rates.spend(completion.usage.output_tokens)
         ticket = admission.conversation
-        entry.apply_completion(completion, replayed=ticket is not None and ticket.replay is not None)
-        assert entry.usage is not None
-        entry.priced(session.spend.spend(entry.provider, entry.model, entry.usage))
-        entry.capture_output_calls(completion.output.tool_calls, session.journal.preview_bytes)
+        account_completion(
+            session, entry, completion, replayed=ticket is not None and ticket.replay is not None
+        )
         ex.delivery = completion.stream_delivery
 
     def _render(self, ex: Exchange, route: InferenceRoute) -> Reply:

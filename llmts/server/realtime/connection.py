@@ -36,6 +36,7 @@ from llmts.providers.realtime import (
     Turn,
 )
 from llmts.runtime import Session
+from llmts.runtime.accounting import account_completion, check_allowances
 from llmts.runtime.conversations import CONVERSATION_ENVIRON, Caller, conversation_id_from
 from llmts.runtime.journal import JournalRecord
 from llmts.server.api.metrics import ProcessMetrics
@@ -368,8 +369,7 @@ class RealtimeConnection:
 
     def _deliver(self, turn: Turn, entry: JournalRecord) -> None:
         session, neutral = self._session, turn.neutral
-        session.spend.check()
-        session.rates.take(neutral)
+        check_allowances(session, neutral)
         admission = session.admit(neutral, self._caller, entry, in_stream=True)
         entry.admitted(admission.scenario_id)
         generation = admission.generation
@@ -389,11 +389,7 @@ class RealtimeConnection:
                 return
         wire = session.plan.wire_identity(entry)
         completion = session.complete(admission, neutral, wire)
-        session.rates.spend(completion.usage.output_tokens)
-        entry.apply_completion(completion)
-        assert entry.usage is not None
-        entry.priced(session.spend.spend(entry.provider, entry.model, entry.usage))
-        entry.capture_output_calls(completion.output.tool_calls, session.journal.preview_bytes)
+        account_completion(session, entry, completion)
         with self._lock:
             events = self._protocol.answer(turn, completion)
         entry.answered(200)

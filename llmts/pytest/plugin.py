@@ -353,7 +353,7 @@ def _sdk_fixture(spec: SdkClient) -> Any:
 
     def fixture(llmts_session: SessionClient) -> Any:
         try:
-            return llmts_session.sdk_client(spec.name)
+            return getattr(llmts_session, spec.name)()
         except ModuleNotFoundError as exc:
             package = spec.package()
             pytest.fail(
@@ -361,18 +361,30 @@ def _sdk_fixture(spec: SdkClient) -> Any:
                 pytrace=False,
             )
 
-    fixture.__doc__ = f"``llmts_session.{spec.name}()``: {spec.doc()}"
+    # The method's first words, as the fixture has no arguments: "An official ``openai.OpenAI`` bound to
+    # ``llmts_session``."
+    fixture.__doc__ = (
+        spec.doc().split(" (", 1)[0].rstrip(".").replace("this session", "``llmts_session``") + "."
+    )
     fixture.__name__ = spec.fixture
     return pytest.fixture(fixture, name=spec.fixture)
 
 
-# One fixture per client a provider declares one for (``SdkClient.fixture``: ``llmts_openai``,
-# ``llmts_anthropic``...), made here from the declarations so a new provider's comes with its ``info.py``.
-_SDK_FIXTURES = {
-    spec.fixture: _sdk_fixture(spec)
-    for spec in (CATALOG.sdk_client(name)[1] for name in CATALOG.sdk_client_names())
-    if spec.fixture
-}
+def _sdk_fixtures() -> dict[str, Any]:
+    """One fixture per client a provider declares one for (``SdkClient.fixture``: ``llmts_openai``,
+    ``llmts_anthropic``...), made from the declarations so a new provider's comes with its ``info.py``."""
+    fixtures: dict[str, Any] = {}
+    for name in CATALOG.sdk_client_names():
+        spec = CATALOG.sdk_client(name)[1]
+        if not spec.fixture:
+            continue
+        if spec.fixture in fixtures or spec.fixture in globals():
+            raise RuntimeError(f"SDK client {name!r} declares fixture {spec.fixture!r}, a name already taken")
+        fixtures[spec.fixture] = _sdk_fixture(spec)
+    return fixtures
+
+
+_SDK_FIXTURES = _sdk_fixtures()
 globals().update(_SDK_FIXTURES)
 __all__ += sorted(_SDK_FIXTURES)
 

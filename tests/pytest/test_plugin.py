@@ -243,8 +243,10 @@ def test_a_missing_sdk_fails_the_test_saying_what_to_install(pytester: pytest.Py
 import pytest
 
 class _NoSdks:
-    def sdk_client(self, name):
-        raise ModuleNotFoundError("No module named " + repr(name))
+    def __getattr__(self, name):
+        def build():
+            raise ModuleNotFoundError("No module named " + repr(name))
+        return build
 
 @pytest.fixture
 def llmts_session():

@@ -15,7 +15,7 @@ nothing of llmts): ``fixtures.py`` and ``neutral.py`` both read it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,6 +37,17 @@ __all__ = [
     "operation_family",
 ]
 
+Operation = Literal[
+    "chat",
+    "embeddings",
+    "images",
+    "transcription",
+    "translation",
+    "speech",
+    "moderation",
+    "rerank",
+    "realtime",
+]
 CHAT = "chat"
 # A model turn of a Realtime or Live WebSocket session (docs/realtime.md): answered like chat (text, tool
 # calls, reasoning) plus spoken audio, but by its own scenarios, so a chat queue never answers a voice turn.
@@ -58,13 +69,6 @@ OPERATIONS: dict[str, tuple[str, ...]] = {
     "rerank": ("rerank",),
     "realtime": ("text", "tool_calls", "audio"),
 }
-
-# The names a scenario's ``operation`` accepts, in the table's order. Built from the table, so to a type
-# checker it is a ``str``; pydantic validates the ``Literal`` (as ``DeliveryMode`` in schema/faults.py).
-if TYPE_CHECKING:
-    Operation = str
-else:
-    Operation = Literal[tuple(OPERATIONS)]
 
 _FAMILIES = frozenset(OPERATIONS) - {CHAT}
 

@@ -5,12 +5,9 @@ cost")."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from llmts.runtime.journal_record import JournalRecord
-    from llmts.runtime.session import Session
-    from llmts.schema.neutral import Completion, NeutralRequest
+from llmts.runtime.journal_record import JournalRecord
+from llmts.runtime.session import Session
+from llmts.schema.neutral import Completion, NeutralRequest
 
 __all__ = ["account_completion", "check_allowances"]
 

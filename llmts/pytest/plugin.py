@@ -384,11 +384,6 @@ def _sdk_fixtures() -> dict[str, Any]:
     return fixtures
 
 
-_SDK_FIXTURES = _sdk_fixtures()
-globals().update(_SDK_FIXTURES)
-__all__ += sorted(_SDK_FIXTURES)
-
-
 @pytest.fixture
 def llmts_expect(request: pytest.FixtureRequest, llmts_session: SessionClient) -> LlmtsExpectations:
     """Expectations on ``llmts_session``'s requests, verified once the test body passed (together with the
@@ -460,3 +455,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                 ("llmts", f"session {session.id}: no report ({type(exc).__name__}: {exc})")
             )
     return report
+
+
+# Last, so that a declared name is checked against every fixture and hook this module defines.
+_SDK_FIXTURES = _sdk_fixtures()
+globals().update(_SDK_FIXTURES)
+__all__ += sorted(_SDK_FIXTURES)

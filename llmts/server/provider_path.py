@@ -48,6 +48,7 @@ from llmts.runtime import RandomIds, Session, SessionRegistry
 from llmts.runtime.accounting import account_completion, check_allowances
 from llmts.runtime.conversations import CONVERSATION_ENVIRON, Caller, conversation_id_from
 from llmts.runtime.conversations.selection import MISSES
+from llmts.schema.neutral import RecordedOutput
 from llmts.server.api.control import select_session
 from llmts.server.api.metrics import ProcessMetrics
 from llmts.server.exchange import Exchange
@@ -176,7 +177,9 @@ class ProviderPath:
         if not self._wait(ex):
             return None
         self._complete(ex)
-        return self._render(ex, route)
+        reply = self._render(ex, route)
+        self._pace(ex, reply)
+        return reply
 
     # --- stages -----------------------------------------------------------------------------------
 
@@ -329,38 +332,44 @@ class ProviderPath:
         ex.delivery = completion.stream_delivery
 
     def _render(self, ex: Exchange, route: InferenceRoute) -> Reply:
-        session, neutral, admission, call, completion = (
-            ex.session,
-            ex.neutral,
-            ex.admission,
-            ex.call,
-            ex.completion,
-        )
-        assert session is not None and neutral is not None and admission is not None
-        assert call is not None and completion is not None
+        """The provider's ``Reply`` for the completion: rendered by the route, or an upstream's answer as
+        recorded."""
+        neutral, call, completion = ex.neutral, ex.call, ex.completion
+        assert neutral is not None and call is not None and completion is not None
         recorded = completion.output.recorded
         if recorded is None:
-            reply = route.render(call, neutral, completion)
-        else:  # an upstream's answer, as recorded (docs/recording.md): its chunks keep their boundaries
-            reply = recorded_reply(recorded)
-            ex.keep_frames = True
-            if session.recorder.active:  # a new_episodes run keeps what it replayed beside what it recorded
-                assert ex.caller is not None
-                kept = replayed_exchange(recorded, neutral, ex.conversation)
-                secrets = (ex.caller.credential,) if ex.caller.credential else ()
-                session.recorder.keep(kept, secrets, admission.generation, ex.ordinal)
-        if ex.paced is not None and reply.frames is not None:  # pacing spaces a stream's frames only
-            pacing, rng, ttft = ex.paced
-            tps, generation = pacing.tokens_per_second, admission.generation
-            ex.pacing = StreamPacing(
-                1 / tps if tps else None,
-                pacing.jitter,
-                completion.usage.output_tokens,
-                rng,
-                lambda: not session.is_current(generation),
-                ttft,
-            )
-        return reply
+            return route.render(call, neutral, completion)
+        self._keep_replayed(ex, recorded)
+        ex.keep_frames = True  # its chunks keep their boundaries (docs/recording.md)
+        return recorded_reply(recorded)
+
+    def _keep_replayed(self, ex: Exchange, recorded: RecordedOutput) -> None:
+        """A new_episodes recording keeps what it replayed beside what it records (docs/recording.md)."""
+        session, neutral, admission, caller = ex.session, ex.neutral, ex.admission, ex.caller
+        assert session is not None and neutral is not None and admission is not None
+        if session.recorder.active:
+            assert caller is not None
+            kept = replayed_exchange(recorded, neutral, ex.conversation)
+            secrets = (caller.credential,) if caller.credential else ()
+            session.recorder.keep(kept, secrets, admission.generation, ex.ordinal)
+
+    def _pace(self, ex: Exchange, reply: Reply) -> None:
+        """A paced stream's frame spacing (``pacing``: tokens per second and jitter); its time to the first
+        frame was waited in ``_wait``. Pacing spaces a stream's frames only."""
+        if ex.paced is None or reply.frames is None:
+            return
+        session, admission, completion = ex.session, ex.admission, ex.completion
+        assert session is not None and admission is not None and completion is not None
+        pacing, rng, ttft = ex.paced
+        tps, generation = pacing.tokens_per_second, admission.generation
+        ex.pacing = StreamPacing(
+            1 / tps if tps else None,
+            pacing.jitter,
+            completion.usage.output_tokens,
+            rng,
+            lambda: not session.is_current(generation),
+            ttft,
+        )
 
     # --- the end of an exchange -------------------------------------------------------------------
 

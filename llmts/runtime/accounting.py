@@ -5,6 +5,7 @@ cost")."""
 
 from __future__ import annotations
 
+from llmts.runtime.admission import Admission
 from llmts.runtime.journal_record import JournalRecord
 from llmts.runtime.session import Session
 from llmts.schema.neutral import Completion, NeutralRequest
@@ -19,12 +20,13 @@ def check_allowances(session: Session, neutral: NeutralRequest) -> None:
 
 
 def account_completion(
-    session: Session, entry: JournalRecord, completion: Completion, *, replayed: bool = False
+    session: Session, entry: JournalRecord, admission: Admission, completion: Completion
 ) -> None:
     """The answer's output tokens against the rate window, and its text, usage, price and tool calls on
-    its journal entry (``replayed``: the answer replays a conversation step, which the entry says)."""
+    its journal entry (which also says whether a conversation graph replayed its retained result)."""
     session.rates.spend(completion.usage.output_tokens)
-    entry.apply_completion(completion, replayed=replayed)
+    ticket = admission.conversation
+    entry.apply_completion(completion, replayed=ticket is not None and ticket.replay is not None)
     assert entry.usage is not None
     entry.priced(session.spend.spend(entry.provider, entry.model, entry.usage))
     entry.capture_output_calls(completion.output.tool_calls, session.journal.preview_bytes)

@@ -325,10 +325,7 @@ class ProviderPath:
         assert session is not None and neutral is not None and admission is not None
         assert call is not None and entry is not None
         completion = ex.completion = session.complete(admission, neutral, call.wire)
-        ticket = admission.conversation
-        account_completion(
-            session, entry, completion, replayed=ticket is not None and ticket.replay is not None
-        )
+        account_completion(session, entry, admission, completion)
         ex.delivery = completion.stream_delivery
 
     def _render(self, ex: Exchange, route: InferenceRoute) -> Reply:

@@ -389,7 +389,7 @@ class RealtimeConnection:
                 return
         wire = session.plan.wire_identity(entry)
         completion = session.complete(admission, neutral, wire)
-        account_completion(session, entry, completion)
+        account_completion(session, entry, admission, completion)
         with self._lock:
             events = self._protocol.answer(turn, completion)
         entry.answered(200)

@@ -361,11 +361,7 @@ def _sdk_fixture(spec: SdkClient) -> Any:
                 pytrace=False,
             )
 
-    # The method's first words, as the fixture has no arguments: "An official ``openai.OpenAI`` bound to
-    # ``llmts_session``."
-    fixture.__doc__ = (
-        spec.doc().split(" (", 1)[0].rstrip(".").replace("this session", "``llmts_session``") + "."
-    )
+    fixture.__doc__ = f"``llmts_session.{spec.name}()``: the official SDK client (``{spec.package()}``)."
     fixture.__name__ = spec.fixture
     return pytest.fixture(fixture, name=spec.fixture)
 

@@ -247,9 +247,9 @@ def test_the_arbiter_imports_neither_the_schema_nor_the_app() -> None:
     heavy_roots = ("pydantic", "werkzeug", "regex", "yaml", "gevent", "cryptography", "ssl", "_ssl")
     heavy_llmts = ("llmts.schema", "llmts.runtime", "llmts.client", "llmts.providers.base")
     heavy_server = ("llmts.providers.adapters", "llmts.server.app", "llmts.server.api")
-    # The client commands' modules: ``llmts serve`` parses its arguments without them; and the provider
+    # The client commands' modules (``llmts serve`` parses its arguments without them), and the provider
     # registry (the logger classes read the providers' secret headers in the worker).
-    client_commands = (
+    elsewhere = (
         "llmts.server.cli_session",
         "llmts.server.cli_show",
         "llmts.catalog.sdk_env",
@@ -260,7 +260,7 @@ def test_the_arbiter_imports_neither_the_schema_nor_the_app() -> None:
         "import llmts.server.http.log_text\n"
         "llmts.server.cli._parser(only_serve=True).parse_args(['serve', '--port', '0'])\n"
         f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {heavy_roots!r} "
-        f"or m.startswith({heavy_llmts + heavy_server + client_commands!r}))\n"
+        f"or m.startswith({heavy_llmts + heavy_server + elsewhere!r}))\n"
         "print(heavy)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -4,6 +4,8 @@ them all."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
@@ -17,6 +19,8 @@ def test_every_kind_an_operation_is_answered_by_is_a_fixture_field() -> None:
         _RESPONSE_KINDS
     )
     assert set(_RESPONSE_KINDS) <= fields
+    documented = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    assert [kind for kind in _RESPONSE_KINDS if f"`{kind}`" not in documented] == []
 
 
 def test_two_kinds_are_refused_naming_every_kind() -> None:

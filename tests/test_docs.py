@@ -339,14 +339,16 @@ def test_relative_links_resolve() -> None:
     assert not broken, "broken links: " + ", ".join(broken)
 
 
-def test_anchors_resolve() -> None:
-    def slug(heading: str) -> str:
-        return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+def _headings(path: Path) -> list[str]:
+    return [h.strip() for h in re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.MULTILINE)]
 
-    anchors = {
-        path: {slug(h) for h in re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.MULTILINE)}
-        for path in DOCUMENTS
-    }
+
+def _slug(heading: str) -> str:
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_anchors_resolve() -> None:
+    anchors = {path: {_slug(h) for h in _headings(path)} for path in DOCUMENTS}
     broken = []
     for path in DOCUMENTS:
         for file_part, anchor in re.findall(r"\]\(([^)#\s]*)#([^)\s]+)\)", path.read_text(encoding="utf-8")):
@@ -354,6 +356,45 @@ def test_anchors_resolve() -> None:
             if target in anchors and anchor not in anchors[target]:
                 broken.append(f"{path.relative_to(ROOT)}: {file_part}#{anchor}")
     assert not broken, "links to missing headings: " + ", ".join(broken)
+
+
+# Where code, tests, benchmarks and docs cite a section: ``docs/<file>.md, "<Section>"``,
+# ``docs/<file>.md ("<Section>")`` or ``docs/<file>.md#<anchor>``; a citation may break across the lines
+# of a comment or docstring.
+_CITATION = re.compile(r'(docs/[\w/.-]+\.md)(?:(?:,\s*|\s+\()"([^"]+)"|#([\w-]+))')
+_CONTINUED_LINE = re.compile(r"\s*\n\s*(?:#|//|\*)?\s*")
+_CITING_SUFFIXES = {".py", ".js", ".md", ".sh", ".cfg", ".ini", ".toml"}
+
+
+def _citing_files() -> Iterator[Path]:
+    for folder in ("llmts", "tests", "benchmarks", "docs", ".ci"):
+        for path in (ROOT / folder).rglob("*"):
+            citing = path.suffix in _CITING_SUFFIXES or path.parent.name == ".ci"
+            if citing and path.is_file() and "__pycache__" not in path.parts:
+                yield path
+    yield from (ROOT / name for name in ("README.md", "setup.cfg", "tox.ini", "pyproject.toml"))
+
+
+def _names_a_heading(cited: str, headings: list[str]) -> bool:
+    """The heading itself, or its part before a colon (``"Metrics"`` for ``## Metrics: `GET /metrics```)."""
+    return any(heading == cited or heading.startswith(cited + ":") for heading in headings)
+
+
+def test_cited_sections_exist() -> None:
+    """Code and docs cite sections by title: a renamed or removed section must take
+    its citations along, so no citation points at a heading that is not there."""
+    headings = {path.relative_to(ROOT).as_posix(): _headings(path) for path in DOCUMENTS}
+    stale = []
+    for path in _citing_files():
+        text = _CONTINUED_LINE.sub(" ", path.read_text(encoding="utf-8", errors="replace"))
+        for document, title, anchor in _CITATION.findall(text):
+            if document not in headings:
+                stale.append(f"{path.relative_to(ROOT)}: {document} does not exist")
+            elif title and not _names_a_heading(" ".join(title.split()), headings[document]):
+                stale.append(f'{path.relative_to(ROOT)}: {document}, "{title}"')
+            elif anchor and anchor not in {_slug(h) for h in headings[document]}:
+                stale.append(f"{path.relative_to(ROOT)}: {document}#{anchor}")
+    assert not stale, "citations of missing sections:\n" + "\n".join(stale)
 
 
 def test_configuration_reference_covers_every_limit_and_error_code() -> None:

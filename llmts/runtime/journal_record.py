@@ -137,7 +137,7 @@ class JournalRecord:
     request_tool_calls: tuple[ToolCallItem, ...] = ()
     tool_results: tuple[ToolResultItem, ...] = ()
     truncated: bool = False
-    # The agent's other peers (docs/journal.md, "MCP and A2A entries"): the MCP server or A2A agent the
+    # The agent's other peers (docs/journal.md, "Journal entries"): the MCP server or A2A agent the
     # request went to, a tool call's name and arguments, and what the client answered to the server's own
     # requests (elicitation, sampling, roots), each kept only within the preview limit.
     mcp_server: str | None = None

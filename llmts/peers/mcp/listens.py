@@ -3,8 +3,8 @@
 client wants told (``params.notifications``); its answer is a long-lived SSE stream that opens with
 ``notifications/subscriptions/acknowledged`` (the subset llmts honors: everything asked for), carries a
 ``list_changed`` or ``resources/updated`` whenever a configure changes what it watches, and ends
-gracefully with a ``complete`` result. Every frame names the listen's id in ``_meta``
-(docs/mcp.md, "Change notifications"). The stream itself is ``llmts/server/peers/mcp_streams.py``.
+gracefully with a ``complete`` result. Every frame names the listen's id in ``_meta`` (docs/mcp.md,
+"Change notifications at 2026-07-28"). The stream itself is ``llmts/server/peers/mcp_streams.py``.
 """
 
 from __future__ import annotations

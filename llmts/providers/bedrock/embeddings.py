@@ -1,4 +1,5 @@
-"""InvokeModel for embedding and rerank models (docs/embeddings.md and docs/rerank.md, "AWS Bedrock").
+"""InvokeModel for embedding and rerank models (docs/embeddings.md, "AWS Bedrock", and the first
+table of docs/rerank.md).
 
 The path's model id picks the body (a region prefix such as ``us.`` is ignored):
 

@@ -45,7 +45,8 @@ __all__ = [
 O200K_BASE = "o200k_base"
 CL100K_BASE = "cl100k_base"
 
-# Checked in order, so the GPT-4o family is matched before GPT-4 (docs/tokens.md, "Which encoding").
+# Checked in order, so the GPT-4o family is matched before GPT-4 (docs/tokens.md, "Which models count
+# exactly").
 _PREFIXES: tuple[tuple[str, str], ...] = (
     ("gpt-4o", O200K_BASE),
     ("chatgpt-4o", O200K_BASE),

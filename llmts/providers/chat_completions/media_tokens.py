@@ -1,4 +1,4 @@
-"""Input tokens of images and audio in an OpenAI prompt (docs/tokens.md, "Images" and "Audio").
+"""Input tokens of images and audio in an OpenAI prompt (docs/tokens.md, "The rules": images, audio).
 
 Images follow OpenAI's published tile rule; their size is read from the header of a ``data:`` URL's
 PNG, JPEG, GIF or WebP, and an image whose size cannot be read (a remote URL, a file id) counts as

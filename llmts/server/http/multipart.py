@@ -22,7 +22,7 @@ from llmts.providers.base import MultipartForm, ProviderRequest, Upload
 
 __all__ = ["MULTIPART_LIMITS", "parse_multipart"]
 
-# Documented in docs/configuration.md ("Upload limits"); each overflow is a 400 in the provider's envelope.
+# Documented in docs/configuration.md ("Limits"); each overflow is a 400 in the provider's envelope.
 MULTIPART_LIMITS: dict[str, int] = {
     "form_parts": 64,
     # The largest text field (an image prompt of 32,000 characters is at most 128 KB of UTF-8). At least

@@ -7,11 +7,12 @@ on it; a notification or a response (the client answering the server) gets 202. 
 ended); DELETE ends it; GET opens the session's notification stream (``mcp_streams.py``). The legacy
 HTTP+SSE transport is ``mcp_legacy.py``.
 
-Status codes follow what the official clients survive (docs/mcp.md, "Status codes"): a JSON-RPC error to
-a well-formed request is HTTP 200 (mcp 1.x drops its whole session on any other 4xx but 404); malformed
-messages and header errors are 4xx with a JSON-RPC error body, journaled when they answer a request;
-nothing is a 500. The body is read before the server's state is looked up, so a reset or configure that
-lands meanwhile is in force for the request; a call that waits stops when that state is replaced.
+Status codes follow what the official clients survive (docs/mcp.md, "Revisions and transports"): a
+JSON-RPC error to a well-formed request is HTTP 200 (mcp 1.x drops its whole session on any other 4xx
+but 404); malformed messages and header errors are 4xx with a JSON-RPC error body, journaled when they
+answer a request; nothing is a 500. The body is read before the server's state is looked up, so a
+reset or configure that lands meanwhile is in force for the request; a call that waits stops when that
+state is replaced.
 """
 
 from __future__ import annotations

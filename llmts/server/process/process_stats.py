@@ -1,6 +1,6 @@
 """Process-level diagnostics for leak checks: greenlets, open sockets, resident memory, the accounted
 memory of every session against the process budget, and whether the request path is compiled
-(docs/server.md, "GET /admin-api/process")."""
+(``GET /admin-api/process``, docs/server.md, "Memory")."""
 
 from __future__ import annotations
 

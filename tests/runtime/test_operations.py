@@ -58,17 +58,11 @@ def _answer(session, request):  # type: ignore[no-untyped-def]
 
 
 def test_operation_names_are_the_contract_names() -> None:
-    assert list(OPERATIONS) == [
-        "chat",
-        "embeddings",
-        "images",
-        "transcription",
-        "translation",
-        "speech",
-        "moderation",
-        "rerank",
-        "realtime",
-    ]
+    """Users' scenarios name these (the contract): none may be renamed or dropped; a new operation adds
+    its row to the table without touching this list."""
+    contract = ["chat", "embeddings", "images", "transcription", "translation", "speech", "moderation"]
+    contract += ["rerank", "realtime"]
+    assert [name for name in OPERATIONS if name in contract] == contract
     assert operation_family("embeddings") == "embeddings"
     for wire in ("chat.completions", "responses", "messages", "generate_content", "chat", None):
         assert operation_family(wire) == "chat"

@@ -1,8 +1,7 @@
 """The runtime side of the operations other than chat (docs/architecture.md, "Operations").
 
-Each operation is one ``OperationUnit`` (``unit.py``) declared in its own module of this package
-(``embeddings.py``, ``images.py``, ``moderation.py``, ``rerank.py``, ``speech.py``, ``transcription.py``):
-its typed input, how its fixture compiles, its fit check, its generator and its input tokens. ``UNITS``
+Each operation is one ``OperationUnit`` (``unit.py``) declared in its own module of this package: its
+typed input, how its fixture compiles, its fit check, its generator and its input tokens. ``UNITS``
 is built once, at import, from those declarations, in the order of the schema's ``OPERATIONS`` table;
 a unit the table lacks or a row without a unit fails the import. The functions below are lookups in it.
 Neutral: adapters build an ``OperationRequest`` carrying the operation's input and render the

@@ -106,6 +106,14 @@ def test_the_table_covers_the_contract_names_once() -> None:
     assert set(names) >= PUBLIC_NAMES
 
 
+def test_docs_name_every_variable_set_or_unset() -> None:
+    """A provider declares its variables in its ``info.py``; docs/server.md ("llmts env") must show them."""
+    text = (ROOT / "docs" / "server.md").read_text(encoding="utf-8")
+    section = text[text.index("\n## llmts env\n") : text.index("\n## Routes\n")]
+    declared = [v.name for v in SDK_VARIABLES] + list(SDK_OVERRIDDEN_VARIABLES)
+    assert [name for name in declared if f"`{name}`" not in section] == []
+
+
 def test_values_derive_from_the_provider_base_and_the_credentials() -> None:
     env = sdk_environment("http://h:1/sessions/ses_x/", lambda ns: f"key-{ns}")
 

@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from hypothesis import strategies as st
 
+from llmts.catalog.registry import CATALOG
 from tests.fuzz.harness import CONTROL_KEY, FORGED
 
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS")
@@ -192,11 +193,12 @@ _HEADER_TEXT = st.text(
     st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")) | st.sampled_from(["\t", "\x1b", "\x7f"]),
     max_size=40,
 )
+# The headers providers declare a credential in besides Authorization (``ProviderInfo.secret_headers``): a
+# new provider's joins the fuzz, with the locked session's keys among its values.
+CREDENTIAL_HEADERS = tuple(dict.fromkeys(name for info in CATALOG.providers for name in info.secret_headers))
 HEADER_NAMES = (
     "Authorization",
-    "x-api-key",
-    "api-key",
-    "x-goog-api-key",
+    *CREDENTIAL_HEADERS,
     "anthropic-version",
     "anthropic-beta",
     "Content-Type",
@@ -224,6 +226,7 @@ def headers(sessions: list[str], credentials: list[str]) -> st.SearchStrategy[di
                 *(f"Bearer {key}" for key in credentials),
             ]
         ),
+        **{name: st.sampled_from(["é", *credentials]) for name in CREDENTIAL_HEADERS},
         "X-Llm-Test-Server-Session": st.sampled_from(sessions),
         "Content-Type": st.sampled_from(["application/json", "text/plain", "multipart/form-data"]),
         "Transfer-Encoding": st.sampled_from(["identity", "gzip"]),

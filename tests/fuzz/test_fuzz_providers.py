@@ -124,10 +124,7 @@ def _check(server: FuzzServer, request: Request) -> None:
 def _locked_session(fuzz_server: FuzzServer) -> None:
     """A session whose provider routes need credentials, so the credential checks get fuzzed too."""
     session = fuzz_server.server.create_session()
-    builder = ConfigBuilder().credentials(
-        openai="sk-right", anthropic="sk-right", gemini="sk-right", cohere="sk-right", ollama="sk-right"
-    )
-    builder.credentials(azure_openai="sk-right", bedrock="sk-right")
+    builder = ConfigBuilder().credentials(**{adapter.namespace: "sk-right" for adapter in ADAPTERS})
     session.configure(builder.scenario(terminal_policy="repeat_last_response").text("locked").build())
     _SESSIONS[-1] = session.id
 

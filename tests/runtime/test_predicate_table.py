@@ -6,14 +6,18 @@ predicate")."""
 from __future__ import annotations
 
 import inspect
+import re
 import subprocess
 import sys
 import textwrap
-from typing import Any
+from pathlib import Path
+from typing import Any, get_args
 
+import annotated_types
 import pytest
 
 from llmts.runtime.conversations.predicates import COMPILERS, Check, compilers_of, compiles
+from llmts.schema import LIMITS
 from llmts.schema.builder import StepBuilder
 from llmts.schema.conversations import StepWhen
 from llmts.schema.predicates import PREDICATES, PREDICATES_BY_NAME
@@ -47,7 +51,8 @@ def test_the_builder_takes_every_predicate_through_when() -> None:
 
 
 def test_the_contracted_names_are_all_there() -> None:
-    assert set(NAMES) == {
+    """None is renamed or dropped; a new predicate's row comes on top."""
+    assert set(NAMES) >= {
         "latest_role",
         "latest_text_contains",
         "latest_user_contains",
@@ -61,6 +66,28 @@ def test_the_contracted_names_are_all_there() -> None:
         "latest_text_matches",
         "declares_tool",
     }
+
+
+def _max_length(annotation: Any) -> int | None:
+    for field in get_args(annotation)[1:]:
+        for bound in getattr(field, "metadata", ()):
+            if isinstance(bound, annotated_types.MaxLen):
+                return bound.max_length
+    return None
+
+
+def test_the_docs_show_every_predicate_in_evaluation_order_and_the_text_limits_users() -> None:
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    conversations = (docs / "conversations.md").read_text(encoding="utf-8")
+    table = conversations.split("\n### Predicates\n", 1)[1].split("\n#", 1)[0].split("| --- |", 1)[1]
+    rows = re.findall(r"^\| `(\w+)[`:]", table, re.MULTILINE)
+    assert sorted(rows) == sorted(NAMES)  # the predicates table
+    order = conversations.split("evaluated, and failures listed, in the order ", 1)[1].split(".\n", 1)[0]
+    assert re.findall(r"`(\w+)`", order) == NAMES
+    configuration = (docs / "configuration.md").read_text(encoding="utf-8")
+    [row] = [line for line in configuration.splitlines() if line.startswith("| `predicate_chars` |")]
+    bounded = [spec.name for spec in PREDICATES if _max_length(spec.annotation) == LIMITS["predicate_chars"]]
+    assert sorted(re.findall(r"`(\w+)`", row.split("|")[3])) == sorted(bounded)
 
 
 # --- the compilers declare themselves; a mismatch with the table fails loudly -----------------------------

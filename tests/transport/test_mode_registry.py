@@ -256,14 +256,15 @@ def _module(name: str, source: str) -> types.ModuleType:
     return module
 
 
-HEARTBEAT = _module(
-    "heartbeat_comment",
+# A unit of a mode no table has (nor docs/contributing.md's worked example, which adds heartbeat_comment).
+UNLISTED = _module(
+    "bell_frame",
     """
     from llmts.transport.modes.base import in_stream
 
-    @in_stream("heartbeat_comment")
+    @in_stream("bell_frame")
     def act(at):
-        yield b": keep-alive\\n\\n"
+        yield b"\\x07"
         return True
     """,
 )
@@ -277,9 +278,9 @@ def test_the_registry_is_built_from_the_declarations_in_table_order() -> None:
 
 def test_a_unit_of_a_mode_the_table_lacks_fails() -> None:
     with pytest.raises(
-        RuntimeError, match=r"modes\.heartbeat_comment declares a unit of mode 'heartbeat_comment', wh"
+        RuntimeError, match=r"modes\.bell_frame declares a unit of mode 'bell_frame', which the mode tab"
     ):
-        registry_of([*UNIT_MODULES, HEARTBEAT], HTTP_TABLE)
+        registry_of([*UNIT_MODULES, UNLISTED], HTTP_TABLE)
 
 
 def test_a_misnamed_unit_fails_and_so_does_the_row_it_leaves_without_a_unit() -> None:
@@ -382,14 +383,14 @@ def test_loading_finds_every_module_of_a_package_on_disk(
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "base.py").write_text("")  # skipped, like the real package's shapes
-    (package / "heartbeat_comment.py").write_text(
+    (package / "bell_frame.py").write_text(
         "from llmts.transport.modes.base import in_stream\n\n\n"
-        '@in_stream("heartbeat_comment")\ndef act(at):\n    yield b""\n    return True\n'
+        '@in_stream("bell_frame")\ndef act(at):\n    yield b""\n    return True\n'
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
         with pytest.raises(
-            RuntimeError, match=r"stray_modes\.heartbeat_comment declares a unit of mode 'heartbeat_c"
+            RuntimeError, match=r"stray_modes\.bell_frame declares a unit of mode 'bell_frame'"
         ):
             load_units("stray_modes", [str(package)], HTTP_TABLE)
     finally:

@@ -10,14 +10,14 @@ import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from llmts.schema.construct import build
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.native import NativeOutput
-from llmts.schema.operations import OperationResult
+from llmts.schema.operations import OPERATIONS, OperationResult
 from llmts.schema.recorded import OptionValue, RecordedRequest
 
 __all__ = [
@@ -43,20 +43,18 @@ __all__ = [
     "remember",
 ]
 
-# The chat kinds, then the answers of the other operations (llmts/schema/operations.py).
-OutputKind = Literal[
-    "text",
-    "json",
-    "tool_calls",
-    "items",
-    "embeddings",
-    "moderation",
-    "rerank",
-    "images",
-    "transcript",
-    "audio",
-    "recorded",
-]
+# What a compiled answer is: every fixture kind of the operation table (llmts/schema/operations.py; a
+# refusal is kind ``text``), and ``recorded``. Derived from the table, so to a type checker it is a ``str``.
+_OUTPUT_KINDS = tuple(
+    dict.fromkeys(
+        [kind for kinds in OPERATIONS.values() for kind in kinds if kind != "refusal"] + ["recorded"]
+    )
+)
+if TYPE_CHECKING:
+    OutputKind = str
+else:
+    OutputKind = Literal[_OUTPUT_KINDS]
+
 # How the provider caches prompts: not at all, implicitly by repeated prefix (OpenAI, Gemini), or at
 # explicit breakpoints the request marks (Anthropic ``cache_control``).
 CacheMode = Literal["none", "implicit", "explicit"]

@@ -364,13 +364,14 @@ def test_anchors_resolve() -> None:
 _CITATION = re.compile(r'(docs/[\w/.-]+\.md)(?:(?:,\s*|\s+\()"([^"]+)"|#([\w-]+))')
 _CONTINUED_LINE = re.compile(r"\s*\n\s*(?:#|//|\*)?\s*")
 _CITING_SUFFIXES = {".py", ".js", ".md", ".sh", ".cfg", ".ini", ".toml"}
+_GENERATED = {"__pycache__", "node_modules"}  # caches, and tests/js's packages after ``tox -e js``
 
 
 def _citing_files() -> Iterator[Path]:
     for folder in ("llmts", "tests", "benchmarks", "docs", ".ci"):
         for path in (ROOT / folder).rglob("*"):
             citing = path.suffix in _CITING_SUFFIXES or path.parent.name == ".ci"
-            if citing and path.is_file() and "__pycache__" not in path.parts:
+            if citing and path.is_file() and not _GENERATED.intersection(path.parts):
                 yield path
     yield from (ROOT / name for name in ("README.md", "setup.cfg", "tox.ini", "pyproject.toml"))
 

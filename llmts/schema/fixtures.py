@@ -31,7 +31,7 @@ from llmts.schema.media import (
     transcript_pieces,
 )
 from llmts.schema.operation_fixtures import EmbeddingsFixture, ModerationFixtures, RerankFixture
-from llmts.schema.operations import CHAT, CHAT_LIKE, OPERATION_LIMITS, OPERATIONS
+from llmts.schema.operations import CHAT, CHAT_LIKE, FIXTURE_KINDS, OPERATION_LIMITS, OPERATIONS
 from llmts.schema.pacing import PACING_LIMITS, Pacing
 from llmts.schema.peer_limits import PEER_LIMITS
 from llmts.schema.recorded import RECORDING_LIMITS, RecordedReply
@@ -172,7 +172,7 @@ class ErrorFixture(BaseModel):
 # upstream's answer, docs/recording.md). Each is a field of ``ResponseFixture``
 # (tests/schema/test_fixture_kinds.py).
 _RESPONSE_KINDS = (
-    *dict.fromkeys(kind for kinds in OPERATIONS.values() for kind in kinds),
+    *FIXTURE_KINDS,
     "error",
     "recorded",
 )

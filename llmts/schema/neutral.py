@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from llmts.schema.construct import build
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.native import NativeOutput
-from llmts.schema.operations import OPERATIONS, OperationResult
+from llmts.schema.operations import FIXTURE_KINDS, OperationResult
 from llmts.schema.recorded import OptionValue, RecordedRequest
 
 __all__ = [
@@ -45,11 +45,7 @@ __all__ = [
 
 # What a compiled answer is: every fixture kind of the operation table (llmts/schema/operations.py; a
 # refusal is kind ``text``), and ``recorded``. Derived from the table, so to a type checker it is a ``str``.
-_OUTPUT_KINDS = tuple(
-    dict.fromkeys(
-        [kind for kinds in OPERATIONS.values() for kind in kinds if kind != "refusal"] + ["recorded"]
-    )
-)
+_OUTPUT_KINDS = (*(kind for kind in FIXTURE_KINDS if kind != "refusal"), "recorded")
 if TYPE_CHECKING:
     OutputKind = str
 else:

@@ -24,6 +24,7 @@ from llmts.schema.media import AudioResult, ImagesResult, TranscriptResult
 __all__ = [
     "CHAT",
     "CHAT_LIKE",
+    "FIXTURE_KINDS",
     "MODERATION_CATEGORIES",
     "OPERATIONS",
     "OPERATION_LIMITS",
@@ -69,6 +70,9 @@ OPERATIONS: dict[str, tuple[str, ...]] = {
     "rerank": ("rerank",),
     "realtime": ("text", "tool_calls", "audio"),
 }
+
+# Every fixture kind some operation is answered by, once each, in the table's order.
+FIXTURE_KINDS: tuple[str, ...] = tuple(dict.fromkeys(kind for kinds in OPERATIONS.values() for kind in kinds))
 
 _FAMILIES = frozenset(OPERATIONS) - {CHAT}
 

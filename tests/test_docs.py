@@ -33,6 +33,7 @@ import pytest
 import llmts.errors
 from llmts import LlmTestServer
 from llmts.schema import LIMITS
+from tests.support.docs import headings
 from tests.support.inner_pytest import attached_to, run_in_process
 from tests.support.servers import BackgroundStops, SpareServers
 
@@ -339,16 +340,12 @@ def test_relative_links_resolve() -> None:
     assert not broken, "broken links: " + ", ".join(broken)
 
 
-def _headings(path: Path) -> list[str]:
-    return [h.strip() for h in re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.MULTILINE)]
-
-
 def _slug(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
 def test_anchors_resolve() -> None:
-    anchors = {path: {_slug(h) for h in _headings(path)} for path in DOCUMENTS}
+    anchors = {path: {_slug(h) for h in headings(path)} for path in DOCUMENTS}
     broken = []
     for path in DOCUMENTS:
         for file_part, anchor in re.findall(r"\]\(([^)#\s]*)#([^)\s]+)\)", path.read_text(encoding="utf-8")):
@@ -376,24 +373,24 @@ def _citing_files() -> Iterator[Path]:
     yield from (ROOT / name for name in ("README.md", "setup.cfg", "tox.ini", "pyproject.toml"))
 
 
-def _names_a_heading(cited: str, headings: list[str]) -> bool:
+def _names_a_heading(cited: str, titles: list[str]) -> bool:
     """The heading itself, or its part before a colon (``"Metrics"`` for ``## Metrics: `GET /metrics```)."""
-    return any(heading == cited or heading.startswith(cited + ":") for heading in headings)
+    return any(title == cited or title.startswith(cited + ":") for title in titles)
 
 
 def test_cited_sections_exist() -> None:
     """Code and docs cite sections by title: a renamed or removed section must take
     its citations along, so no citation points at a heading that is not there."""
-    headings = {path.relative_to(ROOT).as_posix(): _headings(path) for path in DOCUMENTS}
+    titles = {path.relative_to(ROOT).as_posix(): headings(path) for path in DOCUMENTS}
     stale = []
     for path in _citing_files():
         text = _CONTINUED_LINE.sub(" ", path.read_text(encoding="utf-8", errors="replace"))
         for document, title, anchor in _CITATION.findall(text):
-            if document not in headings:
+            if document not in titles:
                 stale.append(f"{path.relative_to(ROOT)}: {document} does not exist")
-            elif title and not _names_a_heading(" ".join(title.split()), headings[document]):
+            elif title and not _names_a_heading(" ".join(title.split()), titles[document]):
                 stale.append(f'{path.relative_to(ROOT)}: {document}, "{title}"')
-            elif anchor and anchor not in {_slug(h) for h in headings[document]}:
+            elif anchor and anchor not in {_slug(h) for h in titles[document]}:
                 stale.append(f"{path.relative_to(ROOT)}: {document}#{anchor}")
     assert not stale, "citations of missing sections:\n" + "\n".join(stale)
 

@@ -30,6 +30,7 @@ from llmts.schema.conversations import ExplainRequest
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.neutral import NeutralRequest, neutral_message
 from llmts.server.app import LlmtsApp
+from tests.support.docs import doc_section
 
 PACKAGE = Path(__file__).resolve().parent.parent / "llmts"
 
@@ -379,7 +380,6 @@ def test_a_providers_credential_headers_are_secret_because_it_declares_them() ->
 
 def test_the_recording_docs_name_every_secret_header() -> None:
     """docs/recording.md ("Redaction") lists the headers a recording drops: exactly ``SECRET_HEADERS``."""
-    text = (PACKAGE.parent / "docs" / "recording.md").read_text()
-    paragraph = text[text.index("## Redaction") :].split(" headers are dropped", 1)[0]
+    paragraph = doc_section("docs/recording.md", "## Redaction").split(" headers are dropped", 1)[0]
     named = {name.lower() for name in re.findall(r"`([A-Za-z-]+)`", paragraph)}
     assert named == SECRET_HEADERS

@@ -25,6 +25,7 @@ from llmts.catalog.sdk_env import (
 from llmts.server.cli import main
 from tests.helpers import USER_HI
 from tests.support import configure
+from tests.support.docs import doc_section
 from tests.support.inner_pytest import attached_to, run_in_process
 
 pytestmark = pytest.mark.sdk
@@ -108,8 +109,7 @@ def test_the_table_covers_the_contract_names_once() -> None:
 
 def test_docs_name_every_variable_set_or_unset() -> None:
     """A provider declares its variables in its ``info.py``; docs/server.md ("llmts env") must show them."""
-    text = (ROOT / "docs" / "server.md").read_text(encoding="utf-8")
-    section = text[text.index("\n## llmts env\n") : text.index("\n## Routes\n")]
+    section = doc_section("docs/server.md", "## llmts env")
     declared = [v.name for v in SDK_VARIABLES] + list(SDK_OVERRIDDEN_VARIABLES)
     assert [name for name in declared if f"`{name}`" not in section] == []
 

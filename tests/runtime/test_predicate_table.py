@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 from typing import Any, get_args
 
 import annotated_types
@@ -21,6 +20,7 @@ from llmts.schema import LIMITS
 from llmts.schema.builder import StepBuilder
 from llmts.schema.conversations import StepWhen
 from llmts.schema.predicates import PREDICATES, PREDICATES_BY_NAME
+from tests.support.docs import doc_section
 
 NAMES = [spec.name for spec in PREDICATES]
 
@@ -77,15 +77,13 @@ def _max_length(annotation: Any) -> int | None:
 
 
 def test_the_docs_show_every_predicate_in_evaluation_order_and_the_text_limits_users() -> None:
-    docs = Path(__file__).resolve().parents[2] / "docs"
-    conversations = (docs / "conversations.md").read_text(encoding="utf-8")
-    table = conversations.split("\n### Predicates\n", 1)[1].split("\n#", 1)[0].split("| --- |", 1)[1]
-    rows = re.findall(r"^\| `(\w+)[`:]", table, re.MULTILINE)
+    predicates = doc_section("docs/conversations.md", "### Predicates")
+    rows = re.findall(r"^\| `(\w+)[`:]", predicates.split("| --- |", 1)[1], re.MULTILINE)
     assert sorted(rows) == sorted(NAMES)  # the predicates table
-    order = conversations.split("evaluated, and failures listed, in the order ", 1)[1].split(".\n", 1)[0]
+    order = predicates.split("evaluated, and failures listed, in the order ", 1)[1].split(".\n", 1)[0]
     assert re.findall(r"`(\w+)`", order) == NAMES
-    configuration = (docs / "configuration.md").read_text(encoding="utf-8")
-    [row] = [line for line in configuration.splitlines() if line.startswith("| `predicate_chars` |")]
+    limits = doc_section("docs/configuration.md", "## Limits").splitlines()
+    [row] = [line for line in limits if line.startswith("| `predicate_chars` |")]
     bounded = [spec.name for spec in PREDICATES if _max_length(spec.annotation) == LIMITS["predicate_chars"]]
     assert sorted(re.findall(r"`(\w+)`", row.split("|")[3])) == sorted(bounded)
 

@@ -6,8 +6,6 @@ of that document it must join."""
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -16,8 +14,9 @@ from llmts.errors import ConfigurationInvalid
 from llmts.schema.fixtures import _RESPONSE_KINDS, ResponseFixture
 from llmts.schema.operations import OPERATIONS
 from llmts.schema.validation import parse_session_config_json
+from tests.support.docs import ROOT, doc_section
 
-_CONFIGURATION_DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+_CONFIGURATION = "docs/configuration.md"
 
 
 def test_every_kind_an_operation_is_answered_by_is_a_fixture_field() -> None:
@@ -26,7 +25,7 @@ def test_every_kind_an_operation_is_answered_by_is_a_fixture_field() -> None:
         _RESPONSE_KINDS
     )
     assert set(_RESPONSE_KINDS) <= fields
-    documented = _CONFIGURATION_DOC.read_text(encoding="utf-8")
+    documented = (ROOT / _CONFIGURATION).read_text(encoding="utf-8")
     assert [kind for kind in _RESPONSE_KINDS if f"`{kind}`" not in documented] == []
 
 
@@ -40,15 +39,8 @@ def test_two_kinds_are_refused_naming_every_kind() -> None:
     )
 
 
-def _section(text: str, heading: str) -> str:
-    start = text.index(f"\n{heading}\n")
-    following = re.search(r"\n#{2,3} ", text[start + len(heading) + 2 :])
-    return text[start : start + len(heading) + 2 + following.start()] if following else text[start:]
-
-
 def test_the_configuration_reference_shows_the_real_validation_message_and_every_operation() -> None:
-    text = _CONFIGURATION_DOC.read_text(encoding="utf-8")
-    example = _section(text, "## Validation")
+    example = doc_section(_CONFIGURATION, "## Validation")
     shown = json.loads(example.split("```json\n", 1)[1].split("```", 1)[0])
     invalid = {"scenarios": [{"responses": [{"text": "a"}, {"text": "a", "json": {}}]}]}
     with pytest.raises(ConfigurationInvalid) as refused:
@@ -57,10 +49,10 @@ def test_the_configuration_reference_shows_the_real_validation_message_and_every
     assert shown["error"]["details"] == [{"path": problem["path"], "message": problem["message"]}]
     assert shown["error"]["message"] == str(refused.value)
 
-    scenarios = _section(text, "## Scenarios").splitlines()
+    scenarios = doc_section(_CONFIGURATION, "## Scenarios").splitlines()
     [operation_row] = [line for line in scenarios if line.startswith("| `operation`")]
-    operations = _section(text, "### Operations")
-    fixtures = _section(text, "## Response fixtures").split("\n\n", 2)[1]
+    operations = doc_section(_CONFIGURATION, "### Operations")
+    fixtures = doc_section(_CONFIGURATION, "## Response fixtures").split("\n\n", 2)[1]
     assert [name for name in OPERATIONS if f"`{name}`" not in operation_row] == []
     assert [name for name in OPERATIONS if f"`{name}`" not in operations] == []
     assert [kind for kind in _RESPONSE_KINDS if f"`{kind}`" not in fixtures] == []

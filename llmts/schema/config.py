@@ -73,7 +73,7 @@ class Scenario(BaseModel):
     # Pacing of this scenario's streamed answers unless a response sets its own.
     pacing: Pacing | None = None
     # The one operation whose requests this scenario answers (left out: the one its fixtures imply,
-    # else chat; llmts/schema/operations.py).
+    # else chat; llmts/schema/operations/).
     operation: Operation | None = None
 
     @model_serializer(mode="wrap")

@@ -30,8 +30,10 @@ from llmts.schema.media import (
     b64_decoded_size,
     transcript_pieces,
 )
-from llmts.schema.operation_fixtures import EmbeddingsFixture, ModerationFixtures, RerankFixture
 from llmts.schema.operations import CHAT, CHAT_LIKE, FIXTURE_KINDS, OPERATION_LIMITS, OPERATIONS
+from llmts.schema.operations.embeddings import EmbeddingsFixture
+from llmts.schema.operations.moderation import ModerationFixtures
+from llmts.schema.operations.rerank import RerankFixture
 from llmts.schema.pacing import PACING_LIMITS, Pacing
 from llmts.schema.peer_limits import PEER_LIMITS
 from llmts.schema.recorded import RECORDING_LIMITS, RecordedReply
@@ -167,9 +169,9 @@ class ErrorFixture(BaseModel):
         return {key: value for key, value in handler(self).items() if value is not None}
 
 
-# The kinds a response is exactly one of: each kind an operation is answered by, in the order of
-# llmts/schema/operations.py's table, then ``error`` (which answers any operation) and ``recorded`` (an
-# upstream's answer, docs/recording.md). Each is a field of ``ResponseFixture``
+# The kinds a response is exactly one of: each kind an operation is answered by, in the operation
+# table's order (llmts/schema/operations/), then ``error`` (which answers any operation) and ``recorded``
+# (an upstream's answer, docs/recording.md). Each is a field of ``ResponseFixture``
 # (tests/schema/test_fixture_kinds.py).
 _RESPONSE_KINDS = (
     *FIXTURE_KINDS,
@@ -291,7 +293,9 @@ class ResponseFixture(BaseModel):
     lenient: bool | None = None
     # How fast a streamed answer arrives (overrides the scenario's and the session's ``pacing``).
     pacing: Pacing | None = None
-    # Answers of the operations other than chat (docs/configuration.md, "Operations").
+    # Answers of the operations other than chat (docs/configuration.md, "Operations"). A field per kind is
+    # an operation's one registration line (its module in llmts/schema/operations/ declares the rest): a
+    # field, not one built from the table, so that users' type checkers see it.
     embeddings: EmbeddingsFixture | None = None
     moderation: ModerationFixtures | None = None
     rerank: RerankFixture | None = None

@@ -23,6 +23,8 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+from llmts.schema.operation_row import OperationResult
+
 __all__ = [
     "AUDIO_DELTA_BYTES",
     "AUDIO_FORMATS",
@@ -229,18 +231,14 @@ class NeutralImage(BaseModel):
     partials: tuple[bytes, ...] = ()
 
 
-class ImagesResult(BaseModel):
+class ImagesResult(OperationResult):
     """The images of one answer, in order."""
-
-    model_config = _FROZEN
 
     images: tuple[NeutralImage, ...]
 
 
-class TranscriptResult(BaseModel):
+class TranscriptResult(OperationResult):
     """A transcription or translation: text, language, duration and timings (always filled)."""
-
-    model_config = _FROZEN
 
     text: str
     language: str
@@ -251,10 +249,8 @@ class TranscriptResult(BaseModel):
     pieces: tuple[str, ...]
 
 
-class AudioResult(BaseModel):
+class AudioResult(OperationResult):
     """Speech: the audio bytes and their format."""
-
-    model_config = _FROZEN
 
     format: str
     data: bytes

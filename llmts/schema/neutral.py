@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from llmts.schema.construct import build
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.native import NativeOutput
-from llmts.schema.operations import FIXTURE_KINDS, OperationResult
+from llmts.schema.operation_row import OperationResult
+from llmts.schema.operations import FIXTURE_KINDS
 from llmts.schema.recorded import OptionValue, RecordedRequest
 
 __all__ = [
@@ -43,7 +44,7 @@ __all__ = [
     "remember",
 ]
 
-# What a compiled answer is: every fixture kind of the operation table (llmts/schema/operations.py; a
+# What a compiled answer is: every fixture kind of the operation table (llmts/schema/operations/; a
 # refusal is kind ``text``), and ``recorded``. Derived from the table, so to a type checker it is a ``str``.
 _OUTPUT_KINDS = (*(kind for kind in FIXTURE_KINDS if kind != "refusal"), "recorded")
 if TYPE_CHECKING:

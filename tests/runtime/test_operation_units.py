@@ -5,6 +5,8 @@ that disagree, and a unit's parts work on their own, without a session."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import pkgutil
 import types
 from typing import get_args
 
@@ -16,9 +18,13 @@ from llmts.runtime.operations.embeddings import EMBEDDINGS, EmbeddingsInput
 from llmts.runtime.operations.images import IMAGES, ImagesInput
 from llmts.runtime.operations.rerank import RERANK, RerankInput
 from llmts.runtime.operations.unit import OperationUnit, units_of
+from llmts.schema.config import SessionConfig
 from llmts.schema.fixtures import ResponseFixture
 from llmts.schema.neutral import OperationInput, OperationRequest, build
-from llmts.schema.operations import CHAT_LIKE, OPERATIONS, EmbeddingsResult, Operation, RerankResult
+from llmts.schema.operation_row import OperationRow
+from llmts.schema.operations import CHAT_LIKE, OPERATION_LIMITS, OPERATIONS, Operation, rows_of
+from llmts.schema.operations.embeddings import EmbeddingsResult
+from llmts.schema.operations.rerank import RerankResult
 
 
 def test_every_operation_but_chat_has_a_unit_answered_by_a_fixture_of_its_row() -> None:
@@ -32,8 +38,48 @@ def test_every_operation_but_chat_has_a_unit_answered_by_a_fixture_of_its_row() 
 
 
 def test_the_operation_literal_is_the_table() -> None:
-    """``Operation`` (the scenario filter's type) spells the table's names for type checkers."""
+    """``Operation`` (the scenario filter's type) is derived from the table: validation and the JSON
+    schema name exactly its values."""
     assert get_args(Operation) == tuple(OPERATIONS)
+    assert SessionConfig.model_json_schema()["$defs"]["Scenario"]["properties"]["operation"]["anyOf"][0] == {
+        "enum": list(OPERATIONS),
+        "type": "string",
+    }
+
+
+def _schema_module(name: str, *rows: OperationRow) -> types.ModuleType:
+    module = types.ModuleType(name)
+    for index, row in enumerate(rows):
+        setattr(module, f"ROW_{index}", row)
+    return module
+
+
+def test_the_table_is_collected_from_the_rows_the_schema_modules_declare() -> None:
+    """Each operation's schema module (llmts/schema/operations/) declares its row; the package collects
+    them (chat first, realtime last) and refuses a name or a limit declared twice."""
+    modules = [importlib.import_module(f"llmts.schema.operations.{name}") for name in _SCHEMA_MODULES]
+    assert {row.name: row.kinds for row in rows_of(modules)} == dict(OPERATIONS)
+    assert {name for row in rows_of(modules) for name in row.limits} < set(OPERATION_LIMITS)
+    labels = OperationRow("classification", ("labels",), {"labels_per_response": 2048})
+    rows = rows_of([*modules, _schema_module("m.classification", labels)])
+    assert rows[-2:] == (labels, rows_of(modules)[-1]) and rows[-1].name == "realtime"
+    with pytest.raises(RuntimeError, match=r"m\.again declares operation 'rerank' a second time"):
+        rows_of([*modules, _schema_module("m.again", OperationRow("rerank", ("rerank",)))])
+    with pytest.raises(RuntimeError, match=r"m\.voice declares operation 'realtime' a second time"):
+        rows_of([_schema_module("m.voice", OperationRow("realtime", ("audio",)))])
+    clash = OperationRow("classification", ("labels",), {"embedding_dimensions": 8})
+    with pytest.raises(
+        RuntimeError, match="limit 'embedding_dimensions', which operation 'embeddings' already"
+    ):
+        rows_of([*modules, _schema_module("m.classification", clash)])
+    shared = OperationRow("classification", ("labels",), {"operation_inputs": 8})
+    with pytest.raises(RuntimeError, match="which the shared input limits already has"):
+        rows_of([_schema_module("m.classification", shared)])
+
+
+_SCHEMA_MODULES = [
+    info.name for info in pkgutil.iter_modules(importlib.import_module("llmts.schema.operations").__path__)
+]
 
 
 def _module(name: str, *units: OperationUnit) -> types.ModuleType:  # type: ignore[type-arg]

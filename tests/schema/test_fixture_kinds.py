@@ -1,5 +1,5 @@
 """The kinds a scripted response is exactly one of come from the operations table
-(llmts/schema/operations.py): each is a field of the response fixture, the validation message names them
+(llmts/schema/operations/): each is a field of the response fixture, the validation message names them
 all, and docs/configuration.md says what the code does, so a new operation's row points at every place
 of that document it must join."""
 

@@ -28,7 +28,7 @@ from llmts.providers.cohere_retrieval.embed import embed_request, embedding_type
 from llmts.providers.cohere_retrieval.rerank import rerank_request, rerank_results
 from llmts.providers.operations import bounded_texts, embeddings_request, operation_result
 from llmts.schema.neutral import Completion, NeutralRequest
-from llmts.schema.operations import EmbeddingsResult
+from llmts.schema.operations.embeddings import EmbeddingsResult
 
 __all__ = ["operation_of_model", "parse_model_invoke", "render_model_invoke"]
 

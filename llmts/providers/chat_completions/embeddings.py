@@ -22,7 +22,7 @@ from llmts.providers.operations import bounded_texts, embeddings_request, float3
 from llmts.providers.strict import StrictRule, Violation
 from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest
-from llmts.schema.operations import EmbeddingsResult
+from llmts.schema.operations.embeddings import EmbeddingsResult
 
 __all__ = [
     "DEFAULT_DIMENSIONS",

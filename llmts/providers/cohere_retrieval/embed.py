@@ -28,7 +28,7 @@ from llmts.providers.operations import (
 from llmts.providers.strict import StrictRule, Violation
 from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest
-from llmts.schema.operations import EmbeddingsResult
+from llmts.schema.operations.embeddings import EmbeddingsResult
 from llmts.schema.wire_values import one_of
 
 __all__ = [

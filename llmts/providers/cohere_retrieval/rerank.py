@@ -20,7 +20,7 @@ from llmts.providers.strict import StrictRule, Violation
 from llmts.runtime.operations.rerank import RerankInput
 from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest
-from llmts.schema.operations import RerankResult
+from llmts.schema.operations.rerank import RerankResult
 
 __all__ = ["RERANK_RULES", "parse_rerank", "render_rerank", "rerank_request", "rerank_results"]
 

@@ -17,7 +17,7 @@ from llmts.errors import InvalidRequest
 from llmts.providers.base import ProviderCall, Reply
 from llmts.providers.operations import bounded_texts, embeddings_request, operation_result
 from llmts.schema.neutral import Completion, NeutralRequest
-from llmts.schema.operations import EmbeddingsResult
+from llmts.schema.operations.embeddings import EmbeddingsResult
 
 __all__ = [
     "model_dimensions",

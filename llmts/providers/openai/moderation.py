@@ -18,7 +18,7 @@ from llmts.providers.strict import StrictRule, Violation
 from llmts.runtime.operations.moderation import ModerationInput
 from llmts.runtime.signatures import SignatureBook
 from llmts.schema.neutral import Completion, NeutralRequest
-from llmts.schema.operations import MODERATION_CATEGORIES, ModerationResult
+from llmts.schema.operations.moderation import MODERATION_CATEGORIES, ModerationResult
 
 if TYPE_CHECKING:  # annotations are never evaluated at run time
     from typing_extensions import TypeIs

@@ -21,7 +21,7 @@ from llmts.errors import FixtureMismatch, InvalidRequest
 from llmts.runtime.operations.unit import OperationUnit, answer
 from llmts.schema.fixtures import LIMITS
 from llmts.schema.neutral import OperationInput, ScriptedOutput, build
-from llmts.schema.operations import EmbeddingsResult
+from llmts.schema.operations.embeddings import EmbeddingsResult
 
 __all__ = ["EMBEDDINGS", "STOP_WORDS", "EmbeddingsInput", "embed_texts"]
 

@@ -10,8 +10,12 @@ from llmts.errors import FixtureMismatch
 from llmts.runtime.operations.scoring import moderate_texts
 from llmts.runtime.operations.unit import OperationUnit, answer
 from llmts.schema.neutral import OperationInput, ScriptedOutput, build
-from llmts.schema.operation_fixtures import ModerationFixture
-from llmts.schema.operations import MODERATION_CATEGORIES, ModerationResult, ModerationVerdict
+from llmts.schema.operations.moderation import (
+    MODERATION_CATEGORIES,
+    ModerationFixture,
+    ModerationResult,
+    ModerationVerdict,
+)
 
 __all__ = ["MODERATION", "ModerationInput"]
 

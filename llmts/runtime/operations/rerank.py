@@ -10,8 +10,7 @@ from llmts.errors import FixtureMismatch
 from llmts.runtime.operations.scoring import rank_documents
 from llmts.runtime.operations.unit import OperationUnit, answer
 from llmts.schema.neutral import OperationInput, ScriptedOutput
-from llmts.schema.operation_fixtures import RerankHitFixture
-from llmts.schema.operations import RerankResult
+from llmts.schema.operations.rerank import RerankHitFixture, RerankResult
 
 __all__ = ["RERANK", "RerankInput"]
 

@@ -14,7 +14,8 @@ import re
 
 from llmts.runtime.operations.embeddings import STOP_WORDS
 from llmts.schema.neutral import build
-from llmts.schema.operations import MODERATION_CATEGORIES, ModerationVerdict, RerankResult
+from llmts.schema.operations.moderation import MODERATION_CATEGORIES, ModerationVerdict
+from llmts.schema.operations.rerank import RerankResult
 
 __all__ = ["moderate_texts", "rank_documents"]
 

@@ -20,7 +20,8 @@ from typing import Any, Generic, TypeVar
 
 from llmts.runtime.tokens import estimate_text_tokens
 from llmts.schema.neutral import OperationInput, ScriptedOutput, build
-from llmts.schema.operations import CHAT_LIKE, OperationResult
+from llmts.schema.operation_row import OperationResult
+from llmts.schema.operations import CHAT_LIKE
 
 __all__ = ["OperationUnit", "answer", "load_units", "text_tokens", "units_of"]
 

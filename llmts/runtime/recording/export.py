@@ -189,7 +189,7 @@ def recording_configuration(
         omitted += max(0, len(kept) - LIMITS["responses_per_scenario"])
         parts = (provider, model) if family == CHAT else (provider, family, model)
         scenario: dict[str, Any] = {"id": ids.new(*parts), "provider": provider}
-        if family != CHAT:  # a scenario serves one operation (llmts/schema/operations.py)
+        if family != CHAT:  # a scenario serves one operation (llmts/schema/operations/)
             scenario["operation"] = family
         if model:
             scenario["model"] = model

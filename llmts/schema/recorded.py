@@ -99,8 +99,15 @@ class RecordedMessage(BaseModel):
         return {k: v for k, v in data.items() if v is not None and (k != "text" or v)}
 
 
-# An operation's option values (``RecordedRequest.options``): numbers, names, image input positions.
-OptionValue = int | float | str | list[int]
+# An operation's option values (``RecordedRequest.options``): numbers, names, image input positions, a
+# list of names (what an ``OperationInput``'s ``options()`` gives for a tuple of strings).
+OptionValue = (
+    int
+    | float
+    | str
+    | list[int]
+    | Annotated[list[str], Field(max_length=RECORDING_LIMITS["recorded_inputs"])]
+)
 _OptionName = Annotated[str, Field(min_length=1, max_length=64)]
 
 

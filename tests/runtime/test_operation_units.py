@@ -60,21 +60,21 @@ def test_the_table_is_collected_from_the_rows_the_schema_modules_declare() -> No
     modules = [importlib.import_module(f"llmts.schema.operations.{name}") for name in _SCHEMA_MODULES]
     assert {row.name: row.kinds for row in rows_of(modules)} == dict(OPERATIONS)
     assert {name for row in rows_of(modules) for name in row.limits} < set(OPERATION_LIMITS)
-    labels = OperationRow("classification", ("labels",), {"labels_per_response": 2048})
-    rows = rows_of([*modules, _schema_module("m.classification", labels)])
-    assert rows[-2:] == (labels, rows_of(modules)[-1]) and rows[-1].name == "realtime"
+    sentiments = OperationRow("sentiment", ("sentiments",), {"sentiments_per_response": 2048})
+    rows = rows_of([*modules, _schema_module("m.sentiment", sentiments)])
+    assert rows[-2:] == (sentiments, rows_of(modules)[-1]) and rows[-1].name == "realtime"
     with pytest.raises(RuntimeError, match=r"m\.again declares operation 'rerank' a second time"):
         rows_of([*modules, _schema_module("m.again", OperationRow("rerank", ("rerank",)))])
     with pytest.raises(RuntimeError, match=r"m\.voice declares operation 'realtime' a second time"):
         rows_of([_schema_module("m.voice", OperationRow("realtime", ("audio",)))])
-    clash = OperationRow("classification", ("labels",), {"embedding_dimensions": 8})
+    clash = OperationRow("sentiment", ("sentiments",), {"embedding_dimensions": 8})
     with pytest.raises(
         RuntimeError, match="limit 'embedding_dimensions', which operation 'embeddings' already"
     ):
-        rows_of([*modules, _schema_module("m.classification", clash)])
-    shared = OperationRow("classification", ("labels",), {"operation_inputs": 8})
+        rows_of([*modules, _schema_module("m.sentiment", clash)])
+    shared = OperationRow("sentiment", ("sentiments",), {"operation_inputs": 8})
     with pytest.raises(RuntimeError, match="which the shared input limits already has"):
-        rows_of([_schema_module("m.classification", shared)])
+        rows_of([_schema_module("m.sentiment", shared)])
 
 
 _SCHEMA_MODULES = [

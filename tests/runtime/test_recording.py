@@ -429,3 +429,20 @@ def test_operation_request_summaries_round_trip_and_redact() -> None:
         _operation("rerank", inputs=("the cat", "the dot")),
     )
     assert closest is not None and closest[0] == "scenario 'r' response 1"
+
+
+def test_an_option_that_lists_names_loads_back_and_is_bounded() -> None:
+    """An operation input whose option is a tuple of strings (e.g. a classifier's labels) records as a
+    list of names (``OptionValue``), loads back, and is bounded like the inputs."""
+    document = {
+        "operation": "classification",
+        "model": "m",
+        "inputs": ["a"],
+        "options": {"labels": ["x", "y"]},
+    }
+    loaded = RecordedRequest.model_validate(document)
+    assert loaded.options == {"labels": ["x", "y"]}
+    assert RecordedRequest.model_validate(loaded.model_dump(mode="json")) == loaded
+    assert RecordedRequest.model_validate({**document, "options": {"n": [1, 2]}}).options == {"n": [1, 2]}
+    with pytest.raises(ValidationError, match="at most 4096 items"):
+        RecordedRequest.model_validate({**document, "options": {"labels": ["x"] * 4097}})

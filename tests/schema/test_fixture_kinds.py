@@ -6,6 +6,7 @@ of that document it must join."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from pydantic import ValidationError
@@ -56,3 +57,15 @@ def test_the_configuration_reference_shows_the_real_validation_message_and_every
     assert [name for name in OPERATIONS if f"`{name}`" not in operation_row] == []
     assert [name for name in OPERATIONS if f"`{name}`" not in operations] == []
     assert [kind for kind in _RESPONSE_KINDS if f"`{kind}`" not in fixtures] == []
+
+
+def test_the_dashboard_shows_every_field_of_a_response_but_its_delivery_settings() -> None:
+    """The dashboard's configuration view names a response by its keys, except the settings of how it is
+    delivered: a new kind shows with no change there, and a new setting must join that list, or it would
+    be shown as what the response answers with."""
+    source = (ROOT / "llmts/dashboard/static/views/config.js").read_text(encoding="utf-8")
+    listed = re.search(r"DELIVERY_SETTINGS = new Set\(\[(.*?)\]\)", source)
+    assert listed is not None
+    settings = set(re.findall(r'"(\w+)"', listed.group(1)))
+    fields = {field.alias or name for name, field in ResponseFixture.model_fields.items()}
+    assert settings == fields - set(_RESPONSE_KINDS) - {"reasoning"}  # reasoning is shown with its text

@@ -11,8 +11,8 @@ chat-like routes keep their own names (``chat.completions``, ``responses``, ``me
 ``generate_content``...), which all belong to the ``chat`` family; every other route records its
 family's name itself (``embeddings``...). ``operation_family`` maps the one to the other.
 
-This package imports nothing of llmts but ``operation_row.py`` and ``media.py``: ``fixtures.py`` and
-``neutral.py`` both read it.
+This package imports nothing of llmts but ``operation_row.py`` (its modules may add ``media.py``, which
+imports only that): ``fixtures.py`` and ``neutral.py`` both read it.
 """
 
 from __future__ import annotations

@@ -3,9 +3,14 @@
 import { api, poll } from "../api.js";
 import { clear, errorText, h, sessionHash } from "../dom.js";
 
+// A response's keys name what it answers with, except these settings of how it is delivered; so a new
+// fixture kind (docs/contributing.md, "Adding an operation") shows without a change here.
+const DELIVERY_SETTINGS = new Set(["chunks", "delay_ms", "usage", "stream_delivery", "finish_reason", "lenient", "pacing"]);
+
 function responseKind(response) {
-  const kinds = ["text", "json", "tool_calls", "error", "items", "embeddings", "images", "transcript", "audio", "moderation", "rerank", "reasoning", "refusal"];
-  const found = kinds.filter((kind) => response[kind] !== undefined && response[kind] !== null);
+  const found = Object.keys(response).filter(
+    (key) => !DELIVERY_SETTINGS.has(key) && response[key] !== undefined && response[key] !== null,
+  );
   return found.join(" + ") || "response";
 }
 

@@ -280,7 +280,7 @@ class ScriptedOutput(BaseModel):
     refusal: str | None = None
     # A misbehaving model: the fixture/request fit checks are skipped (``lenient`` fixtures).
     lenient: bool = False
-    # The answer of an operation other than chat (kinds ``embeddings``, ``moderation``, ``rerank``).
+    # The answer of an operation other than chat (kinds ``embeddings``, ``images``, ``rerank``...).
     result: OperationResult | None = None
     # ``recorded`` (docs/recording.md): the upstream's answer, written as is instead of rendered.
     recorded: RecordedOutput | None = None

@@ -31,8 +31,9 @@ class OperationRow:
         object.__setattr__(self, "limits", MappingProxyType(dict(self.limits)))  # frozen all the way
 
 
-# Limits every operation with text inputs shares (embeddings, moderation, rerank): the inputs of one
-# request (texts to embed or moderate, documents to rerank) and their characters.
+# Limits every operation with text inputs shares (embeddings, moderation, rerank...: the routes that
+# bound them with ``bounded_texts``): the inputs of one request (texts to embed or moderate, documents to
+# rerank) and their characters.
 INPUT_LIMITS: Mapping[str, int] = MappingProxyType(
     {
         "operation_inputs": 2048,

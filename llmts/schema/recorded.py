@@ -113,7 +113,7 @@ _OptionName = Annotated[str, Field(min_length=1, max_length=64)]
 
 class RecordedRequest(BaseModel):
     """The request a recorded answer was given to; a replayed request must equal it. Chat requests are
-    their system prompt and messages; other operations (embeddings, moderation, rerank, images, audio)
+    their system prompt and messages; other operations (embeddings, moderation, rerank, images, audio...)
     their ``inputs`` (texts to embed or moderate, documents to rerank, the prompt or text to speak), the
     rerank ``query``, the ``options`` they name (``dimensions``, ``top_n``, image ``count`` and size,
     formats, ``speed``, ``language``) and the SHA-256 of an uploaded file (never the file itself)."""

@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 
 from llmts.runtime.media.audio import speech_pcm, wav_bytes
 from llmts.runtime.media.png import generated_png
+from tests.fuzz import seeds
 from tests.fuzz.harness import BOUNDED, DEEP, DEEP_TIMEOUT, FuzzServer, check_request, fuzz_server, survive
 from tests.fuzz.strategies import headers, session_prefixed
 
 __all__ = ["fuzz_server"]
 
-_ROUTES = ["/openai/v1/images/edits", "/openai/v1/audio/transcriptions", "/openai/v1/audio/translations"]
+_ROUTES = seeds.MULTIPART_ROUTES
 _SESSIONS = ["default", "nope"]
 _PNG = generated_png(8, 8, b"fuzz")
 _WAV = wav_bytes(speech_pcm("fuzz me"), "fuzz me")

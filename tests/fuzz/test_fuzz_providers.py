@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from llmts import ConfigBuilder
 from llmts.providers.adapters import ADAPTERS
+from llmts.providers.base import InferenceRoute
 from tests.fuzz import seeds
 from tests.fuzz.harness import (
     BOUNDED,
@@ -82,6 +83,20 @@ def _seeds_for(rule: str) -> list[dict[str, Any]]:
     if rule.startswith("/bedrock/"):
         return seeds.CONVERSE if "/converse" in rule else seeds.BEDROCK_INVOKE
     return [{}]
+
+
+def test_every_route_that_parses_a_json_body_has_seed_bodies() -> None:
+    """A route without seeds would be fuzzed with ``{}`` bodies only, its parser barely reached: a new
+    route adds its seeds to tests/fuzz/seeds.py (the multipart routes are test_fuzz_media.py's)."""
+    unseeded = [
+        route.rule
+        for adapter in ADAPTERS
+        for route in adapter.routes
+        if isinstance(route, InferenceRoute)
+        and route.rule not in seeds.MULTIPART_ROUTES
+        and _seeds_for(route.rule) == [{}]
+    ]
+    assert unseeded == [], f"no seed bodies in tests/fuzz/seeds.py (and _seeds_for) for {unseeded}"
 
 
 def _family(namespace: str) -> st.SearchStrategy[tuple[str, str, dict[str, str], bytes]]:

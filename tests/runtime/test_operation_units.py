@@ -102,6 +102,10 @@ def test_the_import_check_refuses_units_and_a_table_that_disagree() -> None:
     with pytest.raises(RuntimeError, match="operation 'rerank' is answered by fixture 'embeddings'"):
         others = [m for m in real if m.__name__ != "m.rerank"]
         units_of([*others, _module("m.rerank", wrong_fixture)], OPERATIONS, fields)
+    with pytest.raises(
+        RuntimeError, match="'rerank' is answered by fixture 'rerank', which is not a field of"
+    ):
+        units_of(real, OPERATIONS, set(fields) - {"rerank"})
     with pytest.raises(RuntimeError, match="second unit of operation 'rerank'"):
         units_of([*real, _module("m.again", dataclasses.replace(RERANK))], OPERATIONS, fields)
 

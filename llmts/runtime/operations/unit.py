@@ -81,11 +81,16 @@ def units_of(
                     f"{module.__name__} declares a unit of operation {unit.name!r}, which the operation "
                     "table (llmts.schema.operations.OPERATIONS) does not have"
                 )
-            if unit.fixture not in kinds or unit.fixture not in fields:
+            if unit.fixture not in kinds:
                 raise RuntimeError(
                     f"{module.__name__}: operation {unit.name!r} is answered by fixture {unit.fixture!r}, "
-                    f"which is not one of its table row's kinds ({', '.join(kinds)}) and a field of "
-                    "ResponseFixture"
+                    f"which is not one of its table row's kinds ({', '.join(kinds)})"
+                )
+            if unit.fixture not in fields:
+                raise RuntimeError(
+                    f"{module.__name__}: operation {unit.name!r} is answered by fixture {unit.fixture!r}, "
+                    "which is not a field of ResponseFixture (its registration line in "
+                    "llmts/schema/fixtures.py)"
                 )
             units[unit.name] = unit
     missing = [name for name in table if name not in CHAT_LIKE and name not in units]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
 from llmts.schema.construct import build
 from llmts.schema.faults import StreamDelivery
@@ -281,7 +281,7 @@ class ScriptedOutput(BaseModel):
     # A misbehaving model: the fixture/request fit checks are skipped (``lenient`` fixtures).
     lenient: bool = False
     # The answer of an operation other than chat (kinds ``embeddings``, ``images``, ``rerank``...).
-    result: OperationResult | None = None
+    result: SerializeAsAny[OperationResult] | None = None  # dumped as its own model, not as the base
     # ``recorded`` (docs/recording.md): the upstream's answer, written as is instead of rendered.
     recorded: RecordedOutput | None = None
     # A realtime turn's spoken answer (docs/realtime.md): ``spoken`` the fixture asked for audio,

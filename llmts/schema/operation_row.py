@@ -25,7 +25,7 @@ class OperationRow:
 
     name: str
     kinds: tuple[str, ...]
-    limits: Mapping[str, int] = field(default_factory=dict)
+    limits: Mapping[str, int] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "limits", MappingProxyType(dict(self.limits)))  # frozen all the way
@@ -46,4 +46,4 @@ class OperationResult(BaseModel):
     """The compiled answer of an operation other than chat (``ScriptedOutput.result``): each operation's
     result model subclasses it."""
 
-    model_config = ConfigDict(defer_build=True, frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)

@@ -336,14 +336,14 @@ SPEECH: list[dict[str, Any]] = [
     },
 ]
 
-# Realistic values for werkzeug path arguments, by argument name.
 # The routes whose bodies are multipart forms, fuzzed by test_fuzz_media.py (no JSON seeds).
-MULTIPART_ROUTES = [
+MULTIPART_ROUTES: list[str] = [
     "/openai/v1/images/edits",
     "/openai/v1/audio/transcriptions",
     "/openai/v1/audio/translations",
 ]
 
+# Realistic values for werkzeug path arguments, by argument name.
 PATH_ARGUMENTS: dict[str, list[str]] = {
     "model": [
         "gpt-4.1-mini",

@@ -11,6 +11,7 @@ import types
 from typing import get_args
 
 import pytest
+from pydantic import ValidationError
 
 from llmts.errors import FixtureMismatch
 from llmts.runtime.operations import UNITS, compile_result, content_frames
@@ -20,11 +21,15 @@ from llmts.runtime.operations.rerank import RERANK, RerankInput
 from llmts.runtime.operations.unit import OperationUnit, units_of
 from llmts.schema.config import SessionConfig
 from llmts.schema.fixtures import ResponseFixture
-from llmts.schema.neutral import OperationInput, OperationRequest, build
+from llmts.schema.neutral import OperationInput, OperationRequest, ScriptedOutput, build
 from llmts.schema.operation_row import OperationRow
 from llmts.schema.operations import CHAT_LIKE, OPERATION_LIMITS, OPERATIONS, Operation, rows_of
 from llmts.schema.operations.embeddings import EmbeddingsResult
 from llmts.schema.operations.rerank import RerankResult
+
+_SCHEMA_MODULES = [
+    info.name for info in pkgutil.iter_modules(importlib.import_module("llmts.schema.operations").__path__)
+]
 
 
 def test_every_operation_but_chat_has_a_unit_answered_by_a_fixture_of_its_row() -> None:
@@ -72,14 +77,14 @@ def test_the_table_is_collected_from_the_rows_the_schema_modules_declare() -> No
         RuntimeError, match="limit 'embedding_dimensions', which operation 'embeddings' already"
     ):
         rows_of([*modules, _schema_module("m.sentiment", clash)])
+    reused = next(row for row in rows_of(modules) if row.name == "rerank")
+    assert rows_of([*modules, _schema_module("m.reuses", reused)]) == rows_of(
+        modules
+    )  # imported, not declared
+    assert len(set(rows_of(modules))) == len(OPERATIONS)  # rows hash (their limits are left out)
     shared = OperationRow("sentiment", ("sentiments",), {"operation_inputs": 8})
     with pytest.raises(RuntimeError, match="which the shared input limits already has"):
         rows_of([_schema_module("m.sentiment", shared)])
-
-
-_SCHEMA_MODULES = [
-    info.name for info in pkgutil.iter_modules(importlib.import_module("llmts.schema.operations").__path__)
-]
 
 
 def _module(name: str, *units: OperationUnit) -> types.ModuleType:  # type: ignore[type-arg]
@@ -144,3 +149,12 @@ def test_inputs_are_immutable() -> None:
     given = EmbeddingsInput(("a",), 3)
     with pytest.raises(dataclasses.FrozenInstanceError):
         given.dimensions = 4  # type: ignore[misc]
+
+
+def test_a_compiled_answer_dumps_its_result_whole_and_loads_only_a_result() -> None:
+    """``ScriptedOutput.result`` is typed by the base every result model subclasses: dumped as its own
+    model (not as the empty base), and a mapping that is no result is refused, not emptied."""
+    output = EMBEDDINGS.compile([[1.0, 0.5]])
+    assert output.model_dump()["result"] == {"vectors": ((1.0, 0.5),)}
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        ScriptedOutput.model_validate({"kind": "embeddings", "result": {"vectors": [[1.0]]}})

@@ -12,7 +12,8 @@ chat-like routes keep their own names (``chat.completions``, ``responses``, ``me
 family's name itself (``embeddings``...). ``operation_family`` maps the one to the other.
 
 This package imports nothing of llmts but ``operation_row.py`` (its modules may add ``media.py``, which
-imports only that): ``fixtures.py`` and ``neutral.py`` both read it.
+imports only that): ``fixtures.py`` and ``neutral.py`` both read it. Its modules import from
+``operation_row.py``, never from this ``__init__``, which is still running when it imports them.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def rows_of(modules: Iterable[ModuleType]) -> tuple[OperationRow, ...]:
     limits: dict[str, str] = dict.fromkeys(INPUT_LIMITS, "the shared input limits")
     for module in modules:
         for row in (value for value in vars(module).values() if isinstance(value, OperationRow)):
+            if rows.get(row.name) is row:
+                continue  # a row another module imported: declared once
             if row.name in rows or row.name == REALTIME:
                 raise RuntimeError(f"{module.__name__} declares operation {row.name!r} a second time")
             for limit in row.limits:
@@ -69,7 +72,9 @@ def rows_of(modules: Iterable[ModuleType]) -> tuple[OperationRow, ...]:
     return (*rows.values(), _REALTIME_ROW)
 
 
-_ROWS = rows_of(importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__))
+# By name, so the order never depends on the importer (validation messages and the JSON schema list it).
+_MODULES = sorted(info.name for info in pkgutil.iter_modules(__path__))
+_ROWS = rows_of(importlib.import_module(f"{__name__}.{name}") for name in _MODULES)
 
 # Operation -> the response fixture kinds that answer it (an ``error`` answers any operation). Row order
 # is the order validation messages list them.

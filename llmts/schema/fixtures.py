@@ -20,20 +20,14 @@ from llmts.schema.economics import ECONOMICS_LIMITS
 from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
 from llmts.schema.items import NATIVE_LIMITS, OutputItem, check_items
 from llmts.schema.journal import JOURNAL_LIMITS
-from llmts.schema.media import (
-    AUDIO_DELTA_BYTES,
-    MEDIA_LIMITS,
-    AudioFixture,
-    ImagesFixture,
-    MediaB64,
-    TranscriptFixture,
-    b64_decoded_size,
-    transcript_pieces,
-)
+from llmts.schema.media import AUDIO_DELTA_BYTES, MEDIA_LIMITS, MediaB64, b64_decoded_size, transcript_pieces
 from llmts.schema.operations import CHAT, CHAT_LIKE, FIXTURE_KINDS, OPERATION_LIMITS, OPERATIONS
 from llmts.schema.operations.embeddings import EmbeddingsFixture
+from llmts.schema.operations.images import ImagesFixture
 from llmts.schema.operations.moderation import ModerationFixtures
 from llmts.schema.operations.rerank import RerankFixture
+from llmts.schema.operations.speech import AudioFixture
+from llmts.schema.operations.transcription import TranscriptFixture
 from llmts.schema.pacing import PACING_LIMITS, Pacing
 from llmts.schema.peer_limits import PEER_LIMITS
 from llmts.schema.recorded import RECORDING_LIMITS, RecordedReply
@@ -299,7 +293,7 @@ class ResponseFixture(BaseModel):
     embeddings: EmbeddingsFixture | None = None
     moderation: ModerationFixtures | None = None
     rerank: RerankFixture | None = None
-    # Images, transcripts and speech (llmts/schema/media.py; docs/images.md, docs/audio.md).
+    # Images, transcripts and speech (docs/images.md, docs/audio.md).
     images: ImagesFixture | None = None
     # A string ``transcript`` and a string ``audio`` (``"generated"`` or base64 PCM16) script a realtime
     # turn's spoken answer (docs/realtime.md); the objects answer transcription and speech requests.

@@ -1,44 +1,27 @@
-"""Images, transcripts and speech: their response fixtures, their compiled (neutral) answers and their
-limits (docs/images.md, docs/audio.md).
+"""What the media operations (images, transcription and translation, speech) and realtime audio share:
+the media limits, base64 checks, the speech formats, how a transcript streams, and timed text.
 
-Fixtures (``ResponseFixture`` kinds ``images``, ``transcript``, ``audio``):
-
-* ``{"images": [{"b64_json": "<base64>" | "url": "https://...", "revised_prompt": "..."}]}``: exact
-  image bytes (any format; llmts serves them as they are) or a URL passed through;
-* ``{"transcript": {"text", "language", "duration", "segments": [{"start", "end", "text"}],
-  "words": [{"start", "end", "word"}]}}``: only ``text`` is required; missing timings are spread over
-  the duration (llmts/runtime/media/transcript.py);
-* ``{"audio": {"format": "mp3", "b64": "<base64>"}}``: exact speech bytes in any of OpenAI's formats.
-
-Every list and byte string is bounded by ``MEDIA_LIMITS`` (merged into ``LIMITS``).
+Each operation's fixture and compiled answer live in its module of ``llmts/schema/operations/``
+(``images.py``, ``transcription.py``, ``speech.py``); their lists and byte strings are bounded by
+``MEDIA_LIMITS`` (merged into ``LIMITS``).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import math
 import re
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Literal, NamedTuple
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer, model_validator
-
-from llmts.schema.operation_row import OperationResult
+from pydantic import AfterValidator
 
 __all__ = [
     "AUDIO_DELTA_BYTES",
     "AUDIO_FORMATS",
     "MEDIA_LIMITS",
-    "AudioFixture",
     "AudioFormat",
-    "AudioResult",
-    "ImageFixture",
-    "ImagesFixture",
-    "ImagesResult",
-    "NeutralImage",
+    "MediaB64",
     "TimedText",
-    "TranscriptFixture",
-    "TranscriptResult",
     "b64_decoded_size",
     "decode_b64",
     "transcript_pieces",
@@ -64,9 +47,6 @@ AUDIO_DELTA_BYTES = 16_384
 # OpenAI's speech formats; llmts generates each (``mp3``, ``opus``, ``aac``, ``flac`` with ``llmts[media]``).
 AudioFormat = Literal["mp3", "opus", "aac", "flac", "wav", "pcm"]
 AUDIO_FORMATS: tuple[str, ...] = ("mp3", "opus", "aac", "flac", "wav", "pcm")
-
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True)
-_FROZEN = ConfigDict(defer_build=True, frozen=True)
 
 
 def decode_b64(value: str) -> bytes:
@@ -105,110 +85,7 @@ def _media_b64(value: str) -> str:
     return value
 
 
-def _http_url(value: str) -> str:
-    limit = MEDIA_LIMITS["media_url_chars"]
-    if len(value) > limit:
-        raise ValueError(f"must be at most {limit} characters")
-    scheme, sep, rest = value.partition("://")
-    if not sep or scheme.lower() not in ("http", "https") or not rest or any(c.isspace() for c in value):
-        raise ValueError("must be an absolute http(s) URL")
-    return value
-
-
 MediaB64 = Annotated[str, AfterValidator(_media_b64)]
-
-
-class ImageFixture(BaseModel):
-    """One scripted image: its bytes (``b64_json``) or a URL, and an optional revised prompt."""
-
-    model_config = _STRICT
-
-    b64_json: MediaB64 | None = None
-    url: Annotated[str, AfterValidator(_http_url)] | None = None
-    revised_prompt: str | None = Field(default=None, max_length=MEDIA_LIMITS["transcript_chars"])
-
-    @model_validator(mode="after")
-    def _one_source(self) -> ImageFixture:
-        if (self.b64_json is None) == (self.url is None):
-            raise ValueError("an image needs exactly one of b64_json and url")
-        return self
-
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: Any) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}
-
-
-# The images of one answer, in order (one per image the request asks for: ``n``).
-ImagesFixture = Annotated[
-    list[ImageFixture], Field(min_length=1, max_length=MEDIA_LIMITS["images_per_response"])
-]
-
-
-def _time(value: float) -> float:
-    if not math.isfinite(value):
-        raise ValueError("must be a finite number of seconds")
-    return value
-
-
-Seconds = Annotated[float, Field(ge=0), AfterValidator(_time)]
-
-
-class SegmentFixture(BaseModel):
-    model_config = _STRICT
-
-    start: Seconds
-    end: Seconds
-    text: str = Field(max_length=MEDIA_LIMITS["transcript_chars"])
-
-    @model_validator(mode="after")
-    def _ordered(self) -> SegmentFixture:
-        if self.end < self.start:
-            raise ValueError("end must not be before start")
-        return self
-
-
-class WordFixture(BaseModel):
-    model_config = _STRICT
-
-    start: Seconds
-    end: Seconds
-    word: str = Field(max_length=MEDIA_LIMITS["transcript_chars"])
-
-    @model_validator(mode="after")
-    def _ordered(self) -> WordFixture:
-        if self.end < self.start:
-            raise ValueError("end must not be before start")
-        return self
-
-
-class TranscriptFixture(BaseModel):
-    """A scripted transcription (or translation): the text, and optionally language, duration and timings."""
-
-    model_config = _STRICT
-
-    text: str = Field(max_length=MEDIA_LIMITS["transcript_chars"])
-    language: str | None = Field(default=None, min_length=1, max_length=64)
-    duration: Seconds | None = None
-    segments: list[SegmentFixture] | None = Field(
-        default=None, max_length=MEDIA_LIMITS["transcript_segments"]
-    )
-    words: list[WordFixture] | None = Field(default=None, max_length=MEDIA_LIMITS["transcript_words"])
-
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: Any) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}
-
-
-class AudioFixture(BaseModel):
-    """Scripted speech: the exact bytes (base64) of audio in ``format``."""
-
-    model_config = _STRICT
-
-    format: AudioFormat
-    b64: MediaB64
-
-
-# --- compiled answers (``ScriptedOutput.result``) ---------------------------------------------------
 
 
 class TimedText(NamedTuple):
@@ -217,40 +94,3 @@ class TimedText(NamedTuple):
     start: float
     end: float
     text: str
-
-
-class NeutralImage(BaseModel):
-    """One image of an answer: its bytes, or a URL given as is; ``partials`` are a stream's previews
-    (generated images have them; a scripted image's previews are the image itself)."""
-
-    model_config = _FROZEN
-
-    data: bytes = b""
-    url: str | None = None
-    revised_prompt: str | None = None
-    partials: tuple[bytes, ...] = ()
-
-
-class ImagesResult(OperationResult):
-    """The images of one answer, in order."""
-
-    images: tuple[NeutralImage, ...]
-
-
-class TranscriptResult(OperationResult):
-    """A transcription or translation: text, language, duration and timings (always filled)."""
-
-    text: str
-    language: str
-    duration: float
-    segments: tuple[TimedText, ...]
-    words: tuple[TimedText, ...]
-    # How a stream delivers the text (concatenates to it; llmts/runtime/media/transcript.py).
-    pieces: tuple[str, ...]
-
-
-class AudioResult(OperationResult):
-    """Speech: the audio bytes and their format."""
-
-    format: str
-    data: bytes

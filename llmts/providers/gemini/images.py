@@ -13,8 +13,8 @@ from llmts.providers.gemini.parse import parse_generate
 from llmts.providers.gemini.render import render_generate, usage_metadata
 from llmts.providers.operations import operation_request
 from llmts.runtime.operations.images import ImagesInput
-from llmts.schema.media import ImagesResult
 from llmts.schema.neutral import Completion, NeutralRequest
+from llmts.schema.operations.images import ImagesResult
 
 __all__ = ["parse_generate_or_image", "render_generate_or_image", "wants_image"]
 

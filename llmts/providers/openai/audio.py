@@ -23,8 +23,10 @@ from llmts.providers.operations import operation_request, operation_result
 from llmts.runtime.operations.speech import SpeechInput
 from llmts.runtime.operations.transcription import TranscriptionInput
 from llmts.schema.faults import FrameKind
-from llmts.schema.media import AUDIO_DELTA_BYTES, AUDIO_FORMATS, AudioResult, TranscriptResult
+from llmts.schema.media import AUDIO_DELTA_BYTES, AUDIO_FORMATS
 from llmts.schema.neutral import Completion, NeutralRequest
+from llmts.schema.operations.speech import AudioResult
+from llmts.schema.operations.transcription import TranscriptResult
 
 __all__ = [
     "SPEECH_MEDIA_TYPES",

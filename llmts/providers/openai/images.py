@@ -25,8 +25,9 @@ from llmts.providers.openai.media_params import Params, bad
 from llmts.providers.operations import operation_request, operation_result
 from llmts.runtime.operations.images import ImagesInput
 from llmts.schema.faults import FrameKind
-from llmts.schema.media import MEDIA_LIMITS, ImagesResult, NeutralImage
+from llmts.schema.media import MEDIA_LIMITS
 from llmts.schema.neutral import Completion, NeutralRequest, OperationRequest
+from llmts.schema.operations.images import ImagesResult, NeutralImage
 
 __all__ = [
     "DEFAULT_IMAGE_MODEL",

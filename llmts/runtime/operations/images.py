@@ -13,8 +13,9 @@ from llmts.errors import FixtureMismatch, InvalidRequest
 from llmts.runtime.media.image_codecs import IMAGE_FORMATS, draw_image
 from llmts.runtime.media.png import PNG_SIGNATURE
 from llmts.runtime.operations.unit import OperationUnit, answer
-from llmts.schema.media import MEDIA_LIMITS, ImagesFixture, ImagesResult, NeutralImage, decode_b64
+from llmts.schema.media import MEDIA_LIMITS, decode_b64
 from llmts.schema.neutral import OperationInput, ScriptedOutput
+from llmts.schema.operations.images import ImagesFixture, ImagesResult, NeutralImage
 
 __all__ = ["GENERATED_IMAGE_FORMATS", "IMAGES", "ImagesInput"]
 

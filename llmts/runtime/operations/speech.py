@@ -11,8 +11,9 @@ from llmts.errors import FixtureMismatch, InvalidRequest
 from llmts.runtime.media.audio import pcm_seconds, speech_pcm, speech_tag, wav_bytes
 from llmts.runtime.media.speech_codecs import encode_speech
 from llmts.runtime.operations.unit import OperationUnit, answer
-from llmts.schema.media import AUDIO_DELTA_BYTES, AUDIO_FORMATS, AudioFixture, AudioResult, decode_b64
+from llmts.schema.media import AUDIO_DELTA_BYTES, AUDIO_FORMATS, decode_b64
 from llmts.schema.neutral import OperationInput, ScriptedOutput
+from llmts.schema.operations.speech import AudioFixture, AudioResult
 
 __all__ = ["GENERATED_AUDIO_FORMATS", "SPEECH", "SpeechInput"]
 

@@ -10,8 +10,9 @@ from typing import ClassVar
 from llmts.runtime.media.transcript import generated_transcript, timed_segments, timed_words
 from llmts.runtime.operations.unit import OperationUnit, answer
 from llmts.runtime.tokens import estimate_text_tokens
-from llmts.schema.media import TimedText, TranscriptFixture, TranscriptResult, transcript_pieces
+from llmts.schema.media import TimedText, transcript_pieces
 from llmts.schema.neutral import OperationInput, ScriptedOutput
+from llmts.schema.operations.transcription import TranscriptFixture, TranscriptResult
 
 __all__ = ["TRANSCRIPTION", "TRANSLATION", "TranscriptionInput"]
 

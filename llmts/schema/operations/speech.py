@@ -1,10 +1,31 @@
-"""The ``speech`` operation's row: answered by the ``audio`` kind, whose fixture and compiled answer live
-in ``llmts/schema/media.py`` with the other media formats (docs/audio.md)."""
+"""The ``speech`` operation's schema: its row, its fixture (exact speech bytes in one of OpenAI's formats,
+bounded by ``MEDIA_LIMITS``) and its compiled answer (docs/audio.md)."""
 
 from __future__ import annotations
 
-from llmts.schema.operation_row import OperationRow
+from pydantic import BaseModel, ConfigDict
 
-__all__ = ["SPEECH_ROW"]
+from llmts.schema.media import AudioFormat, MediaB64
+from llmts.schema.operation_row import OperationResult, OperationRow
+
+__all__ = ["SPEECH_ROW", "AudioFixture", "AudioResult"]
 
 SPEECH_ROW = OperationRow("speech", ("audio",))
+
+_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+
+
+class AudioFixture(BaseModel):
+    """Scripted speech: the exact bytes (base64) of audio in ``format``."""
+
+    model_config = _STRICT
+
+    format: AudioFormat
+    b64: MediaB64
+
+
+class AudioResult(OperationResult):
+    """Speech: the audio bytes and their format."""
+
+    format: str
+    data: bytes

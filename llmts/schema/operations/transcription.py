@@ -1,12 +1,94 @@
-"""The ``transcription`` and ``translation`` operations' rows: both answered by the ``transcript`` kind
-(a translation is a transcript in English), whose fixture and compiled answer live in
-``llmts/schema/media.py`` with the other media formats (docs/audio.md)."""
+"""The ``transcription`` and ``translation`` operations' schema: their rows (both answered by the
+``transcript`` kind: a translation is a transcript in English), the fixture (text, language, duration and
+timings, bounded by ``MEDIA_LIMITS``) and the compiled answer (docs/audio.md)."""
 
 from __future__ import annotations
 
-from llmts.schema.operation_row import OperationRow
+import math
+from typing import Annotated, Any
 
-__all__ = ["TRANSCRIPTION_ROW", "TRANSLATION_ROW"]
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer, model_validator
+
+from llmts.schema.media import MEDIA_LIMITS, TimedText
+from llmts.schema.operation_row import OperationResult, OperationRow
+
+__all__ = [
+    "TRANSCRIPTION_ROW",
+    "TRANSLATION_ROW",
+    "SegmentFixture",
+    "TranscriptFixture",
+    "TranscriptResult",
+    "WordFixture",
+]
 
 TRANSCRIPTION_ROW = OperationRow("transcription", ("transcript",))
 TRANSLATION_ROW = OperationRow("translation", ("transcript",))
+
+_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+
+
+def _time(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number of seconds")
+    return value
+
+
+Seconds = Annotated[float, Field(ge=0), AfterValidator(_time)]
+
+
+class SegmentFixture(BaseModel):
+    model_config = _STRICT
+
+    start: Seconds
+    end: Seconds
+    text: str = Field(max_length=MEDIA_LIMITS["transcript_chars"])
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SegmentFixture:
+        if self.end < self.start:
+            raise ValueError("end must not be before start")
+        return self
+
+
+class WordFixture(BaseModel):
+    model_config = _STRICT
+
+    start: Seconds
+    end: Seconds
+    word: str = Field(max_length=MEDIA_LIMITS["transcript_chars"])
+
+    @model_validator(mode="after")
+    def _ordered(self) -> WordFixture:
+        if self.end < self.start:
+            raise ValueError("end must not be before start")
+        return self
+
+
+class TranscriptFixture(BaseModel):
+    """A scripted transcription (or translation): the text, and optionally language, duration and timings."""
+
+    model_config = _STRICT
+
+    text: str = Field(max_length=MEDIA_LIMITS["transcript_chars"])
+    language: str | None = Field(default=None, min_length=1, max_length=64)
+    duration: Seconds | None = None
+    segments: list[SegmentFixture] | None = Field(
+        default=None, max_length=MEDIA_LIMITS["transcript_segments"]
+    )
+    words: list[WordFixture] | None = Field(default=None, max_length=MEDIA_LIMITS["transcript_words"])
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
+class TranscriptResult(OperationResult):
+    """A transcription or translation: text, language, duration and timings (always filled)."""
+
+    text: str
+    language: str
+    duration: float
+    segments: tuple[TimedText, ...]
+    words: tuple[TimedText, ...]
+    # How a stream delivers the text (concatenates to it; llmts/runtime/media/transcript.py).
+    pieces: tuple[str, ...]

@@ -36,32 +36,27 @@ def _time(value: float) -> float:
 Seconds = Annotated[float, Field(ge=0), AfterValidator(_time)]
 
 
-class SegmentFixture(BaseModel):
+class _Timed(BaseModel):
+    """When a segment or word is spoken: from ``start`` to ``end``, in seconds."""
+
     model_config = _STRICT
 
     start: Seconds
     end: Seconds
+
+    @model_validator(mode="after")
+    def _ordered(self) -> _Timed:
+        if self.end < self.start:
+            raise ValueError("end must not be before start")
+        return self
+
+
+class SegmentFixture(_Timed):
     text: str = Field(max_length=MEDIA_LIMITS["transcript_chars"])
 
-    @model_validator(mode="after")
-    def _ordered(self) -> SegmentFixture:
-        if self.end < self.start:
-            raise ValueError("end must not be before start")
-        return self
 
-
-class WordFixture(BaseModel):
-    model_config = _STRICT
-
-    start: Seconds
-    end: Seconds
+class WordFixture(_Timed):
     word: str = Field(max_length=MEDIA_LIMITS["transcript_chars"])
-
-    @model_validator(mode="after")
-    def _ordered(self) -> WordFixture:
-        if self.end < self.start:
-            raise ValueError("end must not be before start")
-        return self
 
 
 class TranscriptFixture(BaseModel):

@@ -1,8 +1,8 @@
 """What an operation's schema module declares (docs/architecture.md, "Operations"): its row of the
 operation table, and the base of its compiled answer.
 
-A leaf (pydantic only), so that ``media.py`` and every module of ``llmts/schema/operations/`` can build on
-it while that package's ``__init__`` collects the rows.
+A leaf (pydantic only), so that every module of ``llmts/schema/operations/`` can build on it while that
+package's ``__init__`` collects the rows.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["INPUT_LIMITS", "OperationResult", "OperationRow"]
+__all__ = ["FIXTURE_CONFIG", "INPUT_LIMITS", "RESULT_CONFIG", "OperationResult", "OperationRow"]
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,14 @@ INPUT_LIMITS: Mapping[str, int] = MappingProxyType(
 )
 
 
+# What the operations' fixtures are: validated whole at configure time, nothing unknown, immutable.
+FIXTURE_CONFIG = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
+# What their compiled answers and the answers' parts are: built by llmts, immutable, nothing unknown loaded.
+RESULT_CONFIG = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+
+
 class OperationResult(BaseModel):
     """The compiled answer of an operation other than chat (``ScriptedOutput.result``): each operation's
     result model subclasses it."""
 
-    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+    model_config = RESULT_CONFIG

@@ -78,9 +78,8 @@ def test_the_table_is_collected_from_the_rows_the_schema_modules_declare() -> No
     ):
         rows_of([*modules, _schema_module("m.sentiment", clash)])
     reused = next(row for row in rows_of(modules) if row.name == "rerank")
-    assert rows_of([*modules, _schema_module("m.reuses", reused)]) == rows_of(
-        modules
-    )  # imported, not declared
+    # A row another module imports is the same row, not a second declaration.
+    assert rows_of([*modules, _schema_module("m.reuses", reused)]) == rows_of(modules)
     assert len(set(rows_of(modules))) == len(OPERATIONS)  # rows hash (their limits are left out)
     shared = OperationRow("sentiment", ("sentiments",), {"operation_inputs": 8})
     with pytest.raises(RuntimeError, match="which the shared input limits already has"):

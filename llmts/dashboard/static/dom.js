@@ -1,5 +1,6 @@
 // DOM helpers. Every piece of data becomes a text node or an attribute value: nothing here parses HTML,
-// so request content (user input) is shown literally and never runs (docs/dashboard.md, "Escaping and Content Security Policy").
+// so request content (user input) is shown literally and never runs (docs/dashboard.md, "Escaping and
+// Content Security Policy").
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 

@@ -11,8 +11,8 @@ chat-like routes keep their own names (``chat.completions``, ``responses``, ``me
 ``generate_content``...), which all belong to the ``chat`` family; every other route records its
 family's name itself (``embeddings``...). ``operation_family`` maps the one to the other.
 
-This package imports nothing of llmts but ``operation_row.py`` (its modules may add ``media.py``, which
-imports only that): ``fixtures.py`` and ``neutral.py`` both read it. Its modules import from
+This package imports nothing of llmts but ``operation_row.py`` and ``media.py`` (which import nothing of
+llmts): ``fixtures.py`` and ``neutral.py`` both read it. Its modules import from
 ``operation_row.py``, never from this ``__init__``, which is still running when it imports them.
 """
 

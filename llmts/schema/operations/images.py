@@ -5,17 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import AfterValidator, BaseModel, Field, model_serializer, model_validator
 
 from llmts.schema.media import MEDIA_LIMITS, MediaB64
-from llmts.schema.operation_row import OperationResult, OperationRow
+from llmts.schema.operation_row import FIXTURE_CONFIG, RESULT_CONFIG, OperationResult, OperationRow
 
 __all__ = ["IMAGES_ROW", "ImageFixture", "ImagesFixture", "ImagesResult", "NeutralImage"]
 
 IMAGES_ROW = OperationRow("images", ("images",))
-
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True)
-_FROZEN = ConfigDict(defer_build=True, frozen=True)
 
 
 def _http_url(value: str) -> str:
@@ -31,7 +28,7 @@ def _http_url(value: str) -> str:
 class ImageFixture(BaseModel):
     """One scripted image: its bytes (``b64_json``) or a URL, and an optional revised prompt."""
 
-    model_config = _STRICT
+    model_config = FIXTURE_CONFIG
 
     b64_json: MediaB64 | None = None
     url: Annotated[str, AfterValidator(_http_url)] | None = None
@@ -58,7 +55,7 @@ class NeutralImage(BaseModel):
     """One image of an answer: its bytes, or a URL given as is; ``partials`` are a stream's previews
     (generated images have them; a scripted image's previews are the image itself)."""
 
-    model_config = _FROZEN
+    model_config = RESULT_CONFIG
 
     data: bytes = b""
     url: str | None = None

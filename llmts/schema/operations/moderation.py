@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import BaseModel, Field, model_serializer, model_validator
 
-from llmts.schema.operation_row import OperationResult, OperationRow
+from llmts.schema.operation_row import FIXTURE_CONFIG, RESULT_CONFIG, OperationResult, OperationRow
 
 __all__ = [
     "MODERATION_CATEGORIES",
@@ -39,8 +39,6 @@ MODERATION_CATEGORIES: tuple[str, ...] = (
     "violence/graphic",
 )
 
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
-
 
 def _check_categories(names: dict[str, Any]) -> None:
     for name in names:
@@ -54,7 +52,7 @@ class ModerationFixture(BaseModel):
     """A moderation verdict: the categories that apply (``true``), their scores (0..1, default 0.9 for a
     category that applies) and ``flagged`` (default: whether any category applies)."""
 
-    model_config = _STRICT
+    model_config = FIXTURE_CONFIG
 
     flagged: bool | None = None
     categories: dict[str, bool] = Field(default_factory=dict)
@@ -88,7 +86,7 @@ ModerationFixtures = (
 class ModerationVerdict(BaseModel):
     """The verdict on one input: flagged, the categories that apply and every category's score."""
 
-    model_config = ConfigDict(defer_build=True, frozen=True)
+    model_config = RESULT_CONFIG
 
     flagged: bool
     categories: dict[str, bool]

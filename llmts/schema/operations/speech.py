@@ -3,22 +3,20 @@ bounded by ``MEDIA_LIMITS``) and its compiled answer (docs/audio.md)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from llmts.schema.media import AudioFormat, MediaB64
-from llmts.schema.operation_row import OperationResult, OperationRow
+from llmts.schema.operation_row import FIXTURE_CONFIG, OperationResult, OperationRow
 
 __all__ = ["SPEECH_ROW", "AudioFixture", "AudioResult"]
 
 SPEECH_ROW = OperationRow("speech", ("audio",))
 
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True)
-
 
 class AudioFixture(BaseModel):
     """Scripted speech: the exact bytes (base64) of audio in ``format``."""
 
-    model_config = _STRICT
+    model_config = FIXTURE_CONFIG
 
     format: AudioFormat
     b64: MediaB64

@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import AfterValidator, BaseModel, Field, model_serializer, model_validator
 
 from llmts.schema.media import MEDIA_LIMITS, TimedText
-from llmts.schema.operation_row import OperationResult, OperationRow
+from llmts.schema.operation_row import FIXTURE_CONFIG, OperationResult, OperationRow
 
 __all__ = [
     "TRANSCRIPTION_ROW",
@@ -23,8 +23,6 @@ __all__ = [
 
 TRANSCRIPTION_ROW = OperationRow("transcription", ("transcript",))
 TRANSLATION_ROW = OperationRow("translation", ("transcript",))
-
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
 def _time(value: float) -> float:
@@ -39,7 +37,7 @@ Seconds = Annotated[float, Field(ge=0), AfterValidator(_time)]
 class _Timed(BaseModel):
     """When a segment or word is spoken: from ``start`` to ``end``, in seconds."""
 
-    model_config = _STRICT
+    model_config = FIXTURE_CONFIG
 
     start: Seconds
     end: Seconds
@@ -62,7 +60,7 @@ class WordFixture(_Timed):
 class TranscriptFixture(BaseModel):
     """A scripted transcription (or translation): the text, and optionally language, duration and timings."""
 
-    model_config = _STRICT
+    model_config = FIXTURE_CONFIG
 
     text: str = Field(max_length=MEDIA_LIMITS["transcript_chars"])
     language: str | None = Field(default=None, min_length=1, max_length=64)

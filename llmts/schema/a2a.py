@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import BaseModel, Field, model_serializer, model_validator
 
 from llmts.schema.faults import IN_STREAM_MODES, StreamDelivery
 from llmts.schema.fixtures import LIMITS, TerminalPolicy
 from llmts.schema.mcp import McpError, check_unique_names
+from llmts.schema.model_base import STRICT
 from llmts.schema.peer_limits import PEER_LIMITS
 
 __all__ = ["A2aAgent", "A2aArtifact", "A2aResponse", "A2aSkill", "A2aTask", "TaskState"]
 
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 _TEXT_CHARS = PEER_LIMITS["a2a_text_chars"]
 
 # The task states of the A2A specification, in its lower-case JSON spelling.
@@ -41,7 +41,7 @@ def _drop_unset(data: dict[str, Any]) -> dict[str, Any]:
 
 
 class A2aSkill(BaseModel):
-    model_config = _STRICT
+    model_config = STRICT
 
     id: str = Field(min_length=1, max_length=LIMITS["identifier_chars"])
     name: str = Field(min_length=1, max_length=LIMITS["identifier_chars"])
@@ -53,7 +53,7 @@ class A2aSkill(BaseModel):
 class A2aArtifact(BaseModel):
     """A task artifact: exactly one of ``text`` and ``data`` (a JSON object)."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     name: str | None = Field(default=None, max_length=LIMITS["identifier_chars"])
     description: str | None = Field(default=None, max_length=_TEXT_CHARS)
@@ -79,7 +79,7 @@ class A2aTask(BaseModel):
     """A task that moves through ``states`` (the last is where it stays), with ``artifacts`` produced
     before the last state and an optional status ``message`` on it."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     states: list[TaskState] = Field(
         default_factory=_default_states,
@@ -99,7 +99,7 @@ class A2aTask(BaseModel):
 class A2aResponse(BaseModel):
     """One scripted answer to a message: exactly one of ``text``, ``task``, ``error``."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     text: str | None = Field(default=None, max_length=_TEXT_CHARS)
     task: A2aTask | None = None
@@ -146,7 +146,7 @@ class A2aResponse(BaseModel):
 class A2aAgent(BaseModel):
     """One scripted A2A agent, answering at ``/a2a/{name}``."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     name: str = Field(min_length=1, max_length=LIMITS["identifier_chars"], pattern=r"^[A-Za-z0-9_.\-]+$")
     description: str = Field(default="A scripted llmts agent", max_length=_TEXT_CHARS)

@@ -10,7 +10,6 @@ from typing import Any
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     field_validator,
     model_serializer,
@@ -40,6 +39,7 @@ from llmts.schema.fixtures import (
 )
 from llmts.schema.journal import JournalSettings
 from llmts.schema.mcp import McpServer, check_unique_names
+from llmts.schema.model_base import STRICT, OmitsNone
 from llmts.schema.operations import CHAT, OPERATIONS, REALTIME, Operation
 from llmts.schema.pacing import Pacing, RateLimits
 from llmts.schema.recorded import RecordingSettings, check_upstreams
@@ -57,13 +57,11 @@ __all__ = [
     "UsageOverride",
 ]
 
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 
-
-class Scenario(BaseModel):
+class Scenario(OmitsNone):
     """A queue of responses, consumed in order by the requests it matches."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     id: str | None = Field(default=None, min_length=1, max_length=LIMITS["identifier_chars"])
     model: str | None = Field(default=None, min_length=1, max_length=LIMITS["model_id_chars"])
@@ -75,10 +73,6 @@ class Scenario(BaseModel):
     # The one operation whose requests this scenario answers (left out: the one its fixtures imply,
     # else chat; llmts/schema/operations/).
     operation: Operation | None = None
-
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: Any) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}
 
     @model_validator(mode="after")
     def _one_operation(self) -> Scenario:
@@ -156,7 +150,7 @@ def check_channel(operation: str, responses: list[ResponseFixture]) -> None:
 class RealtimeScript(BaseModel):
     """What a session scripts about its realtime connections beyond the model's turns (docs/realtime.md)."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     # What the user said in each committed audio input of a connection, in order (OpenAI's input audio
     # transcription and the user item's transcript; Gemini's ``inputTranscription``). Past the end, llmts
@@ -173,7 +167,7 @@ class RealtimeScript(BaseModel):
 class SessionConfig(BaseModel):
     """A whole session configuration; ``configure`` replaces the previous one atomically."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     # Left out (None): the session serves any model name, so a framework's default model just works.
     models: list[str] | None = Field(default=None, min_length=1, max_length=LIMITS["models"])

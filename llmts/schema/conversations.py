@@ -27,6 +27,7 @@ from pydantic_core import PydanticCustomError
 
 from llmts.catalog import registry as catalog
 from llmts.schema.fixtures import LIMITS, ProviderNamespace, ResponseFixture, TerminalPolicy
+from llmts.schema.model_base import STRICT, without_none
 from llmts.schema.predicates import (
     PREDICATES,
     PREDICATES_BY_NAME,
@@ -63,7 +64,6 @@ DEFAULT_MAX_STEPS = 64
 DEFAULT_MAX_CONVERSATIONS = 256
 DEFAULT_MAX_CONVERSATION_BYTES = 16 * 1024 * 1024
 
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 _ID = LIMITS["identifier_chars"]
 
 
@@ -72,14 +72,10 @@ def nested_error(at: str, message: str) -> PydanticCustomError:
     return PydanticCustomError("llmts_at", "{message}", {"at": at, "message": message})
 
 
-def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in data.items() if value is not None}
-
-
 class _WhenRules(BaseModel):
     """What every ``StepWhen`` shares; its fields come from the predicate table (``predicates.py``)."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     def is_set(self, name: str) -> bool:
         """Whether predicate ``name`` is configured (a nullable one is set even when its value is null)."""
@@ -128,7 +124,7 @@ else:
 class ConversationStep(BaseModel):
     """One step: predicates, one response, then ordered alternatives or ``complete``."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     id: str = Field(min_length=1, max_length=_ID)
     when: StepWhen = Field(default_factory=StepWhen)
@@ -167,7 +163,7 @@ class ConversationGraph(BaseModel):
     """A branching, multi-turn script. Selected like a scenario (``model``/``provider`` filters), with its
     own state per conversation identity."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     id: str | None = Field(default=None, min_length=1, max_length=_ID)
     model: str | None = Field(default=None, min_length=1, max_length=LIMITS["model_id_chars"])
@@ -226,13 +222,13 @@ class ConversationGraph(BaseModel):
 
     @model_serializer(mode="wrap")
     def _serialize(self, handler: Any) -> dict[str, Any]:
-        return _drop_none(handler(self))
+        return without_none(handler(self))
 
 
 class ConversationCapacity(BaseModel):
     """Runtime admission budgets for conversation state (per session); zero rejects any new state."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     max_conversations: int = Field(
         default=DEFAULT_MAX_CONVERSATIONS, ge=0, le=LIMITS["conversation_capacity_conversations"]

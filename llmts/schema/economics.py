@@ -8,9 +8,9 @@ inference request is refused with the provider's own out-of-quota answer and con
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import Field, model_validator
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from llmts.schema.model_base import STRICT, OmitsNone
 
 __all__ = ["ECONOMICS_LIMITS", "Budget", "ModelPrice"]
 
@@ -22,30 +22,25 @@ ECONOMICS_LIMITS: dict[str, int] = {
     "budget_max_total_tokens": 1_000_000_000_000,
 }
 
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 _PRICE = ECONOMICS_LIMITS["price_per_mtok_usd"]
 
 
-class ModelPrice(BaseModel):
+class ModelPrice(OmitsNone):
     """A model's prices in USD per million tokens. Left out, a cache read and a cache write cost what an
     input token costs."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     input_per_mtok: float = Field(ge=0, le=_PRICE)
     output_per_mtok: float = Field(ge=0, le=_PRICE)
     cached_input_per_mtok: float | None = Field(default=None, ge=0, le=_PRICE)
     cache_write_per_mtok: float | None = Field(default=None, ge=0, le=_PRICE)
 
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: Any) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}
 
-
-class Budget(BaseModel):
+class Budget(OmitsNone):
     """Caps on the session's running totals (since the last configure or reset); at least one."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     max_cost_usd: float | None = Field(default=None, gt=0, le=ECONOMICS_LIMITS["budget_max_cost_usd"])
     max_total_tokens: int | None = Field(default=None, ge=1, le=ECONOMICS_LIMITS["budget_max_total_tokens"])
@@ -55,7 +50,3 @@ class Budget(BaseModel):
         if self.max_cost_usd is None and self.max_total_tokens is None:
             raise ValueError("a budget needs max_cost_usd and/or max_total_tokens")
         return self
-
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: Any) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import AfterValidator, BaseModel, Field, model_serializer, model_validator
 
 from llmts.catalog import registry as catalog
 from llmts.schema.conversation_limits import CONVERSATION_LIMITS
@@ -21,6 +21,7 @@ from llmts.schema.faults import CONNECTION_MODES, StreamDelivery
 from llmts.schema.items import NATIVE_LIMITS, OutputItem, check_items
 from llmts.schema.journal import JOURNAL_LIMITS
 from llmts.schema.media import AUDIO_DELTA_BYTES, MEDIA_LIMITS, MediaB64, b64_decoded_size, transcript_pieces
+from llmts.schema.model_base import STRICT, OmitsNone
 from llmts.schema.operations import CHAT, CHAT_LIKE, FIXTURE_KINDS, OPERATION_LIMITS, OPERATIONS
 from llmts.schema.operations.embeddings import EmbeddingsFixture
 from llmts.schema.operations.images import ImagesFixture
@@ -90,13 +91,11 @@ def _known_namespace(value: str) -> str:
 # A provider namespace the registry declares (docs/configuration.md lists them).
 ProviderNamespace = Annotated[str, AfterValidator(_known_namespace)]
 
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 
-
-class UsageOverride(BaseModel):
+class UsageOverride(OmitsNone):
     """Token counts that replace the deterministic estimate (any subset)."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     input_tokens: int | None = Field(default=None, ge=0)
     output_tokens: int | None = Field(default=None, ge=0)
@@ -104,16 +103,12 @@ class UsageOverride(BaseModel):
     cache_write_tokens: int | None = Field(default=None, ge=0)
     reasoning_tokens: int | None = Field(default=None, ge=0)
 
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: Any) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}
-
 
 class ToolCallFixture(BaseModel):
     """One tool call the model "makes". ``arguments`` is any JSON value; a string is sent verbatim.
     ``raw_arguments`` is the arguments text exactly as a misbehaving model sends it (need not be JSON)."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     id: str | None = Field(default=None, min_length=1, max_length=LIMITS["identifier_chars"])
     name: str = Field(min_length=1, max_length=LIMITS["identifier_chars"])
@@ -146,10 +141,10 @@ class ToolCallFixture(BaseModel):
         return {k: v for k, v in data.items() if v is not None or k == "arguments"}
 
 
-class ErrorFixture(BaseModel):
+class ErrorFixture(OmitsNone):
     """A scripted provider error, rendered in the provider's own envelope."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     status: int = Field(ge=400, le=599)
     code: str = Field(min_length=1, max_length=LIMITS["identifier_chars"])
@@ -157,10 +152,6 @@ class ErrorFixture(BaseModel):
     type: str | None = Field(default=None, min_length=1, max_length=LIMITS["identifier_chars"])
     retry_after: float | None = Field(default=None, ge=0, le=LIMITS["retry_after_seconds"])
     should_retry: bool | None = None
-
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: Any) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}
 
 
 # The kinds a response is exactly one of: each kind an operation is answered by, in the operation
@@ -185,7 +176,7 @@ FinishReason = Literal["stop", "length", "content_filter", "refusal"]
 class ReasoningFixture(BaseModel):
     """What the model "thought" before answering; rendered as each provider's reasoning block."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     text: str | None = None
     summary: list[str] | None = Field(
@@ -263,7 +254,7 @@ class ResponseFixture(BaseModel):
     """One scripted answer: exactly one of ``text``, ``json``, ``tool_calls``, ``error``, ``items``,
     ``refusal`` (``text`` may come with ``tool_calls``: a mixed answer)."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     text: str | None = None
     json_value: Any = Field(default=None, alias="json")

@@ -19,6 +19,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 from pydantic_core import PydanticCustomError
 
+from llmts.schema.model_base import STRICT, without_none
+
 __all__ = [
     "NATIVE_LIMITS",
     "AttributeValue",
@@ -55,14 +57,10 @@ NATIVE_LIMITS: dict[str, int] = {
 
 _ID = NATIVE_LIMITS["native_id_chars"]
 _ENTRIES = NATIVE_LIMITS["native_entries"]
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, arbitrary_types_allowed=True)
+_STRICT = ConfigDict(**STRICT, arbitrary_types_allowed=True)
 
 NativeId = Annotated[str, Field(min_length=1, max_length=_ID)]
 AttributeValue = str | bool | int | float | Decimal
-
-
-def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in data.items() if value is not None}
 
 
 def _at(at: str, message: str) -> PydanticCustomError:
@@ -194,7 +192,7 @@ class MessageItem(BaseModel):
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: Any) -> dict[str, Any]:
-        return _drop_none(handler(self))
+        return without_none(handler(self))
 
 
 class FileSearchResult(BaseModel):
@@ -248,7 +246,7 @@ class FileSearchResult(BaseModel):
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: Any) -> dict[str, Any]:
-        data = _drop_none(handler(self))
+        data = without_none(handler(self))
         if isinstance(self.score, Decimal):
             data["score"] = json_number(self.score)
         if self.attributes is not None:
@@ -278,7 +276,7 @@ class FileSearchItem(BaseModel):
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: Any) -> dict[str, Any]:
-        return _drop_none(handler(self))
+        return without_none(handler(self))
 
 
 class CodeInterpreterLogsOutput(BaseModel):
@@ -333,7 +331,7 @@ class CodeInterpreterItem(BaseModel):
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: Any) -> dict[str, Any]:
-        return _drop_none(handler(self))
+        return without_none(handler(self))
 
 
 class WebSearchItem(BaseModel):
@@ -372,7 +370,7 @@ class WebSearchItem(BaseModel):
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: Any) -> dict[str, Any]:
-        data = _drop_none(handler(self))
+        data = without_none(handler(self))
         if data.get("action") == "search":
             data.pop("action")
         return data

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import BaseModel, Field, model_serializer, model_validator
 
 from llmts.schema.faults import IN_STREAM_MODES, StreamDelivery
 from llmts.schema.fixtures import LIMITS, TerminalPolicy
+from llmts.schema.model_base import STRICT
 from llmts.schema.peer_limits import PEER_LIMITS
 
 __all__ = [
@@ -39,7 +40,6 @@ __all__ = [
     "check_unique_names",
 ]
 
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 _NAME = Field(min_length=1, max_length=LIMITS["identifier_chars"], pattern=r"^[A-Za-z0-9_.\-]+$")
 _TEXT_CHARS = PEER_LIMITS["mcp_text_chars"]
 _BLOCKS = PEER_LIMITS["mcp_content_blocks"]
@@ -94,7 +94,7 @@ def _object_schema(schema: dict[str, Any], what: str) -> None:
 class _Echoed(BaseModel):
     """Serializes only the fields the user gave (and none that is None): the configuration echo."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     @model_serializer(mode="wrap")
     def _drop_unset(self, handler: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["FIXTURE_CONFIG", "INPUT_LIMITS", "RESULT_CONFIG", "OperationResult", "OperationRow"]
+__all__ = ["INPUT_LIMITS", "RESULT_CONFIG", "OperationResult", "OperationRow"]
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,7 @@ INPUT_LIMITS: Mapping[str, int] = MappingProxyType(
 )
 
 
-# What the operations' fixtures are: validated whole at configure time, nothing unknown, immutable.
-FIXTURE_CONFIG = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
-# What their compiled answers and the answers' parts are: built by llmts, immutable, nothing unknown loaded.
+# The operations' compiled answers and their parts: built by llmts, immutable, nothing unknown loaded.
 RESULT_CONFIG = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 

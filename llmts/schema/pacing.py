@@ -15,9 +15,9 @@ request over a window gets the provider's 429 with ``retry-after`` set to the ti
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import Field, model_validator
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from llmts.schema.model_base import STRICT, OmitsNone
 
 __all__ = ["PACING_LIMITS", "OverloadedCondition", "Pacing", "RateLimits"]
 
@@ -32,13 +32,11 @@ PACING_LIMITS: dict[str, int] = {
     "rate_limit_overloaded_requests": 1_000_000,
 }
 
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
-
-class Pacing(BaseModel):
+class Pacing(OmitsNone):
     """How fast a streamed answer arrives: time to the first frame, then tokens per second."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     ttft_ms: int = Field(default=0, ge=0, le=PACING_LIMITS["pacing_ttft_ms"])
     # None: after the first frame the rest follows at once.
@@ -51,16 +49,12 @@ class Pacing(BaseModel):
             raise ValueError("pacing needs ttft_ms > 0 or tokens_per_second")
         return self
 
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: Any) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}
 
-
-class OverloadedCondition(BaseModel):
+class OverloadedCondition(OmitsNone):
     """Anthropic's 529 ``overloaded_error`` as a scripted condition: for the session's next ``requests``
     provider requests, or for ``seconds`` from its first request (exactly one of the two)."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     requests: int | None = Field(default=None, ge=1, le=PACING_LIMITS["rate_limit_overloaded_requests"])
     seconds: float | None = Field(default=None, gt=0, le=PACING_LIMITS["rate_limit_window_seconds"])
@@ -73,10 +67,6 @@ class OverloadedCondition(BaseModel):
             raise ValueError("rate_limits.overloaded needs exactly one of requests or seconds")
         return self
 
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: Any) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}
-
 
 _LIMIT_NAMES = (
     "requests_per_minute",
@@ -87,11 +77,11 @@ _LIMIT_NAMES = (
 )
 
 
-class RateLimits(BaseModel):
+class RateLimits(OmitsNone):
     """The session's quotas: per-minute windows of requests and tokens, a day window of requests, and the
     scripted ``overloaded`` condition (at least one of them)."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     requests_per_minute: int | None = Field(
         default=None, ge=1, le=PACING_LIMITS["rate_limit_requests_per_minute"]
@@ -115,7 +105,3 @@ class RateLimits(BaseModel):
         if self.overloaded is None and all(getattr(self, name) is None for name in _LIMIT_NAMES):
             raise ValueError(f"rate_limits needs one of {', '.join(_LIMIT_NAMES)} or overloaded")
         return self
-
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: Any) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}

@@ -22,10 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_serializer
+from pydantic import AfterValidator, BaseModel, Field, field_validator, model_serializer
 
 from llmts.schema.fixtures import LIMITS
 from llmts.schema.json_path import JSON_PATH_CHARS, parse_json_path
+from llmts.schema.model_base import STRICT, without_none
 
 __all__ = [
     "PATTERN_CHARS",
@@ -41,7 +42,6 @@ __all__ = [
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 _ID = LIMITS["identifier_chars"]
 _TEXT = LIMITS["predicate_chars"]
 
@@ -50,10 +50,6 @@ _TEXT = LIMITS["predicate_chars"]
 # cannot hold the single gevent worker). Documented in docs/conversations.md.
 PATTERN_CHARS = LIMITS["pattern_chars"]
 PATTERN_TIMEOUT_SECONDS = 0.05
-
-
-def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in data.items() if value is not None}
 
 
 def _compilable(pattern: str) -> str:
@@ -69,18 +65,18 @@ def _compilable(pattern: str) -> str:
 class ToolResultMatch(BaseModel):
     """The latest message is a tool result for a call of tool ``name`` (and id ``call_id``, if given)."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     name: str = Field(min_length=1, max_length=_ID)
     call_id: str | None = Field(default=None, min_length=1, max_length=_ID)
 
     @model_serializer(mode="wrap")
     def _serialize(self, handler: Any) -> dict[str, Any]:
-        return _drop_none(handler(self))
+        return without_none(handler(self))
 
 
 class _PathMatch(BaseModel):
-    model_config = _STRICT
+    model_config = STRICT
 
     path: str = Field(min_length=1, max_length=JSON_PATH_CHARS)
 

@@ -17,10 +17,11 @@ import re
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic import BaseModel, Field, field_validator, model_serializer, model_validator
 
 from llmts.catalog import registry as catalog
 from llmts.catalog.credentials import SECRET_HEADERS
+from llmts.schema.model_base import STRICT
 
 __all__ = [
     "HOP_BY_HOP_HEADERS",
@@ -68,7 +69,6 @@ HOP_BY_HOP_HEADERS = frozenset(
     }
 )
 
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 
@@ -76,7 +76,7 @@ Role = Literal["system", "developer", "user", "assistant", "tool"]
 class RecordedToolCall(BaseModel):
     """A tool call of an assistant message in the recorded request's history."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     id: str
     name: str
@@ -86,7 +86,7 @@ class RecordedToolCall(BaseModel):
 class RecordedMessage(BaseModel):
     """One normalized message of the recorded request (what llmts's parser made of it)."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     role: Role
     text: str = ""
@@ -118,7 +118,7 @@ class RecordedRequest(BaseModel):
     rerank ``query``, the ``options`` they name (``dimensions``, ``top_n``, image ``count`` and size,
     formats, ``speed``, ``language``) and the SHA-256 of an uploaded file (never the file itself)."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     operation: str = Field(min_length=1, max_length=256)
     model: str = Field(max_length=256)
@@ -154,7 +154,7 @@ class RecordedReply(BaseModel):
     """An HTTP answer as the upstream sent it: ``body`` (a whole answer) or ``frames`` (a stream, one
     entry per chunk the upstream wrote); ``encoding`` ``base64`` for binary protocols."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     status: int = Field(ge=100, le=599)
     headers: list[tuple[str, str]] = Field(
@@ -208,7 +208,7 @@ class RecordedReply(BaseModel):
 class RecordingSettings(BaseModel):
     """``recording``: how much a recording session keeps, what it redacts, how long it waits upstream."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     max_exchanges: int = Field(default=1000, ge=1, le=RECORDING_LIMITS["recording_max_exchanges"])
     max_bytes: int = Field(default=64 * _MiB, ge=1024, le=RECORDING_LIMITS["recording_max_bytes"])

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from llmts.schema.journal import JOURNAL_LIMITS, JournalQuery
 from llmts.schema.json_path import parse_json_path
+from llmts.schema.model_base import STRICT
 from llmts.schema.resilience import ResilienceExpectation
 from llmts.schema.verify_report import detail_lines
 
@@ -41,8 +42,6 @@ _NAME_CHARS = 128
 
 ToolKind = Literal["response_call", "request_call", "result"]
 
-_STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True)
-
 
 def _check_counts(minimum: int, maximum: int | None, what: str) -> None:
     if maximum is not None and maximum < minimum:
@@ -53,7 +52,7 @@ class JsonFieldExpectation(BaseModel):
     """One field of a tool's JSON (arguments of a call, content of a result) equals ``expected_json``
     structurally. ``path``: ``$``, ``$.a.b[0]`` or a JSON Pointer (``/a/b/0``)."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     path: str
     expected_json: Any
@@ -77,7 +76,7 @@ class ToolExpectation(BaseModel):
     (calls in the request's assistant history) or ``result`` (tool results the request sends back).
     Each matched request must hold ``minimum_count``..``maximum_count`` items passing every predicate."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     kind: ToolKind
     name: str | None = Field(default=None, min_length=1, max_length=_NAME_CHARS)
@@ -114,7 +113,7 @@ class RequestExpectation(BaseModel):
     (``maximum_count: null``: no upper bound). With ``nth``, the ``nth`` matching request (1-based, in
     journal order) must exist instead, and the tool and terminal-marker checks look at it alone."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     name: str = Field(min_length=1, max_length=_NAME_CHARS)
     query: JournalQuery = Field(default_factory=JournalQuery)
@@ -144,7 +143,7 @@ class ConversationExpectation(BaseModel):
     """A conversation graph's state: ``scenario`` (graph id) plus optional provider and conversation id;
     every step in ``visited_steps`` was executed, and ``terminal`` (when set) matches its terminal state."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     name: str | None = Field(default=None, min_length=1, max_length=_NAME_CHARS)
     scenario: str = Field(min_length=1, max_length=_NAME_CHARS)
@@ -165,7 +164,7 @@ class ConversationExpectation(BaseModel):
 class RetryExpectation(BaseModel):
     """One logical retry flow: the attempts tagged ``X-Llm-Test-Server-Retry-Group: <group>``."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     name: str | None = Field(default=None, min_length=1, max_length=_NAME_CHARS)
     group: str = Field(min_length=1, max_length=_NAME_CHARS)
@@ -205,7 +204,7 @@ class RetryExpectation(BaseModel):
 class VerificationRequest(BaseModel):
     """The body of ``POST /admin-api/verify``."""
 
-    model_config = _STRICT
+    model_config = STRICT
 
     # Applied first (after the conversation header, when sent); expectations see only these requests.
     scope: JournalQuery = Field(default_factory=JournalQuery)

@@ -3,12 +3,13 @@ and bounded by ``MEDIA_LIMITS``) and its compiled answer (docs/images.md)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, Field, model_serializer, model_validator
+from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from llmts.schema.media import MEDIA_LIMITS, MediaB64
-from llmts.schema.operation_row import FIXTURE_CONFIG, RESULT_CONFIG, OperationResult, OperationRow
+from llmts.schema.model_base import STRICT, OmitsNone
+from llmts.schema.operation_row import RESULT_CONFIG, OperationResult, OperationRow
 
 __all__ = ["IMAGES_ROW", "ImageFixture", "ImagesFixture", "ImagesResult", "NeutralImage"]
 
@@ -25,10 +26,10 @@ def _http_url(value: str) -> str:
     return value
 
 
-class ImageFixture(BaseModel):
+class ImageFixture(OmitsNone):
     """One scripted image: its bytes (``b64_json``) or a URL, and an optional revised prompt."""
 
-    model_config = FIXTURE_CONFIG
+    model_config = STRICT
 
     b64_json: MediaB64 | None = None
     url: Annotated[str, AfterValidator(_http_url)] | None = None
@@ -39,10 +40,6 @@ class ImageFixture(BaseModel):
         if (self.b64_json is None) == (self.url is None):
             raise ValueError("an image needs exactly one of b64_json and url")
         return self
-
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: Any) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}
 
 
 # The images of one answer, in order (one per image the request asks for: ``n``).

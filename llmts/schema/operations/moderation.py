@@ -9,7 +9,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, model_serializer, model_validator
 
-from llmts.schema.operation_row import FIXTURE_CONFIG, RESULT_CONFIG, OperationResult, OperationRow
+from llmts.schema.model_base import STRICT
+from llmts.schema.operation_row import RESULT_CONFIG, OperationResult, OperationRow
 
 __all__ = [
     "MODERATION_CATEGORIES",
@@ -52,7 +53,7 @@ class ModerationFixture(BaseModel):
     """A moderation verdict: the categories that apply (``true``), their scores (0..1, default 0.9 for a
     category that applies) and ``flagged`` (default: whether any category applies)."""
 
-    model_config = FIXTURE_CONFIG
+    model_config = STRICT
 
     flagged: bool | None = None
     categories: dict[str, bool] = Field(default_factory=dict)

@@ -7,7 +7,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from llmts.schema.operation_row import FIXTURE_CONFIG, INPUT_LIMITS, OperationResult, OperationRow
+from llmts.schema.model_base import STRICT
+from llmts.schema.operation_row import INPUT_LIMITS, OperationResult, OperationRow
 
 __all__ = ["RERANK_ROW", "RerankFixture", "RerankHitFixture", "RerankResult"]
 
@@ -17,7 +18,7 @@ RERANK_ROW = OperationRow("rerank", ("rerank",), {"rerank_results_per_response":
 class RerankHitFixture(BaseModel):
     """One ranked document: its index in the request's ``documents`` and its score."""
 
-    model_config = FIXTURE_CONFIG
+    model_config = STRICT
 
     index: int = Field(ge=0, lt=INPUT_LIMITS["operation_inputs"])
     relevance_score: float = Field(ge=0.0, le=1.0)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from llmts.schema.media import AudioFormat, MediaB64
-from llmts.schema.operation_row import FIXTURE_CONFIG, OperationResult, OperationRow
+from llmts.schema.model_base import STRICT
+from llmts.schema.operation_row import OperationResult, OperationRow
 
 __all__ = ["SPEECH_ROW", "AudioFixture", "AudioResult"]
 
@@ -16,7 +17,7 @@ SPEECH_ROW = OperationRow("speech", ("audio",))
 class AudioFixture(BaseModel):
     """Scripted speech: the exact bytes (base64) of audio in ``format``."""
 
-    model_config = FIXTURE_CONFIG
+    model_config = STRICT
 
     format: AudioFormat
     b64: MediaB64

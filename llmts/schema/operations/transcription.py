@@ -5,12 +5,13 @@ timings, bounded by ``MEDIA_LIMITS``) and the compiled answer (docs/audio.md).""
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, Field, model_serializer, model_validator
+from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from llmts.schema.media import MEDIA_LIMITS, TimedText
-from llmts.schema.operation_row import FIXTURE_CONFIG, OperationResult, OperationRow
+from llmts.schema.model_base import STRICT, OmitsNone
+from llmts.schema.operation_row import OperationResult, OperationRow
 
 __all__ = [
     "TRANSCRIPTION_ROW",
@@ -37,7 +38,7 @@ Seconds = Annotated[float, Field(ge=0), AfterValidator(_time)]
 class _Timed(BaseModel):
     """When a segment or word is spoken: from ``start`` to ``end``, in seconds."""
 
-    model_config = FIXTURE_CONFIG
+    model_config = STRICT
 
     start: Seconds
     end: Seconds
@@ -57,10 +58,10 @@ class WordFixture(_Timed):
     word: str = Field(max_length=MEDIA_LIMITS["transcript_chars"])
 
 
-class TranscriptFixture(BaseModel):
+class TranscriptFixture(OmitsNone):
     """A scripted transcription (or translation): the text, and optionally language, duration and timings."""
 
-    model_config = FIXTURE_CONFIG
+    model_config = STRICT
 
     text: str = Field(max_length=MEDIA_LIMITS["transcript_chars"])
     language: str | None = Field(default=None, min_length=1, max_length=64)
@@ -69,10 +70,6 @@ class TranscriptFixture(BaseModel):
         default=None, max_length=MEDIA_LIMITS["transcript_segments"]
     )
     words: list[WordFixture] | None = Field(default=None, max_length=MEDIA_LIMITS["transcript_words"])
-
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: Any) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}
 
 
 class TranscriptResult(OperationResult):

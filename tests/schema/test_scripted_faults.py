@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -56,6 +58,17 @@ def test_every_mode_of_the_table_has_its_factory() -> None:
         assert isinstance(plan, StreamDelivery) and plan.mode == mode
         # What a hand-written dict of the same plan validates to.
         assert StreamDelivery.model_validate({"mode": mode, **REQUIRED.get(mode, {})}) == plan
+
+
+def test_python_api_lists_every_factory() -> None:
+    """docs/python-api.md's "Faults and errors" table has a row naming each mode's factory, and each
+    error factory (step 4 of contributing.md's fault-mode recipe)."""
+    text = (Path(__file__).parents[2] / "docs" / "python-api.md").read_text(encoding="utf-8")
+    table = text.split("| factory | the plan |", 1)[1].split("\n\n", 1)[0]
+    listed = set(re.findall(r"`([a-z_]+)\(", table))
+    assert {factory.__name__ for factory in STREAM_FAULTS.values()} <= listed
+    errors = text.split("The error factories return", 1)[1].split("\n#", 1)[0]
+    assert set(ERRORS) <= set(re.findall(r"`([a-z_]+)\(", errors))
 
 
 def test_factories_take_the_mode_parameters() -> None:

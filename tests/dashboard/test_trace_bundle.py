@@ -215,3 +215,24 @@ def test_render_refuses_what_is_not_a_trace_export(tmp_path: Path) -> None:
     (tmp_path / "page.html").write_text("<html></html>")
     with pytest.raises(ValueError, match="not an llmts trace file"):
         read_trace(tmp_path / "page.html")
+
+
+def _js_names(source: str, table: str) -> set[str]:
+    """The names a constant of a dashboard module lists: an array's strings or an object's keys."""
+    body = source.split(f"const {table} = ", 1)[1]
+    if body.startswith("["):
+        return set(re.findall(r'"([a-z0-9_]+)"', body[: body.index("]")]))
+    return set(re.findall(r"^\s*([a-z0-9_]+):", body[: body.index("}")], re.MULTILINE))
+
+
+def test_the_trace_source_knows_every_parameter_of_the_journal_query() -> None:
+    """trace_source.js answers GET /admin-api/requests from a trace's entries (docs/dashboard.md, "Trace
+    files"): every parameter of ``JournalQuery`` is one it parses, or a trace would silently ignore it
+    (the browser test compares the answers for the queries it asks)."""
+    from llmts.schema.journal import QUERY_TEXT_CHARS, JournalQuery
+
+    source = _static("trace_source.js")
+    known = _js_names(source, "EXACT") | _js_names(source, "TOOL_RESULTS") | _js_names(source, "PAGING")
+    parameters = {field.alias or name for name, field in JournalQuery.model_fields.items()}
+    assert known == parameters
+    assert f"const QUERY_TEXT_CHARS = {QUERY_TEXT_CHARS};" in source

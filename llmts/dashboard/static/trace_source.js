@@ -46,9 +46,17 @@ const EXACT = {
   a2a_agent: "text",
   tool_name: "text",
 };
+// The filters on the tool results a request sent back (journal_query.py's _tool_count_ok, _tool_content_ok).
+const TOOL_RESULTS = {
+  has_tool_results: "strict_boolean",
+  tool_result_contains: "query_text",
+};
+const QUERY_TEXT_CHARS = 1024; // journal.py's QUERY_TEXT_CHARS
 const STRICT_BOOLEANS = { true: true, false: false }; // the server's own parser for these three
 // pydantic's lax booleans (forwarded goes through the model's validation).
 const LAX_BOOLEANS = { true: true, t: true, yes: true, y: true, on: true, 1: true, false: false, f: false, no: false, n: false, off: false, 0: false };
+// The cursor, the time range and the paging.
+const PAGING = ["after", "from", "to", "order", "offset", "limit"];
 const INTEGER = /^\s*[+-]?\d+\s*$/;
 const ZONED = /(Z|[+-]\d{2}:?\d{2})$/i;
 
@@ -68,8 +76,10 @@ function integer(value, path, details, min, max) {
 function parseValue(kind, value, path, details) {
   if (kind === "text") return value;
   if (kind === "status") return integer(value, path, details, 100, 599);
-  if (kind === "connection") {
-    if (value.length > 64) details.push({ path, message: "String should have at most 64 characters" });
+  if (kind === "connection" || kind === "query_text") {
+    const most = kind === "connection" ? 64 : QUERY_TEXT_CHARS;
+    // pydantic counts code points, not UTF-16 units
+    if ([...value].length > most) details.push({ path, message: `String should have at most ${most} characters` });
     return value;
   }
   const table = kind === "strict_boolean" ? STRICT_BOOLEANS : LAX_BOOLEANS;
@@ -95,9 +105,9 @@ export function parseJournalQuery(query) {
   const seen = new Map();
   for (const [name, value] of params) seen.set(name, [...(seen.get(name) || []), value]);
   const details = [];
-  const parsed = { filters: {}, after: null, from: null, to: null, order: "desc", offset: 0, limit: 500 };
+  const parsed = { filters: {}, toolResults: {}, after: null, from: null, to: null, order: "desc", offset: 0, limit: 500 };
   for (const [name, values] of seen) {
-    const known = name in EXACT || ["after", "from", "to", "order", "offset", "limit"].includes(name);
+    const known = name in EXACT || name in TOOL_RESULTS || PAGING.includes(name);
     if (!known) continue;
     if (values.length !== 1) {
       details.push({ path: name, message: "supplied more than once" });
@@ -109,6 +119,7 @@ export function parseJournalQuery(query) {
       continue;
     }
     if (name in EXACT) parsed.filters[name] = parseValue(EXACT[name], value, name, details);
+    else if (name in TOOL_RESULTS) parsed.toolResults[name] = parseValue(TOOL_RESULTS[name], value, name, details);
     else if (name === "after") parsed.after = integer(value, name, details, 0);
     else if (name === "offset") parsed.offset = integer(value, name, details, 0);
     else if (name === "limit") parsed.limit = integer(value, name, details, 1, 500);
@@ -129,6 +140,10 @@ function matches(entry, query) {
     const value = entry[name] === undefined ? null : entry[name];
     if (value !== wanted) return false;
   }
+  const results = entry.tool_results || [];
+  const { has_tool_results: hasResults, tool_result_contains: needle } = query.toolResults;
+  if (hasResults !== undefined && results.length > 0 !== hasResults) return false;
+  if (needle !== undefined && !results.some((result) => result.content.includes(needle))) return false;
   if (query.after !== null && entry.sequence <= query.after) return false;
   if (query.from === null && query.to === null) return true;
   const started = Date.parse(entry.started_at);

@@ -257,6 +257,12 @@ class JournalRecord:
                 self.answer_text = snippet("".join(self.answer_chunks[: evidence.emitted_content_frames]))
         self.answer_chunks = ()
 
+    def interrupted(self, code: str) -> None:
+        """The attempt was cut short after its status went out (a realtime turn cancelled or ended by a
+        graceful stop): its error code, and it is no success."""
+        self.error_code = code
+        self.success = False
+
     def rpc_error(self, code: str) -> None:
         """A JSON-RPC error answered with a 2xx status (MCP, A2A): the request failed all the same."""
         self.error_code = code

@@ -339,8 +339,7 @@ class RealtimeConnection:
             self._failed(turn, entry, error)
         finally:
             if self._stopping and entry.transport_outcome != "completed" and entry.error_code is None:
-                entry.failed(ENDED_BY_CODES["shutdown"])
-                entry.success = False
+                entry.interrupted(ENDED_BY_CODES["shutdown"])
             self._finish_entry(entry)
 
     def _cancel_queued(self, reason: str) -> None:
@@ -362,8 +361,7 @@ class RealtimeConnection:
                 for data in closing:
                     self._ws.send(data)
                 entry.answered(200)
-                entry.failed(f"cancelled_{reason}")
-                entry.success = False
+                entry.interrupted(f"cancelled_{reason}")
             finally:
                 self._finish_entry(entry)
 
@@ -443,8 +441,7 @@ class RealtimeConnection:
         for data in closing:
             self._ws.send(data)
         entry.answered(200)
-        entry.failed(f"cancelled_{reason}")
-        entry.success = False
+        entry.interrupted(f"cancelled_{reason}")
 
     def _failed(self, turn: Turn, entry: JournalRecord, error: LlmtsError) -> None:
         entry.failed(error.code, error.retry_after if isinstance(error, ScriptedError) else None)

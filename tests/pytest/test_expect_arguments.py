@@ -219,3 +219,16 @@ def test_resilient_checks_its_values_at_the_call_and_builds_the_request() -> Non
 def test_the_expectation_fields_and_the_query_filters_do_not_overlap() -> None:
     """``request(name, **arguments)`` sorts its arguments into the two by name."""
     assert not set(_fields(RequestExpectation, "name", "query")) & set(_fields(JournalQuery))
+
+
+def test_the_docs_filter_table_lists_every_journal_filter() -> None:
+    """pytest-plugin.md's table of ``request(...)`` filters names every field of ``JournalQuery``, so a new
+    journal filter is documented where tests use it."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "pytest-plugin.md").read_text(encoding="utf-8")
+    table = text.split("| filter | type | a request matches when |", 1)[1].split("\n\n", 1)[0]
+    listed = {
+        name for row in table.splitlines()[2:] for name in re.findall(r"`([a-z0-9_]+)`", row.split("|")[1])
+    }
+    assert listed == set(JournalQuery.model_fields)

@@ -16,6 +16,7 @@ import pytest
 from llmts.dashboard.bundle import BundleError, bundle_modules
 from llmts.dashboard.js_tokens import tokenize
 from llmts.dashboard.trace import TRACE_FORMAT, read_trace, render_trace, write_trace
+from llmts.schema.journal import QUERY_TEXT_CHARS, JournalQuery
 
 STATIC = Path(__file__).resolve().parents[2] / "llmts" / "dashboard" / "static"
 MODULES = sorted(path.relative_to(STATIC).as_posix() for path in STATIC.rglob("*.js"))
@@ -229,8 +230,6 @@ def test_the_trace_source_knows_every_parameter_of_the_journal_query() -> None:
     """trace_source.js answers GET /admin-api/requests from a trace's entries (docs/dashboard.md, "Trace
     files"): every parameter of ``JournalQuery`` is one it parses, or a trace would silently ignore it
     (the browser test compares the answers for the queries it asks)."""
-    from llmts.schema.journal import QUERY_TEXT_CHARS, JournalQuery
-
     source = _static("trace_source.js")
     known = _js_names(source, "EXACT") | _js_names(source, "TOOL_RESULTS") | _js_names(source, "PAGING")
     parameters = {field.alias or name for name, field in JournalQuery.model_fields.items()}

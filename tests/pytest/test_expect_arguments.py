@@ -5,6 +5,7 @@ valid names, which are the models' own fields (no server: nothing is sent until 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -224,8 +225,6 @@ def test_the_expectation_fields_and_the_query_filters_do_not_overlap() -> None:
 def test_the_docs_filter_table_lists_every_journal_filter() -> None:
     """pytest-plugin.md's table of ``request(...)`` filters names every field of ``JournalQuery``, so a new
     journal filter is documented where tests use it."""
-    from pathlib import Path
-
     text = (Path(__file__).parents[2] / "docs" / "pytest-plugin.md").read_text(encoding="utf-8")
     table = text.split("| filter | type | a request matches when |", 1)[1].split("\n\n", 1)[0]
     listed = {

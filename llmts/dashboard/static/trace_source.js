@@ -52,7 +52,7 @@ const TOOL_RESULTS = {
   tool_result_contains: "query_text",
 };
 const QUERY_TEXT_CHARS = 1024; // journal.py's QUERY_TEXT_CHARS
-const STRICT_BOOLEANS = { true: true, false: false }; // the server's own parser for these three
+const STRICT_BOOLEANS = { true: true, false: false }; // the server's own parser (its _BOOLEAN_FIELDS)
 // pydantic's lax booleans (forwarded goes through the model's validation).
 const LAX_BOOLEANS = { true: true, t: true, yes: true, y: true, on: true, 1: true, false: false, f: false, no: false, n: false, off: false, 0: false };
 // The cursor, the time range and the paging.

@@ -26,13 +26,18 @@ import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
 import llmts.errors
 from llmts import LlmTestServer
+from llmts.providers.adapters import ADAPTERS
+from llmts.runtime.registry import SessionRegistry
 from llmts.schema import LIMITS
+from llmts.schema.conversations import MatchExplanation
+from llmts.server.api.auth import ControlAuth
+from llmts.server.api.control import ControlApi
 from tests.support.docs import headings
 from tests.support.inner_pytest import attached_to, run_in_process
 from tests.support.servers import BackgroundStops, SpareServers
@@ -409,3 +414,63 @@ def test_configuration_reference_covers_every_limit_and_error_code() -> None:
     } - {llmts.errors.LlmtsError.code}
     missing_codes = sorted(code for code in codes if f"`{code}`" not in text)
     assert not missing_codes, f"error codes missing from the Error codes table: {missing_codes}"
+
+
+def test_the_error_codes_table_gives_each_errors_status_and_retry_header() -> None:
+    """Each row of configuration.md's "Error codes" table that names an error class's code gives its HTTP
+    status, and its ``x-should-retry`` value where provider routes send one (blank where none is sent)."""
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    table = text.split("| code | status |", 1)[1].split("\n\n", 1)[0]
+    errors = {  # each code by the class that declares it (a subclass may keep its parent's code)
+        cls.code: cls
+        for name in llmts.errors.__all__
+        if isinstance(cls := getattr(llmts.errors, name), type)
+        and issubclass(cls, llmts.errors.LlmtsError)
+        and "code" in vars(cls)
+    }
+    wrong = []
+    for row in table.splitlines()[2:]:
+        code, status, retry, scope = (cell.strip() for cell in row.strip("|").split("|")[:4])
+        error = errors.get(code.strip("`"))
+        if error is None:
+            continue  # scripted errors and provider answers (budget, rate limits) have no class of their own
+        sent = "" if error.should_retry is None or scope == "control" else str(error.should_retry).lower()
+        if not status.startswith(str(error.http_status)) or retry.split(" ", 1)[0] != sent:
+            wrong.append(f"{code}: {status}, {retry!r} (the code: {error.http_status}, {sent!r})")
+    assert not wrong, wrong
+
+
+def test_the_explanation_outcomes_are_the_ones_the_model_declares() -> None:
+    """conversations.md's "Explanations" lists every ``outcome`` a match explanation can have."""
+    text = (ROOT / "docs" / "conversations.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `outcome` |"))
+    documented = re.findall(r"`([a-z_]+)`", row.split("|")[2])
+    assert documented == list(get_args(MatchExplanation.model_fields["outcome"].annotation))
+
+
+def test_the_control_api_table_lists_every_control_route() -> None:
+    """server.md's control API table has a row for each route of the control API (``ControlApi``)."""
+    api = ControlApi(SessionRegistry(), ControlAuth(None), 1024)
+    routes = {
+        (method, re.sub(r"<\w+>", "{}", rule.rule))
+        for rule in api._routes.map.iter_rules()
+        for method in rule.methods or ()
+        if method not in {"HEAD", "OPTIONS"}
+    }
+    text = (ROOT / "docs" / "server.md").read_text(encoding="utf-8")
+    table = text.split("| request | success | errors |", 1)[1].split("\n\n", 1)[0]
+    documented = {
+        (method, re.sub(r"\{\w+\}", "{}", path))
+        for method, path in re.findall(r"^\| `(GET|POST|PUT|DELETE) (/admin-api/[a-z/{}_]+)", table, re.M)
+    }
+    assert documented == routes
+
+
+def test_the_journal_operations_table_names_every_route_operation() -> None:
+    """providers.md's journal-operations table names the ``operation`` each declared route journals (an
+    inference route's comes from its parse, so those rows are read by hand)."""
+    text = (ROOT / "docs" / "providers.md").read_text(encoding="utf-8")
+    header = "| surface | `operation` of inference requests | other routes |"
+    table = text.split(header, 1)[1].split("\n\n", 1)[0]
+    declared = {getattr(route, "operation", "") for adapter in ADAPTERS for route in adapter.routes} - {""}
+    assert declared and not {name for name in declared if f"`{name}`" not in table}

@@ -88,8 +88,10 @@ class Journal:
         """Record a provider attempt at entry, now on the session's clock (reserving its provider-local
         ordinal, ``wire_sequence``); the request completes the returned record in place."""
         clock = self._clock
-        clock_mode = "fixed" if self._fixed_clock else "live"
-        return self.begin(request_id, provider, method, path, clock.now(), clock.monotonic(), clock_mode)
+        record = self.begin(request_id, provider, method, path, clock.now(), clock.monotonic())
+        if self._fixed_clock:
+            record.wire_clock_mode = "fixed"
+        return record
 
     def finish(self, record: JournalRecord) -> None:
         """The attempt is over: its completion times, then its accounted size (``settle``)."""
@@ -100,31 +102,16 @@ class Journal:
     # --- recording ----------------------------------------------------------------------------------
 
     def begin(
-        self,
-        request_id: str,
-        provider: str,
-        method: str,
-        path: str,
-        epoch: float,
-        monotonic: float,
-        clock_mode: str = "live",
+        self, request_id: str, provider: str, method: str, path: str, epoch: float, monotonic: float
     ) -> JournalRecord:
         """Append an in-progress record; reserves the next sequence and the provider's next ordinal."""
         with self._lock:
             self._observed += 1
             ordinal = self._ordinals.get(provider, 0) + 1
             self._ordinals[provider] = ordinal
-            record = JournalRecord(
-                request_id,
-                self._observed,
-                provider,
-                epoch,
-                monotonic,
-                method,
-                path,
-                wire_clock_mode=clock_mode,
-                wire_sequence=ordinal,
-            )
+            # Positional, then set: the record's keyword arguments would cost every request ~140 ns.
+            record = JournalRecord(request_id, self._observed, provider, epoch, monotonic, method, path)
+            record.wire_sequence = ordinal
             record.accounted = size = record.initial_bytes()
             self._entries.append(record)
             self._bytes += size

@@ -204,11 +204,12 @@ class JournalQuery(BaseModel):
 
     @model_validator(mode="after")
     def _range(self) -> JournalQuery:
-        if self.from_ is not None and self.to is not None and self.from_ > self.to:
-            raise ValueError("from must not follow to")
+        # The zones first: a naive and an aware bound cannot be compared (a TypeError, not a 400).
         for bound in (self.from_, self.to):
             if bound is not None and bound.tzinfo is None:
                 raise ValueError("from/to need a time zone (e.g. 2026-01-01T00:00:00Z)")
+        if self.from_ is not None and self.to is not None and self.from_ > self.to:
+            raise ValueError("from must not follow to")
         return self
 
     def echo(self) -> dict[str, Any]:

@@ -230,6 +230,8 @@ def test_ndjson_is_served_as_lines(app_session: SessionClient, populated: dict[i
         ("from=yesterday", "from"),
         ("from=2026-01-01T00:00:00", "query"),  # no time zone
         ("from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z", "query"),  # from after to
+        ("from=2026-01-01T00:00:00&to=2026-01-02T00:00:00Z", "query"),  # one bound naive (was a 500)
+        ("from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00", "query"),
         ("order=newest", "order"),
         ("offset=-1", "offset"),
         ("offset=x", "offset"),

@@ -138,6 +138,15 @@ def _many(count: int, item: Any) -> list[Any]:
         ),
         ({"requests": [{"name": f"r{i}"} for i in range(257)]}, ""),
         ({"scope": {"from": "2026-01-02T00:00:00Z", "to": "2026-01-01T00:00:00Z"}}, "scope"),
+        ({"scope": {"from": "2026-01-01T00:00:00", "to": "2026-01-02T00:00:00Z"}}, "scope"),  # was a 500
+        (
+            {
+                "requests": [
+                    {"name": "r", "query": {"from": "2026-01-01T00:00:00Z", "to": "2026-01-02T00:00:00"}}
+                ]
+            },
+            "requests[0].query",
+        ),
         ({"conversations": [{"scenario": "g"}]}, "conversations[0]"),
         (
             {"conversations": [{"scenario": "g", "visited_steps": _many(257, "s")}]},

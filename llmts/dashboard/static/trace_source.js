@@ -35,9 +35,9 @@ const EXACT = {
   scenario: "text",
   conversation: "text",
   step: "text",
-  streaming: "strict_boolean",
-  completed: "strict_boolean",
-  success: "strict_boolean",
+  streaming: "boolean",
+  completed: "boolean",
+  success: "boolean",
   error_code: "text",
   retry_group: "text",
   forwarded: "boolean",
@@ -48,13 +48,11 @@ const EXACT = {
 };
 // The filters on the tool results a request sent back (journal_query.py's _tool_count_ok, _tool_content_ok).
 const TOOL_RESULTS = {
-  has_tool_results: "strict_boolean",
+  has_tool_results: "boolean",
   tool_result_contains: "query_text",
 };
 const QUERY_TEXT_CHARS = 1024; // journal.py's QUERY_TEXT_CHARS
-const STRICT_BOOLEANS = { true: true, false: false }; // the server's own parser (its _BOOLEAN_FIELDS)
-// pydantic's lax booleans (forwarded goes through the model's validation).
-const LAX_BOOLEANS = { true: true, t: true, yes: true, y: true, on: true, 1: true, false: false, f: false, no: false, n: false, off: false, 0: false };
+const BOOLEANS = { true: true, false: false }; // the server's own parser (its _BOOLEAN_FIELDS)
 // The cursor, the time range and the paging.
 const PAGING = ["after", "from", "to", "order", "offset", "limit"];
 const INTEGER = /^\s*[+-]?\d+\s*$/;
@@ -82,13 +80,11 @@ function parseValue(kind, value, path, details) {
     if ([...value].length > most) details.push({ path, message: `String should have at most ${most} characters` });
     return value;
   }
-  const table = kind === "strict_boolean" ? STRICT_BOOLEANS : LAX_BOOLEANS;
-  const key = kind === "strict_boolean" ? value : value.trim().toLowerCase();
-  if (!(key in table)) {
-    details.push({ path, message: kind === "strict_boolean" ? "expected true or false" : "Input should be a valid boolean" });
+  if (!(value in BOOLEANS)) {
+    details.push({ path, message: "expected true or false" });
     return null;
   }
-  return table[key];
+  return BOOLEANS[value];
 }
 
 function instant(value, path, details) {

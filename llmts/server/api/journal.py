@@ -29,7 +29,7 @@ __all__ = [
 EXPORT_SCHEMA_VERSION = 1
 _Query = TypeVar("_Query", bound=BaseModel)
 _BOOLEAN = {"true": True, "false": False}
-_BOOLEAN_FIELDS = frozenset({"streaming", "completed", "success", "has_tool_results"})
+_BOOLEAN_FIELDS = frozenset({"streaming", "completed", "success", "forwarded", "has_tool_results"})
 
 
 def _invalid(message: str, details: list[dict[str, Any]]) -> InvalidRequest:

@@ -227,6 +227,7 @@ def test_ndjson_is_served_as_lines(app_session: SessionClient, populated: dict[i
         ("streaming=yes", "streaming"),
         ("completed=1", "completed"),
         ("success=TRUE", "success"),
+        ("forwarded=yes", "forwarded"),  # true or false only, as the other flags
         ("from=yesterday", "from"),
         ("from=2026-01-01T00:00:00", "query"),  # no time zone
         ("from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z", "query"),  # from after to

@@ -21,6 +21,7 @@ from llmts import LlmTestServer, ServerError
 from llmts.client.trace_export import collect_trace_export
 from llmts.dashboard.bundle import bundle_modules
 from llmts.dashboard.trace import read_trace, write_trace
+from llmts.errors import SessionNotFound
 from tests.dashboard.browser import TIMEOUT_MS, configured_expect, login, offline_page
 from tests.dashboard.sample_configs import APPROVAL_GRAPH, WEATHER_TOOL
 
@@ -454,7 +455,8 @@ def test_a_trace_is_read_only_and_answers_only_its_own_session(chromium: Any, tr
             "async ([s, b]) => (await window.__probe.api.verify(s, b)).data", [trace.session_id, EXPECTATION]
         )
         assert recorded == trace.export["verification"]
-        assert page.evaluate(REFUSED, ["requests", "ses_" + "f" * 32, {}])["code"] == "session_not_found"
+        unknown = page.evaluate(REFUSED, ["requests", "ses_" + "f" * 32, {}])
+        assert unknown["code"] == SessionNotFound.code  # the server's own code for an unknown session
         assert page.evaluate("async () => (await window.__probe.api.loginState()).data") == {
             "key_required": False,
             "logged_in": False,

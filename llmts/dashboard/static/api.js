@@ -77,7 +77,7 @@ function traceApi(data) {
   const own = (session) => {
     if (session !== data.session.id) {
       const message = `this trace holds session ${data.session.id} only, not ${session}`;
-      throw new ApiError(404, { error: { code: "session_not_found", message, details: [] } });
+      throw new ApiError(404, { error: { code: "llm_test_server_session_not_found", message, details: [] } });
     }
   };
   const journal = {

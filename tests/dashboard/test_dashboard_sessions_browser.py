@@ -133,7 +133,15 @@ def test_verification_runs_a_pasted_or_picked_expectation(
     page.select_option("#preset", label="At least one request")
     page.click("#run-verify")
     expect(page.locator("#verify-verdict")).to_have_text("PASSED")
+    expect(page.locator("#verify-evidence")).to_have_text("Evidence complete.")
     expect(page.locator("#verify-matched")).to_contain_text(entry["request_id"])
+
+    paged = {"requests": [{"name": "past the page", "query": {"offset": 1}, "minimum_count": 0}]}
+    page.fill("#expectation", json.dumps(paged))
+    page.click("#run-verify")
+    expect(page.locator("#verify-evidence")).to_have_text(  # the server's reason, not always eviction
+        "Evidence incomplete: a query's page left matches out, so a pass could not be trusted."
+    )
 
     page.fill("#expectation", "{not json")
     page.click("#run-verify")

@@ -15,9 +15,26 @@ function requestLink(ctx, id) {
   return h("a", { href: sessionHash(ctx.session, `requests/${encodeURIComponent(id)}`), class: "mono" }, id);
 }
 
+// Why evidence is incomplete, by failure kind (docs/journal.md, "Verification"); a kind not named here is
+// shown by its name.
+const INCOMPLETE = {
+  evidence_evicted: "entries were evicted",
+  evidence_truncated: "entries were cut",
+  evidence_pending: "requests were still in progress",
+  evidence_paginated: "a query's page left matches out",
+  evidence_timing: "a retry's times were missing or reversed",
+};
+
+function evidenceText(result) {
+  if (result.evidence_complete) return "Evidence complete.";
+  const kinds = [...new Set((result.failures || []).map((failure) => failure.kind).filter((kind) => kind.startsWith("evidence_")))];
+  const reasons = kinds.map((kind) => INCOMPLETE[kind] || kind);
+  return `Evidence incomplete${reasons.length ? `: ${reasons.join("; ")}` : ""}, so a pass could not be trusted.`;
+}
+
 function report(ctx, result) {
   const verdict = h("p", { class: `verdict ${result.passed ? "good" : "bad"}`, id: "verify-verdict" }, result.passed ? "PASSED" : "FAILED");
-  const parts = [verdict, h("p", { class: "muted" }, result.evidence_complete ? "Evidence complete." : "Evidence incomplete: entries were evicted or cut, so a pass could not be trusted.")];
+  const parts = [verdict, h("p", { class: "muted", id: "verify-evidence" }, evidenceText(result))];
   if (result.failures && result.failures.length) {
     const rows = result.failures.map((failure) =>
       h(

@@ -489,3 +489,31 @@ def test_the_row_summaries(module_page: Callable[..., Any]) -> None:
         "r3": {"group": "g", "attempt": 2, "of": 2},
         "r4": {"group": "h", "attempt": 1, "of": 1},
     }
+
+
+def test_a_streamed_transcript_is_assembled_whole_and_audio_or_image_streams_get_no_text(
+    module_page: Callable[..., Any], dashboard_server: LlmTestServer
+) -> None:
+    """The openai SDK's streamed transcription (deltas, then ``transcript.text.done``) assembles to the
+    text it received with no frame unread; streamed speech and partial images are no text at all."""
+    session = dashboard_server.create_session()
+    try:
+        client = session.openai_client(max_retries=0)
+        upload = ("memo.mp3", b"\x00\x01" * 16_000, "audio/mpeg")
+        events = list(client.audio.transcriptions.create(model="gpt-4o-transcribe", file=upload, stream=True))
+        received = "".join(e.delta for e in events if e.type == "transcript.text.delta")
+        with client.audio.speech.with_streaming_response.create(
+            model="gpt-4o-mini-tts", voice="alloy", input="Hi", response_format="pcm", stream_format="sse"
+        ) as speech:
+            speech.read()
+        for _ in client.images.generate(model="gpt-image-1", prompt="a cat", stream=True, partial_images=1):
+            pass
+        entries = {entry["operation"]: entry for entry in session.requests()}
+    finally:
+        session.delete()
+    transcript = module_page("assembled", "assembleEntry", entries["transcription"])
+    assert received and (transcript["text"], transcript["unread"]) == (received, 0)
+    assert transcript["wire"] == "OpenAI transcription"
+    for operation in ("speech", "images"):
+        assert entries[operation]["streaming"] is True
+        assert module_page("assembled", "assembleEntry", entries[operation]) is None, operation

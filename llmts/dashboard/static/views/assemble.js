@@ -162,6 +162,7 @@ function openaiResponses(answer, p) {
     answer.text += str(p.delta);
     return true;
   }
+  if (type === "transcript.text.done") return true; // the whole text again, and usage: the deltas had it
   if (!type.startsWith("response.")) return false;
   answer.wire = answer.wire || "OpenAI Responses";
   if (type === "response.output_text.delta") answer.text += str(p.delta);

@@ -3,10 +3,14 @@
 import { append, h, pretty } from "../dom.js";
 import { assembleStream } from "./assemble.js";
 
-/** Whether the entry gets the section: a model's streamed answer (not an error body, not a realtime turn,
- * not an MCP or A2A peer's stream). */
+// Operations whose streams carry no text: speech's audio chunks and images' partial images.
+const WITHOUT_TEXT = new Set(["speech", "images"]);
+
+/** Whether the entry gets the section: a model's streamed text answer (not an error body, not audio or
+ * images, not a realtime turn, not an MCP or A2A peer's stream). */
 function hasAssembledText(entry) {
   if (!entry.streaming || entry.operation === "realtime" || entry.mcp_server || entry.a2a_agent) return false;
+  if (WITHOUT_TEXT.has(entry.operation)) return false;
   if (entry.provider === "mcp" || entry.provider === "a2a") return false;
   return entry.status == null || entry.status < 400;
 }

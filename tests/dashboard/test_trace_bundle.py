@@ -235,3 +235,10 @@ def test_the_trace_source_knows_every_parameter_of_the_journal_query() -> None:
     parameters = {field.alias or name for name, field in JournalQuery.model_fields.items()}
     assert known == parameters
     assert f"const QUERY_TEXT_CHARS = {QUERY_TEXT_CHARS};" in source
+    fields = JournalQuery.model_fields
+    connection_chars = next(
+        m.max_length for m in fields["realtime_connection"].metadata if hasattr(m, "max_length")
+    )
+    assert f"const CONNECTION_CHARS = {connection_chars};" in source
+    page_limit = next(m.le for m in fields["limit"].metadata if hasattr(m, "le"))
+    assert f"export const QUERY_PAGE_LIMIT = {page_limit};" in source

@@ -52,6 +52,9 @@ const TOOL_RESULTS = {
   tool_result_contains: "query_text",
 };
 const QUERY_TEXT_CHARS = 1024; // journal.py's QUERY_TEXT_CHARS
+const CONNECTION_CHARS = 64; // JournalQuery's realtime_connection
+/** The largest page GET /admin-api/requests answers (JournalQuery's limit): the views ask for pages of it. */
+export const QUERY_PAGE_LIMIT = 500;
 const BOOLEANS = { true: true, false: false }; // the server's own parser (its _BOOLEAN_FIELDS)
 // The cursor, the time range and the paging.
 const PAGING = ["after", "from", "to", "order", "offset", "limit"];
@@ -75,7 +78,7 @@ function parseValue(kind, value, path, details) {
   if (kind === "text") return value;
   if (kind === "status") return integer(value, path, details, 100, 599);
   if (kind === "connection" || kind === "query_text") {
-    const most = kind === "connection" ? 64 : QUERY_TEXT_CHARS;
+    const most = kind === "connection" ? CONNECTION_CHARS : QUERY_TEXT_CHARS;
     // pydantic counts code points, not UTF-16 units
     if ([...value].length > most) details.push({ path, message: `String should have at most ${most} characters` });
     return value;
@@ -101,7 +104,7 @@ export function parseJournalQuery(query) {
   const seen = new Map();
   for (const [name, value] of params) seen.set(name, [...(seen.get(name) || []), value]);
   const details = [];
-  const parsed = { filters: {}, toolResults: {}, after: null, from: null, to: null, order: "desc", offset: 0, limit: 500 };
+  const parsed = { filters: {}, toolResults: {}, after: null, from: null, to: null, order: "desc", offset: 0, limit: QUERY_PAGE_LIMIT };
   for (const [name, values] of seen) {
     const known = name in EXACT || name in TOOL_RESULTS || PAGING.includes(name);
     if (!known) continue;
@@ -118,7 +121,7 @@ export function parseJournalQuery(query) {
     else if (name in TOOL_RESULTS) parsed.toolResults[name] = parseValue(TOOL_RESULTS[name], value, name, details);
     else if (name === "after") parsed.after = integer(value, name, details, 0);
     else if (name === "offset") parsed.offset = integer(value, name, details, 0);
-    else if (name === "limit") parsed.limit = integer(value, name, details, 1, 500);
+    else if (name === "limit") parsed.limit = integer(value, name, details, 1, QUERY_PAGE_LIMIT);
     else if (name === "order") {
       if (value === "asc" || value === "desc") parsed.order = value;
       else details.push({ path: name, message: "Input should be 'asc' or 'desc'" });

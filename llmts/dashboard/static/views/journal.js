@@ -3,6 +3,7 @@
 // asked and answered (snippets, tool-use markers), how the answer was delivered (the badge) and where it
 // sits in its retry group.
 import { api, poll, trace } from "../api.js";
+import { QUERY_PAGE_LIMIT } from "../trace_source.js";
 import { appendInSlices, clear, clock, errorText, h, sessionHash } from "../dom.js";
 import { retryAfterText, retryAttempts, shorten, statusBadge, toolMarkers } from "./entry_summary.js";
 import { connectionLink } from "./realtime.js";
@@ -246,7 +247,7 @@ export function mountJournal(root, ctx) {
       return;
     }
     const firstOpen = open.data.length ? open.data[0].sequence : null;
-    const query = { ...filters, order: "asc", limit: "500", ...(cursor ? { after: String(cursor) } : {}) };
+    const query = { ...filters, order: "asc", limit: String(QUERY_PAGE_LIMIT), ...(cursor ? { after: String(cursor) } : {}) };
     const fresh = await api.requests(session, query);
     // A reset or configure clears the journal and restarts its sequence: the newest row shown is gone.
     // Asked after the fetches above, so a reset before them (followed by more requests than were shown,
@@ -283,7 +284,7 @@ export function mountJournal(root, ctx) {
     newest = observed;
     const next = firstOpen != null ? firstOpen - 1 : observed;
     // A full page means more is waiting past it: advance only as far as what was seen.
-    cursor = fresh.data.length === 500 ? Math.min(next, fresh.data[fresh.data.length - 1].sequence) : next;
+    cursor = fresh.data.length === QUERY_PAGE_LIMIT ? Math.min(next, fresh.data[fresh.data.length - 1].sequence) : next;
     showPager(showCounts(open.headers));
     await refreshUsage();
   }

@@ -2,10 +2,11 @@
 // turns as one continuous timeline (`#/sessions/{id}/connections/{rtc_...}`), client events on the left,
 // server events on the right, each turn ending with its outcome.
 import { api, poll } from "../api.js";
+import { QUERY_PAGE_LIMIT } from "../trace_source.js";
 import { appendInSlices, clear, errorText, h, sessionHash } from "../dom.js";
 import { shortConnection, turnRows } from "./realtime_events.js";
 
-const PAGE = 500; // turns per page of the connection view (the control API's largest page)
+const PAGE = QUERY_PAGE_LIMIT; // turns per page of the connection view (the control API's largest page)
 
 export function connectionHash(sessionId, connection, query) {
   return sessionHash(sessionId, `connections/${encodeURIComponent(connection)}`, query);

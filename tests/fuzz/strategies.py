@@ -174,9 +174,8 @@ def session_prefixed(paths: st.SearchStrategy[str], sessions: list[str]) -> st.S
 
 
 def queries(names: list[str]) -> st.SearchStrategy[str]:
-    pair = st.tuples(
-        st.sampled_from(names) | _SEGMENT_TEXT, _SEGMENT_TEXT | st.sampled_from(["1", "-1", "true"])
-    )
+    values = ["1", "-1", "true", "2026-01-01T00:00:00", "2026-01-01T00:00:00Z", "2026-01-02T00:00:00+01:00"]
+    pair = st.tuples(st.sampled_from(names) | _SEGMENT_TEXT, _SEGMENT_TEXT | st.sampled_from(values))
     return st.one_of(
         st.just(""),
         st.just(""),

@@ -7,10 +7,15 @@ import http.client
 import json
 import socket
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from hypothesis import strategies as st
 
+from llmts.runtime.registry import SessionRegistry
+from llmts.schema.journal import JournalQuery
+from llmts.server.api.auth import ControlAuth
+from llmts.server.api.control import ControlApi
 from tests.fuzz import seeds
 from tests.fuzz.harness import (
     BOUNDED,
@@ -35,47 +40,38 @@ from tests.fuzz.strategies import (
 
 __all__ = ["fuzz_server"]
 
-_ROUTES: dict[str, list[dict[str, Any]]] = {
-    "/admin-api/sessions": [{}],
-    "/admin-api/sessions/<session_id>": [{}],
+# Every route of the control API (a new one joins by itself), the bodies of those that parse one.
+_CONTROL_RULES = sorted(
+    {rule.rule for rule in ControlApi(SessionRegistry(), ControlAuth(None), 1024)._routes.map.iter_rules()}
+)
+_BODIES = {
     "/admin-api/configure": seeds.CONFIGURE,
-    "/admin-api/reset": [{}],
-    "/admin-api/configuration": [{}],
-    "/admin-api/requests": [{}],
-    "/admin-api/requests/export": [{}],
-    "/admin-api/process": [{}],
-    "/admin-api/conversations": [{}],
     "/admin-api/match/explain": seeds.EXPLAIN,
     "/admin-api/verify": seeds.VERIFY,
-    "/admin-api/queues": [{}],
+}
+_ROUTES: dict[str, list[dict[str, Any]]] = {
+    **{rule: _BODIES.get(rule, [{}]) for rule in _CONTROL_RULES},
     "/dashboard": [{}],
     "/dashboard/static/app.js": [{}],
     "/dashboard/static/views/journal.js": [{}],
     "/dashboard/login": [{"key": CONTROL_KEY}, {"key": "wrong"}],
     "/dashboard/logout": [{}],
-    "/admin-api/recording": [{}],
     "/health": [{}],
     "/": [{}],
 }
-_QUERY_NAMES = [
-    "limit",
-    "offset",
-    "provider",
-    "operation",
-    "model",
-    "status",
-    "streaming",
-    "success",
-    "completed",
-    "from",
-    "format",
-    "scenario",
-    "conversation",
-    "after",
-    "retry_group",
-    "pacing",
-]
+# The journal's filters (every route that queries it), the export's format, the recording's pacing and the
+# session list's filters.
+_QUERY_NAMES = sorted(
+    {field.alias or name for name, field in JournalQuery.model_fields.items()}
+    | {"format", "pacing", "label", "label_contains", "test_outcome"}
+)
 _SESSIONS = ["default", "nope"]
+# A journal time range whose bounds may be naive, zoned, reversed or broken (one naive and one zoned bound
+# once compared into a 500).
+_TIMES = ["2026-01-01T00:00:00", "2026-01-01T00:00:00Z", "2026-01-02T00:00:00+01:00", "2026-02-30T00:00Z", ""]
+_TIME_RANGES = st.tuples(st.sampled_from(_TIMES), st.sampled_from(_TIMES)).map(
+    lambda bounds: f"?from={quote(bounds[0])}&to={quote(bounds[1])}"
+)
 
 
 # The dashboard's login cookie and header (docs/dashboard.md, "Login"), forged, broken or missing.
@@ -100,8 +96,8 @@ def _requests() -> st.SearchStrategy[tuple[str, str, dict[str, str], bytes]]:
         lambda pair: {**pair[0], **pair[1]}
     )
     return st.tuples(
-        methods(("GET", "POST", "DELETE")),
-        st.tuples(paths, queries(_QUERY_NAMES)).map("".join),
+        methods(("GET", "POST", "PUT", "DELETE")),
+        st.tuples(paths, st.one_of(queries(_QUERY_NAMES), _TIME_RANGES)).map("".join),
         st.one_of(with_key, with_key, with_key, headers(_SESSIONS, []), without_key),
         st.one_of(
             *(bodies(route_seeds) for route_seeds in _ROUTES.values() if route_seeds != [{}]), bodies([{}])

@@ -231,3 +231,11 @@ def test_the_docs_filter_table_lists_every_journal_filter() -> None:
         name for row in table.splitlines()[2:] for name in re.findall(r"`([a-z0-9_]+)`", row.split("|")[1])
     }
     assert listed == set(JournalQuery.model_fields)
+
+
+def test_the_docs_show_the_error_as_it_is() -> None:
+    """pytest-plugin.md quotes the error of a misspelled filter whole, every valid name included."""
+    with pytest.raises(LlmtsExpectationError) as error:
+        _expect().request("weather", provder="openai")
+    text = (Path(__file__).parents[2] / "docs" / "pytest-plugin.md").read_text(encoding="utf-8")
+    assert f"E       llmts.pytest.verify.LlmtsExpectationError: {error.value}\n" in text

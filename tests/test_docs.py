@@ -474,3 +474,22 @@ def test_the_journal_operations_table_names_every_route_operation() -> None:
     table = text.split(header, 1)[1].split("\n\n", 1)[0]
     declared = {getattr(route, "operation", "") for adapter in ADAPTERS for route in adapter.routes} - {""}
     assert declared and not {name for name in declared if f"`{name}`" not in table}
+
+
+def test_the_dashboard_docs_name_every_control_route_the_dashboard_calls() -> None:
+    """dashboard.md lists the control API routes the dashboard uses (``liveApi`` of ``api.js``), each once."""
+    source = (ROOT / "llmts" / "dashboard" / "static" / "api.js").read_text(encoding="utf-8")
+    live = source.split("const liveApi = {", 1)[1].split("\n};", 1)[0]
+    called = set()
+    for line in live.splitlines():
+        for path in re.findall(r"call\([`\"](/admin-api/[^`\"?$]*)", line):  # a path stops at its ${id}
+            method = next(iter(re.findall(r'method: "(\w+)"', line)), "GET")
+            called.add((method, path + "{id}" if path.endswith("/") else path))
+    text = (ROOT / "docs" / "dashboard.md").read_text(encoding="utf-8")
+    listed = text.split("through the same routes (", 1)[1].split(").", 1)[0].replace("\n", " ")
+    documented, method = set(), "GET"
+    for item in re.findall(r"`([^`]+)`", listed):
+        if " " in item:
+            method, item = item.split(" ", 1)
+        documented.add((method, item))
+    assert documented == called

@@ -63,12 +63,16 @@ def test_image_generation_rules(body: dict[str, Any], rule: str | None) -> None:
         ({"image": _file("a.txt", "text/plain", b"x")}, "image_file_type"),
         ({"image": _file("a.png", "", PNG)}, "image_file_type"),
         ({"image[]": _file("a.png", "image/png", PNG) * 17}, "image_file_too_large"),
-        (
+        (  # just under 50 MiB: "less than 50MB"
             {
                 "image": [
-                    {"filename": "a.png", "content_type": "image/png", "size": 50 * 2**20 + 1, "data": PNG}
+                    {"filename": "a.png", "content_type": "image/png", "size": 50 * 2**20 - 1, "data": PNG}
                 ]
             },
+            None,
+        ),
+        (
+            {"image": [{"filename": "a.png", "content_type": "image/png", "size": 50 * 2**20, "data": PNG}]},
             "image_file_too_large",
         ),
         (

@@ -86,6 +86,16 @@ def test_requests_the_api_rejects(app_session: SessionClient, kwargs: dict[str, 
     assert rule in caught.value.body["message"]
 
 
+def test_every_route_takes_text_objects_as_documents(app_session: SessionClient) -> None:
+    """docs/rerank.md: documents are strings or ``{"text": ...}`` objects on every route, v2 too."""
+    answer = app_session.cohere_client().rerank(
+        model="rerank-v3.5",
+        query=QUERY,
+        documents=[{"text": text} for text in DOCUMENTS],  # type: ignore[misc]
+    )
+    assert len(answer.results) == len(DOCUMENTS)
+
+
 def test_bedrock_rerank_models(llmts_session: SessionClient) -> None:
     client = llmts_session.bedrock_client(config=botocore.config.Config(retries={"total_max_attempts": 1}))
     for model, body in (
@@ -93,5 +103,6 @@ def test_bedrock_rerank_models(llmts_session: SessionClient) -> None:
         ("amazon.rerank-v1:0", {"query": QUERY, "documents": DOCUMENTS}),
     ):
         answer = json.loads(client.invoke_model(modelId=model, body=json.dumps(body))["body"].read())
+        assert set(answer) == {"id", "results"}  # docs/rerank.md
         assert [result["index"] for result in answer["results"]][:2] == [1, 0]
     assert [e["operation"] for e in llmts_session.requests()] == ["rerank", "rerank"]

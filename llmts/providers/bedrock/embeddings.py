@@ -10,7 +10,7 @@ The path's model id picks the body (a region prefix such as ``us.`` is ignored):
 * ``cohere.embed-*``: the Cohere embed body (``texts``/``images``, ``input_type``, ``embedding_types``,
   parsed by the shared Cohere wire ``llmts/providers/cohere_retrieval/``) -> ``embeddings_floats`` (a
   list of vectors) without ``embedding_types``, else ``embeddings_by_type``;
-* ``cohere.rerank-*`` and ``amazon.rerank-*``: ``{"query", "documents", "top_n"}`` -> ``{"results"}``.
+* ``cohere.rerank-*`` and ``amazon.rerank-*``: ``{"query", "documents", "top_n"}`` -> ``{"id", "results"}``.
 
 Vectors are unit length whatever ``normalize`` says. Streaming these models is Bedrock's 400.
 """

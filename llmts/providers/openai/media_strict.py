@@ -127,7 +127,7 @@ def _image_sizes(body: dict[str, Any], _signatures: SignatureBook) -> Violation 
             f"Too many images: {len(images)}; at most {_EDIT_IMAGES} images can be edited.", "image"
         )
     for upload in images:
-        if upload["size"] > _IMAGE_BYTES:
+        if upload["size"] >= _IMAGE_BYTES:  # "less than 50MB", as the mask's "less than 4MB"
             return Violation(
                 f"Invalid file 'image': the file is {upload['size']} bytes; images must be less than 50MB.",
                 "image",

@@ -31,7 +31,7 @@ from typing import Any, get_args
 import pytest
 
 import llmts.errors
-from llmts import LlmTestServer
+from llmts import LlmTestServer, SessionClient
 from llmts.providers.adapters import ADAPTERS
 from llmts.runtime.registry import SessionRegistry
 from llmts.schema import LIMITS
@@ -493,3 +493,13 @@ def test_the_dashboard_docs_name_every_control_route_the_dashboard_calls() -> No
             method, item = item.split(" ", 1)
         documented.add((method, item))
     assert documented == called
+
+
+def test_the_python_api_lists_every_public_member_of_session_client() -> None:
+    """python-api.md's SessionClient table names every public member (the SDK factories by name, and
+    ``sdk_client``, which the paragraph after the table describes)."""
+    text = (ROOT / "docs" / "python-api.md").read_text(encoding="utf-8")
+    section = text.split("## SessionClient", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`(?:await )?([a-z0-9_]+)[`(]", section))
+    public = {name for name in dir(SessionClient) if not name.startswith("_")}
+    assert public <= named, sorted(public - named)

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from llmts.schema.model_base import STRICT
+
 __all__ = [
     "SESSION_LABEL_CHARS",
     "ControlError",
@@ -29,7 +31,7 @@ class SessionAnnotations(BaseModel):
     fields of ``POST``/``PUT /admin-api/sessions[/{id}]``): kept until the session is deleted, untouched
     by reset and configure."""
 
-    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+    model_config = STRICT
 
     label: str | None = Field(default=None, max_length=SESSION_LABEL_CHARS)
     test_outcome: TestOutcome | None = None
@@ -39,7 +41,7 @@ class SessionListQuery(BaseModel):
     """Filters of ``GET /admin-api/sessions``: ``label`` exact, ``label_contains`` a case-insensitive
     substring, ``test_outcome`` exact."""
 
-    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+    model_config = STRICT
 
     label: str | None = Field(default=None, max_length=SESSION_LABEL_CHARS)
     label_contains: str | None = Field(default=None, min_length=1, max_length=SESSION_LABEL_CHARS)

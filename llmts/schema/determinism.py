@@ -11,7 +11,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
+from pydantic import BaseModel, Field, field_validator, model_serializer
+
+from llmts.schema.model_base import STRICT
 
 __all__ = ["DETERMINISM_LIMITS", "Determinism"]
 
@@ -21,7 +23,7 @@ DETERMINISM_LIMITS: dict[str, int] = {
 
 
 class Determinism(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+    model_config = STRICT
 
     seed: str = Field(min_length=1, max_length=DETERMINISM_LIMITS["determinism_seed_chars"])
     # None: wire timestamps follow the real clock (ids are still seeded).

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import BaseModel, Field, model_serializer, model_validator
+
+from llmts.schema.model_base import STRICT
 
 __all__ = [
     "CONNECTION_MODES",
@@ -212,7 +214,7 @@ WEBSOCKET_MODES = frozenset(name for name, spec in MODES.items() if "websocket" 
 
 
 class StreamDelivery(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+    model_config = STRICT
 
     mode: DeliveryMode
     after_content_frames: int = Field(default=1, ge=1, le=128)

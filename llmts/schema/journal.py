@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from llmts.schema.faults import StreamDelivery, TransportOutcome
+from llmts.schema.model_base import STRICT
 
 __all__ = [
     "DEFAULT_JOURNAL_BYTES",
@@ -43,7 +44,7 @@ QUERY_TEXT_CHARS = 1024
 class JournalSettings(BaseModel):
     """The ``journal`` configuration section: retention of this session's request journal."""
 
-    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+    model_config = STRICT
 
     max_entries: int = Field(default=DEFAULT_JOURNAL_ENTRIES, ge=1, le=JOURNAL_LIMITS["journal_max_entries"])
     max_bytes: int = Field(
@@ -171,7 +172,7 @@ class JournalQuery(BaseModel):
     """Filters of ``GET /admin-api/requests`` (exact matches, but ``tool_result_contains``: a substring of
     some tool result's content; ``from``/``to`` are inclusive UTC)."""
 
-    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
+    model_config = STRICT
 
     provider: str | None = None
     model: str | None = None

@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict, model_serializer
 
 __all__ = ["STRICT", "OmitsNone", "without_none"]
 
-# What a model a user writes (configuration, fixtures, filters) is: validated whole when it arrives,
-# nothing unknown, immutable, its fields taken by name or alias. The schema is built on first use, not at
-# import: a server's worker imports every model and uses few (docs/design/memory.md).
+# What a model a user writes (configuration, fixtures, filters) or llmts builds (compiled answers) is:
+# validated whole, nothing unknown, immutable, its fields taken by name or alias. The schema is built on
+# first use, not at import: a server's worker imports every model and uses few (docs/design/memory.md).
 STRICT = ConfigDict(defer_build=True, extra="forbid", frozen=True, populate_by_name=True)
 
 

@@ -1,8 +1,8 @@
 """What an operation's schema module declares (docs/architecture.md, "Operations"): its row of the
 operation table, and the base of its compiled answer.
 
-A leaf (pydantic only), so that every module of ``llmts/schema/operations/`` can build on it while that
-package's ``__init__`` collects the rows.
+A leaf (pydantic and ``model_base`` only), so that every module of ``llmts/schema/operations/`` can build
+on it while that package's ``__init__`` collects the rows.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
-__all__ = ["INPUT_LIMITS", "RESULT_CONFIG", "OperationResult", "OperationRow"]
+from llmts.schema.model_base import STRICT
+
+__all__ = ["INPUT_LIMITS", "OperationResult", "OperationRow"]
 
 
 @dataclass(frozen=True)
@@ -42,12 +44,8 @@ INPUT_LIMITS: Mapping[str, int] = MappingProxyType(
 )
 
 
-# The operations' compiled answers and their parts: built by llmts, immutable, nothing unknown loaded.
-RESULT_CONFIG = ConfigDict(defer_build=True, extra="forbid", frozen=True)
-
-
 class OperationResult(BaseModel):
     """The compiled answer of an operation other than chat (``ScriptedOutput.result``): each operation's
     result model subclasses it."""
 
-    model_config = RESULT_CONFIG
+    model_config = STRICT  # built by llmts: immutable, nothing unknown loaded

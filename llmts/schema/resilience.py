@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from llmts.schema.model_base import STRICT
+
 __all__ = [
     "Backoff",
     "CallIdentity",
@@ -73,7 +75,7 @@ class ResilienceExpectation(BaseModel):
     group had a value for it, so it never passes on no evidence.
     """
 
-    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+    model_config = STRICT
 
     name: str | None = Field(default=None, min_length=1, max_length=_NAME_CHARS)
     group: str | None = Field(default=None, min_length=1, max_length=_NAME_CHARS)

@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from llmts.schema.media import MEDIA_LIMITS, MediaB64
 from llmts.schema.model_base import STRICT, OmitsNone
-from llmts.schema.operation_row import RESULT_CONFIG, OperationResult, OperationRow
+from llmts.schema.operation_row import OperationResult, OperationRow
 
 __all__ = ["IMAGES_ROW", "ImageFixture", "ImagesFixture", "ImagesResult", "NeutralImage"]
 
@@ -52,7 +52,7 @@ class NeutralImage(BaseModel):
     """One image of an answer: its bytes, or a URL given as is; ``partials`` are a stream's previews
     (generated images have them; a scripted image's previews are the image itself)."""
 
-    model_config = RESULT_CONFIG
+    model_config = STRICT
 
     data: bytes = b""
     url: str | None = None

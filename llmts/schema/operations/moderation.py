@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, model_serializer, model_validator
 
 from llmts.schema.model_base import STRICT
-from llmts.schema.operation_row import RESULT_CONFIG, OperationResult, OperationRow
+from llmts.schema.operation_row import OperationResult, OperationRow
 
 __all__ = [
     "MODERATION_CATEGORIES",
@@ -87,7 +87,7 @@ ModerationFixtures = (
 class ModerationVerdict(BaseModel):
     """The verdict on one input: flagged, the categories that apply and every category's score."""
 
-    model_config = RESULT_CONFIG
+    model_config = STRICT
 
     flagged: bool
     categories: dict[str, bool]

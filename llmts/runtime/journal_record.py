@@ -257,14 +257,9 @@ class JournalRecord:
                 self.answer_text = snippet("".join(self.answer_chunks[: evidence.emitted_content_frames]))
         self.answer_chunks = ()
 
-    def interrupted(self, code: str) -> None:
-        """The attempt was cut short after its status went out (a realtime turn cancelled or ended by a
-        graceful stop): its error code, and it is no success."""
-        self.error_code = code
-        self.success = False
-
-    def rpc_error(self, code: str) -> None:
-        """A JSON-RPC error answered with a 2xx status (MCP, A2A): the request failed all the same."""
+    def failed_after_status(self, code: str) -> None:
+        """The attempt failed though its status went out as a success: a JSON-RPC error over 2xx (MCP,
+        A2A), a realtime turn cancelled or ended by a graceful stop. Its error code, and no success."""
         self.error_code = code
         self.success = False
 
@@ -347,8 +342,7 @@ class JournalRecord:
         with HTTP 200 (the attempt failed though its status is a success; call after ``answered``)."""
         self.response_index = response_index
         if error_code is not None:
-            self.error_code = error_code
-            self.success = False
+            self.failed_after_status(error_code)
 
     def client_answered(self, answer: dict[str, Any], answer_bytes: int, limit: int) -> None:
         """The client's answer to a server-to-client request (at most ``_MAX_TOOL_ITEMS`` per entry, all

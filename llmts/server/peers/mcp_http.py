@@ -311,7 +311,7 @@ class McpHttp:
             )
         body = request.reply(answer_reply, entry=entry)
         if reply.error_code is not None:
-            entry.rpc_error(reply.error_code)
+            entry.failed_after_status(reply.error_code)
         return body
 
     # --- tools/call -------------------------------------------------------------------------------------
@@ -364,7 +364,7 @@ class McpHttp:
                 Reply(200, list(SSE_HEADERS), frames=frames, frame_kinds=kinds), plan=delivery, entry=entry
             )
             if plan.error_code is not None:
-                entry.rpc_error(plan.error_code)
+                entry.failed_after_status(plan.error_code)
             if delivery is None:
                 return body
             handed_over = True

@@ -200,7 +200,7 @@ def _queued(
         entry, b"\n".join(orjson.dumps(item) for item in [*notes, reply]), None
     )
     if error_code is not None:
-        entry.rpc_error(error_code)
+        entry.failed_after_status(error_code)
     for note in notes:
         client.push(note)
 
@@ -219,7 +219,7 @@ def _finish(request: PeerRequest, entry: JournalRecord, outcome: str, error_code
     evidence.terminal_marker_observed = outcome == "completed"
     entry.apply_evidence(evidence)
     if error_code is not None:
-        entry.rpc_error(error_code)
+        entry.failed_after_status(error_code)
     request.session.journal.finish(entry)
     request.services.metrics.record(entry)
 

@@ -88,7 +88,7 @@ def _finish_unanswered(
     evidence.transport_outcome = outcome
     entry.apply_evidence(evidence)
     if error_code is not None:
-        entry.rpc_error(error_code)
+        entry.failed_after_status(error_code)
     journal.finish(entry)
     request.services.metrics.record(entry)
 
@@ -229,7 +229,7 @@ def staged_call(
         )
         journal.record_response(entry, b"".join(sent) + b"".join(frames), None)
         if error_code is not None:
-            entry.rpc_error(error_code)
+            entry.failed_after_status(error_code)
         handed_over = True
         if delivery is None:
             yield from body

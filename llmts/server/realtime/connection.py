@@ -339,7 +339,7 @@ class RealtimeConnection:
             self._failed(turn, entry, error)
         finally:
             if self._stopping and entry.transport_outcome != "completed" and entry.error_code is None:
-                entry.interrupted(ENDED_BY_CODES["shutdown"])
+                entry.failed_after_status(ENDED_BY_CODES["shutdown"])
             self._finish_entry(entry)
 
     def _cancel_queued(self, reason: str) -> None:
@@ -361,7 +361,7 @@ class RealtimeConnection:
                 for data in closing:
                     self._ws.send(data)
                 entry.answered(200)
-                entry.interrupted(f"cancelled_{reason}")
+                entry.failed_after_status(f"cancelled_{reason}")
             finally:
                 self._finish_entry(entry)
 
@@ -441,7 +441,7 @@ class RealtimeConnection:
         for data in closing:
             self._ws.send(data)
         entry.answered(200)
-        entry.interrupted(f"cancelled_{reason}")
+        entry.failed_after_status(f"cancelled_{reason}")
 
     def _failed(self, turn: Turn, entry: JournalRecord, error: LlmtsError) -> None:
         entry.failed(error.code, error.retry_after if isinstance(error, ScriptedError) else None)

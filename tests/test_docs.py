@@ -33,12 +33,10 @@ import pytest
 import llmts.errors
 from llmts import LlmTestServer, SessionClient
 from llmts.providers.adapters import ADAPTERS
-from llmts.runtime.registry import SessionRegistry
 from llmts.schema import LIMITS
 from llmts.schema.conversations import MatchExplanation
-from llmts.server.api.auth import ControlAuth
-from llmts.server.api.control import ControlApi
-from tests.support.docs import headings
+from tests.support.control_routes import control_routes
+from tests.support.docs import doc_table, headings
 from tests.support.inner_pytest import attached_to, run_in_process
 from tests.support.servers import BackgroundStops, SpareServers
 
@@ -400,6 +398,18 @@ def test_cited_sections_exist() -> None:
     assert not stale, "citations of missing sections:\n" + "\n".join(stale)
 
 
+def _error_classes() -> dict[str, type[llmts.errors.LlmtsError]]:
+    """Each error code of ``llmts.errors`` by the class that declares it (a subclass may keep its
+    parent's)."""
+    return {
+        cls.code: cls
+        for name in llmts.errors.__all__
+        if isinstance(cls := getattr(llmts.errors, name), type)
+        and issubclass(cls, llmts.errors.LlmtsError)
+        and "code" in vars(cls)
+    }
+
+
 def test_configuration_reference_covers_every_limit_and_error_code() -> None:
     """docs/configuration.md drifts from the code: name what is missing."""
     text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
@@ -407,11 +417,7 @@ def test_configuration_reference_covers_every_limit_and_error_code() -> None:
         f"{key} = {value}" for key, value in LIMITS.items() if f"`{key}` | {value} |" not in text
     ]
     assert not missing_limits, f"limits missing from the Limits table: {missing_limits}"
-    codes = {
-        cls.code
-        for name in llmts.errors.__all__
-        if isinstance(cls := getattr(llmts.errors, name), type) and issubclass(cls, llmts.errors.LlmtsError)
-    } - {llmts.errors.LlmtsError.code}
+    codes = set(_error_classes()) - {llmts.errors.LlmtsError.code}
     missing_codes = sorted(code for code in codes if f"`{code}`" not in text)
     assert not missing_codes, f"error codes missing from the Error codes table: {missing_codes}"
 
@@ -419,18 +425,9 @@ def test_configuration_reference_covers_every_limit_and_error_code() -> None:
 def test_the_error_codes_table_gives_each_errors_status_and_retry_header() -> None:
     """Each row of configuration.md's "Error codes" table that names an error class's code gives its HTTP
     status, and its ``x-should-retry`` value where provider routes send one (blank where none is sent)."""
-    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
-    table = text.split("| code | status |", 1)[1].split("\n\n", 1)[0]
-    errors = {  # each code by the class that declares it (a subclass may keep its parent's code)
-        cls.code: cls
-        for name in llmts.errors.__all__
-        if isinstance(cls := getattr(llmts.errors, name), type)
-        and issubclass(cls, llmts.errors.LlmtsError)
-        and "code" in vars(cls)
-    }
+    errors = _error_classes()
     wrong = []
-    for row in table.splitlines()[2:]:
-        code, status, retry, scope = (cell.strip() for cell in row.strip("|").split("|")[:4])
+    for code, status, retry, scope, *_ in doc_table("docs/configuration.md", "| code | status |"):
         error = errors.get(code.strip("`"))
         if error is None:
             continue  # scripted errors and provider answers (budget, rate limits) have no class of their own
@@ -450,18 +447,11 @@ def test_the_explanation_outcomes_are_the_ones_the_model_declares() -> None:
 
 def test_the_control_api_table_lists_every_control_route() -> None:
     """server.md's control API table has a row for each route of the control API (``ControlApi``)."""
-    api = ControlApi(SessionRegistry(), ControlAuth(None), 1024)
-    routes = {
-        (method, re.sub(r"<\w+>", "{}", rule.rule))
-        for rule in api._routes.map.iter_rules()
-        for method in rule.methods or ()
-        if method not in {"HEAD", "OPTIONS"}
-    }
-    text = (ROOT / "docs" / "server.md").read_text(encoding="utf-8")
-    table = text.split("| request | success | errors |", 1)[1].split("\n\n", 1)[0]
+    routes = {(method, re.sub(r"<\w+>", "{}", rule)) for method, rule in control_routes()}
     documented = {
-        (method, re.sub(r"\{\w+\}", "{}", path))
-        for method, path in re.findall(r"^\| `(GET|POST|PUT|DELETE) (/admin-api/[a-z/{}_]+)", table, re.M)
+        (found.group(1), re.sub(r"\{\w+\}", "{}", found.group(2)))
+        for request, *_ in doc_table("docs/server.md", "| request | success | errors |")
+        if (found := re.match(r"`(GET|POST|PUT|DELETE) (/admin-api/[a-z/{}_]+)", request))
     }
     assert documented == routes
 
@@ -469,9 +459,8 @@ def test_the_control_api_table_lists_every_control_route() -> None:
 def test_the_journal_operations_table_names_every_route_operation() -> None:
     """providers.md's journal-operations table names the ``operation`` each declared route journals (an
     inference route's comes from its parse, so those rows are read by hand)."""
-    text = (ROOT / "docs" / "providers.md").read_text(encoding="utf-8")
     header = "| surface | `operation` of inference requests | other routes |"
-    table = text.split(header, 1)[1].split("\n\n", 1)[0]
+    table = " ".join(" ".join(row) for row in doc_table("docs/providers.md", header))
     declared = {getattr(route, "operation", "") for adapter in ADAPTERS for route in adapter.routes} - {""}
     assert declared and not {name for name in declared if f"`{name}`" not in table}
 

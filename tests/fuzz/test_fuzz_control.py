@@ -12,10 +12,7 @@ from urllib.parse import quote
 import pytest
 from hypothesis import strategies as st
 
-from llmts.runtime.registry import SessionRegistry
 from llmts.schema.journal import JournalQuery
-from llmts.server.api.auth import ControlAuth
-from llmts.server.api.control import ControlApi
 from tests.fuzz import seeds
 from tests.fuzz.harness import (
     BOUNDED,
@@ -37,13 +34,12 @@ from tests.fuzz.strategies import (
     routed_paths,
     session_prefixed,
 )
+from tests.support.control_routes import control_routes
 
 __all__ = ["fuzz_server"]
 
 # Every route of the control API (a new one joins by itself), the bodies of those that parse one.
-_CONTROL_RULES = sorted(
-    {rule.rule for rule in ControlApi(SessionRegistry(), ControlAuth(None), 1024)._routes.map.iter_rules()}
-)
+_CONTROL_RULES = sorted({rule for _, rule in control_routes()})
 _BODIES = {
     "/admin-api/configure": seeds.CONFIGURE,
     "/admin-api/match/explain": seeds.EXPLAIN,

@@ -5,7 +5,6 @@ valid names, which are the models' own fields (no server: nothing is sent until 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -22,6 +21,7 @@ from llmts.schema.verify import (
     ToolExpectation,
     VerificationRequest,
 )
+from tests.support.docs import ROOT, doc_table
 
 _NO_SESSION = cast(SessionClient, None)  # nothing here talks to a server
 
@@ -225,11 +225,8 @@ def test_the_expectation_fields_and_the_query_filters_do_not_overlap() -> None:
 def test_the_docs_filter_table_lists_every_journal_filter() -> None:
     """pytest-plugin.md's table of ``request(...)`` filters names every field of ``JournalQuery``, so a new
     journal filter is documented where tests use it."""
-    text = (Path(__file__).parents[2] / "docs" / "pytest-plugin.md").read_text(encoding="utf-8")
-    table = text.split("| filter | type | a request matches when |", 1)[1].split("\n\n", 1)[0]
-    listed = {
-        name for row in table.splitlines()[2:] for name in re.findall(r"`([a-z0-9_]+)`", row.split("|")[1])
-    }
+    table = doc_table("docs/pytest-plugin.md", "| filter | type | a request matches when |")
+    listed = {name for row in table for name in re.findall(r"`([a-z0-9_]+)`", row[0])}
     assert listed == set(JournalQuery.model_fields)
 
 
@@ -237,5 +234,5 @@ def test_the_docs_show_the_error_as_it_is() -> None:
     """pytest-plugin.md quotes the error of a misspelled filter whole, every valid name included."""
     with pytest.raises(LlmtsExpectationError) as error:
         _expect().request("weather", provder="openai")
-    text = (Path(__file__).parents[2] / "docs" / "pytest-plugin.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "pytest-plugin.md").read_text(encoding="utf-8")
     assert f"E       llmts.pytest.verify.LlmtsExpectationError: {error.value}\n" in text

@@ -8,7 +8,6 @@ import itertools
 import json
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -34,6 +33,7 @@ from llmts.schema.scripted_faults import (
     websocket_close,
 )
 from tests.helpers import USER_HI, transport_errors
+from tests.support.docs import doc_table
 
 MODEL = "gpt-4.1-mini"
 NEXT = "Explicit next attempt."
@@ -63,12 +63,16 @@ def test_every_mode_of_the_table_has_its_factory() -> None:
 def test_python_api_lists_every_factory() -> None:
     """docs/python-api.md's "Faults and errors" table has a row naming each mode's factory, and each
     error factory (step 4 of contributing.md's fault-mode recipe)."""
-    text = (Path(__file__).parents[2] / "docs" / "python-api.md").read_text(encoding="utf-8")
-    table = text.split("| factory | the plan |", 1)[1].split("\n\n", 1)[0]
-    listed = set(re.findall(r"`([a-z_]+)\(", table))
-    assert {factory.__name__ for factory in STREAM_FAULTS.values()} <= listed
-    errors = text.split("The error factories return", 1)[1].split("\n#", 1)[0]
-    assert set(ERRORS) <= set(re.findall(r"`([a-z_]+)\(", errors))
+
+    def factories(header: str) -> set[str]:
+        return {
+            name
+            for row in doc_table("docs/python-api.md", header)
+            for name in re.findall(r"`([a-z_]+)\(", row[0])
+        }
+
+    assert {factory.__name__ for factory in STREAM_FAULTS.values()} <= factories("| factory | the plan |")
+    assert set(ERRORS) <= factories("| factory | status, `code` |")
 
 
 def test_factories_take_the_mode_parameters() -> None:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["ROOT", "doc_section", "headings"]
+__all__ = ["ROOT", "doc_section", "doc_table", "headings"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,6 +39,16 @@ def headings(path: Path) -> list[str]:
         for _, line, outside in _lines_outside_code(text)
         if outside and (found := _HEADING.fullmatch(line))
     ]
+
+
+def doc_table(document: str, header: str) -> list[list[str]]:
+    """The rows of the table of ``document`` (a path under the repository) whose header line starts with
+    ``header``: each row's cells, stripped, the header and its rule left out (a ``\\|`` inside a cell
+    splits it too)."""
+    text = (ROOT / document).read_text(encoding="utf-8")
+    assert header in text, f"{document} has no table {header!r}"
+    block = text.split(header, 1)[1].split("\n\n", 1)[0]
+    return [[cell.strip() for cell in row.strip().strip("|").split("|")] for row in block.splitlines()[2:]]
 
 
 def doc_section(document: str, heading: str) -> str:

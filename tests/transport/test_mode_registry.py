@@ -53,6 +53,7 @@ from llmts.transport.websocket_modes import REGISTRY as WEBSOCKET_REGISTRY
 from llmts.transport.websocket_modes import OnWebSocket
 from llmts.transport.websocket_modes import close as websocket_close
 from llmts.transport.websocket_modes import stall as websocket_stall
+from tests.support.docs import doc_table
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 HTTP_TABLE = channel_table("http")
@@ -206,12 +207,11 @@ def test_the_user_docs_list_each_mode_under_its_kind_with_its_channels() -> None
         ]
 
 
-def _success_by_mode(text: str, header: str, column: int) -> dict[str, set[str]]:
-    """Mode -> the ``success`` cells of its rows in the evidence table that starts with ``header``."""
-    table = text.split(header, 1)[1].split("\n\n", 1)[0]
+def _success_by_mode(header: str, column: int) -> dict[str, set[str]]:
+    """Mode -> the ``success`` cells of its rows in stream-delivery.md's evidence table that starts with
+    ``header``."""
     success: dict[str, set[str]] = {}
-    for row in table.splitlines()[2:]:
-        cells = [cell.strip() for cell in row.strip("|").split("|")]
+    for cells in doc_table("docs/stream-delivery.md", header):
         for name in re.findall(r"`([a-z_]+)`", cells[0].split("(", 1)[0]):
             success.setdefault(name, set()).add(cells[column])
     return success
@@ -232,7 +232,7 @@ def test_the_evidence_tables_have_every_mode_of_their_channel_and_only_harmless_
     contributing.md's recipe): a harmless mode (the client still gets the whole, valid answer) is
     documented as a success, any other as a failure, as the journal records them (``apply_evidence``).
     Derived from the table and the docs, so a new mode needs no edit here."""
-    success = _success_by_mode((DOCS / "stream-delivery.md").read_text(encoding="utf-8"), header, column)
+    success = _success_by_mode(header, column)
     assert set(success) == channel_modes
     assert HARMLESS_MODES & channel_modes
     assert success == {name: {"true" if name in HARMLESS_MODES else "false"} for name in channel_modes}

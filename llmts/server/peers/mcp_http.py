@@ -298,8 +298,10 @@ class McpHttp:
         sse: bool,
         headers: list[tuple[str, str]] | None = None,
     ) -> Iterable[bytes]:
-        """One JSON-RPC response: JSON, or a one-event SSE stream for a client that accepts only that."""
-        if sse:
+        """One JSON-RPC response: JSON, or a one-event SSE stream for a client that accepts only that. An
+        error status is JSON whatever the client accepts, as every refusal here: a client reads an HTTP
+        error's body whole, not as a stream."""
+        if sse and status < 400:
             entry.parsed(entry.operation or "unknown", streaming=True)
             frames = [event_frame(reply.message)]
             answer_reply = Reply(

@@ -287,6 +287,7 @@ def test_stateless_revision_discover_and_stamped_results(llmts_session: SessionC
         ("tools/call", {"name": "nope"}, {}, 400, -32602),
     ],
 )
+@pytest.mark.parametrize("accept", [ACCEPT_BOTH, "text/event-stream"])
 def test_stateless_revision_errors(
     llmts_session: SessionClient,
     method: str,
@@ -294,13 +295,18 @@ def test_stateless_revision_errors(
     headers: dict[str, str],
     status: int,
     code: int,
+    accept: str,
 ) -> None:
+    """An error status comes with a JSON body even to a client that accepts only SSE (found by the deep
+    fuzz: such a client got its 400 as an SSE event), as every other refusal does."""
     wire = _configure(llmts_session)
     if params is not None and params.get("_meta", 1) is None:  # no envelope at all
-        response = wire.request(method, {}, headers={"Mcp-Protocol-Version": MODERN}, version=None)
+        sent = {"Mcp-Protocol-Version": MODERN, "Accept": accept}
+        response = wire.request(method, {}, headers=sent, version=None)
     else:
-        response = _modern(wire, method, params, **headers)
+        response = _modern(wire, method, params, **headers, Accept=accept)
     assert response.status == status
+    assert response.headers["content-type"] == "application/json"
     assert response.json()["error"]["code"] == code
 
 

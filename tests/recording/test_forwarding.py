@@ -64,6 +64,41 @@ def test_the_clients_credential_and_headers_reach_the_upstream_without_hop_by_ho
     assert dict(echo_upstream.seen[-1]["headers"])["authorization"] == "Bearer sk-test-client-key-0001"
 
 
+@pytest.mark.parametrize(
+    ("base_path", "sent_to"),
+    [
+        ("", "/v1/chat/completions"),  # the API's root
+        ("/v1", "/v1/chat/completions"),  # the base URL the SDK uses: its /v1 is not repeated
+        ("/v1/", "/v1/chat/completions"),
+        ("/proxy/openai/v1", "/proxy/openai/v1/chat/completions"),  # mounted below a proxy path
+        ("/proxy", "/proxy/v1/chat/completions"),
+        ("/v1beta", "/v1beta/v1/chat/completions"),  # whole segments only
+    ],
+)
+def test_an_upstream_is_its_apis_root_or_its_sdks_base_url(
+    llmts_server: LlmTestServer, echo_upstream: EchoUpstream, base_path: str, sent_to: str
+) -> None:
+    session = recording_session(llmts_server, {"openai": echo_upstream.url + base_path})
+    answer = chunked_request(session.provider_base, "POST", OPENAI_CHAT_PATH + "?x=1", _HI, _bearer())
+    assert answer.status == 200
+    assert echo_upstream.seen[-1]["path"] == sent_to + "?x=1"
+
+
+def test_the_sdk_base_url_of_another_server_as_the_upstream_records_through_the_sdk(
+    llmts_server: LlmTestServer, upstream_server: LlmTestServer
+) -> None:
+    upstream = upstream_server.create_session()
+    upstream.configure({"scenarios": [{"responses": [{"text": "From the real provider."}]}]})
+    session = recording_session(llmts_server, {"openai": upstream.provider_base + "/openai/v1"})
+    client = session.openai_client(max_retries=0, _strict_response_validation=True)
+    answer = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
+    assert answer.choices[0].message.content == "From the real provider."
+    (entry,) = upstream.requests()
+    assert entry["path"] == "/openai/v1/chat/completions"
+    (recorded,) = session.recording()["scenarios"][0]["responses"]
+    assert recorded["recorded"]["status"] == 200
+
+
 def test_the_sessions_own_fixtures_answer_first(
     llmts_server: LlmTestServer, echo_upstream: EchoUpstream
 ) -> None:

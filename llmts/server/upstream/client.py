@@ -67,8 +67,21 @@ def forwarded_headers(environ: Mapping[str, Any]) -> dict[str, str]:
 
 def upstream_url(base: str, path: str, query: str) -> str:
     """``base`` + the path below the provider's prefix + the client's query (``api-version``, ``alt``,
-    Gemini's ``key``: passed as sent)."""
-    return base.rstrip("/") + quote(path, safe=_PATH_SAFE) + ("?" + query if query else "")
+    Gemini's ``key``: passed as sent). ``base`` may be the API's root or the base URL its SDK uses: the
+    whole path segments ``base`` ends with and ``path`` starts with are sent once
+    (``https://api.openai.com/v1`` + ``/v1/chat/completions``: ``.../v1/chat/completions``)."""
+    base = base.rstrip("/")
+    return base + quote(path[_overlap(base, path) :], safe=_PATH_SAFE) + ("?" + query if query else "")
+
+
+def _overlap(base: str, path: str) -> int:
+    """How many leading characters of ``path`` repeat the whole segments ``base``'s path ends with."""
+    base_segments = urlsplit(base).path.split("/")[1:]
+    path_segments = path.split("/")[1:]
+    for count in range(min(len(base_segments), len(path_segments) - 1), 0, -1):
+        if base_segments[-count:] == path_segments[:count]:
+            return sum(len(segment) + 1 for segment in path_segments[:count])
+    return 0
 
 
 def _origin(url: str) -> str:

@@ -43,18 +43,26 @@ class CommandFailed(Exception):
 
 
 def _server_options(parser: argparse.ArgumentParser, *, control_key_help: str) -> None:
+    """``--url``, ``--control-key`` and ``--ca-file``. ``llmts session`` takes them before its action too
+    (``llmts session --url U create``), so no parser sets a default (a subcommand's default would replace
+    what its parent parsed): ``_server_setting`` falls back to the environment."""
     parser.add_argument(
         "--url",
-        default=os.environ.get("LLMTS_URL"),
+        default=argparse.SUPPRESS,
         help="the server's base URL; the processes of llmts serve --workers N comma-separated, in order "
         "(default: $LLMTS_URL, else http://$LLMTS_HOST:$LLMTS_PORT, i.e. http://127.0.0.1:8080)",
     )
-    parser.add_argument("--control-key", default=os.environ.get("LLMTS_CONTROL_KEY"), help=control_key_help)
+    parser.add_argument("--control-key", default=argparse.SUPPRESS, help=control_key_help)
     parser.add_argument(
         "--ca-file",
-        default=os.environ.get("LLMTS_CA_FILE") or None,
+        default=argparse.SUPPRESS,
         help="the certificate of an https server (llmts serve --tls) ($LLMTS_CA_FILE; docs/tls.md)",
     )
+
+
+def _server_setting(args: argparse.Namespace, name: str, variable: str) -> str | None:
+    """A server option as given (after the action, else before it), else its environment variable."""
+    return getattr(args, name, None) or os.environ.get(variable) or None
 
 
 _CONTROL_KEY_HELP = "the server's control key, if it has one ($LLMTS_CONTROL_KEY)"
@@ -93,6 +101,7 @@ def add_session_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
         help="create, configure, read and delete sessions of a running server",
         description="Manage the sessions of a running llmts server (docs/cli.md).",
     )
+    _server_options(session, control_key_help=_CONTROL_KEY_HELP)
     actions = session.add_subparsers(dest="action", required=True, metavar="ACTION")
     create = actions.add_parser(
         "create",
@@ -219,7 +228,7 @@ def _server(args: argparse.Namespace) -> LlmTestServer:
     session then lives on the process its id names, as in the Python API)."""
     from llmts.client import LlmTestServer
 
-    given = args.url or (
+    given = _server_setting(args, "url", "LLMTS_URL") or (
         f"http://{os.environ.get('LLMTS_HOST', '127.0.0.1')}:{os.environ.get('LLMTS_PORT', '8080')}"
     )
     urls = [url.strip() for url in given.split(",") if url.strip()]
@@ -228,7 +237,9 @@ def _server(args: argparse.Namespace) -> LlmTestServer:
     for url in urls:
         if not url.startswith(("http://", "https://")):
             raise CommandFailed(f"--url {url!r} must start with http:// or https://", 2)
-    return LlmTestServer(urls[0], urls=urls, control_key=args.control_key, ca_file=args.ca_file)
+    control_key = _server_setting(args, "control_key", "LLMTS_CONTROL_KEY")
+    ca_file = _server_setting(args, "ca_file", "LLMTS_CA_FILE")
+    return LlmTestServer(urls[0], urls=urls, control_key=control_key, ca_file=ca_file)
 
 
 def _new_session(server: LlmTestServer, label: str | None, config_file: str | None) -> SessionClient:

@@ -271,7 +271,9 @@ def test_an_unreachable_server_is_one_line_in_a_real_process(
 
 
 def test_control_key_and_the_processes_of_a_multi_process_server(
-    own_server_factory: Callable[..., LlmTestServer], cli: Callable[..., tuple[int, str, str]]
+    own_server_factory: Callable[..., LlmTestServer],
+    cli: Callable[..., tuple[int, str, str]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     server = own_server_factory(control_key="cli-key", workers=2, access_log=False)
     urls = ",".join(server.urls)
@@ -283,6 +285,28 @@ def test_control_key_and_the_processes_of_a_multi_process_server(
     created = [
         cli("session", "create", "--url", urls, "--control-key", "cli-key")[1].strip() for _ in range(16)
     ]
+    # The server options may come before the action too; after it they win.
+    before = cli("session", "--url", urls, "--control-key", "cli-key", "create")
+    assert before[0] == 0 and before[1].strip()
+    both = cli(
+        "session",
+        "--control-key",
+        "wrong",
+        "--url",
+        urls,
+        "delete",
+        before[1].strip(),
+        "--control-key",
+        "cli-key",
+    )
+    assert both[0] == 0, both
+    monkeypatch.setenv("LLMTS_CONTROL_KEY", "cli-key")  # the key from the environment
+    from_environment = cli("session", "create", "--url", urls)
+    assert (
+        from_environment[0] == 0
+        and cli("session", "delete", from_environment[1].strip(), "--url", urls)[0] == 0
+    )
+    monkeypatch.delenv("LLMTS_CONTROL_KEY")
     # Each session lives on the process its id names (docs/deployment.md), as with the Python API.
     owners = {session_id: server.owner(session_id).url for session_id in created}
     assert len(set(owners.values())) == 2, "16 random ids all on one process (1 in 32768)"

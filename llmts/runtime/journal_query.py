@@ -64,10 +64,16 @@ def _tool_content_ok(query: JournalQuery, contents: Iterable[str]) -> bool:
     return needle is None or any(needle in content for content in contents)
 
 
+def _field_ok(name: str, wanted: Any, value: Any, family: str | None) -> bool:
+    """An exact filter; ``operation`` also takes the operation a request asks an answer of (``chat``
+    matches ``chat.completions``, ``messages``, ``generate_content``...; CONTRACT's operation names)."""
+    return value == wanted or (name == "operation" and family == wanted)
+
+
 def matches(entry: JournalEntry, query: JournalQuery) -> bool:
     for name in _EXACT_FIELDS:
         wanted = getattr(query, name)
-        if wanted is not None and getattr(entry, name) != wanted:
+        if wanted is not None and not _field_ok(name, wanted, getattr(entry, name), entry.operation_family):
             return False
     results = entry.tool_results
     if not _tool_count_ok(query, len(results)) or not _tool_content_ok(query, (r.content for r in results)):
@@ -95,7 +101,7 @@ def record_matches(record: JournalRecord, query: JournalQuery) -> bool:
         if wanted is None:
             continue
         value = getattr(record, name) if name != "success" or record.completed else None
-        if value != wanted:
+        if not _field_ok(name, wanted, value, record.operation_family):
             return False
     results = record.tool_results  # a live record's tool result is (call id, name, content, cut)
     if not _tool_count_ok(query, len(results)) or not _tool_content_ok(query, (r[2] for r in results)):
@@ -123,10 +129,12 @@ class UnmetFilter:
 def unmet_filters(entry: JournalEntry, query: JournalQuery) -> list[UnmetFilter]:
     """Every filter of ``query`` that ``entry`` fails, in the query's field order (empty: it matches, paging
     aside). Slower than ``matches``, which stops at the first: for reports on what came closest."""
+    family = entry.operation_family
     unmet = [
         UnmetFilter(name, getattr(query, name), getattr(entry, name))
         for name in _EXACT_FIELDS
-        if getattr(query, name) is not None and getattr(entry, name) != getattr(query, name)
+        if getattr(query, name) is not None
+        and not _field_ok(name, getattr(query, name), getattr(entry, name), family)
     ]
     results = entry.tool_results
     if not _tool_count_ok(query, len(results)):

@@ -87,6 +87,9 @@ class JournalRecord:
     path: str = ""
     model: str | None = None
     operation: str | None = None
+    # The operation the request asks an answer of (``chat`` for every chat route); None for a route that
+    # asks none (model lists, stored objects, token counts) and for MCP and A2A.
+    operation_family: str | None = None
     status: int | None = None
     scenario: str | None = None
     response_index: int | None = None
@@ -187,8 +190,10 @@ class JournalRecord:
         model: str | None = None,
         streaming: bool = False,
         reasoning_settings: dict[str, Any] | None = None,
+        family: str | None = None,
     ) -> None:
         self.operation = operation
+        self.operation_family = family
         self.model = model
         self.streaming = streaming
         self.reasoning_settings = reasoning_settings

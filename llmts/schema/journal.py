@@ -83,6 +83,7 @@ class JournalEntry(BaseModel):
     provider: str
     model: str | None = None
     operation: str | None = None
+    operation_family: str | None = None
     method: str = "POST"
     path: str = ""
     status: int | None = None

@@ -49,6 +49,7 @@ from llmts.runtime.accounting import account_completion, check_allowances
 from llmts.runtime.conversations import CONVERSATION_ENVIRON, Caller, conversation_id_from
 from llmts.runtime.conversations.selection import MISSES
 from llmts.schema.neutral import RecordedOutput
+from llmts.schema.operations import operation_family
 from llmts.server.api.control import select_session
 from llmts.server.api.metrics import ProcessMetrics
 from llmts.server.exchange import Exchange
@@ -245,7 +246,13 @@ class ProviderPath:
         neutral = route.parse(call)
         ex.in_stream = neutral.stream and neutral.operation in route.in_stream_faults
         ex.neutral = neutral
-        entry.parsed(neutral.operation, neutral.model, neutral.stream, neutral.reasoning_settings)
+        entry.parsed(
+            neutral.operation,
+            neutral.model,
+            neutral.stream,
+            neutral.reasoning_settings,
+            operation_family(neutral.operation),
+        )
         entry.capture_history(neutral.messages, session.journal.preview_bytes)
         # With an upstream the real provider judges the request (docs/recording.md).
         ex.upstream = session.plan.upstream_for(neutral.provider)

@@ -91,6 +91,8 @@ QUERIES: list[dict[str, str]] = [
     {"order": "asc", "limit": "2", "offset": "1"},
     {"order": "desc", "offset": "5"},
     {"model": "gpt-tools"},
+    {"operation": "chat"},
+    {"operation": "chat.completions", "order": "asc"},
     {"status": "429"},
     {"streaming": "true"},
     {"streaming": "false", "completed": "true", "success": "false"},

@@ -50,7 +50,9 @@ def _varied_journal() -> Journal:
         provider = "openai" if index % 3 else "anthropic"
         record = journal.begin(f"req_{index}", provider, "POST", "/x", 1_700_000_000.0 + index, float(index))
         record.identify(f"g{index % 4}" if index % 2 else None, None)
-        record.parsed("chat", model=f"m{index % 2}", streaming=index % 5 == 0)
+        operation = ("chat.completions", "messages", "embeddings", "models.list")[index % 4]
+        family = {"models.list": None, "embeddings": "embeddings"}.get(operation, "chat")
+        record.parsed(operation, model=f"m{index % 2}", streaming=index % 5 == 0, family=family)
         record.answered(200 if index % 7 else 429)
         if index % 7 == 0:
             record.failed("rate_limit_exceeded")
@@ -81,6 +83,10 @@ def test_querying_records_gives_exactly_what_querying_entries_gives() -> None:
         JournalQuery(after=40, order="asc"),
         JournalQuery(after=44, success=True),
         JournalQuery(offset=100),
+        JournalQuery(operation="chat"),  # the family: chat.completions and messages
+        JournalQuery(operation="messages", order="asc"),
+        JournalQuery(operation="embeddings"),
+        JournalQuery(operation="models.list"),
         JournalQuery.model_validate(
             {
                 "from": datetime.fromtimestamp(1_700_000_020.0, timezone.utc),
@@ -95,4 +101,6 @@ def test_querying_records_gives_exactly_what_querying_entries_gives() -> None:
         assert fast.total_matched == slow.total_matched, query
         assert (fast.snapshot.first_sequence, fast.snapshot.last_sequence) == (9, 48)
     assert query_journal(journal, JournalQuery(completed=False)).total_matched == 1
+    chat = query_journal(journal, JournalQuery(operation="chat")).entries
+    assert {e.operation for e in chat} == {"chat.completions", "messages"} and len(chat) == 20
     assert query_journal(journal, JournalQuery(success=True, completed=False)).entries == []

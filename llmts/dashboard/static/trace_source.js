@@ -137,7 +137,8 @@ export function parseJournalQuery(query) {
 function matches(entry, query) {
   for (const [name, wanted] of Object.entries(query.filters)) {
     const value = entry[name] === undefined ? null : entry[name];
-    if (value !== wanted) return false;
+    // `operation` also takes the operation a request asks an answer of (journal_query.py's _field_ok).
+    if (value !== wanted && !(name === "operation" && entry.operation_family === wanted)) return false;
   }
   const results = entry.tool_results || [];
   const { has_tool_results: hasResults, tool_result_contains: needle } = query.toolResults;

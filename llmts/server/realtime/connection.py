@@ -39,6 +39,7 @@ from llmts.runtime import Session
 from llmts.runtime.accounting import account_completion, check_allowances
 from llmts.runtime.conversations import CONVERSATION_ENVIRON, Caller, conversation_id_from
 from llmts.runtime.journal import JournalRecord
+from llmts.schema.operations import REALTIME
 from llmts.server.api.metrics import ProcessMetrics
 from llmts.server.http.log_text import log_text
 from llmts.server.http.upgrade import UpgradeRequest
@@ -319,7 +320,7 @@ class RealtimeConnection:
             self._request.path,
         )
         entry.identify(None, self._conversation)
-        entry.parsed("realtime", neutral.model, True, None)
+        entry.parsed(REALTIME, neutral.model, True, None, REALTIME)
         events_json = [orjson.dumps(event) for event in turn.client_events]
         entry.realtime_turn(
             self.connection_id, turn.client_events, sum(len(e) for e in events_json), journal.preview_bytes

@@ -314,3 +314,56 @@ def test_a_stream_cut_short_keeps_only_what_was_written(
     assert entry["response_bytes"] == len(received) and not entry["response_truncated"]
     assert "a time" not in entry["response_preview"] and "[DONE]" not in entry["response_preview"]
     assert entry["answer_text"] == "Once upon "  # the text of the two content frames written
+
+
+def test_operation_chat_finds_every_chat_route_and_nothing_else(llmts_session: SessionClient) -> None:
+    """CONTRACT's operation names filter the journal and verification: ``chat`` is every chat route (each
+    keeps its own ``operation``), not the model lists, token counts or embeddings around them."""
+    llmts_session.configure(
+        {"scenarios": [{"responses": [{"text": "Hi."}], "terminal_policy": "repeat_last_response"}]}
+    )
+    openai_client = llmts_session.openai_client(max_retries=0, _strict_response_validation=True)
+    openai_client.chat.completions.create(model=MODEL, messages=USER_HI)
+    openai_client.responses.create(model=MODEL, input="hi")
+    openai_client.embeddings.create(model="text-embedding-3-small", input="hi", encoding_format="float")
+    openai_client.models.list()
+    claude = llmts_session.anthropic_client(max_retries=0, _strict_response_validation=True)
+    claude.messages.create(model="claude-sonnet-4-5", max_tokens=16, messages=USER_HI)
+    claude.messages.count_tokens(model="claude-sonnet-4-5", messages=USER_HI)
+    gemini = llmts_session.gemini_client()  # kept: a dropped genai Client closes its connection pool
+    gemini.models.generate_content(model="gemini-2.5-flash", contents="hi")
+
+    families = {entry["operation"]: entry["operation_family"] for entry in llmts_session.requests()}
+    assert families == {
+        "chat.completions": "chat",
+        "responses": "chat",
+        "embeddings": "embeddings",
+        "models.list": None,
+        "messages": "chat",
+        "messages.count_tokens": None,
+        "generate_content": "chat",
+    }
+    chat = llmts_session.requests(operation="chat", order="asc")
+    assert [entry["operation"] for entry in chat] == [
+        "chat.completions",
+        "responses",
+        "messages",
+        "generate_content",
+    ]
+    assert [entry["operation"] for entry in llmts_session.requests(operation="messages")] == ["messages"]
+    assert len(llmts_session.requests(operation="embeddings")) == 1
+    passed = llmts_session.verify(
+        requests=[{"name": "chats", "query": {"operation": "chat"}, "minimum_count": 4, "maximum_count": 4}]
+    )
+    assert passed.passed, passed
+    failed = llmts_session.verify(
+        requests=[
+            {
+                "name": "claude",
+                "query": {"operation": "chat", "provider": "anthropic"},
+                "minimum_count": 2,
+                "maximum_count": 2,
+            }
+        ]
+    )
+    assert not failed.passed

@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 from llmts.client import LlmTestServer
 
 
-def _upgrade(url: str, path: str, host: str | None = None) -> bytes:
+def _upgrade(url: str, path: str, host: str | None = None, head_only: bool = False) -> bytes:
+    """The server's answer to a WebSocket upgrade: all it sends until it closes, or its head alone."""
     parts = urlsplit(url)
     key = base64.b64encode(os.urandom(16)).decode()
     head = (
@@ -25,8 +26,9 @@ def _upgrade(url: str, path: str, host: str | None = None) -> bytes:
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
         sock.sendall(head.encode())
         answer = b""
-        while chunk := sock.recv(65536):
+        while (chunk := sock.recv(65536)) and not (head_only and b"\r\n\r\n" in answer + chunk):
             answer += chunk
+        answer += chunk
     return answer
 
 
@@ -66,3 +68,23 @@ def test_an_unsupported_websocket_version_gets_426_naming_13(llmts_server: LlmTe
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 426 Upgrade Required\r\n")
     assert b"\r\nSec-WebSocket-Version: 13\r\n" in answer
+
+
+def test_a_double_slash_before_the_route_is_no_websocket_route(llmts_server: LlmTestServer) -> None:
+    """As on the HTTP path, where ``//openai/v1/models`` is a 404: werkzeug strips an extra leading "/", so
+    ``/sessions/0%2F/openai/v1/realtime`` (session ``0``, then ``//openai/...``) reached OpenAI's route and
+    its envelope (found by the deep fuzz with new draws)."""
+    session = llmts_server.create_session()
+    for path in (
+        "//openai/v1/realtime?model=gpt-realtime",
+        f"/sessions/{session.id}//openai/v1/realtime?model=gpt-realtime",
+        "/sessions/0%2F/openai/v1/realtime?model=gpt-realtime",
+    ):
+        answer = _upgrade(llmts_server.url, path)
+        assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+        assert b'"code":"websocket_not_supported"' in answer.replace(b" ", b""), answer
+    # The route itself still upgrades under the session's path.
+    upgraded = _upgrade(
+        llmts_server.url, f"/sessions/{session.id}/openai/v1/realtime?model=gpt-realtime", head_only=True
+    )
+    assert upgraded.startswith(b"HTTP/1.1 101 "), upgraded[:200]

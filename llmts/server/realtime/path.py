@@ -90,6 +90,8 @@ class RealtimePath:
         if path.startswith(_SESSIONS_PREFIX):
             path_session, _, rest = path[len(_SESSIONS_PREFIX) :].partition("/")
             path = "/" + rest
+        if path.startswith("//"):  # werkzeug would strip the extra "/": no route, as on the HTTP path
+            return None
         try:
             (adapter, route), args = self._routes.match(path, "GET")
         except HTTPException:

@@ -66,7 +66,7 @@ def _tool_content_ok(query: JournalQuery, contents: Iterable[str]) -> bool:
 
 def _field_ok(name: str, wanted: Any, value: Any, family: str | None) -> bool:
     """An exact filter; ``operation`` also takes the operation a request asks an answer of (``chat``
-    matches ``chat.completions``, ``messages``, ``generate_content``...; CONTRACT's operation names)."""
+    matches ``chat.completions``, ``messages``, ``generate_content``...; docs/journal.md)."""
     return value == wanted or (name == "operation" and family == wanted)
 
 

@@ -317,8 +317,8 @@ def test_a_stream_cut_short_keeps_only_what_was_written(
 
 
 def test_operation_chat_finds_every_chat_route_and_nothing_else(llmts_session: SessionClient) -> None:
-    """CONTRACT's operation names filter the journal and verification: ``chat`` is every chat route (each
-    keeps its own ``operation``), not the model lists, token counts or embeddings around them."""
+    """The operation names (docs/journal.md) filter the journal and verification: ``chat`` is every chat
+    route (each keeps its own ``operation``), not the model lists, token counts or embeddings around them."""
     llmts_session.configure(
         {"scenarios": [{"responses": [{"text": "Hi."}], "terminal_policy": "repeat_last_response"}]}
     )

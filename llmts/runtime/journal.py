@@ -42,6 +42,19 @@ class JournalSnapshot:
     first_sequence: int | None = None
     last_sequence: int | None = None
     retained_entries: int = 0
+    # Of ``evicted``, those the process memory budget took (``--max-memory``: oldest first, any session).
+    evicted_by_budget: int = 0
+
+    def eviction_causes(self) -> str:
+        """Who evicted, for reports: the journal's own limits, the process memory budget (another
+        session's traffic can make it take this session's entries: docs/journal.md), or both."""
+        own = "the journal's max_entries/max_bytes"
+        budget = "the server's memory budget (--max-memory), which evicts the oldest entries of any session"
+        if not self.evicted_by_budget:
+            return own
+        if self.evicted_by_budget == self.evicted:
+            return budget
+        return f"{self.evicted - self.evicted_by_budget} by {own}, {self.evicted_by_budget} by {budget}"
 
 
 class Journal:
@@ -70,6 +83,7 @@ class Journal:
         self._bytes = 0
         self._observed = 0
         self._evicted = 0
+        self._evicted_by_budget = 0  # of ``_evicted``: taken by the process memory budget
         self._truncated = False
         # Entries that left without the budget's doing (see llmts.runtime.memory).
         self.stale = 0
@@ -182,6 +196,7 @@ class Journal:
             size, record.accounted = record.accounted, 0
             self._bytes -= size
             self._evicted += 1
+            self._evicted_by_budget += 1
             return size
         finally:
             self._lock.release()
@@ -196,7 +211,7 @@ class Journal:
             self._ordinals.clear()
             self._bytes = 0
             self._observed = 0
-            self._evicted = 0
+            self._evicted = self._evicted_by_budget = 0
             self._truncated = False
             budget = self._budget
         if budget is not None and count:
@@ -233,8 +248,8 @@ class Journal:
             else:
                 records = tuple(entries)
             counters = (self._observed, self._evicted, self._bytes, self._truncated)
-            retained = len(entries)
+            retained, by_budget = len(entries), self._evicted_by_budget
         chosen = pick(records) if pick is not None else records
         return JournalSnapshot(
-            tuple(record.to_entry() for record in chosen), *counters, first, last, retained
+            tuple(record.to_entry() for record in chosen), *counters, first, last, retained, by_budget
         )

@@ -109,7 +109,7 @@ def _evidence(snapshot: JournalSnapshot, scope: list[JournalEntry], verdict: _Ve
         verdict.fail(
             "evidence_evicted",
             f"{snapshot.evicted} journal entr{'y was' if snapshot.evicted == 1 else 'ies were'} evicted "
-            "(journal max_entries/max_bytes): what they recorded is unknown",
+            f"({snapshot.eviction_causes()}): what they recorded is unknown",
             actual=snapshot.evicted,
         )
     if snapshot.truncated:

@@ -104,3 +104,21 @@ def test_querying_records_gives_exactly_what_querying_entries_gives() -> None:
     chat = query_journal(journal, JournalQuery(operation="chat")).entries
     assert {e.operation for e in chat} == {"chat.completions", "messages"} and len(chat) == 20
     assert query_journal(journal, JournalQuery(success=True, completed=False)).entries == []
+
+
+def test_evictions_say_whether_the_journal_or_the_process_budget_took_them() -> None:
+    from llmts.schema.journal import JournalSettings
+
+    journal = Journal(JournalSettings(max_entries=2))
+    for index in range(4):
+        journal.settle(journal.begin(f"req_{index}", "openai", "POST", "/x", 1_700_000_000.0, 0.0))
+    assert journal.snapshot().eviction_causes() == "the journal's max_entries/max_bytes"
+    assert journal.evict_oldest_for_budget() is not None
+    snapshot = journal.snapshot()
+    assert (snapshot.evicted, snapshot.evicted_by_budget) == (3, 1)
+    assert snapshot.eviction_causes().startswith(
+        "2 by the journal's max_entries/max_bytes, 1 by the server's"
+    )
+    journal.clear()
+    assert journal.evict_oldest_for_budget() == 0  # empty: nothing taken, nothing counted
+    assert journal.snapshot().evicted_by_budget == 0

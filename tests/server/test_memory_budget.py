@@ -66,6 +66,9 @@ def test_journals_are_evicted_oldest_first_across_sessions(
     assert kept == sorted(kept)  # older sessions lost at least as much as newer ones
     result = sessions[0].verify({"requests": [{"name": "any", "query": {}, "minimum_count": 1}]})
     assert result.evidence_complete is False
+    # The report names the cause: other sessions' traffic, through the process budget, not its own limits.
+    (evicted,) = [failure.message for failure in result.failures if failure.kind == "evidence_evicted"]
+    assert "memory budget (--max-memory)" in evicted and "max_entries" not in evicted, evicted
 
     # Deleting sessions gives their accounted bytes back; a reset empties a journal's share.
     for session in sessions[:4]:

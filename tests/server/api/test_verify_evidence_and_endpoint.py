@@ -40,6 +40,7 @@ def test_eviction_makes_verification_fail_conservatively(app_session: SessionCli
     )
     assert (result.passed, result.evidence_complete) == (False, False)
     assert failure_kinds(result) == ["evidence_evicted"]
+    assert "(the journal's max_entries/max_bytes)" in result.failures[0].message  # its own limit
     assert result.evidence["evicted_count"] == 1
     assert "evidence incomplete" in result.report()
 

@@ -241,7 +241,7 @@ def assert_envelope(answer: Answer, family: str, method: str) -> None:
         assert set(body) == {"message"} and isinstance(body["message"], str), body
         return
     error = body.get("error")
-    if family == "mcp":  # JSON-RPC: {"jsonrpc": "2.0", "id", "error": {"code": int, "message": str}}
+    if family in ("mcp", "a2a"):  # JSON-RPC: {"jsonrpc": "2.0", "id", "error": {"code": int, "message": str}}
         assert body.get("jsonrpc") == "2.0" and "id" in body and isinstance(error, dict), body
         assert isinstance(error.get("code"), int) and isinstance(error.get("message"), str), body
         return

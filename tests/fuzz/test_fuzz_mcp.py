@@ -161,7 +161,7 @@ def _request(draw: st.DrawFn) -> tuple[str, str, dict[str, str], bytes]:
 
 # A hostile session id can hide the route (``/sessions/x%2Fbedrock/mcp/s`` routes ``/bedrock/mcp/s``): the
 # provider's envelope then applies, as in test_fuzz_providers.py.
-_PREFIXES = {"/mcp": "mcp", **PROVIDER_PREFIXES}
+_PREFIXES = {"/mcp": "mcp", "/a2a": "a2a", **PROVIDER_PREFIXES}
 
 
 def _open_session(server: FuzzServer) -> None:

@@ -10,7 +10,7 @@ import zlib
 from typing import Any
 
 from wsproto.extensions import PerMessageDeflate
-from wsproto.frame_protocol import CloseReason, FrameDecoder, FrameProtocol
+from wsproto.frame_protocol import CloseReason, FrameDecoder, FrameProtocol, Opcode, RsvBits
 from wsproto.utilities import generate_accept_token
 
 __all__ = ["BoundedDeflate", "HandshakeRefused", "check_request", "negotiate_deflate", "response_head"]
@@ -29,13 +29,24 @@ class HandshakeRefused(Exception):
 
 class BoundedDeflate(PerMessageDeflate):
     """permessage-deflate that inflates at most ``limit`` bytes per message (wsproto's has no bound, so a
-    small compressed frame could allocate without limit), and that keeps a message's state across a
-    control frame sent between its fragments (wsproto's forgets the message was compressed)."""
+    small compressed frame could allocate without limit), and that a control frame leaves alone: wsproto's
+    forgets a message was compressed when a ping arrives between its fragments, and takes a ping between
+    two messages for the start of an uncompressed one, so the next compressed message went uninflated."""
 
     def __init__(self, limit: int) -> None:
         super().__init__(client_no_context_takeover=True, server_no_context_takeover=True)
         self._limit = limit
         self._inflated = 0
+
+    def frame_inbound_header(
+        self, proto: FrameDecoder | FrameProtocol, opcode: Opcode, rsv: RsvBits, payload_length: int
+    ) -> CloseReason | RsvBits:
+        if not opcode.iscontrol():
+            return super().frame_inbound_header(proto, opcode, rsv, payload_length)
+        if rsv.rsv1:
+            return CloseReason.PROTOCOL_ERROR
+        self._inbound_is_compressible = False  # the message around it, if any, keeps its state
+        return RsvBits(True, False, False)
 
     def frame_inbound_payload_data(
         self, proto: FrameDecoder | FrameProtocol, data: bytes

@@ -246,23 +246,36 @@ def test_permessage_deflate_negotiated_with_no_context_takeover(server: _Server)
     assert server.evidence(cid)["compressed"] is True
 
 
-def test_ping_between_compressed_fragments_keeps_the_message_compressed(server: _Server) -> None:
-    """wsproto forgets a message was compressed when a ping arrives between its fragments."""
-    cid = server.new_id()
+def _deflated(text: bytes) -> bytes:
     compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
-    body = compressor.compress(b"hello hello hello fragmented") + compressor.flush(zlib.Z_SYNC_FLUSH)
-    body = body[:-4]
-    with _Raw(server, cid, headers={"Sec-WebSocket-Extensions": "permessage-deflate"}) as raw:
-        assert b"permessage-deflate" in raw.head
-        raw.sock.sendall(
+    return (compressor.compress(text) + compressor.flush(zlib.Z_SYNC_FLUSH))[:-4]
+
+
+@pytest.mark.parametrize("between", ["fragments", "messages"])
+def test_a_ping_between_compressed_frames_keeps_them_compressed(server: _Server, between: str) -> None:
+    """A ping between a message's fragments, or between two messages (websockets' keepalive, every 20 s:
+    the next compressed message was read as uncompressed, 1007), leaves compression as it was."""
+    first, second = b"hello hello hello fragmented", b"second message, compressed too"
+    body = _deflated(first)
+    if between == "fragments":
+        frames = (
             _frame(_TEXT, body[:5], fin=False, rsv1=True)
             + _frame(_PING, b"p")
             + _frame(_CONTINUATION, body[5:])
         )
-        assert raw.frame()[0] == _PONG
-        opcode, payload = raw.frame()
-        inflated = zlib.decompressobj(-15).decompress(payload + b"\x00\x00\xff\xff")
-        assert (opcode, inflated) == (_TEXT, b"hello hello hello fragmented")
+        expected = [(_PONG, None), (_TEXT, first)]
+    else:
+        frames = (
+            _frame(_TEXT, body, rsv1=True) + _frame(_PING, b"p") + _frame(_TEXT, _deflated(second), rsv1=True)
+        )
+        expected = [(_TEXT, first), (_PONG, None), (_TEXT, second)]
+    with _Raw(server, server.new_id(), headers={"Sec-WebSocket-Extensions": "permessage-deflate"}) as raw:
+        assert b"permessage-deflate" in raw.head
+        raw.sock.sendall(frames)
+        for opcode, text in expected:
+            got, payload = raw.frame()
+            inflated = zlib.decompressobj(-15).decompress(payload + b"\x00\x00\xff\xff") if text else None
+            assert (got, inflated) == (opcode, text)
 
 
 def test_subprotocol_is_echoed_only_when_offered(server: _Server) -> None:

@@ -31,6 +31,7 @@ from llmts.errors import (
     InvalidRequest,
     LlmtsError,
     MethodNotAllowed,
+    ModelNotFound,
     ProviderUnauthorized,
     RouteNotFound,
     ScriptedError,
@@ -48,6 +49,7 @@ from llmts.runtime import RandomIds, Session, SessionRegistry
 from llmts.runtime.accounting import account_completion, check_allowances
 from llmts.runtime.conversations import CONVERSATION_ENVIRON, Caller, conversation_id_from
 from llmts.runtime.conversations.selection import MISSES
+from llmts.schema.fixtures import LIMITS
 from llmts.schema.neutral import RecordedOutput
 from llmts.schema.operations import operation_family
 from llmts.server.api.control import select_session
@@ -69,6 +71,9 @@ __all__ = ["ProviderPath"]
 
 _log = logging.getLogger("llmts")
 _NO_ARGS: dict[str, str] = {}
+# The longest model name a request may send: no configuration can name a longer one, and the name is kept
+# (journal, usage rows, price and encoding look-ups), so a longer one is refused before it is.
+_MODEL_CHARS = LIMITS["model_id_chars"]
 
 
 class ProviderPath:
@@ -244,11 +249,21 @@ class ProviderPath:
         call, entry, session = ex.call, ex.entry, ex.session
         assert call is not None and entry is not None and session is not None
         neutral = route.parse(call)
+        model = neutral.model
+        if model is not None and len(model) > _MODEL_CHARS:
+            entry.parsed(
+                neutral.operation, model[:_MODEL_CHARS] + "…", family=operation_family(neutral.operation)
+            )
+            raise ModelNotFound(
+                f"The model `{model[:64]}…` ({len(model)} characters) does not exist: a model name has at "
+                f"most {_MODEL_CHARS} characters.",
+                param="model",
+            )
         ex.in_stream = neutral.stream and neutral.operation in route.in_stream_faults
         ex.neutral = neutral
         entry.parsed(
             neutral.operation,
-            neutral.model,
+            model,
             neutral.stream,
             neutral.reasoning_settings,
             operation_family(neutral.operation),

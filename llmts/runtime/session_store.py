@@ -38,7 +38,8 @@ class SessionStore:
             store = self._stores.get(namespace)
             if store is None:
                 store = self._stores[namespace] = BoundedStore()
-            self._share.make_room(size, "a stored object")
+            if size <= store.max_bytes:  # a larger one is not kept: nothing to make room for
+                self._share.make_room(size, "a stored object")
             store.put(key, value, size)
             self._share.charge(self.retained_bytes)
 

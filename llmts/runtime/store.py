@@ -1,7 +1,9 @@
 """A bounded per-session store for objects a provider keeps (e.g. OpenAI stored responses).
 
 Bounded by count and by bytes (the caller states each entry's size); the oldest entries are evicted
-first. Lookups of evicted or unknown ids miss, which providers report in their own 404 shape.
+first. An entry larger than the whole byte bound is not kept and evicts nothing (it would have evicted
+every other entry, then itself). Lookups of evicted, unkept or unknown ids miss, which providers report in
+their own 404 shape.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ class BoundedStore:
 
     def put(self, key: str, value: Any, size: int) -> None:
         self.delete(key)
+        if size > self.max_bytes:
+            self.evicted += 1  # counted as gone at once
+            return
         self._entries[key] = (value, size)
         self._bytes += size
         while self._entries and (len(self._entries) > self.max_entries or self._bytes > self.max_bytes):

@@ -19,7 +19,7 @@ from llmts.runtime.session_conversations import SessionConversations
 from llmts.runtime.session_rates import SessionRates
 from llmts.runtime.session_recorder import SessionRecorder
 from llmts.runtime.session_store import SessionStore
-from llmts.runtime.store import MAX_STORED_OBJECTS
+from llmts.runtime.store import MAX_STORED_BYTES, MAX_STORED_OBJECTS
 from llmts.schema import ConfigBuilder
 from llmts.schema.config import SessionConfig
 from llmts.schema.determinism import Determinism
@@ -86,6 +86,19 @@ def test_store_is_bounded_oldest_first() -> None:
         store.put("openai", f"k{index}", index, 1)
     assert store.get("openai", "k0") is None and store.get("openai", "k1") == 1
     assert store.retained_bytes == MAX_STORED_OBJECTS
+
+
+def test_an_object_larger_than_the_store_is_not_kept_and_evicts_nothing() -> None:
+    """It evicted every other object, then itself (found by a bounds audit: a chain of large stored
+    responses lost all of them)."""
+    budget = MemoryBudget(1 << 40)
+    store = SessionStore(threading.Lock(), budget)
+    store.put("openai", "kept", 1, 100)
+    store.put("openai", "huge", 2, MAX_STORED_BYTES + 1)
+    assert store.get("openai", "huge") is None and store.get("openai", "kept") == 1
+    assert store.retained_bytes == budget.store_bytes == 100
+    store.put("openai", "kept", 3, MAX_STORED_BYTES + 1)  # replacing with one too large drops the old
+    assert store.get("openai", "kept") is None and budget.store_bytes == 0
 
 
 def test_store_refuses_what_the_budget_cannot_hold_and_keeps_nothing_of_it() -> None:

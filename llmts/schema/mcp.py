@@ -258,7 +258,7 @@ class McpTool(_Echoed):
 class McpResource(_Echoed):
     """A resource: exactly one of ``text`` and ``blob`` (base64)."""
 
-    uri: str = Field(min_length=1, max_length=4096)
+    uri: str = Field(min_length=1, max_length=PEER_LIMITS["mcp_uri_chars"])
     name: str = Field(min_length=1, max_length=LIMITS["identifier_chars"])
     title: str | None = Field(default=None, max_length=LIMITS["identifier_chars"])
     description: str | None = Field(default=None, max_length=_TEXT_CHARS)
@@ -274,7 +274,7 @@ class McpResource(_Echoed):
 
 
 class McpResourceTemplate(_Echoed):
-    uri_template: str = Field(min_length=1, max_length=4096)
+    uri_template: str = Field(min_length=1, max_length=PEER_LIMITS["mcp_uri_chars"])
     name: str = Field(min_length=1, max_length=LIMITS["identifier_chars"])
     title: str | None = Field(default=None, max_length=LIMITS["identifier_chars"])
     description: str | None = Field(default=None, max_length=_TEXT_CHARS)

@@ -16,6 +16,8 @@ PEER_LIMITS: dict[str, int] = {
     "mcp_content_blocks": 64,
     "mcp_progress_notifications": 256,
     "mcp_text_chars": 1_000_000,
+    # A resource's ``uri`` (and ``uri_template``), and a URI a 2026-07-28 listen subscribes to.
+    "mcp_uri_chars": 4096,
     "mcp_sessions_per_server": 1024,
     # Per client session: resources it subscribes to, server notifications waiting for its GET stream
     # (the oldest are dropped beyond it), and the longest wait for its answer to a server request.

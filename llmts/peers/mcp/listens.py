@@ -50,6 +50,11 @@ class Listen:
         limit = PEER_LIMITS["mcp_subscriptions_per_session"]
         if len(self.uris) > limit:
             raise JsonRpcError(INVALID_PARAMS, f"params.notifications.{_URIS} names more than {limit} URIs")
+        most = PEER_LIMITS["mcp_uri_chars"]
+        if any(len(uri) > most for uri in self.uris):  # no configured resource has a longer one
+            raise JsonRpcError(
+                INVALID_PARAMS, f"params.notifications.{_URIS}: a URI has at most {most} characters"
+            )
         if self.uris:
             self.honored[_URIS] = self.uris
         self.kinds = frozenset(kinds)

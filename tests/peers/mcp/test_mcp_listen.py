@@ -236,6 +236,7 @@ def test_the_listen_is_one_journal_entry_completed_when_the_stream_ends(llmts_se
         {"notifications": {"toolsListChanged": "yes"}},
         {"notifications": {"resourceSubscriptions": "file:///x"}},
         {"notifications": {"resourceSubscriptions": [1]}},
+        {"notifications": {"resourceSubscriptions": ["file:///" + "x" * 4089]}},  # 4097 characters
     ],
 )
 def test_bad_params_are_invalid_params(llmts_session: SessionClient, params: dict[str, Any]) -> None:

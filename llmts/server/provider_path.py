@@ -57,7 +57,7 @@ from llmts.server.api.metrics import ProcessMetrics
 from llmts.server.exchange import Exchange
 from llmts.server.http.log_text import log_text
 from llmts.server.http.multipart import parse_multipart
-from llmts.server.http.routing import MatchRule
+from llmts.server.http.routing import MatchRule, routable
 from llmts.server.http.wsgi import StartResponse, json_body, read_body, same_secret
 from llmts.server.lost_sessions import LostSessions
 from llmts.server.respond import respond
@@ -192,7 +192,7 @@ class ProviderPath:
     def _route(self, ex: Exchange) -> None:
         path, method = ex.path, ex.method
         static = self._static_routes.get((path, method))
-        if static is None and path.startswith("//"):  # werkzeug would strip the extra leading "/"
+        if static is None and not routable(path):
             raise RouteNotFound(f"llmts has no route {method} {path}")
         try:
             (adapter, route), args = (static, _NO_ARGS) if static else self._routes.match(path, method)
@@ -249,25 +249,23 @@ class ProviderPath:
         call, entry, session = ex.call, ex.entry, ex.session
         assert call is not None and entry is not None and session is not None
         neutral = route.parse(call)
-        model = neutral.model
-        if model is not None and len(model) > _MODEL_CHARS:
+        model, family = neutral.model, operation_family(neutral.operation)
+        if model is not None and len(model) > _MODEL_CHARS:  # journaled cut, then refused
             entry.parsed(
-                neutral.operation, model[:_MODEL_CHARS] + "…", family=operation_family(neutral.operation)
+                neutral.operation,
+                model[:_MODEL_CHARS] + "…",
+                neutral.stream,
+                neutral.reasoning_settings,
+                family,
             )
             raise ModelNotFound(
                 f"The model `{model[:64]}…` ({len(model)} characters) does not exist: a model name has at "
                 f"most {_MODEL_CHARS} characters.",
                 param="model",
             )
+        entry.parsed(neutral.operation, model, neutral.stream, neutral.reasoning_settings, family)
         ex.in_stream = neutral.stream and neutral.operation in route.in_stream_faults
         ex.neutral = neutral
-        entry.parsed(
-            neutral.operation,
-            model,
-            neutral.stream,
-            neutral.reasoning_settings,
-            operation_family(neutral.operation),
-        )
         entry.capture_history(neutral.messages, session.journal.preview_bytes)
         # With an upstream the real provider judges the request (docs/recording.md).
         ex.upstream = session.plan.upstream_for(neutral.provider)

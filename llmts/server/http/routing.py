@@ -12,7 +12,7 @@ from typing import Any
 
 from werkzeug.routing import Rule
 
-__all__ = ["MatchRule"]
+__all__ = ["MatchRule", "routable"]
 
 
 class MatchRule(Rule):
@@ -29,3 +29,9 @@ class MatchRule(Rule):
             return built[0](rule, **values)
 
         return build
+
+
+def routable(path: str) -> bool:
+    """Whether ``path`` may be matched: werkzeug strips extra leading slashes before matching, so ``//x``
+    would reach the rule of ``/x``; a path that starts with ``//`` is no route (a 404, or no WebSocket)."""
+    return not path.startswith("//")

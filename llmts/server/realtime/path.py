@@ -26,7 +26,7 @@ from llmts.runtime import RandomIds, SessionRegistry
 from llmts.server.api.control import select_session
 from llmts.server.api.metrics import ProcessMetrics
 from llmts.server.http.log_text import log_text
-from llmts.server.http.routing import MatchRule
+from llmts.server.http.routing import MatchRule, routable
 from llmts.server.http.upgrade import UpgradeHandler, UpgradeRequest
 from llmts.server.http.wsgi import same_secret
 from llmts.server.lost_sessions import LostSessions
@@ -90,7 +90,7 @@ class RealtimePath:
         if path.startswith(_SESSIONS_PREFIX):
             path_session, _, rest = path[len(_SESSIONS_PREFIX) :].partition("/")
             path = "/" + rest
-        if path.startswith("//"):  # werkzeug would strip the extra "/": no route, as on the HTTP path
+        if not routable(path):
             return None
         try:
             (adapter, route), args = self._routes.match(path, "GET")

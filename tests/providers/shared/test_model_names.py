@@ -61,7 +61,8 @@ def test_a_model_name_past_the_limit_is_each_providers_404(llmts_session: Sessio
             call()
         assert "256 characters" in str(raised.value), (provider, raised.value)
     # The longest allowed name is served.
-    assert llmts_session.openai_client(max_retries=0).chat.completions.create(model="m" * 256, messages=HI)
+    served = llmts_session.openai_client(max_retries=0).chat.completions.create(model="m" * 256, messages=HI)
+    assert served.model == "m" * 256 and served.choices[0].message.content == "Hi."
     entries = llmts_session.requests(order="asc")
     assert [entry["status"] for entry in entries] == [404] * 5 + [200]
     assert all(len(entry["model"]) <= 257 for entry in entries)  # cut, with a trailing "…"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import os
 import shutil
 import tempfile
@@ -14,9 +15,12 @@ from typing import Any
 
 import pytest
 
+import llmts.client.server
 from llmts import LlmTestServer, SessionClient
+from llmts.client.server import _popen
 from tests.helpers import CHROMIUM_ARGS, DASHBOARD_CONTROL_KEY, RawResponse, raw_request
 from tests.support.in_process import InProcessServer, InProcessSession
+from tests.support.server_template import ServerTemplate
 from tests.support.servers import BackgroundStops, SharedServers
 
 # One rank cache per run (docs/tokens.md, "The rank cache"), made by the first process that loads this
@@ -72,6 +76,55 @@ def app_raw(llmts_app_server: InProcessServer) -> Callable[..., RawResponse]:
 
 
 # --- dedicated gunicorn servers --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session", autouse=True)
+def server_template(llmts_server: LlmTestServer) -> Iterator[ServerTemplate]:
+    """This test process's dedicated servers fork from a template that has imported llmts's server and
+    app (tests/support/server_template.py; docs/design/test-suite.md, "The server template"); a test
+    marked ``fresh_interpreter`` starts them from a fresh interpreter, as ``llmts serve`` starts
+    elsewhere, and so does the run's server (the plugin's, as users get it), started before the template
+    is in place. Set up first and torn down last of the session's fixtures, after the background stops.
+    ``LLMTS_TEST_SERVER_TEMPLATE=0`` starts every server from a fresh interpreter."""
+    template = ServerTemplate()
+    if os.environ.get("LLMTS_TEST_SERVER_TEMPLATE") == "0":  # every server from a fresh interpreter
+        yield template
+        return
+    llmts.client.server._launch = template.launch
+    try:
+        yield template
+    finally:
+        llmts.client.server._launch = _popen
+        template.close()
+
+
+@contextlib.contextmanager
+def _launcher_for(node: pytest.Item | pytest.Collector, template: ServerTemplate) -> Iterator[None]:
+    if node.get_closest_marker("fresh_interpreter") is None or llmts.client.server._launch is _popen:
+        yield
+        return
+    llmts.client.server._launch = _popen
+    try:
+        yield
+    finally:
+        llmts.client.server._launch = template.launch
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _fresh_interpreter_module(
+    request: pytest.FixtureRequest, server_template: ServerTemplate
+) -> Iterator[None]:
+    """``fresh_interpreter`` on a module (``pytestmark``) reaches its module-scoped servers too."""
+    with _launcher_for(request.node, server_template):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _fresh_interpreter_test(
+    request: pytest.FixtureRequest, server_template: ServerTemplate
+) -> Iterator[None]:
+    with _launcher_for(request.node, server_template):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,24 @@ from llmts.client.session import SessionClient
 from llmts.client.tls import trust_context
 
 __all__ = ["LlmTestServer"]
+
+
+def _popen(args: list[str], log_path: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            args,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+        )
+
+
+# How ``LlmTestServer.start`` runs ``python -m llmts serve ...`` (its output to the log, a session of its
+# own): a fresh interpreter. llmts's own test suite puts a fork server here (tests/support/server_template.py,
+# docs/design/test-suite.md).
+_launch: Callable[[list[str], Path, dict[str, str]], subprocess.Popen[bytes]] = _popen
 
 
 class LlmTestServer:
@@ -136,15 +154,7 @@ class LlmTestServer:
         # Settings come from the arguments above, never from LLMTS_* variables this process happens to have.
         env_vars = {key: value for key, value in os.environ.items() if key not in SERVER_ENV}
         env_vars.update(env or {})
-        with open(log_path, "ab") as log:
-            process = subprocess.Popen(
-                args,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-                env=env_vars,
-            )
+        process = _launch(args, log_path, env_vars)
         deadline = time.monotonic() + startup_timeout
         while not ready_file.exists():
             if process.poll() is not None:

@@ -7,8 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from llmts.client import LlmTestServer
 from tests.realtime.support import check_openai_event
+
+# The subject is the server process's own memory, measured as ``llmts serve`` runs it (tests/conftest.py).
+pytestmark = pytest.mark.fresh_interpreter
 
 MODEL = "gpt-realtime"
 CONNECTIONS = 8

@@ -13,8 +13,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
+import pytest
 
 from llmts import LlmTestServer
+
+# The subject is the server process's own memory, measured as ``llmts serve`` runs it (tests/conftest.py).
+pytestmark = pytest.mark.fresh_interpreter
 
 MiB = 1024 * 1024
 # docs/server.md ("Memory"): the worker's RSS stays within the budget plus this, with up to 8 requests

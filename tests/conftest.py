@@ -185,19 +185,22 @@ def tls_session(tls_server: LlmTestServer) -> Iterator[SessionClient]:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto`` runs two workers per CPU: many tests wait on other processes (servers starting, Chromium,
-    inner pytest runs, deadlines and SDK backoffs running out), and one worker per core leaves the cores
-    idle meanwhile. On the 2-core VM: 4 min 29 s with 2 workers and 3 min 48 s with 4 when the suite cost
-    ~370 s of CPU; at ~275 s, 2 min 33 s to 2 min 50 s with 4, 2 min 43 s with 3 (within the noise), and
-    3 min 21 s with 4 beside a CPU-bound job; at ~270 s, 2 min 52 s with 3 and 2 min 41 s with 4 back to
-    back (a second pair, disturbed by another job, 3 min 5 s and 2 min 48 s); at ~255 s, 5 and 6 workers were
-    within the VM's drift of 4 (alternating 5, 4, 5, 4, 6, 5, 4, 6: 141, 150, 147, 147, 151, 165, 176, 176 s,
-    the VM slowing through the hour) (docs/design/test-suite.md, "Run times and worker counts").
-    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still overrides it, as in pytest-xdist."""
+    """``-n auto`` runs two workers per CPU and one more: many tests wait on other processes (Chromium, inner
+    pytest runs, deadlines and SDK backoffs running out), and one worker per core leaves the cores idle
+    meanwhile. Since dedicated servers fork from the server template (a boot of 0.07 s of CPU, not 0.48), a
+    fifth worker on 2 cores hides more of those waits than it costs: one run after another on 2026-12-05,
+    5 workers 128.6 and 124.5 s, 4 workers 133.4 and 130.9 s, 6 workers 129.2 and 141.0 s, 3 workers
+    163.8 s. Before the template, two workers per CPU: 4 min 29 s with 2 workers and 3 min 48 s with 4 when
+    the suite cost ~370 s of CPU; at ~275 s, 2 min 33 s to 2 min 50 s with 4, 2 min 43 s with 3 (within the
+    noise), and 3 min 21 s with 4 beside a CPU-bound job; at ~270 s, 2 min 52 s with 3 and 2 min 41 s with 4
+    back to back; at ~255 s, 5 and 6 workers were within the VM's drift of 4 (docs/design/test-suite.md,
+    "Run times and worker counts"). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still overrides it, as in
+    pytest-xdist."""
     configured = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
     if configured:
         return int(configured)
-    return 2 * len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2 * (os.cpu_count() or 1)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 2 * cpus + 1
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

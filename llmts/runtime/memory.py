@@ -3,13 +3,14 @@
 Theory of operation (docs/journal.md, "Process memory budget"):
 
 * Every session charges what it retains to the one budget: journal entries, stored objects (e.g. OpenAI
-  stored responses), conversation state and recorded exchanges, each at its documented accounted size.
+  stored responses), conversation state, recorded exchanges and its configuration, each at its documented
+  accounted size.
 * Journal entries are the evidence a test can lose: when the total goes over ``max_bytes``, journal
   entries are evicted oldest-first **across the whole process** until it fits again (each session's
   journal counts them as evicted, so ``/admin-api/verify`` reports incomplete evidence).
-* Stored objects, conversation state and recordings change behaviour when lost, so they are never
-  evicted for the budget: growth that cannot be made to fit even after every journal entry went is
-  refused with 507 ``llm_test_server_memory_exhausted`` (a recorded exchange that cannot fit is not
+* Stored objects, conversation state, recordings and configurations change behaviour when lost, so
+  they are never evicted for the budget: growth that cannot be made to fit even after every journal entry
+  went is refused with 507 ``llm_test_server_memory_exhausted`` (a recorded exchange that cannot fit is not
   kept and counted as dropped: docs/recording.md).
 * Response bytes waiting for a client that does not read (``held_write_bytes``) count while the write
   waits (``hold``/``release``, called by the server's handler): a stalled reader holds its whole
@@ -98,6 +99,8 @@ class MemoryBudget:
         self.conversation_bytes = 0
         # Exchanges recording sessions keep (docs/recording.md); never evicted, like stored objects.
         self.recording_bytes = 0
+        # Every session's configuration in force, at its estimated resident size (runtime/config_size.py).
+        self.configuration_bytes = 0
         # Response bytes held for clients that do not read, while their write waits (``hold``).
         self.held_write_bytes = 0
         # Journal entries evicted because the process budget was full (not by a session's own limits).
@@ -113,6 +116,7 @@ class MemoryBudget:
             + self.store_bytes
             + self.conversation_bytes
             + self.recording_bytes
+            + self.configuration_bytes
             + self.held_write_bytes
         )
 
@@ -172,12 +176,16 @@ class MemoryBudget:
     # --- stores and conversation state ----------------------------------------------------------------
 
     def make_room(self, growth: int) -> bool:
-        """Evict journal entries until ``growth`` more bytes fit; whether they do."""
+        """Evict journal entries until ``growth`` more bytes fit; whether they do. Growth that could not fit
+        even without any journal entry is refused before any is evicted: their evidence stays."""
         if growth <= 0:
             return True
+        if self.used_bytes - self.journal_bytes + growth > self.max_bytes:
+            self.refused += 1
+            return False
         if self.used_bytes + growth > self.max_bytes:
             self._evict(growth)
-        if self.used_bytes + growth > self.max_bytes:
+        if self.used_bytes + growth > self.max_bytes:  # a busy journal ended the eviction round
             self.refused += 1
             return False
         return True
@@ -185,9 +193,6 @@ class MemoryBudget:
     def hold(self, size: int) -> bool:
         """A write of ``size`` bytes waits for its client: charge them (evicting journal entries to make
         room); False, and nothing charged, when they cannot fit."""
-        if self.used_bytes - self.journal_bytes + size > self.max_bytes:
-            self.refused += 1  # it cannot fit even without journals: keep their evidence
-            return False
         if not self.make_room(size):
             return False
         self.held_write_bytes += size
@@ -197,10 +202,17 @@ class MemoryBudget:
         """The write ``hold`` charged for is over (sent, timed out or failed)."""
         self.held_write_bytes -= size
 
-    def state_changed(self, store_delta: int, conversation_delta: int, recording_delta: int = 0) -> None:
+    def state_changed(
+        self,
+        store_delta: int,
+        conversation_delta: int,
+        recording_delta: int = 0,
+        configuration_delta: int = 0,
+    ) -> None:
         self.store_bytes += store_delta
         self.conversation_bytes += conversation_delta
         self.recording_bytes += recording_delta
+        self.configuration_bytes += configuration_delta
 
     def report(self) -> dict[str, int]:
         """The ``memory`` object of ``GET /admin-api/process``."""
@@ -212,6 +224,7 @@ class MemoryBudget:
             "store_bytes": self.store_bytes,
             "conversation_bytes": self.conversation_bytes,
             "recording_bytes": self.recording_bytes,
+            "configuration_bytes": self.configuration_bytes,
             "held_write_bytes": self.held_write_bytes,
             "evicted_entries": self.evicted_entries,
             "refused": self.refused,

@@ -35,6 +35,7 @@ import threading
 from llmts.errors import RequestSuperseded, ScriptedError
 from llmts.runtime.admission import Admission, input_tokens
 from llmts.runtime.clock import Clock, IdSource
+from llmts.runtime.config_size import configuration_size
 from llmts.runtime.conversations import DEFAULT_CALLER, Caller, ConversationBook, compile_graphs
 from llmts.runtime.conversations.explain import explain_match
 from llmts.runtime.conversations.selection import select
@@ -46,6 +47,7 @@ from llmts.runtime.plans import compile_config
 from llmts.runtime.prompt_cache import MIN_CACHEABLE_TOKENS, NO_CACHE_EFFECT, PromptCache
 from llmts.runtime.recording import Recorder
 from llmts.runtime.session_conversations import SessionConversations
+from llmts.runtime.session_memory import MemoryShare
 from llmts.runtime.session_peers import SessionPeers
 from llmts.runtime.session_plan import PlanView
 from llmts.runtime.session_queues import SessionQueues
@@ -86,6 +88,8 @@ class Session:
         self.queues = SessionQueues(lock)
         self.conversations = SessionConversations(lock, budget)
         self.peers = SessionPeers(lock)
+        # The configuration in force, at its estimated resident size (runtime/config_size.py).
+        self._configuration_share = MemoryShare(budget, "configuration")
 
     # --- the lifecycle of the whole session --------------------------------------------------------
 
@@ -101,7 +105,12 @@ class Session:
         book = ConversationBook(compile_graphs(config)) if config.conversations else None
         recorder = Recorder(config.recording) if config.record else None
         fixed = config.determinism is not None and config.determinism.fixed_utc is not None
+        size = configuration_size(config)
         with self._lock:
+            # Refused (507) before anything changes when it cannot fit the process budget.
+            share = self._configuration_share
+            share.make_room(size - share.charged, "the configuration (its estimated resident size)")
+            share.charge(size)
             self.plan.current = plan
             self.conversations.install_locked(book)
             self.recorder.install_locked(recorder)
@@ -140,6 +149,7 @@ class Session:
             self.store.retire_locked()
             self.peers.clear_locked()
             self.recorder.retire_locked()
+            self._configuration_share.detach()
         self.journal.detach()
 
     # --- one request: admit, wait (the caller's), complete or release ------------------------------

@@ -1,8 +1,8 @@
 """One session part's share of the process memory budget (``MemoryBudget``, llmts/runtime/memory.py).
 
-Each part that retains what the budget never evicts (stored objects, conversation state, a recording)
-owns one share: it makes room before it grows and charges its new size after every change, so what the
-session has charged is always the sum of its parts' shares.
+Each part that retains what the budget never evicts (stored objects, conversation state, a recording,
+the configuration) owns one share: it makes room before it grows and charges its new size after every
+change, so what the session has charged is always the sum of its parts' shares.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from llmts.runtime.memory import MemoryBudget
 
 __all__ = ["MemoryShare", "ShareKind"]
 
-ShareKind = Literal["store", "conversation", "recording"]
+ShareKind = Literal["store", "conversation", "recording", "configuration"]
 
 
 class MemoryShare:
@@ -34,8 +34,8 @@ class MemoryShare:
         if budget is not None and growth > 0 and not budget.make_room(growth):
             raise MemoryBudgetExceeded(
                 f"{what} needs {growth} more bytes but the server's memory budget "
-                f"(--max-memory, {budget.max_bytes} bytes) is full of stored objects and conversation "
-                "state; delete or reset sessions"
+                f"(--max-memory, {budget.max_bytes} bytes) is full of stored objects, conversation "
+                "state and configurations; delete or reset sessions"
             )
 
     def fits(self, growth: int) -> bool:
@@ -55,8 +55,10 @@ class MemoryShare:
                 budget.state_changed(delta, 0)
             elif kind == "conversation":
                 budget.state_changed(0, delta)
-            else:
+            elif kind == "recording":
                 budget.state_changed(0, 0, delta)
+            else:
+                budget.state_changed(0, 0, 0, delta)
         self.charged = retained
 
     def detach(self) -> None:

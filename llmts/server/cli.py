@@ -274,6 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"llmts: --max-memory must be at least {MIN_MAX_MEMORY_BYTES} bytes (1M)", file=sys.stderr)
             return 2
 
+    if fixtures is not None and not _fixtures_fit(fixtures, max_memory):
+        return 2
     if args.workers < 1:
         print("llmts: --workers must be at least 1", file=sys.stderr)
         return 2
@@ -292,6 +294,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if tls is not None:
             tls.remove()
+
+
+def _fixtures_fit(fixtures: SessionConfig, max_memory: int | None) -> bool:
+    """Whether the default session's configuration fits the memory budget it is charged to (docs/journal.md,
+    "Process memory budget"); says why not."""
+    from llmts.runtime.config_size import configuration_size
+    from llmts.runtime.memory import default_max_memory
+
+    budget = max_memory if max_memory is not None else default_max_memory()
+    size = configuration_size(fixtures)
+    if size <= budget:
+        return True
+    print(
+        f"llmts: --fixtures: the configuration needs {size} bytes of the memory budget (its estimated "
+        f"resident size) but --max-memory is {budget} bytes",
+        file=sys.stderr,
+    )
+    return False
 
 
 def _serve(

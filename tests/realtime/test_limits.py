@@ -43,7 +43,8 @@ _TEXT_ONLY = {"type": "realtime", "output_modalities": ["text"]}
 def tight_server(background_stops: BackgroundStops) -> Iterator[LlmTestServer]:
     """Small limits given as options: messages, rate, write timeout and the process memory budget."""
     options = ["--ws-max-message-bytes", str(_MESSAGE_LIMIT), "--ws-max-messages-per-second", str(_RATE)]
-    options += ["--write-timeout", "0.5", "--max-memory", "1M"]
+    # A budget that holds the 2 MB text fixture below (about 3 MB accounted) but not its answer as well.
+    options += ["--write-timeout", "0.5", "--max-memory", "4M"]
     server = LlmTestServer.start(extra_args=options, access_log=False)
     try:
         yield server
@@ -278,7 +279,7 @@ def test_a_client_that_never_reads_a_long_audio_answer_is_reset_by_the_write_tim
 
 def test_an_unread_answer_that_does_not_fit_the_memory_budget_is_reset_at_once(tight: SessionClient) -> None:
     """One 2 MB text delta waiting for a client that does not read cannot be held under ``--max-memory
-    1M``: the connection is reset without waiting for the write timeout."""
+    4M`` beside its own configuration: the connection is reset without waiting for the write timeout."""
     sock = _never_reading(tight, "x" * 2_000_000, modalities=["text"])
     with sock:
         entry = _finished_turn(tight)

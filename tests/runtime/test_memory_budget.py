@@ -7,6 +7,7 @@ import pytest
 
 from llmts.errors import MemoryBudgetExceeded
 from llmts.runtime import SessionRegistry
+from llmts.runtime.config_size import configuration_size
 from llmts.runtime.journal import Journal, JournalRecord
 from llmts.runtime.memory import MemoryBudget, default_max_memory, parse_memory_size
 from llmts.schema.journal import JournalSettings
@@ -146,8 +147,6 @@ def test_stored_objects_evict_journals_first_then_are_refused() -> None:
 
 
 def test_conversation_growth_over_the_budget_is_refused_and_changes_nothing() -> None:
-    registry = _registry(4096)
-    session = registry.create()
     config = {
         "conversations": [
             {
@@ -158,6 +157,9 @@ def test_conversation_growth_over_the_budget_is_refused_and_changes_nothing() ->
             }
         ]
     }
+    # Room for the configuration itself, not for the step's 5,000 bytes of state.
+    registry = _registry(configuration_size(parse_session_config(config)) + 4096)
+    session = registry.create()
     session.configure(parse_session_config(config))
     with pytest.raises(MemoryBudgetExceeded, match="conversation step 'a'"):
         session.admit(chat("hi"))
@@ -193,3 +195,41 @@ def test_a_held_write_evicts_journal_entries_and_one_that_cannot_fit_keeps_them(
     assert _ids(journal) == ["b", "c"] and budget.refused == 1
     budget.release(2 * size)
     assert budget.held_write_bytes == 0 and budget.used_bytes == budget.journal_bytes
+
+
+def _texts(count: int, text: str = "an answer") -> dict[str, object]:
+    return {"scenarios": [{"id": "s", "responses": [{"text": f"{text} {n}"} for n in range(count)]}]}
+
+
+def test_a_configuration_is_charged_while_in_force_and_one_that_cannot_fit_changes_nothing() -> None:
+    small, large = parse_session_config(_texts(2)), parse_session_config(_texts(400))
+    # Priced per model and string, not per JSON byte: 400 short answers are held as 400 models and plans.
+    assert configuration_size(large) > 400 * 2048 > 80 * len(large.model_dump_json())
+    registry = _registry(configuration_size(small) + 64 * 1024)
+    session = registry.create()
+    session.configure(small)
+    assert registry.memory.configuration_bytes == configuration_size(small)
+    _entry(session.journal, "a")
+
+    with pytest.raises(MemoryBudgetExceeded, match="the configuration") as raised:
+        session.configure(large)
+    assert (raised.value.http_status, raised.value.code) == (507, "llm_test_server_memory_exhausted")
+    # Nothing changed: the small configuration is in force and charged, and the journal kept its entry
+    # (what cannot fit even without journal entries evicts none).
+    assert session.plan.configuration == small and _ids(session.journal) == ["a"]
+    assert registry.memory.configuration_bytes == configuration_size(small) and registry.memory.refused == 1
+
+    session.configure(parse_session_config(_texts(1)))  # smaller: gives the difference back
+    assert registry.memory.configuration_bytes == configuration_size(parse_session_config(_texts(1)))
+    session.reset()  # a reset keeps the configuration in force, and its charge
+    assert registry.memory.configuration_bytes > 0
+    registry.delete(session.id)
+    assert registry.memory.configuration_bytes == 0 and registry.memory.used_bytes == 0
+
+
+def test_the_size_walk_survives_json_deeper_than_the_recursion_limit() -> None:
+    deep: object = "leaf"
+    for _ in range(5000):
+        deep = [deep]
+    config = parse_session_config({"scenarios": [{"responses": [{"json": {"deep": deep}}]}]})
+    assert configuration_size(config) > 5000 * 128

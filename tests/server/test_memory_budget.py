@@ -11,6 +11,7 @@ import openai
 import pytest
 
 from llmts import LlmTestServer, SessionClient
+from llmts.client.control import SESSION_HEADER, ServerError
 from llmts.server.app import create_app
 from tests.helpers import USER_HI, raw_request
 
@@ -97,9 +98,10 @@ def test_stored_responses_that_cannot_fit_get_507_in_openai_envelope(
     assert error.body["code"] == "llm_test_server_memory_exhausted"  # type: ignore[index]
     assert "--max-memory" in error.body["message"]  # type: ignore[index]
     assert error.response.headers["x-should-retry"] == "false"
-    assert 3 <= len(stored) < 20
+    assert 2 <= len(stored) < 20
     memory = server.process_stats()["memory"]
     assert memory["refused"] == 1 and memory["store_bytes"] <= memory["used_bytes"] <= _BUDGET
+    assert memory["configuration_bytes"] > 150_000  # the scenario's text, held while it is in force
     # Not retried (one attempt more than stored): the journal counts it, although with the budget full of
     # stored responses its entries are the first thing evicted. What was stored is still there.
     _, headers = _journal(session)
@@ -127,6 +129,7 @@ def test_process_reports_the_default_budget(llmts_server: LlmTestServer) -> None
         "store_bytes",
         "conversation_bytes",
         "recording_bytes",
+        "configuration_bytes",
         "held_write_bytes",
         "evicted_entries",
         "refused",
@@ -150,3 +153,42 @@ def test_max_memory_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("LLMTS_MAX_MEMORY", "2M")
     assert create_app().registry.memory.max_bytes == 2 << 20
     assert create_app(max_memory_bytes=3 << 20).registry.memory.max_bytes == 3 << 20
+
+
+def test_a_configuration_over_the_budget_is_a_507_and_the_one_in_force_stays(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    server = own_server_factory(access_log=False, extra_args=["--max-memory", "1M"])
+    session = server.create_session()
+    session.configure(_scenario("Hi"))
+    before = server.process_stats()["memory"]
+    assert before["configuration_bytes"] > 0 and before["used_bytes"] >= before["configuration_bytes"]
+
+    # 600 short answers: 20 KB of JSON, held as 600 models and plans (docs/journal.md).
+    many = {"scenarios": [{"id": "s", "responses": [{"text": f"answer {n}"} for n in range(600)]}]}
+    with pytest.raises(ServerError) as raised:
+        session.configure(many)
+    assert (raised.value.status, raised.value.code) == (507, "llm_test_server_memory_exhausted")
+    assert "the configuration" in raised.value.message and "--max-memory" in raised.value.message
+    answer = raw_request(server.url, "POST", "/admin-api/configure", many, {SESSION_HEADER: session.id})
+    assert answer.status == 507 and set(answer.json()["error"]) == {"code", "message", "details"}
+
+    # Nothing changed: the configuration in force answers, and is what the budget still holds.
+    assert session.configuration()["scenarios"][0]["responses"] == [{"text": "Hi"}]
+    client = session.openai_client(max_retries=0, _strict_response_validation=True)
+    reply = client.chat.completions.create(model=MODEL, messages=USER_HI)
+    assert reply.choices[0].message.content == "Hi"
+    after = server.process_stats()["memory"]
+    assert after["configuration_bytes"] == before["configuration_bytes"] and after["refused"] == 2
+
+    # A session created with a configuration that cannot fit is not created (POST, or PUT of a new id).
+    sessions = server.process_stats()["sessions"]
+    created = raw_request(server.url, "POST", "/admin-api/sessions", {"label": "big", **many})
+    new_id = "ses_" + "b" * 32
+    put = raw_request(server.url, "PUT", f"/admin-api/sessions/{new_id}", many)
+    assert (created.status, put.status) == (507, 507)
+    assert server.process_stats()["sessions"] == sessions
+    assert raw_request(server.url, "GET", f"/admin-api/sessions/{new_id}").status == 404
+
+    session.delete()
+    assert server.process_stats()["memory"]["configuration_bytes"] == 0

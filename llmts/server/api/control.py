@@ -16,10 +16,18 @@ from werkzeug.exceptions import NotFound as _WzNotFound
 from werkzeug.routing import Map
 
 from llmts.catalog.prices import PRICES_AS_OF
-from llmts.errors import ControlUnauthorized, InvalidRequest, LlmtsError, MethodNotAllowed, RouteNotFound
+from llmts.errors import (
+    ControlUnauthorized,
+    InvalidRequest,
+    LlmtsError,
+    MemoryBudgetExceeded,
+    MethodNotAllowed,
+    RouteNotFound,
+)
 from llmts.runtime import DEFAULT_SESSION_ID, Session, SessionRegistry
 from llmts.runtime.allocator import trim_after
 from llmts.runtime.journal import utc_iso
+from llmts.schema.config import SessionConfig
 from llmts.schema.control import SessionAnnotations, SessionInfo, SessionListQuery
 from llmts.schema.validation import parse_session_body, parse_session_config_json
 from llmts.server.api.auth import ControlAuth
@@ -248,9 +256,9 @@ class ControlApi:
         (all validated first: a bad body creates nothing)."""
         annotations, config = parse_session_body(read_body(environ, self._max_body_bytes, self._body_timeout))
         session = self._registry.create()
-        _annotate(session, annotations)
         if config is not None:
-            session.configure(config)
+            self._configure_new(session, config, created=True)
+        _annotate(session, annotations)
         return 201, self._info(environ, session), []
 
     def _put_session(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
@@ -261,10 +269,20 @@ class ControlApi:
         never wipes a configured session."""
         annotations, config = parse_session_body(read_body(environ, self._max_body_bytes, self._body_timeout))
         session, created = self._registry.ensure(args["session_id"])
-        _annotate(session, annotations)
         if config is not None and (created or session.plan.configuration != config):
-            session.configure(config)
+            self._configure_new(session, config, created=created)
+        _annotate(session, annotations)
         return (201 if created else 200), self._info(environ, session), []
+
+    def _configure_new(self, session: Session, config: SessionConfig, *, created: bool) -> None:
+        """Put ``config`` in force; a session this request created goes again when it cannot (a 507 of the
+        memory budget), so a refused body creates nothing and changes nothing."""
+        try:
+            session.configure(config)
+        except MemoryBudgetExceeded:
+            if created:
+                self._registry.delete(session.id)
+            raise
 
     def _get_session(self, environ: Mapping[str, Any], args: Mapping[str, str], _: str | None) -> Any:
         return 200, self._info(environ, self._named(args["session_id"])), []

@@ -166,6 +166,22 @@ def test_invalid_fixtures_file_stops_start_up(
     assert "listening" not in out
 
 
+def test_fixtures_over_the_memory_budget_stop_start_up(
+    cli: Callable[..., tuple[int, str, str]], tmp_path: Path
+) -> None:
+    """The default session's configuration is charged to ``--max-memory`` like any other (docs/journal.md,
+    "Process memory budget"): one that cannot fit stops the start, not the worker's boot."""
+    fixtures = tmp_path / "many.json"
+    fixtures.write_text(json.dumps({"scenarios": [{"responses": [{"text": f"a{n}"} for n in range(600)]}]}))
+
+    status, out, err = cli("serve", "--port", "0", "--max-memory", "1M", "--fixtures", str(fixtures))
+
+    assert status == 2 and "listening" not in out
+    assert err.startswith("llmts: --fixtures: the configuration needs ") and "--max-memory is 1048576" in err
+    with pytest.raises(AssertionError, match="would have started a server"):  # it fits 2M
+        cli("serve", "--port", "0", "--max-memory", "2M", "--fixtures", str(fixtures))
+
+
 def test_missing_fixtures_file(tmp_path: Path) -> None:
     """The real process exits with 2, naming the file, for every start-up check that ``main`` fails."""
     result = subprocess.run(

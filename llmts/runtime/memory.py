@@ -99,7 +99,7 @@ class MemoryBudget:
         self.conversation_bytes = 0
         # Exchanges recording sessions keep (docs/recording.md); never evicted, like stored objects.
         self.recording_bytes = 0
-        # Every session's configuration in force, at its estimated resident size (runtime/config_size.py).
+        # Every session's configuration in force, at its estimated resident size (runtime/resident_size.py).
         self.configuration_bytes = 0
         # Response bytes held for clients that do not read, while their write waits (``hold``).
         self.held_write_bytes = 0

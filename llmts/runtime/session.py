@@ -35,7 +35,6 @@ import threading
 from llmts.errors import RequestSuperseded, ScriptedError
 from llmts.runtime.admission import Admission, input_tokens
 from llmts.runtime.clock import Clock, IdSource
-from llmts.runtime.config_size import configuration_size
 from llmts.runtime.conversations import DEFAULT_CALLER, Caller, ConversationBook, compile_graphs
 from llmts.runtime.conversations.explain import explain_match
 from llmts.runtime.conversations.selection import select
@@ -46,6 +45,7 @@ from llmts.runtime.operations import generate
 from llmts.runtime.plans import compile_config
 from llmts.runtime.prompt_cache import MIN_CACHEABLE_TOKENS, NO_CACHE_EFFECT, PromptCache
 from llmts.runtime.recording import Recorder
+from llmts.runtime.resident_size import configuration_size
 from llmts.runtime.session_conversations import SessionConversations
 from llmts.runtime.session_memory import MemoryShare
 from llmts.runtime.session_peers import SessionPeers
@@ -88,7 +88,7 @@ class Session:
         self.queues = SessionQueues(lock)
         self.conversations = SessionConversations(lock, budget)
         self.peers = SessionPeers(lock)
-        # The configuration in force, at its estimated resident size (runtime/config_size.py).
+        # The configuration in force, at its estimated resident size (runtime/resident_size.py).
         self._configuration_share = MemoryShare(budget, "configuration")
 
     # --- the lifecycle of the whole session --------------------------------------------------------

@@ -299,8 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _fixtures_fit(fixtures: SessionConfig, max_memory: int | None) -> bool:
     """Whether the default session's configuration fits the memory budget it is charged to (docs/journal.md,
     "Process memory budget"); says why not."""
-    from llmts.runtime.config_size import configuration_size
     from llmts.runtime.memory import default_max_memory
+    from llmts.runtime.resident_size import configuration_size
 
     budget = max_memory if max_memory is not None else default_max_memory()
     size = configuration_size(fixtures)

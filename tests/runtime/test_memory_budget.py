@@ -7,9 +7,9 @@ import pytest
 
 from llmts.errors import MemoryBudgetExceeded
 from llmts.runtime import SessionRegistry
-from llmts.runtime.config_size import configuration_size
 from llmts.runtime.journal import Journal, JournalRecord
 from llmts.runtime.memory import MemoryBudget, default_max_memory, parse_memory_size
+from llmts.runtime.resident_size import configuration_size
 from llmts.schema.journal import JournalSettings
 from llmts.schema.validation import parse_session_config
 from tests.runtime.doubles import CountingIds, FixedClock

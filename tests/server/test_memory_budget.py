@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import openai
+import orjson
 import pytest
 
 from llmts import LlmTestServer, SessionClient
@@ -192,3 +193,24 @@ def test_a_configuration_over_the_budget_is_a_507_and_the_one_in_force_stays(
 
     session.delete()
     assert server.process_stats()["memory"]["configuration_bytes"] == 0
+
+
+def test_a_stored_responses_input_items_are_charged_as_parsed(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    """2,000 short input messages are 80 KB of JSON and about 2 MB kept parsed (the items and their
+    history): the budget charges the latter (docs/journal.md, "Process memory budget")."""
+    server = own_server_factory(access_log=False)
+    session = server.create_session()
+    session.configure(_scenario("Hi"))
+    client = session.openai_client(max_retries=0, _strict_response_validation=True)
+    items = [{"role": "user", "content": f"message {n}"} for n in range(2000)]
+    assert len(orjson.dumps(items)) < 100_000
+
+    before = server.process_stats()["memory"]["store_bytes"]
+    stored = client.responses.create(model=MODEL, input=items)  # type: ignore[arg-type]
+    charged = server.process_stats()["memory"]["store_bytes"] - before
+    assert charged > 1_800_000, charged
+    assert client.responses.input_items.list(stored.id, limit=1).data  # kept, as charged
+    session.delete()
+    assert server.process_stats()["memory"]["store_bytes"] == before

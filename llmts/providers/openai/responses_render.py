@@ -16,6 +16,7 @@ from llmts.providers.openai.native_stream import native_stream_frames
 from llmts.providers.openai.responses_parse import ResponsesRequest
 from llmts.providers.openai.responses_store import StoredResponse, save_stored
 from llmts.providers.openai.responses_stream import SSE_HEADERS, response_stream_frames
+from llmts.runtime.resident_size import json_size
 from llmts.schema.neutral import Completion, NeutralMessage, NeutralReasoning, Usage, neutral_message
 
 __all__ = ["render_response", "response_payload", "responses_usage"]
@@ -152,7 +153,7 @@ def render_response(
         # Commit before delivery: a later request may name this id as soon as the client has seen it.
         items = _input_items(request, completion.response_id)
         history = (*request.messages[request.history_start :], _assistant_turn(completion))
-        stored = StoredResponse(body, history, items, len(orjson.dumps(items)) if items else 0)
+        stored = StoredResponse(body, history, items, json_size(orjson.dumps(items)) if items else 0)
         save_stored(call.session, store_namespace, payload["id"], stored)
     headers = [("x-request-id", call.request_id)]
     if request.stream:

@@ -18,7 +18,8 @@ __all__ = ["StoredResponse", "load_stored", "save_stored"]
 
 # Rough per-entry overhead for the byte bound (ids, tuples, the dataclass itself).
 _ENTRY_OVERHEAD = 256
-_MESSAGE_OVERHEAD = 64
+# A history message beside its texts: a NeutralMessage with a short text is about 540 bytes resident.
+_MESSAGE_OVERHEAD = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +27,7 @@ class StoredResponse:
     body: bytes
     history: tuple[NeutralMessage, ...]
     input_items: tuple[dict[str, Any], ...]
-    input_bytes: int
+    input_bytes: int  # the input items' accounted size, parsed (runtime/resident_size.py's ``json_size``)
 
 
 def _size(stored: StoredResponse) -> int:

@@ -1,5 +1,6 @@
-"""What a session's configuration costs the process while it is in force: its accounted size in the
-memory budget (docs/journal.md, "Process memory budget").
+"""What parsed state costs the process while it is kept: the accounted sizes, in the memory budget
+(docs/journal.md, "Process memory budget"), of a session's configuration in force and of JSON a session
+keeps parsed (a stored response's input items).
 
 A configuration is held twice: the validated models (one pydantic model per scenario, response, tool
 call...) and the plans compiled from them (runtime/plans.py). Its JSON length says little about that: one
@@ -24,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["configuration_size"]
+__all__ = ["configuration_size", "json_size"]
 
 # A model instance with its compiled counterpart (the plan, the scripted output): the bulk of the cost.
 _MODEL_BYTES = 2048
@@ -63,3 +64,21 @@ def configuration_size(config: BaseModel) -> int:
         else:
             total += _SCALAR_BYTES
     return total
+
+
+def json_size(raw: bytes) -> int:
+    """The estimated resident bytes of ``orjson.loads(raw)``, counted on the JSON text (a few ``count``
+    calls in C, no walk): each object and array, each member or element, each string and its characters
+    at the prices above. Brackets, colons and quotes inside strings count too, so it errs high. Measured
+    (2026-12-05): 50,000 small input items, 3.3 MB of JSON, are about 45 MiB parsed, estimated 51 MiB;
+    5,000 items of 1,000 characters, 5.3 MB, about 11 MiB, estimated 12 MiB."""
+    containers = raw.count(b"{") + raw.count(b"[")
+    slots = raw.count(b":") + raw.count(b",") + containers  # a member or element each, about
+    strings = raw.count(b'"') // 2
+    return (
+        _CONTAINER_BYTES * containers
+        + _SLOT_BYTES * slots
+        + _STRING_BYTES * strings
+        + len(raw)
+        + len(raw) // 2
+    )

@@ -11,7 +11,8 @@ Theory of operation (docs/journal.md, "Process memory budget"):
 * Stored objects, conversation state, recordings and configurations change behaviour when lost, so
   they are never evicted for the budget: growth that cannot be made to fit even after every journal entry
   went is refused with 507 ``llm_test_server_memory_exhausted`` (a recorded exchange that cannot fit is not
-  kept and counted as dropped: docs/recording.md).
+  kept and counted as dropped: docs/recording.md); growth that could not fit even without any journal
+  entry is refused before one is evicted.
 * Response bytes waiting for a client that does not read (``held_write_bytes``) count while the write
   waits (``hold``/``release``, called by the server's handler): a stalled reader holds its whole
   answer until the write timeout. A write that cannot be held even after every journal entry went is

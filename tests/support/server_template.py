@@ -120,8 +120,13 @@ class ServerTemplate:
 
             return llmts.client.server._popen(argv, log, dict(env))  # type: ignore[return-value]
         exit_file = log.with_name(log.name + ".exit")
-        request = {"argv": argv[3:], "env": dict(env), "cwd": os.getcwd(), "log": str(log)}
-        request["exit_file"] = str(exit_file)
+        request = {
+            "argv": argv[3:],
+            "env": dict(env),
+            "cwd": os.getcwd(),
+            "log": str(log),
+            "exit_file": str(exit_file),
+        }
         with self._lock:
             process = self._running()
             assert process.stdin is not None and process.stdout is not None

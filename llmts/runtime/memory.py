@@ -181,7 +181,7 @@ class MemoryBudget:
         even without any journal entry is refused before any is evicted: their evidence stays."""
         if growth <= 0:
             return True
-        if self.used_bytes - self.journal_bytes + growth > self.max_bytes:
+        if not self.fits_without_journals(growth):
             self.refused += 1
             return False
         if self.used_bytes + growth > self.max_bytes:
@@ -190,6 +190,15 @@ class MemoryBudget:
             self.refused += 1
             return False
         return True
+
+    def fits_without_journals(self, growth: int) -> bool:
+        """Whether ``growth`` more bytes could fit once every journal entry were evicted."""
+        return self.used_bytes - self.journal_bytes + growth <= self.max_bytes
+
+    def evict_for(self, growth: int) -> None:
+        """Evict journal entries until ``growth`` more bytes fit, or no idle journal has any left."""
+        if growth > 0 and self.used_bytes + growth > self.max_bytes:
+            self._evict(growth)
 
     def hold(self, size: int) -> bool:
         """A write of ``size`` bytes waits for its client: charge them (evicting journal entries to make

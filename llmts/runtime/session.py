@@ -107,15 +107,22 @@ class Session:
         fixed = config.determinism is not None and config.determinism.fixed_utc is not None
         size = configuration_size(config)
         with self._lock:
-            # Refused (507) before anything changes when it cannot fit the process budget.
+            # Refused (507) before anything changes when it could not fit even once the state this
+            # configure clears (the session's stored objects, conversation state, recording and journal)
+            # and every other journal entry were gone; what other sessions' journals must give up is
+            # evicted only after that state went.
             share = self._configuration_share
-            share.make_room(size - share.charged, "the configuration (its estimated resident size)")
-            share.charge(size)
+            freed = (
+                self.store.memory_charged + self.conversations.memory_charged + self.recorder.memory_charged
+            )
+            share.check_fits(size - share.charged - freed, "the configuration (its estimated resident size)")
             self.plan.current = plan
             self.conversations.install_locked(book)
             self.recorder.install_locked(recorder)
             self.journal.apply(config.journal, fixed_clock=fixed)
             self._clear_state()
+            share.evict_for(size - share.charged)
+            share.charge(size)
 
     def reset(self) -> None:
         with self._lock:

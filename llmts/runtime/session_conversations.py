@@ -31,6 +31,11 @@ class SessionConversations:
         self._share = MemoryShare(budget, "conversation")
         self.book: ConversationBook | None = None
 
+    @property
+    def memory_charged(self) -> int:
+        """What this part has charged to the memory budget (a reconfigure frees it)."""
+        return self._share.charged
+
     def status(self, conversation_id: str | None = None) -> list[ConversationStatus]:
         """Every conversation's state in every graph (or one conversation id's)."""
         with self._lock:

@@ -14,6 +14,15 @@ from llmts.runtime.memory import MemoryBudget
 
 __all__ = ["MemoryShare", "ShareKind"]
 
+
+def _exhausted(budget: MemoryBudget, what: str, growth: int) -> MemoryBudgetExceeded:
+    return MemoryBudgetExceeded(
+        f"{what} needs {growth} more bytes but the server's memory budget "
+        f"(--max-memory, {budget.max_bytes} bytes) is full of stored objects, conversation "
+        "state and configurations; delete or reset sessions"
+    )
+
+
 ShareKind = Literal["store", "conversation", "recording", "configuration"]
 
 
@@ -32,11 +41,22 @@ class MemoryShare:
         """Raise 507 when ``growth`` more bytes cannot fit the process budget even without journals."""
         budget = self._budget
         if budget is not None and growth > 0 and not budget.make_room(growth):
-            raise MemoryBudgetExceeded(
-                f"{what} needs {growth} more bytes but the server's memory budget "
-                f"(--max-memory, {budget.max_bytes} bytes) is full of stored objects, conversation "
-                "state and configurations; delete or reset sessions"
-            )
+            raise _exhausted(budget, what, growth)
+
+    def check_fits(self, growth: int, what: str) -> None:
+        """Raise 507 (counted) when ``growth`` more bytes could not fit even with every journal entry
+        evicted; evict nothing either way (``evict_for`` does, once the caller changed its state)."""
+        budget = self._budget
+        if budget is not None and growth > 0 and not budget.fits_without_journals(growth):
+            budget.refused += 1
+            raise _exhausted(budget, what, growth)
+
+    def evict_for(self, growth: int) -> None:
+        """Evict journal entries, oldest first across sessions, until ``growth`` more bytes fit (as far
+        as idle journals allow: a refusal is ``check_fits``'s, made before)."""
+        budget = self._budget
+        if budget is not None and growth > 0:
+            budget.evict_for(growth)
 
     def fits(self, growth: int) -> bool:
         """Whether ``growth`` more bytes fit (evicting journal entries for them); a refusal is counted."""

@@ -46,6 +46,11 @@ class SessionRecorder:
         self._last_ordinal = 0
 
     @property
+    def memory_charged(self) -> int:
+        """What this part has charged to the memory budget (a reconfigure frees it)."""
+        return self._share.charged
+
+    @property
     def active(self) -> bool:
         """Whether the session records (``record: true``)."""
         return self._recorder is not None

@@ -29,6 +29,11 @@ class SessionStore:
         self._stores: dict[str, BoundedStore] = {}
 
     @property
+    def memory_charged(self) -> int:
+        """What this part has charged to the memory budget (a reconfigure frees it)."""
+        return self._share.charged
+
+    @property
     def retained_bytes(self) -> int:
         return sum(store.retained_bytes for store in self._stores.values())
 

@@ -233,3 +233,43 @@ def test_the_size_walk_survives_json_deeper_than_the_recursion_limit() -> None:
         deep = [deep]
     config = parse_session_config({"scenarios": [{"responses": [{"json": {"deep": deep}}]}]})
     assert configuration_size(config) > 5000 * 128
+
+
+def test_a_reconfigure_counts_what_it_clears_and_takes_no_other_sessions_evidence_for_it() -> None:
+    """What the session's own configure frees (its stored objects, its journal) makes room first: a
+    configuration that fits once they are gone is accepted, and another session's older journal entry is
+    not evicted for room this session's own state gives back."""
+    small, large = parse_session_config(_texts(2)), parse_session_config(_texts(40))
+    room, entry = configuration_size(large) - configuration_size(small), _size()
+    registry = _registry(configuration_size(small) + room + 5 * entry + entry // 2)
+    other = registry.create()
+    _entry(other.journal, "older, another session's")
+    session = registry.create()
+    session.configure(small)
+    for n in range(4):
+        _entry(session.journal, f"own {n}")
+    session.store.put("openai", "resp_1", object(), room)  # the budget is now nearly full
+    assert registry.memory.used_bytes > registry.memory.max_bytes - entry
+    assert registry.memory.evicted_entries == 0
+
+    session.configure(large)  # fits once its own stored object and journal are cleared
+
+    assert _ids(other.journal) == ["older, another session's"] and registry.memory.evicted_entries == 0
+    assert registry.memory.configuration_bytes == configuration_size(large) and registry.memory.refused == 0
+    assert registry.memory.store_bytes == 0 and session.plan.configuration == large
+
+
+def test_a_reconfigure_that_needs_other_journals_evicts_them_only_after_its_own_state_went() -> None:
+    small, large = parse_session_config(_texts(2)), parse_session_config(_texts(40))
+    entry = _size()
+    registry = _registry(configuration_size(large) + entry // 2)
+    other = registry.create()
+    _entry(other.journal, "theirs")
+    session = registry.create()
+    session.configure(small)
+    _entry(session.journal, "own")
+
+    session.configure(large)  # only room for it with every journal entry gone: theirs goes, counted
+
+    assert _ids(other.journal) == [] and registry.memory.evicted_entries == 1
+    assert registry.memory.used_bytes <= registry.memory.max_bytes

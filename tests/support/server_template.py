@@ -100,12 +100,13 @@ def _exists(pid: int) -> bool:
 class ServerTemplate:
     """The template process of this test process, started on first use and ended when this process
     exits (its children, servers with ``--parent-pid``, stop by themselves then too). An environment
-    whose ``PYTHON*`` variables differ from this process's gets a fresh interpreter instead."""
+    whose ``PYTHON*`` variables differ from the template's gets a fresh interpreter instead."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # one request and its answer at a time (servers start on threads)
         self._process: subprocess.Popen[bytes] | None = None
         self._owner = os.getpid()
+        self._settings: dict[str, str] = {}  # the template's PYTHON* variables
 
     def launch(self, args: Sequence[str], log: Path, env: Mapping[str, str]) -> TemplateChild:
         """``llmts.client.server._launch``: ``args`` as ``LlmTestServer.start`` builds them (``python -m
@@ -113,12 +114,6 @@ class ServerTemplate:
         argv = list(args)
         if argv[1:3] != ["-m", "llmts"]:
             raise ValueError(f"the server template runs `python -m llmts ...`, not {argv}")
-        if _interpreter_settings(env) != _interpreter_settings(os.environ):
-            # Read as an interpreter starts (a PYTHONPATH that hides a package, say): the template's
-            # modules were imported without them.
-            import llmts.client.server
-
-            return llmts.client.server._popen(argv, log, dict(env))  # type: ignore[return-value]
         exit_file = log.with_name(log.name + ".exit")
         request = {
             "argv": argv[3:],
@@ -129,10 +124,18 @@ class ServerTemplate:
         }
         with self._lock:
             process = self._running()
-            assert process.stdin is not None and process.stdout is not None
-            process.stdin.write(json.dumps(request).encode() + b"\n")
-            process.stdin.flush()
-            answer = process.stdout.readline()
+            # Read as an interpreter starts (a PYTHONPATH that hides a package, say): the template's
+            # modules were imported with the settings it started with.
+            fresh = _interpreter_settings(env) != self._settings
+            if not fresh:
+                assert process.stdin is not None and process.stdout is not None
+                process.stdin.write(json.dumps(request).encode() + b"\n")
+                process.stdin.flush()
+                answer = process.stdout.readline()
+        if fresh:
+            import llmts.client.server
+
+            return llmts.client.server._popen(argv, log, dict(env))  # type: ignore[return-value]
         if not answer:
             raise RuntimeError(f"the server template (pid {process.pid}) ended")
         return TemplateChild(int(answer), argv, exit_file)
@@ -140,6 +143,7 @@ class ServerTemplate:
     def _running(self) -> subprocess.Popen[bytes]:
         if self._process is None or self._process.poll() is not None or self._owner != os.getpid():
             self._owner = os.getpid()
+            self._settings = _interpreter_settings(os.environ)
             self._process = subprocess.Popen(
                 [sys.executable, __file__],
                 stdin=subprocess.PIPE,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
+import random
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +23,38 @@ class RawResponse:
 
     def json(self) -> Any:
         return json.loads(self.body)
+
+
+def free_port(count: int = 1) -> int:
+    """A loopback port nothing is bound to (the first of ``count`` consecutive ones), for a server a test
+    starts on it. Chosen below the system's ephemeral range: a port the kernel hands out (``bind(0)``) can
+    go to another process's outgoing connection between this check and the server's own bind, as a
+    loaded run showed (``Address already in use``); below the range only an explicit bind takes it. At
+    random, so concurrent xdist workers seldom try the same one."""
+    low = _ephemeral_low()
+    pick = random.SystemRandom()
+    for _ in range(200):
+        base = pick.randrange(10_000, low - count)
+        probes: list[socket.socket] = []
+        try:
+            for port in range(base, base + count):
+                probes.append(socket.socket())
+                probes[-1].bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        finally:
+            for probe in probes:
+                probe.close()
+        return base
+    raise AssertionError(f"no {count} consecutive free ports below {low}")
+
+
+def _ephemeral_low() -> int:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as handle:
+            return max(11_000, int(handle.read().split()[0]))
+    except (OSError, ValueError, IndexError):
+        return 32_768  # Linux's default
 
 
 def raw_request(

@@ -17,7 +17,7 @@ import pytest
 
 from llmts import LlmTestServer, SessionClient
 from llmts.server.http.timeouts import Timeouts
-from tests.helpers import USER_HI, raw_request, read_until
+from tests.helpers import USER_HI, free_port, raw_request, read_until
 from tests.support.servers import BackgroundStops
 
 # One shared server per worker class for every test that leaves it serving: the head, body and keep-alive
@@ -349,9 +349,7 @@ def test_invalid_timeout_options_exit_with_2(
 
 
 def test_plain_gunicorn_gets_body_and_head_deadlines(tmp_path: Any) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    port = free_port()
     command = [sys.executable, "-m", "gunicorn", "-k", "gevent", "-w", "1", "--no-control-socket"]
     command += ["--keep-alive", "1", "-b", f"127.0.0.1:{port}", "llmts.app:create_app()"]
     env = {**os.environ, "LLMTS_BODY_TIMEOUT": "0.5"}

@@ -17,15 +17,9 @@ import pytest
 
 from llmts import LlmTestServer
 from llmts.server.process.settings import load_fixtures_file
-from tests.helpers import USER_HI, raw_request
+from tests.helpers import USER_HI, free_port, raw_request
 
 _URL = re.compile(r"llmts listening on (http://\S+)")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class _Proc:
@@ -89,7 +83,7 @@ def test_port_zero_prints_url_and_signals_stop_cleanly(procs: list[_Proc], signu
 
 
 def test_env_settings_and_access_log(procs: list[_Proc]) -> None:
-    port = _free_port()
+    port = free_port()
     proc = _serve(procs, env={"LLMTS_PORT": str(port), "LLMTS_HOST": "127.0.0.1", "LLMTS_CONTROL_KEY": "ck"})
     url = proc.url_from_stdout()
     assert url == f"http://127.0.0.1:{port}"
@@ -197,7 +191,7 @@ def test_missing_fixtures_file(tmp_path: Path) -> None:
 def test_plain_gunicorn_with_create_app(procs: list[_Proc], tmp_path: Path) -> None:
     fixtures = tmp_path / "f.json"
     fixtures.write_text('{"scenarios": [{"responses": [{"text": "plain gunicorn"}]}]}')
-    port = _free_port()
+    port = free_port()
     proc = _Proc(
         [
             sys.executable,

@@ -26,7 +26,7 @@ import openai
 import pytest
 
 from llmts import ConfigBuilder, LlmTestServer, SessionClient
-from tests.helpers import USER_HI, raw_request
+from tests.helpers import USER_HI, free_port, raw_request
 from tests.support.servers import BackgroundStops
 
 pytestmark = pytest.mark.sdk
@@ -36,12 +36,6 @@ _NGINX = shutil.which("nginx") or next(
     (path for path in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(path, os.X_OK)), None
 )
 _SESSION_HEADER = "X-Llm-Test-Server-Session"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait_port(port: int, timeout: float = 20) -> None:
@@ -99,11 +93,11 @@ def topology(
     looks only at those (the restart test leaves a fresh instance in the topology)."""
     if _NGINX is None:
         pytest.skip("nginx is not installed (apt-get install -y nginx; .ci/run installs it)")
-    ports = [_free_port() for _ in range(3)]
+    ports = [free_port() for _ in range(3)]
     # Started side by side, stopped in the background: a start or stop is mostly waiting.
     with ThreadPoolExecutor(len(ports)) as pool:
         instances = list(pool.map(lambda port: LlmTestServer.start(port=port, access_log=False), ports))
-    listen = _free_port()
+    listen = free_port()
     prefix = tmp_path_factory.mktemp("nginx")
     config = prefix / "nginx.conf"
     config.write_text(_config(prefix, listen, ports))

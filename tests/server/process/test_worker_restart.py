@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ import pytest
 
 from llmts import ConfigBuilder, LlmTestServer, SessionClient
 from llmts.client import ServerError, new_session_id
-from tests.helpers import OPENAI_CHAT_PATH, USER_HI, RawResponse, raw_request
+from tests.helpers import OPENAI_CHAT_PATH, USER_HI, RawResponse, free_port, raw_request
 from tests.support.servers import BackgroundStops
 
 pytestmark = [
@@ -242,16 +241,10 @@ def test_one_instance_a_killed_worker_loses_every_session_and_the_default_until_
     assert process.returncode == 0
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_plain_gunicorn_with_llmts_worker_reports_the_restart(tmp_path: Path) -> None:
     """Under gunicorn's own arbiter the worker still knows it is a replacement (its generation); the
     message then cannot name the old worker's end."""
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     command = [sys.executable, "-m", "gunicorn", "-k", "llmts.server.worker.LlmtsWorker", "-w", "1"]
     command += ["--no-control-socket", "-b", url.removeprefix("http://"), "llmts.app:create_app()"]
     log = tmp_path / "gunicorn.log"

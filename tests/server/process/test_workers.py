@@ -19,19 +19,13 @@ import pytest
 from llmts import ConfigBuilder, LlmTestServer
 from llmts.client import new_session_id
 from llmts.server.process.workers import worker_ports
-from tests.helpers import USER_HI, alternating_session_ids, raw_request
+from tests.helpers import USER_HI, alternating_session_ids, free_port, raw_request
 from tests.support.servers import BackgroundStops
 
 pytestmark = pytest.mark.sdk
 
 _KEY = "ctl-secret"
 _CONTROL = {"Authorization": f"Bearer {_KEY}"}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _listening(url: str) -> bool:
@@ -95,23 +89,9 @@ def test_each_process_owns_its_sessions_and_names_its_own_port(configured: LlmTe
     assert len(pids) == 2
 
 
-def _free_pair() -> int:
-    """A port whose successor is free too (checked by binding both)."""
-    for _ in range(50):
-        base = _free_port()
-        with socket.socket() as first, socket.socket() as second:
-            try:
-                first.bind(("127.0.0.1", base))
-                second.bind(("127.0.0.1", base + 1))
-            except OSError:
-                continue
-        return base
-    raise AssertionError("no two consecutive free ports")
-
-
 @pytest.fixture(scope="module")
 def base_port() -> int:
-    return _free_pair()
+    return free_port(2)
 
 
 @pytest.fixture(scope="module")
@@ -199,7 +179,7 @@ def test_invalid_worker_count_is_refused(cli: Callable[..., tuple[int, str, str]
 )
 def test_plain_gunicorn_with_several_workers_refuses_to_start(args: list[str], env: dict[str, str]) -> None:
     command = [sys.executable, "-m", "gunicorn", "-k", "gevent", "--no-control-socket"]
-    command += ["-b", f"127.0.0.1:{_free_port()}", *args, "llmts.app:create_app()"]
+    command += ["-b", f"127.0.0.1:{free_port()}", *args, "llmts.app:create_app()"]
     result = subprocess.run(
         command, capture_output=True, timeout=60, env={**os.environ, **env}, stdin=subprocess.DEVNULL
     )

@@ -52,13 +52,16 @@ def test_an_invalid_option_is_the_clis_exit_status_and_message(tmp_path: Path) -
 
 def test_another_pythonpath_starts_a_fresh_interpreter(tmp_path: Path) -> None:
     template = ServerTemplate()
-    log = tmp_path / "server.log"
-    args = [sys.executable, "-m", "llmts", "--version"]
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    process = template.launch(args, log, env)
-    assert isinstance(process, subprocess.Popen)
-    assert process.wait(15) == 0
-    assert log.read_text().startswith("llmts ")
+    try:
+        log = tmp_path / "server.log"
+        args = [sys.executable, "-m", "llmts", "--version"]
+        env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+        process = template.launch(args, log, env)
+        assert isinstance(process, subprocess.Popen)
+        assert process.wait(15) == 0
+        assert log.read_text().startswith("llmts ")
+    finally:
+        template.close()
 
 
 @pytest.mark.fresh_interpreter

@@ -212,17 +212,11 @@ class MemoryBudget:
         """The write ``hold`` charged for is over (sent, timed out or failed)."""
         self.held_write_bytes -= size
 
-    def state_changed(
-        self,
-        store_delta: int,
-        conversation_delta: int,
-        recording_delta: int = 0,
-        configuration_delta: int = 0,
-    ) -> None:
-        self.store_bytes += store_delta
-        self.conversation_bytes += conversation_delta
-        self.recording_bytes += recording_delta
-        self.configuration_bytes += configuration_delta
+    def state_changed(self, kind: str, delta: int) -> None:
+        """A share of ``kind`` (``store``, ``conversation``, ``recording``, ``configuration``) grew by
+        ``delta`` bytes (negative: shrank)."""
+        attribute = kind + "_bytes"
+        setattr(self, attribute, getattr(self, attribute) + delta)
 
     def report(self) -> dict[str, int]:
         """The ``memory`` object of ``GET /admin-api/process``."""

@@ -70,15 +70,7 @@ class MemoryShare:
             return
         delta = retained - self.charged
         if delta:
-            kind = self._kind
-            if kind == "store":
-                budget.state_changed(delta, 0)
-            elif kind == "conversation":
-                budget.state_changed(0, delta)
-            elif kind == "recording":
-                budget.state_changed(0, 0, delta)
-            else:
-                budget.state_changed(0, 0, 0, delta)
+            budget.state_changed(self._kind, delta)
         self.charged = retained
 
     def detach(self) -> None:

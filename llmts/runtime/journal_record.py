@@ -10,8 +10,6 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-import orjson
-
 from llmts.runtime.journal_capture import (
     ToolCallItem,
     ToolResultItem,
@@ -22,6 +20,7 @@ from llmts.runtime.journal_capture import (
     snippet,
 )
 from llmts.runtime.pricing import shown_usd
+from llmts.runtime.resident_size import json_size
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.journal import JOURNAL_LIMITS, JournalEntry
 from llmts.schema.neutral import Completion, NeutralMessage, NeutralToolCall
@@ -148,7 +147,10 @@ class JournalRecord:
     tool_name: str | None = None
     arguments: dict[str, Any] | None = None
     client_answers: tuple[dict[str, Any], ...] = ()
+    # The kept arguments', answers' and client events' JSON: its length (held to the preview limit) and
+    # the estimated resident size of its parsed form (``json_size``, what the memory budget charges).
     peer_bytes: int = 0
+    peer_resident_bytes: int = 0
     # A realtime turn (docs/realtime.md, "Journal"): the WebSocket connection it belongs to, the client
     # events since the previous turn (bounded summaries, no audio), the events written for it and the
     # close frame the server sent (code, reason), if one ended it.
@@ -327,18 +329,19 @@ class JournalRecord:
         a2a_agent: str | None = None,
         tool_name: str | None = None,
         arguments: dict[str, Any] | None = None,
-        arguments_bytes: int = 0,
+        arguments_json: bytes = b"",
         limit: int,
     ) -> None:
         """An MCP or A2A request: whom it addressed and, for a tool call, its name and arguments (kept
-        when their JSON fits in ``limit`` bytes, else dropped and the entry marked truncated)."""
+        when their JSON, ``arguments_json``, fits in ``limit`` bytes, else dropped and the entry marked
+        truncated)."""
         self.mcp_server = mcp_server
         self.a2a_agent = a2a_agent
         self.tool_name = tool_name
         if arguments is not None:
-            if arguments_bytes <= limit:
+            if len(arguments_json) <= limit:
                 self.arguments = arguments
-                self.peer_bytes += arguments_bytes
+                self._keep_peer_json(arguments_json)
             else:
                 self.truncated = True
 
@@ -349,28 +352,35 @@ class JournalRecord:
         if error_code is not None:
             self.failed_after_status(error_code)
 
-    def client_answered(self, answer: dict[str, Any], answer_bytes: int, limit: int) -> None:
-        """The client's answer to a server-to-client request (at most ``_MAX_TOOL_ITEMS`` per entry, all
-        within ``limit`` bytes together)."""
-        if len(self.client_answers) >= _MAX_TOOL_ITEMS or self.peer_bytes + answer_bytes > limit:
+    def client_answered(self, answer: dict[str, Any], answer_json: bytes, limit: int) -> None:
+        """The client's answer to a server-to-client request, ``answer_json`` its JSON (at most
+        ``_MAX_TOOL_ITEMS`` per entry, all within ``limit`` bytes together)."""
+        if len(self.client_answers) >= _MAX_TOOL_ITEMS or self.peer_bytes + len(answer_json) > limit:
             self.truncated = True
             return
         self.client_answers = (*self.client_answers, answer)
-        self.peer_bytes += answer_bytes
+        self._keep_peer_json(answer_json)
 
     def realtime_turn(
-        self, connection: str, events: Sequence[dict[str, Any]], events_bytes: int, limit: int
+        self, connection: str, events: Sequence[dict[str, Any]], events_json: Sequence[bytes], limit: int
     ) -> None:
-        """A realtime turn's connection and the client events that led to it: kept while their JSON fits
-        in ``limit`` bytes, the rest dropped and the entry marked truncated."""
+        """A realtime turn's connection and the client events that led to it (``events_json``: each one's
+        JSON): kept while their JSON fits in ``limit`` bytes, the rest dropped and the entry marked
+        truncated."""
         self.realtime_connection = connection
-        kept = list(events)
-        size = events_bytes
+        kept = len(events)
+        size = sum(map(len, events_json))
         while kept and size > limit:
-            size -= len(orjson.dumps(kept.pop()))
+            kept -= 1
+            size -= len(events_json[kept])
             self.truncated = True
-        self.client_events = tuple(kept)
-        self.peer_bytes += max(0, size)
+        self.client_events = tuple(events[:kept])
+        for raw in events_json[:kept]:
+            self._keep_peer_json(raw)
+
+    def _keep_peer_json(self, raw: bytes) -> None:
+        self.peer_bytes += len(raw)
+        self.peer_resident_bytes += json_size(raw)
 
     def closed_with(self, code: int | None, reason: str | None, emitted_events: int) -> None:
         """The turn's WebSocket evidence beyond the stream's: events written, and the close frame sent."""
@@ -393,8 +403,7 @@ class JournalRecord:
         for items in (self.response_tool_calls, self.request_tool_calls, self.tool_results):
             for item in items:
                 size += _TOOL_ITEM_BYTES + len(item[0]) + len(item[1] or "") + len(item[2])
-        if self.peer_bytes:  # parsed JSON costs a few times its text
-            size += 4 * self.peer_bytes
+        size += self.peer_resident_bytes
         for name in (
             self.mcp_server,
             self.a2a_agent,
@@ -462,6 +471,7 @@ _DERIVED = frozenset(
         "usage",
         "accounted",
         "peer_bytes",
+        "peer_resident_bytes",
         "client_answers",
         "client_events",
         "answer_chunks",

@@ -57,8 +57,8 @@ def record(
     """One answered turn in ``journal`` (left in progress unless ``finish``)."""
     entry = journal.start(f"req_rt{next(_IDS):06d}", provider, "GET", path)
     entry.parsed("realtime", turn.model, True, None)
-    sizes = sum(len(orjson.dumps(event)) for event in turn.client_events)
-    entry.realtime_turn(connection, turn.client_events, sizes, journal.preview_bytes)
+    events_json = [orjson.dumps(event) for event in turn.client_events]
+    entry.realtime_turn(connection, turn.client_events, events_json, journal.preview_bytes)
     if not finish:
         return entry
     complete(journal, entry, turn)

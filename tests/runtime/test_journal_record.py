@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sys
+import tracemalloc
 from dataclasses import dataclass
 
 import orjson
+import pytest
 
 from llmts.runtime.journal import Journal, JournalRecord
+from llmts.runtime.resident_size import json_size
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.neutral import Completion, NeutralMessage, NeutralToolCall, ScriptedOutput, Usage, build
 
@@ -227,3 +230,61 @@ def test_the_entry_shows_the_cost_rounded_while_the_record_keeps_it_exact() -> N
     unpriced = _record()
     unpriced.priced(None)
     assert unpriced.to_entry().cost_usd is None
+
+
+def _parsed_bytes(raw: bytes) -> tuple[int, object]:
+    tracemalloc.start()
+    try:
+        value = orjson.loads(raw)
+        return tracemalloc.get_traced_memory()[0], value
+    finally:
+        tracemalloc.stop()
+
+
+def _keep_peer_json(record: JournalRecord, how: str, value: dict[str, object], raw: bytes) -> None:
+    if how == "arguments":
+        record.peer_call(mcp_server="m", tool_name="t", arguments=value, arguments_json=raw, limit=1 << 20)
+    elif how == "client answer":
+        record.client_answered(value, raw, 1 << 20)
+    else:
+        record.realtime_turn("rtc_1", [value], [raw], 1 << 20)
+
+
+@pytest.mark.parametrize("how", ["arguments", "client answer", "client event"])
+@pytest.mark.parametrize(
+    "value",
+    [{"rows": [[n, True, None, {"k": n}] for n in range(2000)]}, {"text": "x" * 60_000}],
+    ids=["many-small-values", "one-long-string"],
+)
+def test_peer_json_is_charged_as_parsed(how: str, value: dict[str, object]) -> None:
+    """Tool-call arguments, client answers and realtime client events are kept parsed: each is charged
+    the estimate of its parsed size (``json_size``), within twice what it holds. A flat multiple of the
+    JSON's length charged a third of it for many small values and three times it for one long string."""
+    raw = orjson.dumps(value)
+    held, parsed = _parsed_bytes(raw)
+    assert isinstance(parsed, dict)
+    record = _record()
+    bare = record.retained_bytes()
+    _keep_peer_json(record, how, parsed, raw)
+    charged = record.retained_bytes() - bare
+    assert held <= charged <= 2 * held, (held, charged, len(raw))
+
+
+def test_peer_json_over_the_preview_limit_is_dropped_and_charges_nothing() -> None:
+    raw = orjson.dumps({"text": "y" * 5000})
+    named = _record()  # the same names, no JSON kept
+    named.peer_call(mcp_server="m", tool_name="t", limit=4096)
+    named.realtime_turn("rtc_1", [], [], 4096)
+    record = _record()
+    record.peer_call(
+        mcp_server="m", tool_name="t", arguments=orjson.loads(raw), arguments_json=raw, limit=4096
+    )
+    record.client_answered({"a": 1}, raw, 4096)
+    events = [{"type": "input_audio_buffer.commit"}, orjson.loads(raw)]
+    record.realtime_turn("rtc_1", events, [orjson.dumps(event) for event in events], 4096)
+    entry = record.to_entry()
+    assert entry.arguments is None and entry.client_answers == [] and entry.truncated
+    assert entry.client_events == [{"type": "input_audio_buffer.commit"}]  # the first still fits
+    kept = orjson.dumps(events[0])
+    assert record.peer_bytes == len(kept)
+    assert record.retained_bytes() - named.retained_bytes() == record.peer_resident_bytes == json_size(kept)

@@ -97,8 +97,11 @@ def journal_call(request: PeerRequest, entry: JournalRecord, message: Message) -
         name, arguments = call_arguments(message)
     except JsonRpcError:
         return
-    size = len(orjson.dumps(arguments))
     limit = request.session.journal.preview_bytes
     entry.peer_call(
-        mcp_server=request.name, tool_name=name, arguments=arguments, arguments_bytes=size, limit=limit
+        mcp_server=request.name,
+        tool_name=name,
+        arguments=arguments,
+        arguments_json=orjson.dumps(arguments),
+        limit=limit,
     )

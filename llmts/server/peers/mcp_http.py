@@ -236,7 +236,7 @@ class McpHttp:
             return self._send(request, entry, outcome, status, sse=not json_ok)
         limit = request.session.journal.preview_bytes
         for record in outcome.client_answers:
-            entry.client_answered(record, len(orjson.dumps(record)), limit)
+            entry.client_answered(record, orjson.dumps(record), limit)
         return self._call(request, state, client, message.id, outcome, entry, json_ok, sse_ok)
 
     def _listen(

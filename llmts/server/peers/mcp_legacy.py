@@ -290,7 +290,7 @@ def _call(
         reason = await_answer(pending, timeout, None, stop)
         if reason == "answered":
             record = pending.record()
-            entry.client_answered(record, len(orjson.dumps(record)), journal.preview_bytes)
+            entry.client_answered(record, orjson.dumps(record), journal.preview_bytes)
             continue
         client.forget(pending)
         if reason == "timeout":

@@ -179,7 +179,7 @@ def staged_call(
             reason = await_answer(pending, timeout, sock, stop)
             if reason == "answered":
                 record = pending.record()
-                entry.client_answered(record, len(orjson.dumps(record)), journal.preview_bytes)
+                entry.client_answered(record, orjson.dumps(record), journal.preview_bytes)
                 continue
             client.forget(pending)
             if reason == "client_gone" and waiting.evidence.ended_by == "shutdown":

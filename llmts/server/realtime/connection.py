@@ -322,9 +322,7 @@ class RealtimeConnection:
         entry.identify(None, self._conversation)
         entry.parsed(REALTIME, neutral.model, True, None, REALTIME)
         events_json = [orjson.dumps(event) for event in turn.client_events]
-        entry.realtime_turn(
-            self.connection_id, turn.client_events, sum(len(e) for e in events_json), journal.preview_bytes
-        )
+        entry.realtime_turn(self.connection_id, turn.client_events, events_json, journal.preview_bytes)
         entry.capture_history(neutral.messages, journal.preview_bytes)
         return entry
 

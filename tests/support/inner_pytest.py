@@ -30,6 +30,12 @@ UNRELATED_PLUGINS = (
 )
 
 
+# Module files given absolute, normalised once per process (a relative one depends on the working
+# directory, so it is not kept): a restore asks about the same thousands of modules every run, and
+# ``os.path.abspath`` was most of its cost.
+_ABSOLUTE: dict[str, str] = {}
+
+
 class _KeepLibraries(_pytester.SysModulesSnapshot):
     """pytester forgets every module an inner run imported. For a library (an SDK's HTTP client, first
     connecting inside the run) that would leave two copies of a lazily imported module, whose exception
@@ -44,7 +50,14 @@ class _KeepLibraries(_pytester.SysModulesSnapshot):
 
         def keep(name: str) -> bool:
             location = getattr(sys.modules.get(name), "__file__", None)
-            return location is not None and not os.path.abspath(location).startswith(prefixes)
+            if location is None:
+                return False
+            absolute = _ABSOLUTE.get(location)
+            if absolute is None:
+                absolute = os.path.abspath(location)
+                if os.path.isabs(location):
+                    _ABSOLUTE[location] = absolute
+            return not absolute.startswith(prefixes)
 
         super().__init__(preserve=keep)
 

@@ -102,6 +102,8 @@ class MemoryBudget:
         self.recording_bytes = 0
         # Every session's configuration in force, at its estimated resident size (runtime/resident_size.py).
         self.configuration_bytes = 0
+        # What the sessions' MCP servers and A2A agents hold (client sessions, tasks): never evicted.
+        self.peer_bytes = 0
         # Response bytes held for clients that do not read, while their write waits (``hold``).
         self.held_write_bytes = 0
         # Journal entries evicted because the process budget was full (not by a session's own limits).
@@ -118,6 +120,7 @@ class MemoryBudget:
             + self.conversation_bytes
             + self.recording_bytes
             + self.configuration_bytes
+            + self.peer_bytes
             + self.held_write_bytes
         )
 
@@ -213,8 +216,8 @@ class MemoryBudget:
         self.held_write_bytes -= size
 
     def state_changed(self, kind: str, delta: int) -> None:
-        """A share of ``kind`` (``store``, ``conversation``, ``recording``, ``configuration``) grew by
-        ``delta`` bytes (negative: shrank)."""
+        """A share of ``kind`` (``store``, ``conversation``, ``recording``, ``configuration``, ``peer``)
+        grew by ``delta`` bytes (negative: shrank)."""
         attribute = kind + "_bytes"
         setattr(self, attribute, getattr(self, attribute) + delta)
 
@@ -229,6 +232,7 @@ class MemoryBudget:
             "conversation_bytes": self.conversation_bytes,
             "recording_bytes": self.recording_bytes,
             "configuration_bytes": self.configuration_bytes,
+            "peer_bytes": self.peer_bytes,
             "held_write_bytes": self.held_write_bytes,
             "evicted_entries": self.evicted_entries,
             "refused": self.refused,

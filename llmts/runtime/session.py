@@ -87,7 +87,7 @@ class Session:
         self.recorder = SessionRecorder(lock, budget, self.is_current)
         self.queues = SessionQueues(lock)
         self.conversations = SessionConversations(lock, budget)
-        self.peers = SessionPeers(lock)
+        self.peers = SessionPeers(lock, budget)
         # The configuration in force, at its estimated resident size (runtime/resident_size.py).
         self._configuration_share = MemoryShare(budget, "configuration")
 

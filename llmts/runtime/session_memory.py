@@ -1,8 +1,9 @@
 """One session part's share of the process memory budget (``MemoryBudget``, llmts/runtime/memory.py).
 
 Each part that retains what the budget never evicts (stored objects, conversation state, a recording,
-the configuration) owns one share: it makes room before it grows and charges its new size after every
-change, so what the session has charged is always the sum of its parts' shares.
+the configuration, each MCP server's and A2A agent's state) owns one share: it makes room before it
+grows and charges its new size after every change, so what the session has charged is always the sum of
+its parts' shares.
 """
 
 from __future__ import annotations
@@ -19,16 +20,17 @@ def _exhausted(budget: MemoryBudget, what: str, growth: int) -> MemoryBudgetExce
     return MemoryBudgetExceeded(
         f"{what} needs {growth} more bytes but the server's memory budget "
         f"(--max-memory, {budget.max_bytes} bytes) is full of stored objects, conversation "
-        "state and configurations; delete or reset sessions"
+        "state, MCP and A2A state and configurations; delete or reset sessions"
     )
 
 
-ShareKind = Literal["store", "conversation", "recording", "configuration"]
+ShareKind = Literal["store", "conversation", "recording", "configuration", "peer"]
 
 
 class MemoryShare:
     """The bytes one part has charged to the budget for one kind of state (None: no budget, as in unit
-    tests). Not thread-safe: its part calls it under the session lock."""
+    tests). Not thread-safe: its part calls it under the session lock (an MCP server's or A2A agent's
+    state, which has a share of its own, under its own lock)."""
 
     __slots__ = ("_budget", "_kind", "charged")
 
@@ -72,6 +74,10 @@ class MemoryShare:
         if delta:
             budget.state_changed(self._kind, delta)
         self.charged = retained
+
+    def grow(self, delta: int) -> None:
+        """The part now retains ``delta`` bytes more (negative: fewer)."""
+        self.charge(self.charged + delta)
 
     def detach(self) -> None:
         """The session was deleted: give everything back and charge nothing more."""

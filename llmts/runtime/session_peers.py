@@ -10,7 +10,10 @@ closed and dropped. Deleting the session closes everything.
 The runtime does not know the protocols: a state object is opaque here. Each one guards its own
 mutable parts with its own lock (an MCP server's tool cursors, its client sessions), so a slow stream
 of one server never holds the session lock. What a state retains is bounded by the protocol's limits
-(``PEER_LIMITS``), not charged byte by byte.
+(``PEER_LIMITS``) and charged to the process memory budget through the ``MemoryShare`` its ``build``
+is given (kind ``peer``): the state makes room before it grows (``fits``) and charges its size after
+(``charge``), under its own lock. A state that is renewed keeps its share (``renew`` hands it on); one
+that is closed and dropped gives its bytes back.
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from llmts.runtime.session_memory import MemoryShare
+
 if TYPE_CHECKING:
+    from llmts.runtime.memory import MemoryBudget
     from llmts.schema.config import SessionConfig
 
 __all__ = ["PeerState", "SessionPeers"]
@@ -31,39 +37,53 @@ class PeerState(Protocol):
         block; called with the session lock held)."""
 
     # Optional: ``renew(self, config: SessionConfig) -> PeerState | None``: the state for ``config`` after
-    # a reset or configure, keeping what a client holds; None when the peer no longer exists (must not
-    # block; called with the session lock held; the old state is closed by ``renew`` itself).
+    # a reset or configure, keeping what a client holds and charging the same share; None when the peer
+    # no longer exists (must not block; called with the session lock held; the old state is closed by
+    # ``renew`` itself).
 
 
 _State = TypeVar("_State", bound=PeerState)
 
 
 class SessionPeers:
-    __slots__ = ("_lock", "_states")
+    __slots__ = ("_budget", "_lock", "_shares", "_states")
 
-    def __init__(self, lock: threading.Lock) -> None:
+    def __init__(self, lock: threading.Lock, budget: MemoryBudget | None = None) -> None:
         self._lock = lock
+        self._budget = budget
         self._states: dict[tuple[str, str], PeerState] = {}
+        self._shares: dict[tuple[str, str], MemoryShare] = {}
 
-    def state(self, protocol: str, name: str, build: Callable[[], _State]) -> _State:
+    def state(self, protocol: str, name: str, build: Callable[[MemoryShare], _State]) -> _State:
         """The state of ``protocol``'s peer ``name`` for the current configuration, built by ``build`` (a
-        cheap constructor, called with the session lock held) the first time it is asked for."""
+        cheap constructor, called with the session lock held and the state's new memory share) the first
+        time it is asked for."""
         key = (protocol, name)
         with self._lock:
             state = self._states.get(key)
             if state is None:
-                state = self._states[key] = build()
+                share = self._shares[key] = MemoryShare(self._budget, "peer")
+                state = self._states[key] = build(share)
             return state  # type: ignore[return-value]
+
+    @property
+    def memory_charged(self) -> int:
+        """What the states charge to the process budget in all."""
+        return sum(share.charged for share in self._shares.values())
 
     def clear_locked(self, config: SessionConfig | None = None) -> None:
         """Reset or configure (lock held, ``config`` the configuration now in force): each state is renewed
-        for it where it can be, else closed. Without ``config`` (delete) every state is closed."""
-        previous = self._states
-        self._states = {}
+        for it where it can be, else closed and its share given back. Without ``config`` (delete) every
+        state is closed."""
+        previous, shares = self._states, self._shares
+        self._states, self._shares = {}, {}
         for key, state in previous.items():
             renew = getattr(state, "renew", None) if config is not None else None
             renewed = renew(config) if renew is not None else None
             if renewed is not None:
                 self._states[key] = renewed
-            elif renew is None:
+                self._shares[key] = shares[key]
+                continue
+            if renew is None:
                 state.close()
+            shares[key].detach()

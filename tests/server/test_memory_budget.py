@@ -131,6 +131,7 @@ def test_process_reports_the_default_budget(llmts_server: LlmTestServer) -> None
         "conversation_bytes",
         "recording_bytes",
         "configuration_bytes",
+        "peer_bytes",
         "held_write_bytes",
         "evicted_entries",
         "refused",

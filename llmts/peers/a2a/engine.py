@@ -20,9 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from llmts.errors import MemoryBudgetExceeded
 from llmts.peers.a2a.card import extended_card_error
 from llmts.peers.a2a.model import Artifact, Msg, Part, PushConfig, Status, TaskRecord
-from llmts.peers.a2a.state import PUSH_CONFIGS_PER_TASK, A2aAgentState
+from llmts.peers.a2a.state import MESSAGE_RESIDENT_BYTES, PUSH_CONFIGS_PER_TASK, A2aAgentState, push_bytes
 from llmts.peers.a2a.wire import (
     SendOptions,
     Wire,
@@ -66,13 +67,15 @@ UNSUPPORTED_OPERATION = -32004
 _PAGE_SIZE = 50
 _MAX_PAGE_SIZE = 100
 _EXHAUSTED = "llm_test_server_scenario_exhausted"
+_MEMORY_EXHAUSTED = MemoryBudgetExceeded.code
 
 
 @dataclass(frozen=True, slots=True)
 class A2aCall:
     """One JSON-RPC request to an agent: ``ids(domain)`` makes this request's wire ids (seeded under
     ``determinism``), ``epoch`` is its time (the fixed instant under ``fixed_utc``), ``size`` the bytes of
-    its body (what a stored message may hold)."""
+    its body (what a stored message may hold) and ``resident`` the estimate of what the message it brings
+    holds (``message_resident``; 0: ``size``), what the memory budget is charged for a stored message."""
 
     method: str
     id: RequestId
@@ -80,6 +83,11 @@ class A2aCall:
     ids: Callable[[str], str]
     epoch: float
     size: int = 0
+    resident: int = 0
+
+    @property
+    def message_resident(self) -> int:
+        return self.resident or self.size
 
 
 @dataclass(slots=True)
@@ -198,7 +206,9 @@ def _send(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: bool) -> A
     context_id = task.context_id if task is not None else message.context_id or "ctx-" + call.ids("context")
     if response.text is not None:
         if task is not None:  # both messages join the task's history
-            _check_size(state, state.task_bytes_locked(task, (call.size, len(response.text))), task, False)
+            size = state.task_bytes_locked(task, (call.size, len(response.text)))
+            resident = call.message_resident + len(response.text) + MESSAGE_RESIDENT_BYTES
+            _check_size(state, size, resident, task, False)
         state.consume_locked(index)
         result = _reply_message(state, wire, call, message, task, context_id, response.text)
         payloads = [result_response(call.id, wire.send_result(result, False))]
@@ -213,22 +223,32 @@ def _send(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: bool) -> A
     if push is not None:
         push = dataclasses.replace(push, id=push.id or task.id)
     artifacts = state.artifact_bytes_locked(index)
-    _check_size(state, state.task_bytes_locked(task, (call.size,), artifacts, push), task, created)
+    resident = call.message_resident + artifacts + (push_bytes(push) if push is not None else 0)
+    _check_size(state, state.task_bytes_locked(task, (call.size,), artifacts, push), resident, task, created)
     state.consume_locked(index)
     events = _run_task(state, wire, call, message, task, created, index, options, push, streaming)
     payloads = [result_response(call.id, event) for event in events]
     return _scripted(A2aAnswer(payloads, streaming), response, index)
 
 
-def _check_size(state: A2aAgentState, size: int, task: TaskRecord, created: bool) -> None:
+def _check_size(state: A2aAgentState, size: int, resident: int, task: TaskRecord, created: bool) -> None:
     """Refuse, before anything changes, a request that would make one task hold more than the agent's
-    tasks may hold in all (its history, artifacts and push configurations; docs/a2a.md "Limits")."""
+    tasks may hold in all (its history, artifacts and push configurations; docs/a2a.md "Limits"), or
+    ``resident`` more bytes than the process memory budget has room for."""
     limit = state.task_byte_limit
+    which = "the new task" if created else f"task {task.id}"
     if size > limit:
-        which = "the new task" if created else f"task {task.id}"
         raise bad_params(
             f"{which} would hold {size} bytes of messages, artifacts and push notification configs; a "
             f"task holds at most {limit}"
+        )
+    if not state.fits_locked(None if created else task, resident):
+        raise _Refused(
+            INTERNAL_ERROR,
+            f"llmts: {which} would hold {size} bytes, more than the server's memory budget "
+            "(--max-memory) has room for; delete or reset sessions",
+            {"code": _MEMORY_EXHAUSTED},
+            _MEMORY_EXHAUSTED,
         )
 
 
@@ -252,8 +272,8 @@ def _reply_message(
     reply = Msg("msg-" + call.ids("message"), "agent", (Part("text", text=text),), context_id, task_id)
     if task is not None:  # a reply within an interrupted task: both messages join its history
         received = dataclasses.replace(message, context_id=context_id, task_id=task.id)
-        state.remember_locked(task, received, call.size)
-        state.remember_locked(task, reply, len(text))
+        state.remember_locked(task, received, call.size, call.message_resident)
+        state.remember_locked(task, reply, len(text), len(text) + MESSAGE_RESIDENT_BYTES)
         state.touch_locked(task)
     return wire.message(reply)
 
@@ -288,7 +308,7 @@ def _run_task(
     task.status = final
     task.updated = call.epoch
     received = dataclasses.replace(message, context_id=context_id, task_id=task.id)
-    state.remember_locked(task, received, call.size)
+    state.remember_locked(task, received, call.size, call.message_resident)
     if push is not None:
         state.set_push_locked(task, push)
     if created:
@@ -401,7 +421,7 @@ def _push_set(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: bool) 
     task_id, config = wire.push_set(call.params)
     task = _task_or_fail(state, task_id)
     _check_push_room(task, config.id)
-    _check_size(state, state.task_bytes_locked(task, push=config), task, False)
+    _check_size(state, state.task_bytes_locked(task, push=config), push_bytes(config), task, False)
     state.set_push_locked(task, config)
     return A2aAnswer([result_response(call.id, wire.push_config(task.id, config))], False)
 

@@ -110,12 +110,16 @@ class TaskRecord:
     push_configs: dict[str, PushConfig] = field(default_factory=dict)
     # When the status last changed (epoch seconds: ListTasks' statusTimestampAfter).
     updated: float = 0.0
-    # The bytes of each ``history`` message (its request body's size, or a reply's text).
+    # The bytes of each ``history`` message (its request body's size, or a reply's text), and the estimate
+    # of what each holds parsed (the memory budget's charge).
     history_bytes: list[int] = field(default_factory=list)
+    history_resident: list[int] = field(default_factory=list)
     # The order of the last change (newest first in ListTasks) and the bytes the task holds: its history,
     # artifacts and push configurations (``A2aAgentState`` keeps it, docs/a2a.md "Limits").
     order: int = 0
     retained: int = 0
+    # The estimate of what the task holds in memory: its messages parsed, its other bytes as counted.
+    resident: int = 0
 
     @property
     def terminal(self) -> bool:

@@ -9,6 +9,12 @@ request that would make one task hold more than ``TASK_BYTES`` by itself, so the
 never has to go. A task keeps its last ``HISTORY_PER_TASK`` messages and at most ``PUSH_CONFIGS_PER_TASK``
 push configurations.
 
+Memory: the state charges ``resident_bytes`` to the process memory budget through its ``MemoryShare``:
+each received message at the estimate of what it holds (``message_resident`` of its request body, the
+call's ``resident``), a reply at its text plus ``MESSAGE_RESIDENT_BYTES``, artifacts and push
+configurations as counted, and ``TASK_RESIDENT_BYTES`` per task. The engine asks ``fits_locked`` before
+a request makes a task grow.
+
 Locking: ``lock`` guards everything here; the engine holds it for one request's decision and rendering
 (never across a wait or a write), so one agent's slow client never holds the session lock. ``closed`` is
 set (without that lock) when the configuration is gone: an answer decided from a closed state is
@@ -23,15 +29,20 @@ from collections.abc import Iterable, Sequence
 import orjson
 
 from llmts.peers.a2a.model import Artifact, Msg, PushConfig, TaskRecord
+from llmts.runtime.resident_size import json_size
+from llmts.runtime.session_memory import MemoryShare
 from llmts.schema.a2a import A2aAgent, A2aResponse
 from llmts.schema.peer_limits import PEER_LIMITS
 
 __all__ = [
     "HISTORY_PER_TASK",
     "ITEM_BYTES",
+    "MESSAGE_RESIDENT_BYTES",
     "PUSH_CONFIGS_PER_TASK",
     "TASK_BYTES",
+    "TASK_RESIDENT_BYTES",
     "A2aAgentState",
+    "message_resident",
     "push_bytes",
 ]
 
@@ -40,6 +51,20 @@ PUSH_CONFIGS_PER_TASK = 16
 TASK_BYTES = 8 * 1024 * 1024
 # What an artifact or a push configuration counts beyond its texts (so empty ones are not free).
 ITEM_BYTES = 64
+# What the budget is charged beyond the texts for a task itself and for a message llmts wrote (measured:
+# tests/peers/a2a/test_a2a_memory.py).
+TASK_RESIDENT_BYTES = 1024
+MESSAGE_RESIDENT_BYTES = 512
+
+
+def message_resident(body: bytes) -> int:
+    """The estimated resident bytes of the message a request ``body`` brings: its parts as objects, not
+    the parsed JSON-RPC envelope, so two thirds of ``json_size``, and never less than the body. Measured
+    1.05-1.7 times what stored messages hold, from one long text to hundreds of short parts or data
+    values; up to 3.3 times for messages of a few words."""
+    return max(len(body), json_size(body) * 2 // 3)
+
+
 _TASKS = PEER_LIMITS["a2a_tasks_per_agent"]
 
 
@@ -54,21 +79,25 @@ class A2aAgentState:
         "_bytes",
         "_next",
         "_order",
+        "_resident",
         "_tasks",
         "agent",
         "closed",
         "evicted",
         "lock",
+        "memory",
     )
 
-    def __init__(self, agent: A2aAgent) -> None:
+    def __init__(self, agent: A2aAgent, memory: MemoryShare | None = None) -> None:
         self.agent = agent
+        self.memory = memory if memory is not None else MemoryShare(None, "peer")
         self.lock = threading.Lock()
         self.closed = False
         self.evicted = 0
         self._next = 0
         self._order = 0
         self._bytes = 0
+        self._resident = 0
         # Insertion order is creation order: eviction takes the first.
         self._tasks: dict[str, TaskRecord] = {}
         # The bytes of each task response's artifacts, by response index (measured on first use).
@@ -83,6 +112,11 @@ class A2aAgentState:
     def retained_bytes(self) -> int:
         """What the agent's tasks hold in all (at most ``TASK_BYTES``)."""
         return self._bytes
+
+    @property
+    def resident_bytes(self) -> int:
+        """What the process budget is charged for the tasks (their estimated resident size)."""
+        return self._resident
 
     @property
     def task_byte_limit(self) -> int:
@@ -145,6 +179,13 @@ class A2aAgentState:
                 total -= push_bytes(replaced)
         return total
 
+    def fits_locked(self, task: TaskRecord | None, growth: int) -> bool:
+        """Whether ``task`` (None: a new one) may hold ``growth`` more resident bytes within the process
+        memory budget (journal entries are evicted for the room; a refusal is counted)."""
+        if task is None or self._tasks.get(task.id) is not task:
+            growth += TASK_RESIDENT_BYTES
+        return growth <= 0 or self.memory.fits(growth)
+
     def task_locked(self, task_id: str) -> TaskRecord | None:
         return self._tasks.get(task_id)
 
@@ -154,8 +195,11 @@ class A2aAgentState:
     def add_locked(self, task: TaskRecord) -> None:
         """Store a new task (what it holds already counted in ``task.retained``)."""
         self._tasks[task.id] = task
+        task.resident += TASK_RESIDENT_BYTES
         self._bytes += task.retained
+        self._resident += task.resident
         self.touch_locked(task)
+        self.memory.charge(self._resident)
 
     def touch_locked(self, task: TaskRecord) -> None:
         """The task changed: it moves to the front of ListTasks, and older tasks go to make room."""
@@ -163,35 +207,42 @@ class A2aAgentState:
         task.order = self._order
         self._evict_locked(keep=task.id)
 
-    def remember_locked(self, task: TaskRecord, message: Msg, size: int) -> None:
-        """Append ``message`` (``size``: an upper bound of the bytes it holds) to the task's history."""
+    def remember_locked(self, task: TaskRecord, message: Msg, size: int, resident: int) -> None:
+        """Append ``message`` (``size``: an upper bound of the bytes it holds; ``resident``: the estimate
+        of what it holds parsed) to the task's history."""
         task.history.append(message)
         task.history_bytes.append(size)
-        grown = size
+        task.history_resident.append(resident)
+        grown, grown_resident = size, resident
         while len(task.history) > HISTORY_PER_TASK:
             task.history.pop(0)
             grown -= task.history_bytes.pop(0)
-        self._grow_locked(task, grown)
+            grown_resident -= task.history_resident.pop(0)
+        self._grow_locked(task, grown, grown_resident)
 
     def add_artifacts_locked(self, task: TaskRecord, artifacts: Iterable[Artifact], size: int) -> None:
         task.artifacts.extend(artifacts)
-        self._grow_locked(task, size)
+        self._grow_locked(task, size, size)
 
     def set_push_locked(self, task: TaskRecord, config: PushConfig) -> None:
         replaced = task.push_configs.get(config.id)
         task.push_configs[config.id] = config
-        self._grow_locked(task, push_bytes(config) - (push_bytes(replaced) if replaced is not None else 0))
+        size = push_bytes(config) - (push_bytes(replaced) if replaced is not None else 0)
+        self._grow_locked(task, size, size)
         self._evict_locked(keep=task.id)
 
     def delete_push_locked(self, task: TaskRecord, config_id: str) -> None:
         removed = task.push_configs.pop(config_id, None)
         if removed is not None:
-            self._grow_locked(task, -push_bytes(removed))
+            self._grow_locked(task, -push_bytes(removed), -push_bytes(removed))
 
-    def _grow_locked(self, task: TaskRecord, size: int) -> None:
+    def _grow_locked(self, task: TaskRecord, size: int, resident: int) -> None:
         task.retained += size
+        task.resident += resident
         if self._tasks.get(task.id) is task:
             self._bytes += size
+            self._resident += resident
+            self.memory.charge(self._resident)
 
     def _evict_locked(self, keep: str) -> None:
         # The kept task fits by itself (the engine refuses a request that would make it not), so taking
@@ -199,5 +250,8 @@ class A2aAgentState:
         tasks = self._tasks
         while len(tasks) > _TASKS or (self._bytes > TASK_BYTES and len(tasks) > 1):
             oldest = next(task_id for task_id in tasks if task_id != keep)
-            self._bytes -= tasks.pop(oldest).retained
+            evicted = tasks.pop(oldest)
+            self._bytes -= evicted.retained
+            self._resident -= evicted.resident
             self.evicted += 1
+        self.memory.charge(self._resident)

@@ -169,12 +169,12 @@ def _subscribe(state: McpServerState, client: McpClient, params: dict[str, Any])
         and len(client.subscriptions) >= PEER_LIMITS["mcp_subscriptions_per_session"]
     ):
         raise JsonRpcError(INVALID_REQUEST, "too many subscriptions in this session")
-    client.subscriptions.add(uri)
+    client.subscribe((uri,))
     return {}
 
 
 def _unsubscribe(state: McpServerState, client: McpClient, params: dict[str, Any]) -> dict[str, Any]:
-    client.subscriptions.discard(_uri(params))
+    client.unsubscribe(_uri(params))
     return {}
 
 

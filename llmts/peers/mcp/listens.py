@@ -66,7 +66,7 @@ def open_listen(state: McpServerState, listen: Listen, subscription_id: RequestI
     listener = McpClient(MODERN_VERSIONS[0], {}, {})
     listener.listening = listen.kinds
     listener.subscription_id = subscription_id
-    listener.subscriptions.update(listen.uris)
+    listener.subscribe(listen.uris)
     return listener if state.listens.admit(listener) else None
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from llmts.peers.mcp.clients import ClientBook
+from llmts.runtime.session_memory import MemoryShare
 from llmts.schema.mcp import McpPrompt, McpResource, McpServer, McpTool, McpToolResult
 from llmts.schema.peer_limits import PEER_LIMITS
 
@@ -89,21 +90,32 @@ class McpServerState:
         "closed",
         "config",
         "listens",
+        "memory",
         "prompts",
         "resources",
         "tools",
     )
 
     def __init__(
-        self, config: McpServer, clients: ClientBook | None = None, listens: ClientBook | None = None
+        self,
+        config: McpServer,
+        clients: ClientBook | None = None,
+        listens: ClientBook | None = None,
+        memory: MemoryShare | None = None,
     ) -> None:
         self.config = config
+        # The server's share of the process memory budget: what its client sessions and listens keep.
+        self.memory = memory if memory is not None else MemoryShare(None, "peer")
         self.tools: dict[str, McpTool] = {tool.name: tool for tool in config.tools}
         self.resources: dict[str, McpResource] = {resource.uri: resource for resource in config.resources}
         self.prompts: dict[str, McpPrompt] = {prompt.name: prompt for prompt in config.prompts}
-        self.clients = clients if clients is not None else ClientBook()
+        self.clients = clients if clients is not None else ClientBook(report=self.memory.grow)
         # The open ``subscriptions/listen`` streams (2026-07-28), one pseudo client session each.
-        self.listens = listens if listens is not None else ClientBook(PEER_LIMITS["mcp_listens_per_server"])
+        self.listens = (
+            listens
+            if listens is not None
+            else ClientBook(PEER_LIMITS["mcp_listens_per_server"], report=self.memory.grow)
+        )
         self.closed = False
         self._lock = threading.Lock()
         self._cursors: dict[str, _Cursor] = {}
@@ -188,7 +200,7 @@ class McpServerState:
             for uri in sorted(client.subscriptions):
                 if before.get(uri) != after.get(uri):
                     client.changed("notifications/resources/updated", {"uri": uri})
-        return McpServerState(new, self.clients, self.listens)
+        return McpServerState(new, self.clients, self.listens, self.memory)
 
     def close(self) -> None:
         self.closed = True

@@ -22,6 +22,7 @@ import orjson
 
 from llmts.errors import LlmtsError, MethodNotAllowed, RequestSuperseded, RouteNotFound
 from llmts.peers.a2a import A2aAgentState, A2aAnswer, A2aCall, agent_card, answer, is_method
+from llmts.peers.a2a.state import message_resident
 from llmts.peers.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -61,7 +62,7 @@ def _agent(session: Session, name: str) -> A2aAgent:
 def _state(session: Session, name: str) -> A2aAgentState:
     """The agent's state for the configuration in force now (built inside the session lock, so from
     the same configuration the state belongs to)."""
-    return session.peers.state("a2a", name, lambda: A2aAgentState(_agent(session, name)))
+    return session.peers.state("a2a", name, lambda memory: A2aAgentState(_agent(session, name), memory))
 
 
 def _endpoint(environ: dict[str, Any], mount: str) -> str:
@@ -127,7 +128,9 @@ class A2aHttp:
         entry = request.journal(operation, request_id, body)
         wire = session.plan.wire_identity(entry)
         epoch = wire.fixed_epoch if wire.fixed_epoch is not None else entry.started_epoch
-        call = A2aCall(message.method, message.id, message.params, wire.id_for, epoch, len(body))
+        call = A2aCall(
+            message.method, message.id, message.params, wire.id_for, epoch, len(body), message_resident(body)
+        )
         result = answer(state, call)
         if superseded():  # what the answer changed is in a state nobody reads any more
             return self._write(request, entry, _superseded(message.id, result.stream))

@@ -14,6 +14,7 @@ from llmts.peers.jsonrpc import INTERNAL_ERROR, JsonRpcError, Message, RequestId
 from llmts.peers.mcp import Answer, McpClient, McpServerState
 from llmts.peers.mcp.calls import call_arguments
 from llmts.runtime.journal import JournalRecord
+from llmts.runtime.session_memory import MemoryShare
 from llmts.server.peers.context import PeerRequest
 
 __all__ = ["Stop", "accepts", "check_server", "journal_call", "mcp_state", "stopped", "stopper"]
@@ -58,11 +59,11 @@ def mcp_state(request: PeerRequest) -> McpServerState:
     it is not configured). Get it after the body was read: a reset or configure meanwhile is then seen."""
     session, name = request.session, request.name
 
-    def build() -> McpServerState:  # with the session lock held: the configuration cannot change meanwhile
+    def build(memory: MemoryShare) -> McpServerState:  # with the session lock held: no configure meanwhile
         config = session.plan.configuration
         for server in config.mcp_servers if config is not None else ():
             if server.name == name:
-                return McpServerState(server)
+                return McpServerState(server, memory=memory)
         raise RouteNotFound(f"no MCP server {name!r} in this session")
 
     return session.peers.state("mcp", name, build)

@@ -9,9 +9,11 @@ import pytest
 
 from llmts.peers.jsonrpc import JsonRpcError, Message
 from llmts.peers.mcp import ClientBook, McpClient, McpServerState, initialize
+from llmts.peers.mcp.clients import CLIENT_RESIDENT_BYTES
 from llmts.peers.mcp.render import page
 from llmts.peers.mcp.state import arguments_contain
 from llmts.schema.config import SessionConfig
+from llmts.schema.peer_limits import PEER_LIMITS
 
 
 @pytest.mark.parametrize(
@@ -166,3 +168,39 @@ def test_answers_wait_for_the_stream_and_are_never_dropped() -> None:
     client.end()  # an answer still waiting is told it never left
     assert outcomes == [False]
     assert not client.offer({"id": 65}, outcomes.append)
+
+
+def test_client_sessions_report_what_they_keep_to_their_book() -> None:
+    """A book tells its share every change of what its sessions keep: a session, its subscriptions, the
+    messages waiting for its stream (at most ``mcp_pending_notifications``: a full queue drops, the charge
+    stays); a drained stream, an unsubscribe, a removed or evicted session give it back."""
+    charged: list[int] = []
+    book = ClientBook(limit=2, report=charged.append)
+
+    def total() -> int:
+        return sum(charged)
+
+    first = book.open("2025-11-25", {}, {"name": "n" * 1000})
+    assert total() == first.resident >= CLIENT_RESIDENT_BYTES
+    first.subscribe(["file:///" + "a" * 300, "file:///b"])
+    first.subscribe(["file:///b"])  # already subscribed: nothing more
+    subscribed = total()
+    assert subscribed - CLIENT_RESIDENT_BYTES >= 310 + 8
+    for n in range(PEER_LIMITS["mcp_pending_notifications"] + 50):
+        first.changed("notifications/resources/updated", {"uri": f"file:///{n}"})
+    full = total()
+    first.changed("notifications/tools/list_changed")
+    assert total() == full > subscribed
+    assert len(first.drain()) == PEER_LIMITS["mcp_pending_notifications"] and total() == subscribed
+    first.unsubscribe("file:///b")
+    first.unsubscribe("file:///never")
+    assert total() == first.resident < subscribed
+
+    second = book.open("2025-11-25", {}, {})
+    book.open("2025-11-25", {}, {})  # evicts the first
+    assert first.ended and total() == 2 * CLIENT_RESIDENT_BYTES
+    book.remove(second.id)
+    book.end_all()
+    assert total() == 0
+    second.changed("notifications/tools/list_changed")  # a session no book holds charges nothing
+    assert total() == 0

@@ -1,0 +1,137 @@
+"""What MCP servers and A2A agents keep is charged to the process memory budget (docs/journal.md, "Process
+memory budget"): ``/admin-api/process`` shows it as ``peer_bytes``, an A2A request it cannot fit is refused
+before anything changes, and a reset, reconfiguration or delete gives it back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import pytest
+
+from llmts import LlmTestServer, SessionClient
+from llmts.peers.a2a.state import message_resident
+from llmts.peers.mcp.clients import CLIENT_RESIDENT_BYTES
+from tests.peers.a2a.a2a_helpers import rpc, v1_message
+from tests.peers.mcp.support import Wire
+
+_AGENT = {
+    "name": "helper",
+    "responses": [{"task": {"states": ["input-required"]}}],
+    "terminal_policy": "repeat_last_response",
+}
+
+
+def _memory(server: LlmTestServer) -> dict[str, int]:
+    memory: dict[str, int] = server.process_stats()["memory"]
+    return memory
+
+
+def _many_parts(count: int, **fields: Any) -> dict[str, Any]:
+    """A message of ``count`` short text parts: small as JSON, several times that parsed."""
+    message = v1_message("first", **fields)
+    message["parts"] = [{"text": f"part {n}"} for n in range(count)]
+    return {"message": message}
+
+
+def _tasks(session: SessionClient) -> int:
+    listed = rpc(session, "helper", "ListTasks", {"pageSize": 100}).json()["result"]
+    return len(listed["tasks"])
+
+
+def test_a2a_tasks_are_charged_as_parsed_refused_when_they_cannot_fit_and_given_back(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    server = own_server_factory(access_log=False, extra_args=["--max-memory", "4M"])
+    session = server.create_session()
+    session.configure({"a2a_agents": [_AGENT]})
+    assert _memory(server)["peer_bytes"] == 0
+
+    params = _many_parts(2000)
+    body = orjson.dumps({"id": "req-1", "jsonrpc": "2.0", "method": "SendMessage", "params": params})
+    first = rpc(session, "helper", "SendMessage", params)
+    assert first.status == 200 and "task" in first.json()["result"], first.body
+    charged = _memory(server)["peer_bytes"]
+    # The estimate of what the message holds (about 10 times its 40 KB of JSON), not its length.
+    assert charged >= message_resident(body) > 4 * len(body), (charged, len(body))
+
+    # More tasks until the budget has no room: the refusal is a JSON-RPC error naming the budget, counted,
+    # and the agent keeps the tasks it had.
+    refused: dict[str, Any] | None = None
+    for _ in range(40):
+        answer = rpc(session, "helper", "SendMessage", params).json()
+        if "error" in answer:
+            refused = answer["error"]
+            break
+    assert refused is not None, "4 MB cannot hold 40 such tasks"
+    assert refused["data"] == {"code": "llm_test_server_memory_exhausted"}
+    assert "--max-memory" in refused["message"]
+    # Journaled with that code (the older entries went to make room for the tasks).
+    assert session.requests()[-1]["error_code"] == "llm_test_server_memory_exhausted"
+    kept, memory = _tasks(session), _memory(server)
+    assert memory["refused"] >= 1 and memory["used_bytes"] <= memory["max_bytes"]
+    assert memory["peer_bytes"] >= kept * message_resident(body)
+    assert rpc(session, "helper", "SendMessage", params).json()["error"]["data"] == refused["data"]
+    assert _tasks(session) == kept
+
+    # A reset drops the agent's tasks and gives their bytes back; so does delete.
+    session.reset()
+    assert _memory(server)["peer_bytes"] == 0
+    assert rpc(session, "helper", "SendMessage", params).status == 200
+    assert _memory(server)["peer_bytes"] > 0
+    session.delete()
+    assert _memory(server)["peer_bytes"] == 0
+
+
+def test_mcp_client_sessions_and_subscriptions_are_charged_and_given_back(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    server = own_server_factory(access_log=False)
+    session = server.create_session()
+    resource = {"uri": "file:///notes/" + "n" * 200, "name": "notes", "text": "hello"}
+    config = {"mcp_servers": [{"name": "docs", "resources": [resource]}]}
+    session.configure(config)
+    wire = Wire(session.provider_base, "docs")
+
+    ids = [wire.initialize() for _ in range(3)]
+    opened = _memory(server)["peer_bytes"]
+    assert opened >= 3 * CLIENT_RESIDENT_BYTES
+    answer = wire.request("resources/subscribe", {"uri": resource["uri"]}, session=ids[0])
+    assert answer.status == 200 and "error" not in answer.json(), answer.body
+    subscribed = _memory(server)["peer_bytes"]
+    assert subscribed - opened >= len(resource["uri"])
+
+    # A reconfiguration keeps the client sessions (and their charge), and queues each subscriber the
+    # change of its resource: charged while it waits for the stream.
+    changed = {**resource, "text": "changed"}
+    session.configure({"mcp_servers": [{"name": "docs", "resources": [changed]}]})
+    assert _memory(server)["peer_bytes"] > subscribed
+    with wire.stream(ids[0]) as stream:
+        assert stream.next_message()["method"] == "notifications/resources/updated"
+    assert _memory(server)["peer_bytes"] == subscribed  # the stream took it
+
+    # DELETE of a client session gives its bytes back; a server no longer configured gives back all.
+    deleted = wire.raw("DELETE", {"Mcp-Session-Id": ids[1], "Mcp-Protocol-Version": "2025-11-25"})
+    assert deleted.status in (200, 204)
+    assert subscribed - _memory(server)["peer_bytes"] >= CLIENT_RESIDENT_BYTES
+    session.configure({"scenarios": [{"responses": [{"text": "hi"}]}]})
+    assert _memory(server)["peer_bytes"] == 0
+
+
+@pytest.mark.parametrize("reconfigure", [False, True])
+def test_deleting_the_session_gives_back_what_its_peers_kept(
+    own_server_factory: Callable[..., LlmTestServer], reconfigure: bool
+) -> None:
+    server = own_server_factory(access_log=False)
+    session = server.create_session()
+    config = {"mcp_servers": [{"name": "docs"}], "a2a_agents": [_AGENT]}
+    session.configure(config)
+    Wire(session.provider_base, "docs").initialize()
+    assert rpc(session, "helper", "SendMessage", _many_parts(10)).status == 200
+    assert _memory(server)["peer_bytes"] > CLIENT_RESIDENT_BYTES
+    if reconfigure:  # the MCP server keeps its client session, the agent starts over
+        session.configure(config)
+        assert _memory(server)["peer_bytes"] >= CLIENT_RESIDENT_BYTES
+    session.delete()
+    assert _memory(server)["peer_bytes"] == 0

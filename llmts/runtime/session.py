@@ -108,12 +108,15 @@ class Session:
         size = configuration_size(config)
         with self._lock:
             # Refused (507) before anything changes when it could not fit even once the state this
-            # configure clears (the session's stored objects, conversation state, recording and journal)
-            # and every other journal entry were gone; what other sessions' journals must give up is
-            # evicted only after that state went.
+            # configure clears (the session's stored objects, conversation state, recording, journal and
+            # the peer states it cannot renew) and every other journal entry were gone; what other
+            # sessions' journals must give up is evicted only after that state went.
             share = self._configuration_share
             freed = (
-                self.store.memory_charged + self.conversations.memory_charged + self.recorder.memory_charged
+                self.store.memory_charged
+                + self.conversations.memory_charged
+                + self.recorder.memory_charged
+                + self.peers.memory_dropped_on_clear
             )
             share.check_fits(size - share.charged - freed, "the configuration (its estimated resident size)")
             self.plan.current = plan

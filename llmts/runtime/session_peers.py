@@ -67,9 +67,12 @@ class SessionPeers:
             return state  # type: ignore[return-value]
 
     @property
-    def memory_charged(self) -> int:
-        """What the states charge to the process budget in all."""
-        return sum(share.charged for share in self._shares.values())
+    def memory_dropped_on_clear(self) -> int:
+        """What a reset or configure gives back for certain: the charges of the states it cannot renew
+        (lock held)."""
+        return sum(
+            self._shares[key].charged for key, state in self._states.items() if not hasattr(state, "renew")
+        )
 
     def clear_locked(self, config: SessionConfig | None = None) -> None:
         """Reset or configure (lock held, ``config`` the configuration now in force): each state is renewed

@@ -135,3 +135,24 @@ def test_deleting_the_session_gives_back_what_its_peers_kept(
         assert _memory(server)["peer_bytes"] >= CLIENT_RESIDENT_BYTES
     session.delete()
     assert _memory(server)["peer_bytes"] == 0
+
+
+def test_a_configure_counts_the_agent_tasks_it_drops_as_freed(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    """A budget full of an agent's tasks: a configuration that fits only once they are gone (a configure
+    drops them) is accepted, not refused for room it makes itself."""
+    server = own_server_factory(access_log=False, extra_args=["--max-memory", "4M"])
+    session = server.create_session()
+    session.configure({"a2a_agents": [_AGENT]})
+    params = _many_parts(2000)
+    while "result" in rpc(session, "helper", "SendMessage", params).json():
+        pass
+    tasks = _memory(server)["peer_bytes"]
+    assert tasks > 2_000_000
+    # About 2 KiB per scripted response (docs/journal.md): half of what the tasks hold.
+    responses = [{"text": f"answer {n}"} for n in range(tasks // 2 // 2048)]
+    session.configure({"a2a_agents": [_AGENT], "scenarios": [{"responses": responses}]})
+    memory = _memory(server)
+    assert memory["peer_bytes"] == 0 and memory["configuration_bytes"] > tasks // 3
+    assert memory["used_bytes"] <= memory["max_bytes"]

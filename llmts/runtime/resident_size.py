@@ -21,11 +21,20 @@ value once: about 0.1 s for the largest configurations, which take seconds to va
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel
 
 __all__ = ["configuration_size", "json_size"]
+
+
+def _char_bytes(text: str) -> int:
+    if text.isascii():
+        return 1
+    widest = ord(max(text))
+    return 1 if widest < 0x100 else 2 if widest < 0x10000 else 4
+
 
 # A model instance with its compiled counterpart (the plan, the scripted output): the bulk of the cost.
 _MODEL_BYTES = 2048
@@ -48,7 +57,10 @@ def configuration_size(config: BaseModel) -> int:
         value = pop()
         if value is None:
             continue
-        if isinstance(value, str | bytes):
+        if isinstance(value, str):
+            # CPython keeps a string at 1, 2 or 4 bytes per character, by its widest one.
+            total += _STRING_BYTES + _char_bytes(value) * (len(value) + len(value) // 2)
+        elif isinstance(value, bytes):
             total += _STRING_BYTES + len(value) + len(value) // 2
         elif isinstance(value, BaseModel):
             total += _MODEL_BYTES
@@ -71,14 +83,34 @@ def json_size(raw: bytes) -> int:
     calls in C, no walk): each object and array, each member or element, each string and its characters
     at the prices above. Brackets, colons and quotes inside strings count too, so it errs high. Measured
     (2026-12-05): 50,000 small input items, 3.3 MB of JSON, are about 45 MiB parsed, estimated 51 MiB;
-    5,000 items of 1,000 characters, 5.3 MB, about 11 MiB, estimated 12 MiB."""
+    5,000 items of 1,000 characters, 5.3 MB, about 11 MiB, estimated 12 MiB. Characters count at the
+    width of the widest one in the text (one emoji makes CPython keep its whole string at 4 bytes per
+    character): within 1-1.5 times for one string, more for JSON whose strings differ in width."""
     containers = raw.count(b"{") + raw.count(b"[")
     slots = raw.count(b":") + raw.count(b",") + containers  # a member or element each, about
     strings = raw.count(b'"') // 2
-    return (
-        _CONTAINER_BYTES * containers
-        + _SLOT_BYTES * slots
-        + _STRING_BYTES * strings
-        + len(raw)
-        + len(raw) // 2
-    )
+    return _CONTAINER_BYTES * containers + _SLOT_BYTES * slots + _STRING_BYTES * strings + _text_bytes(raw)
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")
+_WIDE_ESCAPE = re.compile(rb"\\u(?!00)[0-9a-fA-F]{4}")
+
+
+def _text_bytes(raw: bytes) -> int:
+    """The characters of ``raw``, held one and a half times, at the width CPython keeps a string: 1, 2
+    or 4 bytes per character by the widest character the text has, written out or escaped (``\\u``: six
+    characters of text for one held)."""
+    # An escaped backslash before a ``u`` is no escape (this counts one that precedes a real escape too:
+    # the estimate errs high then).
+    escapes = raw.count(b"\\u") - raw.count(b"\\\\u")
+    if raw.isascii() and not escapes:
+        return len(raw) + len(raw) // 2
+    text = raw.decode("utf-8", "replace")
+    width = _char_bytes(text)
+    if escapes and width < 4:
+        if _SURROGATE_ESCAPE.search(raw):
+            width = 4
+        elif _WIDE_ESCAPE.search(raw):
+            width = max(width, 2)
+    characters = len(text) - 5 * escapes
+    return width * (characters + characters // 2)

@@ -157,7 +157,7 @@ class Session:
             # Nobody can reach a deleted session's state any more: give its memory back to the process.
             self.conversations.retire_locked()
             self.store.retire_locked()
-            self.peers.clear_locked()
+            self.peers.retire_locked()
             self.recorder.retire_locked()
             self._configuration_share.detach()
         self.journal.detach()

@@ -30,7 +30,8 @@ ShareKind = Literal["store", "conversation", "recording", "configuration", "peer
 class MemoryShare:
     """The bytes one part has charged to the budget for one kind of state (None: no budget, as in unit
     tests). Not thread-safe: its part calls it under the session lock (an MCP server's or A2A agent's
-    state, which has a share of its own, under its own lock)."""
+    state, which has a share of its own, from its own code; the gevent worker never switches inside a
+    charge)."""
 
     __slots__ = ("_budget", "_kind", "charged")
 
@@ -76,7 +77,11 @@ class MemoryShare:
         self.charged = retained
 
     def grow(self, delta: int) -> None:
-        """The part now retains ``delta`` bytes more (negative: fewer)."""
+        """The part now retains ``delta`` bytes more (negative: fewer), never refused: journal entries
+        are evicted for the room as far as they can be (for a part its own limits bound)."""
+        budget = self._budget
+        if budget is not None and delta > 0:
+            budget.evict_for(delta)
         self.charge(self.charged + delta)
 
     def detach(self) -> None:

@@ -11,9 +11,11 @@ The runtime does not know the protocols: a state object is opaque here. Each one
 mutable parts with its own lock (an MCP server's tool cursors, its client sessions), so a slow stream
 of one server never holds the session lock. What a state retains is bounded by the protocol's limits
 (``PEER_LIMITS``) and charged to the process memory budget through the ``MemoryShare`` its ``build``
-is given (kind ``peer``): the state makes room before it grows (``fits``) and charges its size after
-(``charge``), under its own lock. A state that is renewed keeps its share (``renew`` hands it on); one
-that is closed and dropped gives its bytes back.
+is given (kind ``peer``): an A2A agent asks for room before a task grows (``fits``, refusing what cannot
+fit), an MCP server's client sessions report each change (``grow``, which evicts journal entries for
+room but never refuses: their counts bound them). A charge is a few integer updates with no switch of
+the gevent worker inside, so states sharing nothing but the budget need no common lock. A state that is
+renewed keeps its share (``renew`` hands it on); one that is closed and dropped gives its bytes back.
 """
 
 from __future__ import annotations
@@ -73,6 +75,12 @@ class SessionPeers:
         return sum(
             self._shares[key].charged for key, state in self._states.items() if not hasattr(state, "renew")
         )
+
+    def retire_locked(self) -> None:
+        """The session was deleted: every state is closed and gives its memory back, and a state built
+        from now on (a request whose body was still arriving) charges nothing."""
+        self.clear_locked()
+        self._budget = None
 
     def clear_locked(self, config: SessionConfig | None = None) -> None:
         """Reset or configure (lock held, ``config`` the configuration now in force): each state is renewed

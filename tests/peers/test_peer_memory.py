@@ -4,8 +4,12 @@ before anything changes, and a reset, reconfiguration or delete gives it back.""
 
 from __future__ import annotations
 
+import http.client
+import socket
+import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 import pytest
@@ -156,3 +160,97 @@ def test_a_configure_counts_the_agent_tasks_it_drops_as_freed(
     memory = _memory(server)
     assert memory["peer_bytes"] == 0 and memory["configuration_bytes"] > tasks // 3
     assert memory["used_bytes"] <= memory["max_bytes"]
+
+
+def _post_across(session: SessionClient, path: str, body: bytes, meanwhile: Callable[[], None]) -> int:
+    """POST ``body`` to ``path`` of the session's provider base in two halves, doing ``meanwhile`` between
+    them (once the server surely waits for the rest); the answer's status."""
+    parts = urlsplit(session.provider_base)
+    head = (
+        f"POST {parts.path}{path} HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    half = len(body) // 2
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(head + body[:half])
+        time.sleep(0.5)  # the handler is reading the body (a shorter wait only weakens the test)
+        meanwhile()
+        sock.sendall(body[half:])
+        response = http.client.HTTPResponse(sock, method="POST")
+        response.begin()
+        response.read()
+        return response.status
+
+
+@pytest.mark.parametrize("peer", ["a2a", "mcp"])
+def test_a_request_whose_body_arrives_across_the_delete_charges_nothing(
+    own_server_factory: Callable[..., LlmTestServer], peer: str
+) -> None:
+    """The deleted session's peer state is built by the request still reading its body (its answer is
+    superseded or its session gone): it charges nothing, where it once stayed charged for good."""
+    server = own_server_factory(access_log=False)
+    session = server.create_session()
+    session.configure({"a2a_agents": [_AGENT], "mcp_servers": [{"name": "docs"}]})
+    if peer == "a2a":
+        path, params = "/a2a/helper", {"message": v1_message("x" * 1000)}
+        body = orjson.dumps({"id": "r1", "jsonrpc": "2.0", "method": "SendMessage", "params": params})
+    else:
+        path = "/mcp/docs"
+        hello = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"},
+        }
+        body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello})
+    _post_across(session, path, body, session.delete)
+    assert _memory(server)["peer_bytes"] == 0
+
+
+def test_a_message_into_a_task_at_its_history_cap_is_charged_only_what_it_adds(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    """At 64 messages a task drops its oldest for each new one: with the budget full, a message of the
+    same size still fits (it grows nothing), and one bigger than what it replaces is refused."""
+    server = own_server_factory(access_log=False, extra_args=["--max-memory", "4M"])
+    session = server.create_session()
+    other = {**_AGENT, "name": "other"}
+    session.configure({"a2a_agents": [_AGENT, other]})
+    text = "x" * 20_000
+    task = rpc(session, "helper", "SendMessage", {"message": v1_message(text)}).json()["result"]["task"]
+    follow = {"taskId": task["id"], "contextId": task["contextId"]}
+    for _ in range(70):
+        assert (
+            "result" in rpc(session, "helper", "SendMessage", {"message": v1_message(text, **follow)}).json()
+        )
+    while "result" in rpc(session, "other", "SendMessage", {"message": v1_message("y" * 4000)}).json():
+        pass
+    full = _memory(server)["peer_bytes"]
+    same = rpc(session, "helper", "SendMessage", {"message": v1_message(text, **follow)}).json()
+    assert "result" in same, same
+    assert _memory(server)["peer_bytes"] == full
+    bigger = rpc(session, "helper", "SendMessage", {"message": v1_message(text * 20, **follow)}).json()
+    assert bigger["error"]["data"] == {"code": "llm_test_server_memory_exhausted"}
+    assert "would grow by about" in bigger["error"]["message"]
+
+
+def test_mcp_growth_evicts_journal_entries_for_its_room(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    """MCP client sessions are never refused (their counts bound them), but the room they take comes
+    from journal entries first, as for any growth: here the notifications a configure queues for 150
+    subscribers (no request, so no journal entry of their own sets off the eviction)."""
+    server = own_server_factory(access_log=False, extra_args=["--max-memory", "1M"])
+    session = server.create_session()
+    resource = {"uri": "file:///notes", "name": "notes", "text": "hello"}
+    session.configure({"mcp_servers": [{"name": "docs", "resources": [resource]}]})
+    wire = Wire(session.provider_base, "docs")
+    for _ in range(150):  # about 800 KB of client sessions and subscriptions, the rest journal entries
+        client = wire.initialize()
+        assert wire.request("resources/subscribe", {"uri": resource["uri"]}, session=client).status == 200
+    before = _memory(server)
+    changed = {**resource, "text": "changed"}
+    session.configure({"mcp_servers": [{"name": "docs", "resources": [changed]}]})
+    after = _memory(server)
+    assert after["peer_bytes"] - before["peer_bytes"] >= 150 * 500  # a queued notification each
+    assert after["evicted_entries"] > before["evicted_entries"]
+    assert after["used_bytes"] <= after["max_bytes"]

@@ -23,7 +23,7 @@ from typing import Any
 from llmts.errors import MemoryBudgetExceeded
 from llmts.peers.a2a.card import extended_card_error
 from llmts.peers.a2a.model import Artifact, Msg, Part, PushConfig, Status, TaskRecord
-from llmts.peers.a2a.state import MESSAGE_RESIDENT_BYTES, PUSH_CONFIGS_PER_TASK, A2aAgentState, push_bytes
+from llmts.peers.a2a.state import MESSAGE_RESIDENT_BYTES, PUSH_CONFIGS_PER_TASK, A2aAgentState
 from llmts.peers.a2a.wire import (
     SendOptions,
     Wire,
@@ -207,8 +207,8 @@ def _send(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: bool) -> A
     if response.text is not None:
         if task is not None:  # both messages join the task's history
             size = state.task_bytes_locked(task, (call.size, len(response.text)))
-            resident = call.message_resident + len(response.text) + MESSAGE_RESIDENT_BYTES
-            _check_size(state, size, resident, task, False)
+            messages = (call.message_resident, len(response.text) + MESSAGE_RESIDENT_BYTES)
+            _check_size(state, size, state.resident_growth_locked(task, messages), task, False)
         state.consume_locked(index)
         result = _reply_message(state, wire, call, message, task, context_id, response.text)
         payloads = [result_response(call.id, wire.send_result(result, False))]
@@ -223,18 +223,21 @@ def _send(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: bool) -> A
     if push is not None:
         push = dataclasses.replace(push, id=push.id or task.id)
     artifacts = state.artifact_bytes_locked(index)
-    resident = call.message_resident + artifacts + (push_bytes(push) if push is not None else 0)
-    _check_size(state, state.task_bytes_locked(task, (call.size,), artifacts, push), resident, task, created)
+    size = state.task_bytes_locked(task, (call.size,), artifacts, push)
+    growth = state.resident_growth_locked(
+        None if created else task, (call.message_resident,), artifacts, push
+    )
+    _check_size(state, size, growth, task, created)
     state.consume_locked(index)
     events = _run_task(state, wire, call, message, task, created, index, options, push, streaming)
     payloads = [result_response(call.id, event) for event in events]
     return _scripted(A2aAnswer(payloads, streaming), response, index)
 
 
-def _check_size(state: A2aAgentState, size: int, resident: int, task: TaskRecord, created: bool) -> None:
+def _check_size(state: A2aAgentState, size: int, growth: int, task: TaskRecord, created: bool) -> None:
     """Refuse, before anything changes, a request that would make one task hold more than the agent's
     tasks may hold in all (its history, artifacts and push configurations; docs/a2a.md "Limits"), or
-    ``resident`` more bytes than the process memory budget has room for."""
+    grow by ``growth`` resident bytes more than the process memory budget has room for."""
     limit = state.task_byte_limit
     which = "the new task" if created else f"task {task.id}"
     if size > limit:
@@ -242,11 +245,11 @@ def _check_size(state: A2aAgentState, size: int, resident: int, task: TaskRecord
             f"{which} would hold {size} bytes of messages, artifacts and push notification configs; a "
             f"task holds at most {limit}"
         )
-    if not state.fits_locked(None if created else task, resident):
+    if not state.fits_locked(growth):
         raise _Refused(
             INTERNAL_ERROR,
-            f"llmts: {which} would hold {size} bytes, more than the server's memory budget "
-            "(--max-memory) has room for; delete or reset sessions",
+            f"llmts: {which} would grow by about {growth} bytes in memory, more than the server's memory "
+            "budget (--max-memory) has room for; delete or reset sessions",
             {"code": _MEMORY_EXHAUSTED},
             _MEMORY_EXHAUSTED,
         )
@@ -421,7 +424,8 @@ def _push_set(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: bool) 
     task_id, config = wire.push_set(call.params)
     task = _task_or_fail(state, task_id)
     _check_push_room(task, config.id)
-    _check_size(state, state.task_bytes_locked(task, push=config), push_bytes(config), task, False)
+    size = state.task_bytes_locked(task, push=config)
+    _check_size(state, size, state.resident_growth_locked(task, push=config), task, False)
     state.set_push_locked(task, config)
     return A2aAnswer([result_response(call.id, wire.push_config(task.id, config))], False)
 

@@ -179,11 +179,32 @@ class A2aAgentState:
                 total -= push_bytes(replaced)
         return total
 
-    def fits_locked(self, task: TaskRecord | None, growth: int) -> bool:
-        """Whether ``task`` (None: a new one) may hold ``growth`` more resident bytes within the process
-        memory budget (journal entries are evicted for the room; a refusal is counted)."""
+    def resident_growth_locked(
+        self,
+        task: TaskRecord | None,
+        messages: Sequence[int] = (),
+        artifacts: int = 0,
+        push: PushConfig | None = None,
+    ) -> int:
+        """The resident bytes ``task`` (None: a new one) would gain with ``messages`` (their resident
+        sizes) added to its history (the oldest beyond ``HISTORY_PER_TASK`` dropped), ``artifacts`` bytes
+        more artifacts and ``push`` stored (replacing the configuration with its id): what
+        ``task_bytes_locked`` counts, at the sizes the budget is charged."""
+        held = task.history_resident if task is not None else []
+        sizes = [*held, *messages]
+        growth = sum(messages) - sum(sizes[: max(0, len(sizes) - HISTORY_PER_TASK)]) + artifacts
+        if push is not None:
+            growth += push_bytes(push)
+            replaced = task.push_configs.get(push.id) if task is not None else None
+            if replaced is not None:
+                growth -= push_bytes(replaced)
         if task is None or self._tasks.get(task.id) is not task:
             growth += TASK_RESIDENT_BYTES
+        return growth
+
+    def fits_locked(self, growth: int) -> bool:
+        """Whether ``growth`` more resident bytes fit the process memory budget (journal entries are
+        evicted for the room; a refusal is counted)."""
         return growth <= 0 or self.memory.fits(growth)
 
     def task_locked(self, task_id: str) -> TaskRecord | None:

@@ -119,6 +119,11 @@ class RealtimeProtocol(Protocol):
         ``.done`` events and ``response.done`` with status ``cancelled``; Gemini: ``interrupted``)."""
         ...
 
+    def retained_bytes(self) -> int:
+        """The estimated resident bytes the connection keeps between messages beyond its fixed cost (its
+        conversation): what the process memory budget is charged for it."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class RealtimeOpening:

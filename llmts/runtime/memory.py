@@ -104,6 +104,8 @@ class MemoryBudget:
         self.configuration_bytes = 0
         # What the sessions' MCP servers and A2A agents hold (client sessions, tasks): never evicted.
         self.peer_bytes = 0
+        # What open realtime connections keep (their fixed cost and conversations).
+        self.realtime_bytes = 0
         # Response bytes held for clients that do not read, while their write waits (``hold``).
         self.held_write_bytes = 0
         # Journal entries evicted because the process budget was full (not by a session's own limits).
@@ -121,6 +123,7 @@ class MemoryBudget:
             + self.recording_bytes
             + self.configuration_bytes
             + self.peer_bytes
+            + self.realtime_bytes
             + self.held_write_bytes
         )
 
@@ -216,7 +219,8 @@ class MemoryBudget:
         self.held_write_bytes -= size
 
     def state_changed(self, kind: str, delta: int) -> None:
-        """A share of ``kind`` (``store``, ``conversation``, ``recording``, ``configuration``, ``peer``)
+        """A share of ``kind`` (``store``, ``conversation``, ``recording``, ``configuration``, ``peer``,
+        ``realtime``)
         grew by ``delta`` bytes (negative: shrank)."""
         attribute = kind + "_bytes"
         setattr(self, attribute, getattr(self, attribute) + delta)
@@ -233,6 +237,7 @@ class MemoryBudget:
             "recording_bytes": self.recording_bytes,
             "configuration_bytes": self.configuration_bytes,
             "peer_bytes": self.peer_bytes,
+            "realtime_bytes": self.realtime_bytes,
             "held_write_bytes": self.held_write_bytes,
             "evicted_entries": self.evicted_entries,
             "refused": self.refused,

@@ -26,7 +26,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["configuration_size", "json_size"]
+__all__ = ["configuration_size", "json_size", "text_size"]
+
+
+def text_size(text: str) -> int:
+    """The resident bytes of ``text`` as CPython keeps it (its object, 1, 2 or 4 bytes a character)."""
+    return _STRING_BYTES + _char_bytes(text) * len(text)
 
 
 def _char_bytes(text: str) -> int:

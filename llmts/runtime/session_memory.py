@@ -24,7 +24,7 @@ def _exhausted(budget: MemoryBudget, what: str, growth: int) -> MemoryBudgetExce
     )
 
 
-ShareKind = Literal["store", "conversation", "recording", "configuration", "peer"]
+ShareKind = Literal["store", "conversation", "recording", "configuration", "peer", "realtime"]
 
 
 class MemoryShare:

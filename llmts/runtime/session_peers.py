@@ -16,6 +16,8 @@ fit), an MCP server's client sessions report each change (``grow``, which evicts
 room but never refuses: their counts bound them). A charge is a few integer updates with no switch of
 the gevent worker inside, so states sharing nothing but the budget need no common lock. A state that is
 renewed keeps its share (``renew`` hands it on); one that is closed and dropped gives its bytes back.
+A realtime connection (``connection_share``) charges and detaches its own share; it lives with the
+connection, not the configuration.
 """
 
 from __future__ import annotations
@@ -75,6 +77,12 @@ class SessionPeers:
         return sum(
             self._shares[key].charged for key, state in self._states.items() if not hasattr(state, "renew")
         )
+
+    def connection_share(self) -> MemoryShare:
+        """A share for one realtime connection of the session (the agent's peer over WebSocket), which
+        the connection itself charges and detaches when it closes: charging nothing once the session was
+        deleted."""
+        return MemoryShare(self._budget, "realtime")
 
     def retire_locked(self) -> None:
         """The session was deleted: every state is closed and gives its memory back, and a state built

@@ -132,6 +132,7 @@ def test_process_reports_the_default_budget(llmts_server: LlmTestServer) -> None
         "recording_bytes",
         "configuration_bytes",
         "peer_bytes",
+        "realtime_bytes",
         "held_write_bytes",
         "evicted_entries",
         "refused",

@@ -39,6 +39,7 @@ from llmts.runtime import Session
 from llmts.runtime.accounting import account_completion, check_allowances
 from llmts.runtime.conversations import CONVERSATION_ENVIRON, Caller, conversation_id_from
 from llmts.runtime.journal import JournalRecord
+from llmts.runtime.session_memory import MemoryShare
 from llmts.schema.operations import REALTIME
 from llmts.server.api.metrics import ProcessMetrics
 from llmts.server.http.log_text import log_text
@@ -56,6 +57,11 @@ __all__ = ["RealtimeConnection"]
 _log = logging.getLogger("llmts")
 # Turns queued behind the one being answered (a client that asks faster than answers go out).
 _MAX_QUEUED_TURNS = 16
+# What an open connection costs the worker beyond its conversation (measured: 38 KiB idle, its greenlets,
+# HTTP and WebSocket state; benchmarks/README.md, "Realtime connections"), charged to the memory budget.
+_CONNECTION_BYTES = 40 * 1024
+# The close of a connection whose state the process memory budget has no room for (1013: try again later).
+_MEMORY_CLOSE = (1013, "llmts: the server's memory budget (--max-memory) is full; delete or reset sessions")
 # How long the reader waits for a cancelled turn to end before it reads on (the turn notices between two
 # events or within 50 ms of a wait; a write blocked on a client that does not read may take longer).
 _SETTLE_SECONDS = 2.0
@@ -119,6 +125,8 @@ class RealtimeConnection:
         # The server's graceful stop ended the connection (a turn cut by it is journaled so, as on HTTP).
         self._stopping = False
         self._worker: Any = None
+        # The connection's share of the process memory budget (``_run`` takes it from the session).
+        self._memory = MemoryShare(None, "realtime")
 
     @classmethod
     def open(
@@ -221,6 +229,11 @@ class RealtimeConnection:
             self._apply(self._unauthorized(self._refused))
             ws.close(1008, "unauthorized") if ws.open else None
             return
+        self._memory = self._session.peers.connection_share()
+        if not self._memory.fits(_CONNECTION_BYTES):
+            ws.close(*_MEMORY_CLOSE)
+            return
+        self._memory.charge(_CONNECTION_BYTES)
         self._send_opening()
         self._worker = gevent.spawn(self._answer_turns)
         try:
@@ -239,6 +252,7 @@ class RealtimeConnection:
                 worker.kill(block=False)
             if ws.open:
                 ws.close(1000, "")
+            self._memory.detach()
 
     # The next two are methods so that their locals die with them: in ``run``'s frame the opening events
     # and the last message (up to a MiB of audio) would stay referenced while the connection waits.
@@ -255,6 +269,11 @@ class RealtimeConnection:
             return False
         with self._lock:
             reaction = self._protocol.receive(message)
+            growth = _CONNECTION_BYTES + self._protocol.retained_bytes() - self._memory.charged
+            if growth > 0 and not self._memory.fits(growth):
+                reaction = Reaction(events=reaction.events, close=_MEMORY_CLOSE)
+            else:
+                self._memory.charge(self._memory.charged + growth)
         self._apply(reaction)
         return True
 
@@ -308,6 +327,10 @@ class RealtimeConnection:
             self._closing = True
         finally:
             self._active = None
+            with self._lock:
+                # What the answer added to the conversation, charged once the turn is over and journaled:
+                # never refused (it is scripted), and evicting nothing by itself (the next growth does).
+                self._memory.charge(_CONNECTION_BYTES + self._protocol.retained_bytes())
             self._turn_over.set()
 
     def _open_entry(self, turn: Turn) -> JournalRecord:

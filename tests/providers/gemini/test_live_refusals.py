@@ -25,6 +25,7 @@ from llmts.errors import (
     ScriptedError,
 )
 from llmts.providers.gemini.adapter import GEMINI
+from llmts.providers.gemini.live import conversation as live_conversation
 from llmts.providers.gemini.live import speech
 from llmts.providers.gemini.live.closes import BAD_KEY, unauthorized_after_upgrade
 from llmts.providers.gemini.live.protocol import GeminiLiveProtocol
@@ -395,6 +396,9 @@ def test_any_sequence_of_messages_and_answers_never_raises(messages: list[bytes]
         )
         if how == "interrupt":
             protocol.interrupted(turn, events[:1], "turn_detected")
+        # What the connection is charged (``realtime_bytes``) stays the size of the messages it holds.
+        held = sum(map(live_conversation._resident, protocol._conversation.messages))
+        assert protocol.retained_bytes() == held
 
 
 def test_a_message_nested_deeper_than_the_limit_closes_1007_not_1011() -> None:

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from llmts.providers.openai.realtime import state as realtime_state
 from llmts.providers.openai.realtime.client_events import CLIENT_EVENTS
 from llmts.providers.openai.realtime.limits import REALTIME_LIMITS
 from tests.providers.openai.realtime_support import Client, check_event, speech_b64
@@ -342,6 +343,8 @@ _MUTATED = st.builds(
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(st.lists(_JSON | _SHAPED | _MUTATED, min_size=1, max_size=4))
 def test_arbitrary_events_never_raise_and_every_answer_is_a_valid_event(events: list[Any]) -> None:
+    """...and what the conversation is charged (the memory budget's ``realtime_bytes``) stays the size of
+    the items it holds, whatever the events did to them."""
     client = Client.connect()
     for event in events:
         reaction = client.protocol.receive(orjson.dumps(event))
@@ -350,6 +353,11 @@ def test_arbitrary_events_never_raise_and_every_answer_is_a_valid_event(events: 
         assert reaction.close is None
         if reaction.turn is not None:
             client.protocol.finished(reaction.turn)
+        assert client.protocol.retained_bytes() == _held(client)
+
+
+def _held(client: Client) -> int:
+    return sum(map(realtime_state._resident, client.protocol.conversation.items()))
 
 
 @settings(max_examples=100, deadline=None, derandomize=True)
@@ -398,6 +406,7 @@ def test_the_conversation_drops_its_oldest_items_past_its_bounds() -> None:
         <= REALTIME_LIMITS["conversation_chars"]
     )
     assert client.protocol.conversation.items()[-1].text == big
+    assert client.protocol.retained_bytes() == _held(client) > 4 * len(big)
 
 
 def test_a_turn_carries_the_latest_client_event_summaries() -> None:

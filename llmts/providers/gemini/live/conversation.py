@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from llmts.providers.gemini.live.client_types import FunctionResult, LiveContent, invalid_argument
+from llmts.runtime.resident_size import text_size
 from llmts.schema.neutral import NeutralMessage, NeutralToolCall, build, neutral_message
 
 __all__ = ["MAX_CHARS", "MAX_MESSAGES", "Conversation"]
@@ -24,20 +25,33 @@ MAX_CHARS = 1_000_000
 _MAX_OPEN_CALLS = 256  # unanswered calls remembered for id-less responses (oldest forgotten first)
 
 
+# A neutral message's and a tool call's objects (measured: about 540 B a message), beyond their texts.
+_MESSAGE_BYTES = 768
+_CALL_BYTES = 512
+
+
 def _size(message: NeutralMessage) -> int:
     return len(message.text) + sum(len(call.arguments) for call in message.tool_calls)
+
+
+def _resident(message: NeutralMessage) -> int:
+    """What ``message`` keeps, at the width CPython keeps its texts (the process memory budget's charge)."""
+    calls = sum(_CALL_BYTES + text_size(call.name) + text_size(call.arguments) for call in message.tool_calls)
+    return _MESSAGE_BYTES + text_size(message.text) + calls
 
 
 class Conversation:
     """The messages so far, the calls not yet answered, and the calls of the model's last ``toolCall``."""
 
-    __slots__ = ("_chars", "_new_id", "_open", "_sliding", "awaiting", "messages")
+    __slots__ = ("_chars", "_new_id", "_open", "_sliding", "awaiting", "messages", "resident_bytes")
 
     def __init__(self, new_id: Callable[[str], str], sliding: bool) -> None:
         self._new_id = new_id
         self._sliding = sliding
         self.messages: list[NeutralMessage] = []
         self._chars = 0
+        # What the messages keep (``_resident`` of each): the process memory budget's charge.
+        self.resident_bytes = 0
         # id -> name of every call without a response yet, oldest first.
         self._open: dict[str, str] = {}
         # The ids of the model's last toolCall still unanswered: their answers make the next turn.
@@ -96,11 +110,13 @@ class Conversation:
         for index in range(len(self.messages) - 1, -1, -1):
             if self.messages[index] is old:
                 self._chars -= _size(old)
+                self.resident_bytes -= _resident(old)
                 if new is None:
                     del self.messages[index]
                 else:
                     self.messages[index] = new
                     self._chars += _size(new)
+                    self.resident_bytes += _resident(new)
                 break
         undelivered = {call.id for call in old.tool_calls} - {
             call.id for call in (new.tool_calls if new else ())
@@ -136,12 +152,15 @@ class Conversation:
     def _append(self, message: NeutralMessage) -> None:
         self.messages.append(message)
         self._chars += _size(message)
+        self.resident_bytes += _resident(message)
 
     def _fit(self) -> bool:
         """Slide the oldest messages out when the setup asked for it; False if still past a bound."""
         if self._sliding:
             while len(self.messages) > 1 and (len(self.messages) > MAX_MESSAGES or self._chars > MAX_CHARS):
-                self._chars -= _size(self.messages.pop(0))
+                oldest = self.messages.pop(0)
+                self._chars -= _size(oldest)
+                self.resident_bytes -= _resident(oldest)
         return len(self.messages) <= MAX_MESSAGES and self._chars <= MAX_CHARS
 
     def _check(self) -> None:

@@ -99,6 +99,10 @@ class GeminiLiveProtocol:
 
     # --- the seam -----------------------------------------------------------------------------------
 
+    def retained_bytes(self) -> int:
+        """What the connection keeps between messages beyond its fixed cost: the conversation."""
+        return self._conversation.resident_bytes
+
     def opening(self) -> list[bytes]:
         return []
 

@@ -69,6 +69,11 @@ class OpenAIRealtimeProtocol:
 
     # --- the seam ------------------------------------------------------------------------------------
 
+    def retained_bytes(self) -> int:
+        """What the connection keeps between messages beyond its fixed cost: the conversation (input audio
+        is counted, never kept)."""
+        return self.conversation.resident_bytes
+
     def opening(self) -> list[bytes]:
         return [self._emit.event("session.created", session=self.settings.wire)]
 

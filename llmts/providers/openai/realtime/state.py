@@ -9,25 +9,39 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import orjson
+
 from llmts.providers.openai.realtime.items import Item
 from llmts.providers.openai.realtime.limits import REALTIME_LIMITS
+from llmts.runtime.resident_size import json_size, text_size
 
 __all__ = ["ROOT", "AudioBuffer", "Conversation", "Segment", "VadRule"]
 
 # ``previous_item_id`` that inserts an item at the start of the conversation.
 ROOT = "root"
+# An item's object and its slot in the conversation, beyond its ``wire`` dict and ``text``.
+_ITEM_BYTES = 512
+
+
+def _resident(item: Item) -> int:
+    """What ``item`` keeps: its ``wire`` dict (at ``json_size`` of its JSON) and the model's ``text``."""
+    return _ITEM_BYTES + json_size(orjson.dumps(item.wire)) + text_size(item.text)
 
 
 class Conversation:
     """The default conversation's items in order, by id."""
 
-    __slots__ = ("_by_id", "_chars", "_items", "id")
+    __slots__ = ("_by_id", "_chars", "_items", "_resident", "id", "resident_bytes")
 
     def __init__(self, conversation_id: str) -> None:
         self.id = conversation_id
         self._items: list[Item] = []
         self._by_id: dict[str, Item] = {}
         self._chars = 0
+        # Each item's estimated resident size, taken when it was added, and their sum (what the process
+        # memory budget is charged for the conversation).
+        self._resident: dict[str, int] = {}
+        self.resident_bytes = 0
 
     def __contains__(self, item_id: str) -> bool:
         return item_id in self._by_id
@@ -66,6 +80,7 @@ class Conversation:
         self._items.insert(index, item)
         self._by_id[item.id] = item
         self._chars += item.chars
+        self._held(item)
         self._bound(keep=item)
         return self.previous_id(item.id)
 
@@ -75,6 +90,7 @@ class Conversation:
         self._chars += item.chars - self._items[index].chars
         self._items[index] = item
         self._by_id[item.id] = item
+        self._held(item)
 
     def delete(self, item_id: str) -> bool:
         item = self._by_id.pop(item_id, None)
@@ -82,7 +98,17 @@ class Conversation:
             return False
         del self._items[self._index_of(item)]
         self._chars -= item.chars
+        self._let_go(item_id)
         return True
+
+    def _held(self, item: Item) -> None:
+        """Take ``item``'s size (in place of what an item with its id held)."""
+        self._let_go(item.id)
+        size = self._resident[item.id] = _resident(item)
+        self.resident_bytes += size
+
+    def _let_go(self, item_id: str) -> None:
+        self.resident_bytes -= self._resident.pop(item_id, 0)
 
     def _index(self, item_id: str) -> int:
         return self._index_of(self._by_id[item_id])
@@ -106,6 +132,7 @@ class Conversation:
             oldest = self._items.pop(index)
             del self._by_id[oldest.id]
             self._chars -= oldest.chars
+            self._let_go(oldest.id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,89 @@
+"""What an open realtime connection keeps is charged to the process memory budget (docs/realtime.md,
+"Limits"; docs/journal.md, "Process memory budget"): ``realtime_bytes`` in ``/admin-api/process``, its
+fixed cost and its conversation at the width CPython keeps the texts; a client item the budget has no
+room for closes the connection with 1013, and a closed connection gives it all back."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from websockets.exceptions import ConnectionClosedError
+
+from llmts import LlmTestServer
+from tests.realtime.support import check_openai_event
+from tests.support.configure import script
+
+MODEL = "gpt-realtime"
+_configure = functools.partial(script, scenario={"id": "voice", "operation": "realtime"})
+
+
+def _realtime_bytes(server: LlmTestServer) -> int:
+    return int(server.process_stats()["memory"]["realtime_bytes"])
+
+
+def _add_text(connection: Any, text: str) -> dict[str, Any]:
+    connection.conversation.item.create(
+        item={"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+    )
+    return check_openai_event(connection.recv())
+
+
+def _wait_for(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline, "not given back"
+        time.sleep(0.05)
+
+
+def test_a_connection_and_its_conversation_are_charged_and_given_back(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    server = own_server_factory(access_log=False)
+    session = server.create_session()
+    _configure(session, {"text": "fine"})
+    client = session.openai_client(max_retries=0)
+    with client.realtime.connect(model=MODEL) as connection:
+        assert check_openai_event(connection.recv())["type"] == "session.created"
+        opened = _realtime_bytes(server)
+        assert 32 * 1024 <= opened <= 64 * 1024  # the fixed cost of a connection
+        # One emoji keeps the whole text at 4 bytes a character; the conversation holds it twice (the
+        # item as retrieved, and the text the model reads).
+        text = "\N{GRINNING FACE}" + "a" * 100_000
+        assert _add_text(connection, text)["type"] == "conversation.item.added"
+        assert _realtime_bytes(server) - opened >= 2 * 4 * len(text)
+    _wait_for(lambda: _realtime_bytes(server) == 0)
+
+
+def test_an_item_the_budget_has_no_room_for_closes_the_connection_with_1013(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    server = own_server_factory(access_log=False, extra_args=["--max-memory", "2M"])
+    session = server.create_session()
+    _configure(session, {"text": "fine"})
+    client = session.openai_client(max_retries=0)
+    with client.realtime.connect(model=MODEL) as connection:
+        check_openai_event(connection.recv())
+        text = "\N{GRINNING FACE}" + "a" * 200_000  # about 1.6 MB charged each
+        assert _add_text(connection, text)["type"] == "conversation.item.added"
+        with pytest.raises(ConnectionClosedError) as closed:
+            while True:
+                connection.conversation.item.create(
+                    item={
+                        "type": "message",
+                        "role": "user",
+                        "content": [{"type": "input_text", "text": text}],
+                    }
+                )
+                connection.recv()
+        received = closed.value.rcvd
+        assert received is not None and received.code == 1013 and "--max-memory" in received.reason
+    _wait_for(lambda: _realtime_bytes(server) == 0)
+    memory = server.process_stats()["memory"]
+    assert memory["refused"] >= 1 and memory["used_bytes"] <= memory["max_bytes"]
+    # The server still serves: a new connection answers.
+    with client.realtime.connect(model=MODEL) as connection:
+        assert check_openai_event(connection.recv())["type"] == "session.created"

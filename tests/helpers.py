@@ -7,10 +7,14 @@ import itertools
 import json
 import random
 import socket
-from collections.abc import Iterator
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+import orjson
 
 from llmts.client import new_session_id
 
@@ -189,3 +193,38 @@ def alternating_session_ids() -> Iterator[str]:
     time: random ids all land on one of two once in 2**(n-1) runs of n."""
     for index in itertools.count():
         yield new_session_id()[:-1] + str(index % 2)
+
+
+def post_across(
+    base_url: str,
+    path: str,
+    body: bytes,
+    meanwhile: Callable[[], object],
+    headers: dict[str, str] | None = None,
+) -> RawResponse:
+    """POST ``body`` to ``base_url`` + ``path`` in two halves, doing ``meanwhile`` between them (once the
+    server is surely reading the rest): what a request whose body arrives across a reset, a configure or
+    a delete sees."""
+    parts = urlsplit(base_url)
+    head = f"POST {parts.path}{path} HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/json\r\n"
+    for name, value in (headers or {}).items():
+        head += f"{name}: {value}\r\n"
+    half = len(body) // 2
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body[:half])
+        time.sleep(0.5)  # the handler is reading the body (a shorter wait only weakens the test)
+        meanwhile()
+        sock.sendall(body[half:])
+        response = http.client.HTTPResponse(sock, method="POST")
+        response.begin()
+        return RawResponse(response.status, {k.lower(): v for k, v in response.getheaders()}, response.read())
+
+
+def parsed_size(raw: bytes) -> tuple[int, Any]:
+    """The bytes ``orjson.loads(raw)`` holds (tracemalloc), and the value."""
+    tracemalloc.start()
+    try:
+        value = orjson.loads(raw)
+        return tracemalloc.get_traced_memory()[0], value
+    finally:
+        tracemalloc.stop()

@@ -4,12 +4,8 @@ before anything changes, and a reset, reconfiguration or delete gives it back.""
 
 from __future__ import annotations
 
-import http.client
-import socket
-import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 import orjson
 import pytest
@@ -17,6 +13,7 @@ import pytest
 from llmts import LlmTestServer, SessionClient
 from llmts.peers.a2a.state import message_resident
 from llmts.peers.mcp.clients import CLIENT_RESIDENT_BYTES
+from tests.helpers import post_across
 from tests.peers.a2a.a2a_helpers import rpc, v1_message
 from tests.peers.mcp.support import Wire
 
@@ -162,26 +159,6 @@ def test_a_configure_counts_the_agent_tasks_it_drops_as_freed(
     assert memory["used_bytes"] <= memory["max_bytes"]
 
 
-def _post_across(session: SessionClient, path: str, body: bytes, meanwhile: Callable[[], None]) -> int:
-    """POST ``body`` to ``path`` of the session's provider base in two halves, doing ``meanwhile`` between
-    them (once the server surely waits for the rest); the answer's status."""
-    parts = urlsplit(session.provider_base)
-    head = (
-        f"POST {parts.path}{path} HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/json\r\n"
-        f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
-    ).encode()
-    half = len(body) // 2
-    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
-        sock.sendall(head + body[:half])
-        time.sleep(0.5)  # the handler is reading the body (a shorter wait only weakens the test)
-        meanwhile()
-        sock.sendall(body[half:])
-        response = http.client.HTTPResponse(sock, method="POST")
-        response.begin()
-        response.read()
-        return response.status
-
-
 @pytest.mark.parametrize("peer", ["a2a", "mcp"])
 def test_a_request_whose_body_arrives_across_the_delete_charges_nothing(
     own_server_factory: Callable[..., LlmTestServer], peer: str
@@ -202,7 +179,8 @@ def test_a_request_whose_body_arrives_across_the_delete_charges_nothing(
             "clientInfo": {"name": "c", "version": "1"},
         }
         body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello})
-    _post_across(session, path, body, session.delete)
+    accept = {"Accept": "application/json, text/event-stream"}
+    post_across(session.provider_base, path, body, session.delete, accept)
     assert _memory(server)["peer_bytes"] == 0
 
 

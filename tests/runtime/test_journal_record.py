@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import tracemalloc
 from dataclasses import dataclass
 
 import orjson
@@ -13,6 +12,7 @@ from llmts.runtime.journal import Journal, JournalRecord
 from llmts.runtime.resident_size import json_size
 from llmts.schema.faults import StreamDelivery
 from llmts.schema.neutral import Completion, NeutralMessage, NeutralToolCall, ScriptedOutput, Usage, build
+from tests.helpers import parsed_size
 
 
 def _record() -> JournalRecord:
@@ -232,15 +232,6 @@ def test_the_entry_shows_the_cost_rounded_while_the_record_keeps_it_exact() -> N
     assert unpriced.to_entry().cost_usd is None
 
 
-def _parsed_bytes(raw: bytes) -> tuple[int, object]:
-    tracemalloc.start()
-    try:
-        value = orjson.loads(raw)
-        return tracemalloc.get_traced_memory()[0], value
-    finally:
-        tracemalloc.stop()
-
-
 def _keep_peer_json(record: JournalRecord, how: str, value: dict[str, object], raw: bytes) -> None:
     if how == "arguments":
         record.peer_call(mcp_server="m", tool_name="t", arguments=value, arguments_json=raw, limit=1 << 20)
@@ -261,7 +252,7 @@ def test_peer_json_is_charged_as_parsed(how: str, value: dict[str, object]) -> N
     the estimate of its parsed size (``json_size``), within twice what it holds. A flat multiple of the
     JSON's length charged a third of it for many small values and three times it for one long string."""
     raw = orjson.dumps(value)
-    held, parsed = _parsed_bytes(raw)
+    held, parsed = parsed_size(raw)
     assert isinstance(parsed, dict)
     record = _record()
     bare = record.retained_bytes()

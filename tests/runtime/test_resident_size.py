@@ -5,22 +5,13 @@ from __future__ import annotations
 
 import json
 import sys
-import tracemalloc
 
 import orjson
 import pytest
 
 from llmts.runtime.resident_size import configuration_size, json_size
 from llmts.schema.config import SessionConfig
-
-
-def _parsed_bytes(raw: bytes) -> tuple[int, object]:
-    tracemalloc.start()
-    try:
-        value = orjson.loads(raw)
-        return tracemalloc.get_traced_memory()[0], value
-    finally:
-        tracemalloc.stop()
+from tests.helpers import parsed_size
 
 
 @pytest.mark.parametrize(
@@ -42,7 +33,7 @@ def test_json_size_is_at_least_what_the_parsed_value_holds_and_under_twice_that(
     items: object, encoder: str
 ) -> None:
     raw = orjson.dumps(items) if encoder == "orjson" else json.dumps(items).encode()
-    held, value = _parsed_bytes(raw)
+    held, value = parsed_size(raw)
     assert value == items
     assert held <= json_size(raw) <= 2 * held, (held, json_size(raw), len(raw))
 

@@ -73,6 +73,25 @@ def push_bytes(config: PushConfig) -> int:
     return ITEM_BYTES + sum(len(text) for text in texts)
 
 
+def _growth(
+    task: TaskRecord | None,
+    held: Sequence[int],
+    messages: Sequence[int],
+    artifacts: int,
+    push: PushConfig | None,
+) -> int:
+    """What ``task`` gains with ``messages`` added to a history whose messages count ``held`` (the oldest
+    beyond ``HISTORY_PER_TASK`` dropped), ``artifacts`` more and ``push`` stored in place of its id's."""
+    sizes = [*held, *messages]
+    growth = sum(messages) - sum(sizes[: max(0, len(sizes) - HISTORY_PER_TASK)]) + artifacts
+    if push is not None:
+        growth += push_bytes(push)
+        replaced = task.push_configs.get(push.id) if task is not None else None
+        if replaced is not None:
+            growth -= push_bytes(replaced)
+    return growth
+
+
 class A2aAgentState:
     __slots__ = (
         "_artifact_bytes",
@@ -169,15 +188,7 @@ class A2aAgentState:
         history (the oldest beyond ``HISTORY_PER_TASK`` dropped), ``artifacts`` bytes more artifacts and
         ``push`` stored (replacing the configuration with its id)."""
         held = task.history_bytes if task is not None else []
-        sizes = [*held, *messages]
-        dropped = sum(sizes[: max(0, len(sizes) - HISTORY_PER_TASK)])
-        total = (task.retained if task is not None else 0) + sum(messages) - dropped + artifacts
-        if push is not None:
-            total += push_bytes(push)
-            replaced = task.push_configs.get(push.id) if task is not None else None
-            if replaced is not None:
-                total -= push_bytes(replaced)
-        return total
+        return (task.retained if task is not None else 0) + _growth(task, held, messages, artifacts, push)
 
     def resident_growth_locked(
         self,
@@ -187,17 +198,9 @@ class A2aAgentState:
         push: PushConfig | None = None,
     ) -> int:
         """The resident bytes ``task`` (None: a new one) would gain with ``messages`` (their resident
-        sizes) added to its history (the oldest beyond ``HISTORY_PER_TASK`` dropped), ``artifacts`` bytes
-        more artifacts and ``push`` stored (replacing the configuration with its id): what
-        ``task_bytes_locked`` counts, at the sizes the budget is charged."""
+        sizes) and the rest as for ``task_bytes_locked``, at the sizes the budget is charged."""
         held = task.history_resident if task is not None else []
-        sizes = [*held, *messages]
-        growth = sum(messages) - sum(sizes[: max(0, len(sizes) - HISTORY_PER_TASK)]) + artifacts
-        if push is not None:
-            growth += push_bytes(push)
-            replaced = task.push_configs.get(push.id) if task is not None else None
-            if replaced is not None:
-                growth -= push_bytes(replaced)
+        growth = _growth(task, held, messages, artifacts, push)
         if task is None or self._tasks.get(task.id) is not task:
             growth += TASK_RESIDENT_BYTES
         return growth

@@ -7,7 +7,6 @@ task bytes."""
 from __future__ import annotations
 
 import concurrent.futures
-import http.client
 import json
 import socket
 import time
@@ -22,6 +21,7 @@ from llmts import ConfigBuilder, SessionClient
 from llmts.peers.a2a import state as state_module
 from llmts.server import app as app_module
 from llmts.server.peers import a2a_http
+from tests.helpers import post_across
 from tests.peers.a2a.a2a_helpers import rpc, rpc_events, v1_message
 
 _SUPERSEDED = {"code": "llm_test_server_request_superseded"}
@@ -39,23 +39,11 @@ def _body(method: str, params: dict[str, Any]) -> bytes:
 
 
 def _while_the_body_arrives(session: SessionClient, body: bytes, meanwhile: Callable[[], None]) -> Any:
-    """POST ``body`` to the agent in two halves, doing ``meanwhile`` between them (once the server is
-    surely waiting for the rest), and return the decoded answer."""
-    parts = urlsplit(session.provider_base)
-    head = (
-        f"POST {parts.path}/a2a/helper HTTP/1.1\r\nHost: {parts.netloc}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-    ).encode()
-    half = len(body) // 2
-    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
-        sock.sendall(head + body[:half])
-        time.sleep(0.5)  # the handler is running, reading the body (a shorter wait only weakens the test)
-        meanwhile()
-        sock.sendall(body[half:])
-        response = http.client.HTTPResponse(sock, method="POST")
-        response.begin()
-        assert response.status == 200
-        return json.loads(response.read())
+    """POST ``body`` to the agent in two halves, doing ``meanwhile`` between them, and return the decoded
+    answer."""
+    response = post_across(session.provider_base, "/a2a/helper", body, meanwhile)
+    assert response.status == 200
+    return response.json()
 
 
 def test_a_configure_while_the_body_arrives_is_answered_from_the_new_configuration(

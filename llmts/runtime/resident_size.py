@@ -22,23 +22,52 @@ value once: about 0.1 s for the largest configurations, which take seconds to va
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["configuration_size", "json_size", "text_size"]
+__all__ = ["configuration_size", "json_size", "text_size", "value_size"]
 
 
 def text_size(text: str) -> int:
     """The resident bytes of ``text`` as CPython keeps it (its object, 1, 2 or 4 bytes a character)."""
-    return _STRING_BYTES + _char_bytes(text) * len(text)
+    return sys.getsizeof(text)
 
 
 def _char_bytes(text: str) -> int:
+    """The bytes CPython keeps per character of ``text`` (1, 2 or 4), read off its size without a scan
+    (a non-ASCII string's header is 72 to 76 bytes; a short one may read wider than it is)."""
     if text.isascii():
         return 1
-    widest = ord(max(text))
-    return 1 if widest < 0x100 else 2 if widest < 0x10000 else 4
+    per = (sys.getsizeof(text) - 72) / len(text)
+    return 4 if per > 2.5 else 2 if per > 1.5 else 1
+
+
+def value_size(value: Any) -> int:
+    """The estimated resident bytes of a JSON-like value (dicts, lists, strings, scalars), each string at
+    its exact size and counted once however often it is referenced: an iterative walk, each node once."""
+    total = 0
+    seen: set[int] = set()
+    pending: list[Any] = [value]
+    pop, push = pending.pop, pending.append
+    while pending:
+        item = pop()
+        if isinstance(item, str):
+            if id(item) not in seen:
+                seen.add(id(item))
+                total += sys.getsizeof(item)
+        elif isinstance(item, dict):
+            total += _CONTAINER_BYTES + 2 * _SLOT_BYTES * len(item)
+            for key, member in item.items():
+                push(key)
+                push(member)
+        elif isinstance(item, list | tuple):
+            total += _CONTAINER_BYTES + _SLOT_BYTES * len(item)
+            pending.extend(item)
+        else:
+            total += _SCALAR_BYTES
+    return total
 
 
 # A model instance with its compiled counterpart (the plan, the scripted output): the bulk of the cost.
@@ -94,7 +123,15 @@ def json_size(raw: bytes) -> int:
     containers = raw.count(b"{") + raw.count(b"[")
     slots = raw.count(b":") + raw.count(b",") + containers  # a member or element each, about
     strings = raw.count(b'"') // 2
-    return _CONTAINER_BYTES * containers + _SLOT_BYTES * slots + _STRING_BYTES * strings + _text_bytes(raw)
+    # What is neither a string nor a container is a number (or a singleton): an object each, about.
+    scalars = max(0, slots - strings - containers)
+    return (
+        _CONTAINER_BYTES * containers
+        + _SLOT_BYTES * slots
+        + _STRING_BYTES * strings
+        + _SCALAR_BYTES * scalars
+        + _text_bytes(raw)
+    )
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")
@@ -117,5 +154,5 @@ def _text_bytes(raw: bytes) -> int:
             width = 4
         elif _WIDE_ESCAPE.search(raw):
             width = max(width, 2)
-    characters = len(text) - 5 * escapes
+    characters = max(0, len(text) - 5 * escapes)  # never below 0, even for text that is no JSON
     return width * (characters + characters // 2)

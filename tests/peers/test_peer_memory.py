@@ -69,7 +69,8 @@ def test_a2a_tasks_are_charged_as_parsed_refused_when_they_cannot_fit_and_given_
     assert refused["data"] == {"code": "llm_test_server_memory_exhausted"}
     assert "--max-memory" in refused["message"]
     # Journaled with that code (the older entries went to make room for the tasks).
-    assert session.requests()[-1]["error_code"] == "llm_test_server_memory_exhausted"
+    newest = max(session.requests(), key=lambda entry: entry["sequence"])
+    assert newest["error_code"] == "llm_test_server_memory_exhausted"
     kept, memory = _tasks(session), _memory(server)
     assert memory["refused"] >= 1 and memory["used_bytes"] <= memory["max_bytes"]
     assert memory["peer_bytes"] >= kept * message_resident(body)

@@ -5,12 +5,14 @@ room for closes the connection with 1013, and a closed connection gives it all b
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from google.genai import types
 from websockets.exceptions import ConnectionClosedError
 
 from llmts import LlmTestServer
@@ -18,6 +20,7 @@ from tests.realtime.support import check_openai_event
 from tests.support.configure import script
 
 MODEL = "gpt-realtime"
+GEMINI_MODEL = "gemini-live-2.5-flash-preview"
 _configure = functools.partial(script, scenario={"id": "voice", "operation": "realtime"})
 
 
@@ -50,11 +53,11 @@ def test_a_connection_and_its_conversation_are_charged_and_given_back(
         assert check_openai_event(connection.recv())["type"] == "session.created"
         opened = _realtime_bytes(server)
         assert 32 * 1024 <= opened <= 64 * 1024  # the fixed cost of a connection
-        # One emoji keeps the whole text at 4 bytes a character; the conversation holds it twice (the
-        # item as retrieved, and the text the model reads).
+        # One emoji keeps the whole text at 4 bytes a character (the item as retrieved and the text the
+        # model reads share it).
         text = "\N{GRINNING FACE}" + "a" * 100_000
         assert _add_text(connection, text)["type"] == "conversation.item.added"
-        assert _realtime_bytes(server) - opened >= 2 * 4 * len(text)
+        assert 4 * len(text) <= _realtime_bytes(server) - opened <= 5 * len(text)
     _wait_for(lambda: _realtime_bytes(server) == 0)
 
 
@@ -87,3 +90,42 @@ def test_an_item_the_budget_has_no_room_for_closes_the_connection_with_1013(
     # The server still serves: a new connection answers.
     with client.realtime.connect(model=MODEL) as connection:
         assert check_openai_event(connection.recv())["type"] == "session.created"
+
+
+def test_a_gemini_turn_whose_message_cannot_fit_fails_journaled_and_the_connection_ends(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    """The turn the refused message started is answered as Live reports a failure (a close), journaled
+    with the budget's code; the turn before it is untouched and everything is given back."""
+    server = own_server_factory(access_log=False, tls=True, extra_args=["--max-memory", "2M"])
+    session = server.create_session()
+    _configure(session, {"text": "fine"}, {"text": "fine"})
+    client = session.gemini_client(api_key="g-key")
+    text = "\N{GRINNING FACE}" + "a" * 300_000  # about 1.2 MB kept: 4 bytes a character
+
+    async def talk() -> tuple[str, BaseException | None]:
+        config = types.LiveConnectConfig(response_modalities=[types.Modality.TEXT])
+        async with client.aio.live.connect(model=GEMINI_MODEL, config=config) as live:
+            content = types.Content(role="user", parts=[types.Part(text=text)])
+            await live.send_client_content(turns=content, turn_complete=True)
+            first = "".join(
+                [
+                    part.text or ""
+                    async for message in live.receive()
+                    if message.server_content and message.server_content.model_turn
+                    for part in message.server_content.model_turn.parts or ()
+                ]
+            )
+            await live.send_client_content(turns=content, turn_complete=True)
+            try:
+                async for _ in live.receive():
+                    pass
+            except Exception as error:  # the SDK raises the close
+                return first, error
+            return first, None
+
+    first, ended = asyncio.run(asyncio.wait_for(talk(), 30))
+    assert first == "fine" and ended is not None
+    entries = sorted(session.requests(operation="realtime"), key=lambda entry: entry["sequence"])
+    assert [entry["error_code"] for entry in entries] == [None, "llm_test_server_memory_exhausted"]
+    _wait_for(lambda: _realtime_bytes(server) == 0)

@@ -25,8 +25,20 @@ from tests.helpers import parsed_size
         "\N{GRINNING FACE}" + "a" * 100_000,
         "\N{CJK UNIFIED IDEOGRAPH-4E2D}" * 50_000,
         [{"k": "\u00e9t\u00e9", "n": n} for n in range(3000)],
+        list(range(257, 100_257)),
+        {f"k{n}": 257 + n for n in range(20_000)},
     ],
-    ids=["small-items", "long-texts", "scalars", "one-string", "emoji-in-ascii", "cjk", "latin-1-items"],
+    ids=[
+        "small-items",
+        "long-texts",
+        "scalars",
+        "one-string",
+        "emoji-in-ascii",
+        "cjk",
+        "latin-1-items",
+        "numbers",
+        "number-members",
+    ],
 )
 @pytest.mark.parametrize("encoder", ["orjson", "json.dumps (escapes)"])
 def test_json_size_is_at_least_what_the_parsed_value_holds_and_under_twice_that(

@@ -25,7 +25,13 @@ from typing import Any
 
 import orjson
 
-from llmts.errors import LlmtsError, RequestSuperseded, ScriptedError, WebSocketHandshakeInvalid
+from llmts.errors import (
+    LlmtsError,
+    MemoryBudgetExceeded,
+    RequestSuperseded,
+    ScriptedError,
+    WebSocketHandshakeInvalid,
+)
 from llmts.providers.base import ProviderAdapter, ProviderRequest
 from llmts.providers.realtime import (
     Reaction,
@@ -61,7 +67,10 @@ _MAX_QUEUED_TURNS = 16
 # HTTP and WebSocket state; benchmarks/README.md, "Realtime connections"), charged to the memory budget.
 _CONNECTION_BYTES = 40 * 1024
 # The close of a connection whose state the process memory budget has no room for (1013: try again later).
-_MEMORY_CLOSE = (1013, "llmts: the server's memory budget (--max-memory) is full; delete or reset sessions")
+_MEMORY_CLOSE = (
+    1013,
+    "llmts: the server's memory budget (--max-memory) is full; close connections or delete sessions",
+)
 # How long the reader waits for a cancelled turn to end before it reads on (the turn notices between two
 # events or within 50 ms of a wait; a write blocked on a client that does not read may take longer).
 _SETTLE_SECONDS = 2.0
@@ -269,13 +278,34 @@ class RealtimeConnection:
             return False
         with self._lock:
             reaction = self._protocol.receive(message)
+            # A close the protocol decided stands; otherwise the message's growth must fit the budget.
             growth = _CONNECTION_BYTES + self._protocol.retained_bytes() - self._memory.charged
-            if growth > 0 and not self._memory.fits(growth):
-                reaction = Reaction(events=reaction.events, close=_MEMORY_CLOSE)
-            else:
+            fits = reaction.close is not None or growth <= 0 or self._memory.fits(growth)
+            if fits:
                 self._memory.charge(self._memory.charged + growth)
-        self._apply(reaction)
+        if fits:
+            self._apply(reaction)
+        else:
+            self._out_of_memory(reaction)
         return True
+
+    def _out_of_memory(self, reaction: Reaction) -> None:
+        """The client message's growth does not fit the process memory budget: its own events go out, a
+        turn it started fails as the protocol reports failures (journaled with the budget's code), and
+        the connection closes with 1013; a turn being answered is journaled with that code too."""
+        for data in reaction.events:
+            self._ws.send(data)
+        turn = reaction.turn
+        if turn is not None:
+            entry = self._open_entry(turn)
+            try:
+                self._failed(turn, entry, MemoryBudgetExceeded(_MEMORY_CLOSE[1]))
+            finally:
+                self._finish_entry(entry)
+        self._closing = True
+        if self._ws.open:
+            self._ws.ended_by = self._ws.ended_by or "memory_budget"
+            self._ws.close(*_MEMORY_CLOSE)
 
     def _apply(self, reaction: Reaction) -> None:
         ws = self._ws

@@ -30,6 +30,7 @@ from llmts.providers.gemini.live import speech
 from llmts.providers.gemini.live.closes import BAD_KEY, unauthorized_after_upgrade
 from llmts.providers.gemini.live.protocol import GeminiLiveProtocol
 from llmts.providers.gemini.live.routes import LIVE_ROUTES, live_credential
+from llmts.runtime.resident_size import text_size
 from llmts.schema.neutral import NeutralToolCall
 from tests.providers.gemini.live_harness import MODEL, SdkLoop, completion, offline_client, opening
 
@@ -398,6 +399,9 @@ def test_any_sequence_of_messages_and_answers_never_raises(messages: list[bytes]
             protocol.interrupted(turn, events[:1], "turn_detected")
         # What the connection is charged (``realtime_bytes``) stays the size of the messages it holds.
         held = sum(map(live_conversation._resident, protocol._conversation.messages))
+        setup = protocol._setup
+        if setup is not None:
+            held += text_size(setup.system) + text_size(setup.tools_json)
         assert protocol.retained_bytes() == held
 
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from llmts.providers.openai.realtime import state as realtime_state
 from llmts.providers.openai.realtime.client_events import CLIENT_EVENTS
 from llmts.providers.openai.realtime.limits import REALTIME_LIMITS
+from llmts.runtime.resident_size import value_size
 from tests.providers.openai.realtime_support import Client, check_event, speech_b64
 
 _USER = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
@@ -357,7 +358,9 @@ def test_arbitrary_events_never_raise_and_every_answer_is_a_valid_event(events: 
 
 
 def _held(client: Client) -> int:
-    return sum(map(realtime_state._resident, client.protocol.conversation.items()))
+    """The items' sizes, and the session's settings' (instructions, tools)."""
+    items = sum(map(realtime_state._resident, client.protocol.conversation.items()))
+    return items + value_size(client.protocol.settings.wire)
 
 
 @settings(max_examples=100, deadline=None, derandomize=True)

@@ -61,6 +61,7 @@ from llmts.providers.gemini.live.summaries import (
     tool_response_event,
 )
 from llmts.providers.realtime import Reaction, RealtimeOpening, ServerEvent, Turn
+from llmts.runtime.resident_size import text_size
 from llmts.schema.faults import FrameKind
 from llmts.schema.neutral import (
     Completion,
@@ -100,8 +101,11 @@ class GeminiLiveProtocol:
     # --- the seam -----------------------------------------------------------------------------------
 
     def retained_bytes(self) -> int:
-        """What the connection keeps between messages beyond its fixed cost: the conversation."""
-        return self._conversation.resident_bytes
+        """What the connection keeps between messages beyond its fixed cost: the conversation and the
+        setup's system instruction and tools."""
+        setup = self._setup
+        kept = self._conversation.resident_bytes
+        return kept if setup is None else kept + text_size(setup.system) + text_size(setup.tools_json)
 
     def opening(self) -> list[bytes]:
         return []

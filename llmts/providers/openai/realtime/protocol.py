@@ -39,6 +39,7 @@ from llmts.providers.openai.realtime.summaries import EventLog, item_summary, sh
 from llmts.providers.openai.realtime.turns import make_turn, parse_overrides
 from llmts.providers.openai.realtime.wire import Emitter, EventError, optional_str, require_int, require_str
 from llmts.providers.realtime import Reaction, RealtimeOpening, ServerEvent, Turn
+from llmts.runtime.resident_size import value_size
 from llmts.schema.neutral import Completion
 
 __all__ = ["MIN_COMMIT_MS", "OpenAIRealtimeProtocol"]
@@ -59,6 +60,8 @@ class OpenAIRealtimeProtocol:
         self._emit = Emitter(opening.new_id)
         self._transcribe = transcribe
         self.settings = SessionSettings(opening.new_id("sess"), model)
+        # The settings' wire dict last sized, and its size (``retained_bytes``).
+        self._settings_sized: tuple[object, int] = (None, 0)
         self.conversation = Conversation(opening.new_id("conv"))
         self._buffer = AudioBuffer()
         self._log = EventLog()
@@ -70,9 +73,13 @@ class OpenAIRealtimeProtocol:
     # --- the seam ------------------------------------------------------------------------------------
 
     def retained_bytes(self) -> int:
-        """What the connection keeps between messages beyond its fixed cost: the conversation (input audio
-        is counted, never kept)."""
-        return self.conversation.resident_bytes
+        """What the connection keeps between messages beyond its fixed cost: the conversation and the
+        session's settings (instructions, tools), sized again only when an update replaced them (input
+        audio is counted, never kept)."""
+        wire = self.settings.wire
+        if wire is not self._settings_sized[0]:
+            self._settings_sized = (wire, value_size(wire))
+        return self.conversation.resident_bytes + self._settings_sized[1]
 
     def opening(self) -> list[bytes]:
         return [self._emit.event("session.created", session=self.settings.wire)]
@@ -303,6 +310,7 @@ class OpenAIRealtimeProtocol:
                 )
             )
             item.wire["content"][0]["transcript"] = heard  # what retrieve shows from now on
+            self.conversation.resized(item)
         return events
 
     def _clear(self, raw: dict[str, Any], event_id: str | None) -> Reaction:

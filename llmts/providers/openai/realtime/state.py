@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import orjson
-
 from llmts.providers.openai.realtime.items import Item
 from llmts.providers.openai.realtime.limits import REALTIME_LIMITS
-from llmts.runtime.resident_size import json_size, text_size
+from llmts.runtime.resident_size import value_size
 
 __all__ = ["ROOT", "AudioBuffer", "Conversation", "Segment", "VadRule"]
 
@@ -24,8 +22,8 @@ _ITEM_BYTES = 512
 
 
 def _resident(item: Item) -> int:
-    """What ``item`` keeps: its ``wire`` dict (at ``json_size`` of its JSON) and the model's ``text``."""
-    return _ITEM_BYTES + json_size(orjson.dumps(item.wire)) + text_size(item.text)
+    """What ``item`` keeps: its ``wire`` dict and the model's ``text`` (a string both hold counts once)."""
+    return _ITEM_BYTES + value_size((item.wire, item.text))
 
 
 class Conversation:
@@ -100,6 +98,11 @@ class Conversation:
         self._chars -= item.chars
         self._let_go(item_id)
         return True
+
+    def resized(self, item: Item) -> None:
+        """``item``'s ``wire`` changed in place (a transcript filled in): take its size again."""
+        if self._by_id.get(item.id) is item:
+            self._held(item)
 
     def _held(self, item: Item) -> None:
         """Take ``item``'s size (in place of what an item with its id held)."""

@@ -383,6 +383,7 @@ def test_any_sequence_of_messages_and_answers_never_raises(messages: list[bytes]
     protocol = GeminiLiveProtocol(opening())
     for message, how in zip(messages, answers, strict=False):
         reaction = protocol.receive(message)
+        _check_charge(protocol)
         if reaction.close is not None:
             assert reaction.close[0] in (1007, 1009)
         turn = reaction.turn
@@ -397,12 +398,16 @@ def test_any_sequence_of_messages_and_answers_never_raises(messages: list[bytes]
         )
         if how == "interrupt":
             protocol.interrupted(turn, events[:1], "turn_detected")
-        # What the connection is charged (``realtime_bytes``) stays the size of the messages it holds.
-        held = sum(map(live_conversation._resident, protocol._conversation.messages))
-        setup = protocol._setup
-        if setup is not None:
-            held += text_size(setup.system) + text_size(setup.tools_json)
-        assert protocol.retained_bytes() == held
+        _check_charge(protocol)
+
+
+def _check_charge(protocol: GeminiLiveProtocol) -> None:
+    """What the connection is charged (``realtime_bytes``) stays the size of what it holds."""
+    held = sum(map(live_conversation._resident, protocol._conversation.messages))
+    setup = protocol._setup
+    if setup is not None:
+        held += text_size(setup.system) + text_size(setup.tools_json)
+    assert protocol.retained_bytes() == held
 
 
 def test_a_message_nested_deeper_than_the_limit_closes_1007_not_1011() -> None:

@@ -13,7 +13,7 @@ import pytest
 from llmts import LlmTestServer, SessionClient
 from llmts.peers.a2a.state import message_resident
 from llmts.peers.mcp.clients import CLIENT_RESIDENT_BYTES
-from tests.helpers import post_across
+from tests.helpers import post_across, raw_request
 from tests.peers.a2a.a2a_helpers import rpc, v1_message
 from tests.peers.mcp.support import Wire
 
@@ -233,3 +233,34 @@ def test_mcp_growth_evicts_journal_entries_for_its_room(
     assert after["peer_bytes"] - before["peer_bytes"] >= 150 * 500  # a queued notification each
     assert after["evicted_entries"] > before["evicted_entries"]
     assert after["used_bytes"] <= after["max_bytes"]
+
+
+def test_mcp_sessions_and_subscriptions_the_budget_has_no_room_for_are_refused(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    """Once journal entries made what room they could: ``initialize`` and ``resources/subscribe`` are
+    answered -32603 with the budget's code, and the legacy transport's stream 507."""
+    server = own_server_factory(access_log=False, extra_args=["--max-memory", "2M"])
+    session = server.create_session()
+    resources = [{"uri": f"file:///{n:04d}" + "u" * 4000, "name": f"r{n}", "text": "x"} for n in range(200)]
+    session.configure({"mcp_servers": [{"name": "docs", "resources": resources}]})
+    wire = Wire(session.provider_base, "docs")
+    client = wire.initialize()
+    refused: dict[str, Any] | None = None
+    for resource in resources:  # about 4 KB each
+        answer = wire.request("resources/subscribe", {"uri": resource["uri"]}, session=client).json()
+        if "error" in answer:
+            refused = answer["error"]
+            break
+    assert refused is not None, "2 MB cannot hold 200 subscriptions of 4 KB besides their configuration"
+    assert (
+        refused["data"] == {"code": "llm_test_server_memory_exhausted"}
+        and "--max-memory" in refused["message"]
+    )
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
+    answer = wire.request("initialize", hello).json()
+    assert answer["error"]["data"] == {"code": "llm_test_server_memory_exhausted"}
+    stream = raw_request(session.provider_base, "GET", "/mcp/docs/sse", None, {"Accept": "text/event-stream"})
+    assert stream.status == 507 and stream.json()["error"]["code"] == -32600
+    memory = _memory(server)
+    assert memory["used_bytes"] <= memory["max_bytes"] and memory["refused"] >= 3

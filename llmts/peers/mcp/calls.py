@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from llmts.errors import MemoryBudgetExceeded
 from llmts.peers.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -41,9 +42,18 @@ MISSING_CAPABILITY = -32021
 class CallRefused(JsonRpcError):
     """A JSON-RPC error whose journal ``error_code`` is llmts's reason rather than ``jsonrpc_<code>``."""
 
-    def __init__(self, code: int, message: str, reason: str) -> None:
-        super().__init__(code, message)
+    def __init__(self, code: int, message: str, reason: str, data: Any = None) -> None:
+        super().__init__(code, message, data)
         self.reason = reason
+
+
+def memory_refused(what: str) -> CallRefused:
+    """``what`` does not fit the server's memory budget (docs/mcp.md "Limits")."""
+    code = MemoryBudgetExceeded.code
+    message = (
+        f"llmts: the server's memory budget (--max-memory) has no room for {what}; delete or reset sessions"
+    )
+    return CallRefused(INTERNAL_ERROR, message, code, {"code": code})
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,8 @@ flight (so ``notifications/cancelled`` can end them).
 Memory: a client session counts its estimated resident size (``resident``: ``CLIENT_RESIDENT_BYTES``,
 its subscriptions, the messages waiting for its stream) and reports each change to the book that holds
 it, which charges the server's memory share (the process budget, docs/journal.md "Process memory
-budget"). What it keeps is bounded by count (``PEER_LIMITS``), so growth is charged, never refused.
+budget"). The engine refuses a new session or subscription the budget has no room for; what a session
+queues for its stream is bounded by count (``PEER_LIMITS``), so it is charged, never refused.
 
 Sans-IO: waiting happens in the server layer (``llmts/server/peers/mcp_*.py``) on the ``threading``
 events these objects set; under the gevent worker ``threading`` is gevent's, so a wait never blocks the
@@ -27,6 +28,7 @@ from llmts.schema.peer_limits import PEER_LIMITS
 __all__ = [
     "CLIENT_RESIDENT_BYTES",
     "LOG_LEVELS",
+    "SUBSCRIPTION_BYTES",
     "SUBSCRIPTION_ID_KEY",
     "ClientBook",
     "Flight",
@@ -52,7 +54,7 @@ Sent = Callable[[bool], None]
 # URI, a queued notification, and a queued answer or server request (rendered from the configuration,
 # whose texts it shares).
 CLIENT_RESIDENT_BYTES = 5120
-_SUBSCRIPTION_BYTES = 160
+SUBSCRIPTION_BYTES = 160
 _NOTE_BYTES = 512
 _REPLY_BYTES = 1024
 
@@ -224,12 +226,12 @@ class McpClient:
         for uri in uris:
             if uri not in self.subscriptions:
                 self.subscriptions.add(uri)
-                self._grew(_SUBSCRIPTION_BYTES + len(uri))
+                self._grew(SUBSCRIPTION_BYTES + len(uri))
 
     def unsubscribe(self, uri: str) -> None:
         if uri in self.subscriptions:
             self.subscriptions.discard(uri)
-            self._grew(-_SUBSCRIPTION_BYTES - len(uri))
+            self._grew(-SUBSCRIPTION_BYTES - len(uri))
 
     def wants_log(self, level: str) -> bool:
         """Whether a ``notifications/message`` at ``level`` goes to this client (``logging/setLevel``)."""

@@ -16,8 +16,8 @@ from llmts.peers.jsonrpc import (
     RequestId,
     error_response,
 )
-from llmts.peers.mcp.calls import CallPlan, plan_call
-from llmts.peers.mcp.clients import LOG_LEVELS, McpClient
+from llmts.peers.mcp.calls import CallPlan, memory_refused, plan_call
+from llmts.peers.mcp.clients import CLIENT_RESIDENT_BYTES, LOG_LEVELS, SUBSCRIPTION_BYTES, McpClient
 from llmts.peers.mcp.render import (
     initialize_result,
     page,
@@ -82,6 +82,8 @@ def initialize(
         return None, error_answer(message.id, error)
     version = negotiate(params.get("protocolVersion"))
     if client is None:
+        if not state.memory.fits(CLIENT_RESIDENT_BYTES):
+            return None, error_answer(message.id, memory_refused("another client session"))
         client = state.clients.open(version, capabilities, client_info)
     else:
         client.handshake(version, capabilities, client_info)
@@ -169,6 +171,8 @@ def _subscribe(state: McpServerState, client: McpClient, params: dict[str, Any])
         and len(client.subscriptions) >= PEER_LIMITS["mcp_subscriptions_per_session"]
     ):
         raise JsonRpcError(INVALID_REQUEST, "too many subscriptions in this session")
+    if uri not in client.subscriptions and not state.memory.fits(SUBSCRIPTION_BYTES + len(uri)):
+        raise memory_refused("another subscription")
     client.subscribe((uri,))
     return {}
 

@@ -15,7 +15,7 @@ from llmts.peers.a2a.state import message_resident
 from llmts.peers.mcp.clients import CLIENT_RESIDENT_BYTES
 from tests.helpers import post_across, raw_request
 from tests.peers.a2a.a2a_helpers import rpc, v1_message
-from tests.peers.mcp.support import Wire
+from tests.peers.mcp.support import MODERN, Wire
 
 _AGENT = {
     "name": "helper",
@@ -238,8 +238,9 @@ def test_mcp_growth_evicts_journal_entries_for_its_room(
 def test_mcp_sessions_and_subscriptions_the_budget_has_no_room_for_are_refused(
     own_server_factory: Callable[..., LlmTestServer],
 ) -> None:
-    """Once journal entries made what room they could: ``initialize`` and ``resources/subscribe`` are
-    answered -32603 with the budget's code, and the legacy transport's stream 507."""
+    """Once journal entries made what room they could: ``initialize``, ``resources/subscribe`` and a
+    2026-07-28 ``subscriptions/listen`` are answered -32603 with the budget's code, and the legacy
+    transport's stream 507."""
     server = own_server_factory(access_log=False, extra_args=["--max-memory", "2M"])
     session = server.create_session()
     resources = [{"uri": f"file:///{n:04d}" + "u" * 4000, "name": f"r{n}", "text": "x"} for n in range(200)]
@@ -260,6 +261,15 @@ def test_mcp_sessions_and_subscriptions_the_budget_has_no_room_for_are_refused(
     hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
     answer = wire.request("initialize", hello).json()
     assert answer["error"]["data"] == {"code": "llm_test_server_memory_exhausted"}
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    listen = {"notifications": {"resourceSubscriptions": [resources[-1]["uri"]]}, "_meta": meta}
+    headers = {"Mcp-Protocol-Version": MODERN, "Mcp-Method": "subscriptions/listen"}
+    answer = wire.request("subscriptions/listen", listen, headers=headers, version=None).json()
+    assert answer["error"]["data"] == {"code": "llm_test_server_memory_exhausted"}, answer
     stream = raw_request(session.provider_base, "GET", "/mcp/docs/sse", None, {"Accept": "text/event-stream"})
     assert stream.status == 507 and stream.json()["error"]["code"] == -32600
     memory = _memory(server)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from llmts.peers.jsonrpc import INVALID_PARAMS, JsonRpcError, RequestId
-from llmts.peers.mcp.clients import SUBSCRIPTION_ID_KEY, McpClient
+from llmts.peers.mcp.calls import memory_refused
+from llmts.peers.mcp.clients import CLIENT_RESIDENT_BYTES, SUBSCRIPTION_BYTES, SUBSCRIPTION_ID_KEY, McpClient
 from llmts.peers.mcp.revisions import MODERN_VERSIONS
 from llmts.peers.mcp.state import McpServerState
 from llmts.schema.peer_limits import PEER_LIMITS
@@ -62,8 +63,12 @@ class Listen:
 
 def open_listen(state: McpServerState, listen: Listen, subscription_id: RequestId) -> McpClient | None:
     """The listen's stream as a pseudo client session of the server (kept across configures like a client
-    session); None when ``mcp_listens_per_server`` are open already."""
+    session); None when ``mcp_listens_per_server`` are open already; ``memory_refused`` (raised) when the
+    memory budget has no room for it and the URIs it subscribes to."""
     listener = McpClient(MODERN_VERSIONS[0], {}, {})
+    needed = CLIENT_RESIDENT_BYTES + sum(SUBSCRIPTION_BYTES + len(uri) for uri in listen.uris)
+    if not state.memory.fits(needed):
+        raise memory_refused("another subscriptions/listen stream")
     listener.listening = listen.kinds
     listener.subscription_id = subscription_id
     listener.subscribe(listen.uris)

@@ -260,7 +260,10 @@ class McpHttp:
             return self._refuse(
                 request, 406, text, request_id=message.id, entry=entry, reason="mcp_not_acceptable"
             )
-        listener = open_listen(state, listen, message.id)
+        try:
+            listener = open_listen(state, listen, message.id)
+        except JsonRpcError as error:  # the memory budget has no room for it
+            return self._send(request, entry, error_answer(message.id, error), 200, sse=False)
         if listener is None:
             limit = PEER_LIMITS["mcp_listens_per_server"]
             text = f"llmts: {limit} subscriptions/listen streams are open on this server already"

@@ -12,13 +12,13 @@ mutable parts with its own lock (an MCP server's tool cursors, its client sessio
 of one server never holds the session lock. What a state retains is bounded by the protocol's limits
 (``PEER_LIMITS``) and charged to the process memory budget through the ``MemoryShare`` its ``build``
 is given (kind ``peer``): an A2A agent asks for room before a task grows (``fits``, refusing what cannot
-fit), an MCP server refuses a client session or subscription that cannot fit and its client sessions
+fit); an MCP server refuses a client session or subscription that cannot fit, and its client sessions
 report each change (``grow``, which evicts journal entries for room but never refuses: what a session
-queues is bounded by count). A charge is a few integer updates with no switch of
-the gevent worker inside, so states sharing nothing but the budget need no common lock. A state that is
-renewed keeps its share (``renew`` hands it on); one that is closed and dropped gives its bytes back.
-A realtime connection (``connection_share``) charges and detaches its own share; it lives with the
-connection, not the configuration.
+queues is bounded by count). A charge is a few integer updates with no switch of the gevent worker
+inside, so states sharing nothing but the budget need no common lock. A state that is renewed keeps its
+share (``renew`` hands it on); one that is closed and dropped gives its bytes back. A realtime
+connection (``connection_share``) charges and detaches its own share: it lives with the connection, not
+the configuration.
 """
 
 from __future__ import annotations

@@ -17,13 +17,14 @@ report each change (``grow``, which evicts journal entries for room but never re
 queues is bounded by count). A charge is a few integer updates with no switch of the gevent worker
 inside, so states sharing nothing but the budget need no common lock. A state that is renewed keeps its
 share (``renew`` hands it on); one that is closed and dropped gives its bytes back. A realtime
-connection (``connection_share``) charges and detaches its own share: it lives with the connection, not
-the configuration.
+connection (``open_connection``) charges and detaches its own share: it lives with the connection, not
+the configuration, and deleting the session ends it (``SessionEnded.session_deleted``).
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from llmts.runtime.memory import MemoryBudget
     from llmts.schema.config import SessionConfig
 
-__all__ = ["PeerState", "SessionPeers"]
+__all__ = ["PeerState", "SessionEnded", "SessionPeers"]
 
 
 class PeerState(Protocol):
@@ -47,17 +48,26 @@ class PeerState(Protocol):
     # ``renew`` itself).
 
 
+class SessionEnded(Protocol):
+    def session_deleted(self) -> None:
+        """The session was deleted: end the connection (must not block; called with the session lock
+        held)."""
+
+
 _State = TypeVar("_State", bound=PeerState)
 
 
 class SessionPeers:
-    __slots__ = ("_budget", "_lock", "_shares", "_states")
+    __slots__ = ("_budget", "_connections", "_lock", "_retired", "_shares", "_states")
 
     def __init__(self, lock: threading.Lock, budget: MemoryBudget | None = None) -> None:
         self._lock = lock
         self._budget = budget
         self._states: dict[tuple[str, str], PeerState] = {}
         self._shares: dict[tuple[str, str], MemoryShare] = {}
+        # The session's open realtime connections, each ended when the session is deleted.
+        self._connections: weakref.WeakSet[SessionEnded] = weakref.WeakSet()
+        self._retired = False
 
     def state(self, protocol: str, name: str, build: Callable[[MemoryShare], _State]) -> _State:
         """The state of ``protocol``'s peer ``name`` for the current configuration, built by ``build`` (a
@@ -79,17 +89,27 @@ class SessionPeers:
             self._shares[key].charged for key, state in self._states.items() if not hasattr(state, "renew")
         )
 
-    def connection_share(self) -> MemoryShare:
-        """A share for one realtime connection of the session (the agent's peer over WebSocket), which
-        the connection itself charges and detaches when it closes: charging nothing once the session was
-        deleted."""
-        return MemoryShare(self._budget, "realtime")
+    def open_connection(self, connection: SessionEnded) -> MemoryShare:
+        """A realtime connection of the session (the agent's peer over WebSocket) opened: its share of the
+        budget, which it charges and detaches when it closes. Deleting the session ends it; one opened on a
+        deleted session is ended at once and charges nothing."""
+        with self._lock:
+            if self._retired:
+                connection.session_deleted()
+            else:
+                self._connections.add(connection)
+            return MemoryShare(self._budget, "realtime")
 
     def retire_locked(self) -> None:
-        """The session was deleted: every state is closed and gives its memory back, and a state built
-        from now on (a request whose body was still arriving) charges nothing."""
+        """The session was deleted: every state is closed and gives its memory back, every realtime
+        connection is ended, and a state built from now on (a request whose body was still arriving)
+        charges nothing."""
         self.clear_locked()
         self._budget = None
+        self._retired = True
+        connections, self._connections = list(self._connections), weakref.WeakSet()
+        for connection in connections:
+            connection.session_deleted()
 
     def clear_locked(self, config: SessionConfig | None = None) -> None:
         """Reset or configure (lock held, ``config`` the configuration now in force): each state is renewed

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from google.genai import types
-from websockets.exceptions import ConnectionClosedError
+from websockets.exceptions import ConnectionClosed, ConnectionClosedError
 
 from llmts import LlmTestServer
 from tests.realtime.support import check_openai_event
@@ -128,4 +128,27 @@ def test_a_gemini_turn_whose_message_cannot_fit_fails_journaled_and_the_connecti
     assert first == "fine" and ended is not None
     entries = sorted(session.requests(operation="realtime"), key=lambda entry: entry["sequence"])
     assert [entry["error_code"] for entry in entries] == [None, "llm_test_server_memory_exhausted"]
+    _wait_for(lambda: _realtime_bytes(server) == 0)
+
+
+def test_deleting_the_session_ends_its_connections_and_gives_their_memory_back(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    server = own_server_factory(access_log=False)
+    session = server.create_session()
+    _configure(session, {"text": "fine"})
+    client = session.openai_client(max_retries=0)
+    with client.realtime.connect(model=MODEL) as connection:
+        check_openai_event(connection.recv())
+        assert _add_text(connection, "a" * 50_000)["type"] == "conversation.item.added"
+        assert _realtime_bytes(server) > 50_000
+        session.delete()
+        with pytest.raises(ConnectionClosed) as closed:  # 1001 is a normal close: ConnectionClosedOK
+            while True:
+                connection.recv()
+        received = closed.value.rcvd
+        assert received is not None and (received.code, received.reason) == (
+            1001,
+            "llmts: the session was deleted",
+        )
     _wait_for(lambda: _realtime_bytes(server) == 0)

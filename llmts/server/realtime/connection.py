@@ -71,6 +71,8 @@ _MEMORY_CLOSE = (
     1013,
     "llmts: the server's memory budget (--max-memory) is full; close connections or delete sessions",
 )
+# The close of a connection whose session was deleted (as the session's MCP streams end).
+_DELETED_CLOSE = (1001, "llmts: the session was deleted")
 # How long the reader waits for a cancelled turn to end before it reads on (the turn notices between two
 # events or within 50 ms of a wait; a write blocked on a client that does not read may take longer).
 _SETTLE_SECONDS = 2.0
@@ -212,6 +214,16 @@ class RealtimeConnection:
             if deliveries is not None:
                 deliveries.discard(delivery)
 
+    def session_deleted(self) -> None:
+        """The session was deleted (its lock held: must not block): close with 1001, as a session's MCP
+        streams end; the reader sees the close and the connection ends, giving its memory back."""
+        if self._closing or not self._ws.open:
+            return
+        self._closing = True
+        import gevent
+
+        gevent.spawn(self._ws.close, *_DELETED_CLOSE)
+
     def _go_away(self) -> None:
         """The server is stopping: tell the client as the service does (Gemini's ``goAway``), then close
         with 1001; the reader sees the close and the connection ends."""
@@ -238,7 +250,10 @@ class RealtimeConnection:
             self._apply(self._unauthorized(self._refused))
             ws.close(1008, "unauthorized") if ws.open else None
             return
-        self._memory = self._session.peers.connection_share()
+        self._memory = self._session.peers.open_connection(self)
+        if self._closing:  # the session was deleted before the connection opened
+            ws.close(*_DELETED_CLOSE)
+            return
         if not self._memory.fits(_CONNECTION_BYTES):
             ws.close(*_MEMORY_CLOSE)
             return

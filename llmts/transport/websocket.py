@@ -255,6 +255,14 @@ class WebSocket:
         self.bytes_sent += size
         return True
 
+    def end(self, code: int, reason: str) -> None:
+        """End the connection now: ``close`` when no write is under way, else a reset (a write blocked on a
+        client that does not read would hold the close frame back until the write deadline)."""
+        if self._write_lock.locked():
+            self.abort()
+        else:
+            self.close(code, reason)
+
     def close(self, code: int = 1000, reason: str = "") -> None:
         """Send our close frame (once; nothing if a close was already sent or the socket is closed), wait
         up to ``close_timeout`` for the peer's, then close the socket. A greenlet running ``receive``

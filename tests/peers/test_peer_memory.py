@@ -271,6 +271,7 @@ def test_mcp_sessions_and_subscriptions_the_budget_has_no_room_for_are_refused(
     answer = wire.request("subscriptions/listen", listen, headers=headers, version=None).json()
     assert answer["error"]["data"] == {"code": "llm_test_server_memory_exhausted"}, answer
     stream = raw_request(session.provider_base, "GET", "/mcp/docs/sse", None, {"Accept": "text/event-stream"})
-    assert stream.status == 507 and stream.json()["error"]["code"] == -32600
+    assert stream.status == 507
+    assert stream.json()["error"]["data"] == {"code": "llm_test_server_memory_exhausted"}
     memory = _memory(server)
     assert memory["used_bytes"] <= memory["max_bytes"] and memory["refused"] >= 3

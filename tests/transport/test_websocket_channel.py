@@ -366,6 +366,19 @@ def test_abort_drops_the_connection_without_a_close_frame(server: _Server) -> No
     assert evidence["ended_by"] == "aborted" and evidence["close_code_sent"] is None
 
 
+def test_end_resets_a_connection_whose_write_is_blocked(server: _Server) -> None:
+    """``end`` (a session deleted under a realtime connection) is ``close`` when nothing is being written,
+    and a reset at once when a write waits on a client that does not read: the close frame would wait
+    behind it until the write deadline."""
+    cid = server.new_id()
+    with _Raw(server, cid) as raw:
+        raw.sock.sendall(_frame(_TEXT, b"end-writing 1001 gone"))  # and never read the 16 MiB
+        time.sleep(0.5)
+    evidence = server.evidence(cid)
+    assert evidence["ended_by"] == "aborted" and evidence["close_code_sent"] is None
+    assert evidence["seconds"] < 5  # not the write deadline
+
+
 def test_send_raw_is_a_valid_text_frame(server: _Server) -> None:
     with connect(_url(server, server.new_id()), compression=None) as ws:
         ws.send("raw")

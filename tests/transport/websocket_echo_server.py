@@ -11,7 +11,8 @@ to echo when offered), ``mode`` (``echo``, ``flood``: another greenlet sends ``s
 Echo mode obeys text commands: ``close CODE REASON`` closes from another greenlet while this one keeps
 receiving; ``close-self CODE REASON`` closes from the receiving greenlet; ``abort`` aborts from another
 greenlet; ``raw`` answers with ``send_raw``; ``stall`` starts a greenlet that waits for the end of the
-connection with ``wait_closed``.
+connection with ``wait_closed``; ``end-writing CODE REASON`` starts a greenlet writing 16 MiB (blocked on a
+client that does not read), then calls ``end`` from another.
 """
 
 from __future__ import annotations
@@ -107,6 +108,9 @@ def _echo(ws: WebSocket, record: dict[str, Any]) -> None:
             ws.send_raw(b"{not json \xff")
         elif command[0] == "stall":
             stalls.append(gevent.spawn(_stall, ws, record))
+        elif command[0] == "end-writing":
+            gevent.spawn(ws.send, b"x" * (16 << 20), binary=True)
+            gevent.spawn_later(0.2, ws.end, int(command[1]), command[2] if len(command) > 2 else "")
         else:
             ws.send(message, binary=ws.last_binary)
     record["receive_returned_none"] = True

@@ -468,6 +468,11 @@ class ClientBook:
         with self._lock:
             return len(self._clients)
 
+    @property
+    def full(self) -> bool:
+        """Whether a new session ends the oldest (``open``) or is refused (``admit``)."""
+        return len(self) >= self._limit
+
     def end_all(self) -> None:
         with self._lock:
             self._closed = True

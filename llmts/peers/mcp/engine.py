@@ -82,7 +82,8 @@ def initialize(
         return None, error_answer(message.id, error)
     version = negotiate(params.get("protocolVersion"))
     if client is None:
-        if not state.memory.fits(CLIENT_RESIDENT_BYTES):
+        # A full book ends its oldest session for the new one: no growth then.
+        if not state.clients.full and not state.memory.fits(CLIENT_RESIDENT_BYTES):
             return None, error_answer(message.id, memory_refused("another client session"))
         client = state.clients.open(version, capabilities, client_info)
     else:

@@ -65,6 +65,8 @@ def open_listen(state: McpServerState, listen: Listen, subscription_id: RequestI
     """The listen's stream as a pseudo client session of the server (kept across configures like a client
     session); None when ``mcp_listens_per_server`` are open already; ``memory_refused`` (raised) when the
     memory budget has no room for it and the URIs it subscribes to."""
+    if state.listens.full:  # refused for the count before any journal entry is evicted for room
+        return None
     listener = McpClient(MODERN_VERSIONS[0], {}, {})
     needed = CLIENT_RESIDENT_BYTES + sum(SUBSCRIPTION_BYTES + len(uri) for uri in listen.uris)
     if not state.memory.fits(needed):

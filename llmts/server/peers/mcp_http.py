@@ -263,7 +263,7 @@ class McpHttp:
         try:
             listener = open_listen(state, listen, message.id)
         except JsonRpcError as error:  # the memory budget has no room for it
-            return self._send(request, entry, error_answer(message.id, error), 200, sse=False)
+            return self._send(request, entry, error_answer(message.id, error), 200, sse=not json_ok)
         if listener is None:
             limit = PEER_LIMITS["mcp_listens_per_server"]
             text = f"llmts: {limit} subscriptions/listen streams are open on this server already"

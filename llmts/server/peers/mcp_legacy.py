@@ -36,6 +36,7 @@ from llmts.peers.jsonrpc import (
     parse_message,
 )
 from llmts.peers.mcp import Answer, CallPlan, McpClient, McpServerState, answer, initialize, notified
+from llmts.peers.mcp.calls import memory_refused
 from llmts.peers.mcp.clients import CLIENT_RESIDENT_BYTES, Flight
 from llmts.peers.mcp.engine import KNOWN_METHODS
 from llmts.peers.mcp.revisions import LATEST_HANDSHAKE
@@ -81,9 +82,10 @@ def _refuse(
 def _open_stream(request: PeerRequest, state: McpServerState) -> Iterable[bytes]:
     if not accepts(request.header("Accept"))[1]:
         return _refuse(request, 406, "Not Acceptable: the stream is text/event-stream")
-    if not state.memory.fits(CLIENT_RESIDENT_BYTES):
-        text = "llmts: the server's memory budget (--max-memory) has no room for another client session"
-        return _refuse(request, 507, text)
+    if not state.clients.full and not state.memory.fits(CLIENT_RESIDENT_BYTES):
+        refused = memory_refused("another client session")
+        request.services.metrics.reject("mcp", 507)
+        return request.json(507, error_response(None, refused.code, refused.message, refused.data))
     client = state.clients.open(LATEST_HANDSHAKE, {}, {}, legacy=True)
     token = client.attach_stream()
     endpoint = f"{request.mount}/messages?session_id={client.id}"

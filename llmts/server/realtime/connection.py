@@ -222,7 +222,7 @@ class RealtimeConnection:
         self._closing = True
         import gevent
 
-        gevent.spawn(self._ws.close, *_DELETED_CLOSE)
+        gevent.spawn(self._ws.end, *_DELETED_CLOSE)
 
     def _go_away(self) -> None:
         """The server is stopping: tell the client as the service does (Gemini's ``goAway``), then close

@@ -10,8 +10,11 @@ import pytest
 from llmts.peers.jsonrpc import JsonRpcError, Message
 from llmts.peers.mcp import ClientBook, McpClient, McpServerState, initialize
 from llmts.peers.mcp.clients import CLIENT_RESIDENT_BYTES
+from llmts.peers.mcp.listens import Listen, open_listen
 from llmts.peers.mcp.render import page
 from llmts.peers.mcp.state import arguments_contain
+from llmts.runtime.memory import MemoryBudget
+from llmts.runtime.session_memory import MemoryShare
 from llmts.schema.config import SessionConfig
 from llmts.schema.peer_limits import PEER_LIMITS
 
@@ -204,3 +207,35 @@ def test_client_sessions_report_what_they_keep_to_their_book() -> None:
     assert total() == 0
     second.changed("notifications/tools/list_changed")  # a session no book holds charges nothing
     assert total() == 0
+
+
+def _full_budget() -> tuple[MemoryBudget, MemoryShare]:
+    """A budget with no room left (its whole size charged as a configuration) and a server share on it."""
+    budget = MemoryBudget(1 << 20)
+    MemoryShare(budget, "configuration").charge(1 << 20)
+    return budget, MemoryShare(budget, "peer")
+
+
+def test_at_the_session_limit_initialize_ends_the_oldest_instead_of_asking_for_room() -> None:
+    """A full book ends its oldest session for a new one, so a full budget does not refuse it; below the
+    limit it does, with the budget's code, and nothing is created."""
+    budget, share = _full_budget()
+    state = McpServerState(_config().mcp_servers[0], ClientBook(limit=1, report=share.grow), memory=share)
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c"}}
+    refused, answer = initialize(state, Message("initialize", 1, hello))
+    assert refused is None and answer.message["error"]["data"] == {"code": "llm_test_server_memory_exhausted"}
+    assert len(state.clients) == 0 and budget.refused == 1
+    oldest = state.clients.open("2025-11-25", {}, {})  # the limit reached (charged past the budget)
+    client, answer = initialize(state, Message("initialize", 2, hello))
+    assert client is not None and "result" in answer.message and oldest.ended
+    assert len(state.clients) == 1 and budget.refused == 1
+
+
+def test_a_listen_over_the_count_is_refused_before_asking_the_budget_for_room() -> None:
+    budget, share = _full_budget()
+    state = McpServerState(_config().mcp_servers[0], memory=share)
+    for _ in range(PEER_LIMITS["mcp_listens_per_server"]):
+        assert state.listens.admit(McpClient("2026-07-28", {}, {}))
+    listen = Listen({"notifications": {"resourceSubscriptions": ["file:///" + "u" * 4000]}})
+    assert open_listen(state, listen, "l1") is None  # the count's refusal
+    assert budget.refused == 0  # the budget was never asked (which could have evicted journal entries)

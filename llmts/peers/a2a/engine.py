@@ -23,7 +23,12 @@ from typing import Any
 from llmts.errors import MemoryBudgetExceeded
 from llmts.peers.a2a.card import extended_card_error
 from llmts.peers.a2a.model import Artifact, Msg, Part, PushConfig, Status, TaskRecord
-from llmts.peers.a2a.state import MESSAGE_RESIDENT_BYTES, PUSH_CONFIGS_PER_TASK, A2aAgentState
+from llmts.peers.a2a.state import (
+    MESSAGE_RESIDENT_BYTES,
+    PUSH_CONFIGS_PER_TASK,
+    A2aAgentState,
+    message_resident,
+)
 from llmts.peers.a2a.wire import (
     SendOptions,
     Wire,
@@ -74,8 +79,8 @@ _MEMORY_EXHAUSTED = MemoryBudgetExceeded.code
 class A2aCall:
     """One JSON-RPC request to an agent: ``ids(domain)`` makes this request's wire ids (seeded under
     ``determinism``), ``epoch`` is its time (the fixed instant under ``fixed_utc``), ``size`` the bytes of
-    its body (what a stored message may hold) and ``resident`` the estimate of what the message it brings
-    holds (``message_resident``; 0: ``size``), what the memory budget is charged for a stored message."""
+    its body (what a stored message may hold) and ``body`` the body itself, from which a stored message's
+    charge to the memory budget is estimated (``message_resident``; none given: ``size``)."""
 
     method: str
     id: RequestId
@@ -83,11 +88,12 @@ class A2aCall:
     ids: Callable[[str], str]
     epoch: float
     size: int = 0
-    resident: int = 0
+    body: bytes = b""
 
-    @property
-    def message_resident(self) -> int:
-        return self.resident or self.size
+    def received_sizes(self) -> tuple[int, int]:
+        """The counted and the resident size of the message this request brings (computed when a message
+        is to be stored, not for every request)."""
+        return self.size, message_resident(self.body) if self.body else self.size
 
 
 @dataclass(slots=True)
@@ -205,12 +211,13 @@ def _send(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: bool) -> A
         return _scripted(_error(call, streaming, error), response, index)
     context_id = task.context_id if task is not None else message.context_id or "ctx-" + call.ids("context")
     if response.text is not None:
+        received = None
         if task is not None:  # both messages join the task's history
-            size = state.task_bytes_locked(task, (call.size, len(response.text)))
-            messages = (call.message_resident, len(response.text) + MESSAGE_RESIDENT_BYTES)
-            _check_size(state, size, state.resident_growth_locked(task, messages), task, False)
+            received = call.received_sizes()
+            reply = (len(response.text), len(response.text) + MESSAGE_RESIDENT_BYTES)
+            _check_room(state, task, False, (received, reply))
         state.consume_locked(index)
-        result = _reply_message(state, wire, call, message, task, context_id, response.text)
+        result = _reply_message(state, wire, call, received, message, task, context_id, response.text)
         payloads = [result_response(call.id, wire.send_result(result, False))]
         return _scripted(A2aAnswer(payloads, streaming), response, index)
     script = response.task
@@ -222,22 +229,27 @@ def _send(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: bool) -> A
     push = options.push
     if push is not None:
         push = dataclasses.replace(push, id=push.id or task.id)
-    artifacts = state.artifact_bytes_locked(index)
-    size = state.task_bytes_locked(task, (call.size,), artifacts, push)
-    growth = state.resident_growth_locked(
-        None if created else task, (call.message_resident,), artifacts, push
-    )
-    _check_size(state, size, growth, task, created)
+    received = call.received_sizes()
+    _check_room(state, task, created, (received,), state.artifact_bytes_locked(index), push)
     state.consume_locked(index)
-    events = _run_task(state, wire, call, message, task, created, index, options, push, streaming)
+    events = _run_task(state, wire, call, received, message, task, created, index, options, push, streaming)
     payloads = [result_response(call.id, event) for event in events]
     return _scripted(A2aAnswer(payloads, streaming), response, index)
 
 
-def _check_size(state: A2aAgentState, size: int, growth: int, task: TaskRecord, created: bool) -> None:
+def _check_room(
+    state: A2aAgentState,
+    task: TaskRecord,
+    created: bool,
+    messages: tuple[tuple[int, int], ...] = (),
+    artifacts: int = 0,
+    push: PushConfig | None = None,
+) -> None:
     """Refuse, before anything changes, a request that would make one task hold more than the agent's
     tasks may hold in all (its history, artifacts and push configurations; docs/a2a.md "Limits"), or
-    grow by ``growth`` resident bytes more than the process memory budget has room for."""
+    grow by more resident bytes than the process memory budget has room for
+    (``A2aAgentState.task_change_locked``)."""
+    size, growth = state.task_change_locked(task, messages, artifacts, push)
     limit = state.task_byte_limit
     which = "the new task" if created else f"task {task.id}"
     if size > limit:
@@ -266,16 +278,19 @@ def _reply_message(
     state: A2aAgentState,
     wire: Wire,
     call: A2aCall,
+    received_sizes: tuple[int, int] | None,
     message: Msg,
     task: TaskRecord | None,
     context_id: str,
     text: str,
 ) -> dict[str, Any]:
+    """The agent's reply; within a task (``received_sizes``: the sizes of the message received) both
+    messages join its history."""
     task_id = task.id if task is not None else None
     reply = Msg("msg-" + call.ids("message"), "agent", (Part("text", text=text),), context_id, task_id)
-    if task is not None:  # a reply within an interrupted task: both messages join its history
+    if task is not None and received_sizes is not None:  # a reply within an interrupted task
         received = dataclasses.replace(message, context_id=context_id, task_id=task.id)
-        state.remember_locked(task, received, call.size, call.message_resident)
+        state.remember_locked(task, received, *received_sizes)
         state.remember_locked(task, reply, len(text), len(text) + MESSAGE_RESIDENT_BYTES)
         state.touch_locked(task)
     return wire.message(reply)
@@ -285,6 +300,7 @@ def _run_task(
     state: A2aAgentState,
     wire: Wire,
     call: A2aCall,
+    received_sizes: tuple[int, int],
     message: Msg,
     task: TaskRecord,
     created: bool,
@@ -311,7 +327,7 @@ def _run_task(
     task.status = final
     task.updated = call.epoch
     received = dataclasses.replace(message, context_id=context_id, task_id=task.id)
-    state.remember_locked(task, received, call.size, call.message_resident)
+    state.remember_locked(task, received, *received_sizes)
     if push is not None:
         state.set_push_locked(task, push)
     if created:
@@ -424,8 +440,7 @@ def _push_set(state: A2aAgentState, wire: Wire, call: A2aCall, streaming: bool) 
     task_id, config = wire.push_set(call.params)
     task = _task_or_fail(state, task_id)
     _check_push_room(task, config.id)
-    size = state.task_bytes_locked(task, push=config)
-    _check_size(state, size, state.resident_growth_locked(task, push=config), task, False)
+    _check_room(state, task, False, push=config)
     state.set_push_locked(task, config)
     return A2aAnswer([result_response(call.id, wire.push_config(task.id, config))], False)
 

@@ -10,10 +10,10 @@ never has to go. A task keeps its last ``HISTORY_PER_TASK`` messages and at most
 push configurations.
 
 Memory: the state charges ``resident_bytes`` to the process memory budget through its ``MemoryShare``:
-each received message at the estimate of what it holds (``message_resident`` of its request body, the
-call's ``resident``), a reply at its text plus ``MESSAGE_RESIDENT_BYTES``, artifacts and push
-configurations as counted, and ``TASK_RESIDENT_BYTES`` per task. The engine asks ``fits_locked`` before
-a request makes a task grow.
+each received message at the estimate of what it holds (``message_resident`` of its request body), a
+reply at its text plus ``MESSAGE_RESIDENT_BYTES``, artifacts and push configurations as counted, and
+``TASK_RESIDENT_BYTES`` per task. The engine checks a change (``task_change_locked``) against the task
+limit and the budget (``fits_locked``) before it makes a task grow.
 
 Locking: ``lock`` guards everything here; the engine holds it for one request's decision and rendering
 (never across a wait or a write), so one agent's slow client never holds the session lock. ``closed`` is
@@ -74,7 +74,7 @@ def push_bytes(config: PushConfig) -> int:
 
 
 def _growth(
-    task: TaskRecord | None,
+    task: TaskRecord,
     held: Sequence[int],
     messages: Sequence[int],
     artifacts: int,
@@ -86,7 +86,7 @@ def _growth(
     growth = sum(messages) - sum(sizes[: max(0, len(sizes) - HISTORY_PER_TASK)]) + artifacts
     if push is not None:
         growth += push_bytes(push)
-        replaced = task.push_configs.get(push.id) if task is not None else None
+        replaced = task.push_configs.get(push.id)
         if replaced is not None:
             growth -= push_bytes(replaced)
     return growth
@@ -177,33 +177,24 @@ class A2aAgentState:
             self._artifact_bytes[index] = size
         return size
 
-    def task_bytes_locked(
+    def task_change_locked(
         self,
-        task: TaskRecord | None,
-        messages: Sequence[int] = (),
+        task: TaskRecord,
+        messages: Sequence[tuple[int, int]] = (),
         artifacts: int = 0,
         push: PushConfig | None = None,
-    ) -> int:
-        """The bytes ``task`` (None: a new one) would hold with ``messages`` (their sizes) added to its
-        history (the oldest beyond ``HISTORY_PER_TASK`` dropped), ``artifacts`` bytes more artifacts and
-        ``push`` stored (replacing the configuration with its id)."""
-        held = task.history_bytes if task is not None else []
-        return (task.retained if task is not None else 0) + _growth(task, held, messages, artifacts, push)
-
-    def resident_growth_locked(
-        self,
-        task: TaskRecord | None,
-        messages: Sequence[int] = (),
-        artifacts: int = 0,
-        push: PushConfig | None = None,
-    ) -> int:
-        """The resident bytes ``task`` (None: a new one) would gain with ``messages`` (their resident
-        sizes) and the rest as for ``task_bytes_locked``, at the sizes the budget is charged."""
-        held = task.history_resident if task is not None else []
-        growth = _growth(task, held, messages, artifacts, push)
-        if task is None or self._tasks.get(task.id) is not task:
+    ) -> tuple[int, int]:
+        """What ``task`` (one not stored yet: a new one) would hold with ``messages`` (each its counted and
+        its resident size) added to its history (the oldest beyond ``HISTORY_PER_TASK`` dropped),
+        ``artifacts`` bytes more artifacts and ``push`` stored (replacing the configuration with its id):
+        the bytes it would count, and the resident bytes it would gain (the budget's charge)."""
+        counted = [size for size, _ in messages]
+        resident = [size for _, size in messages]
+        size = task.retained + _growth(task, task.history_bytes, counted, artifacts, push)
+        growth = _growth(task, task.history_resident, resident, artifacts, push)
+        if self._tasks.get(task.id) is not task:
             growth += TASK_RESIDENT_BYTES
-        return growth
+        return size, growth
 
     def fits_locked(self, growth: int) -> bool:
         """Whether ``growth`` more resident bytes fit the process memory budget (journal entries are

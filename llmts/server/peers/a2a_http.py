@@ -22,7 +22,6 @@ import orjson
 
 from llmts.errors import LlmtsError, MethodNotAllowed, RequestSuperseded, RouteNotFound
 from llmts.peers.a2a import A2aAgentState, A2aAnswer, A2aCall, agent_card, answer, is_method
-from llmts.peers.a2a.state import message_resident
 from llmts.peers.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -128,9 +127,7 @@ class A2aHttp:
         entry = request.journal(operation, request_id, body)
         wire = session.plan.wire_identity(entry)
         epoch = wire.fixed_epoch if wire.fixed_epoch is not None else entry.started_epoch
-        call = A2aCall(
-            message.method, message.id, message.params, wire.id_for, epoch, len(body), message_resident(body)
-        )
+        call = A2aCall(message.method, message.id, message.params, wire.id_for, epoch, len(body), body)
         result = answer(state, call)
         if superseded():  # what the answer changed is in a state nobody reads any more
             return self._write(request, entry, _superseded(message.id, result.stream))

@@ -14,7 +14,6 @@ import pytest
 
 from llmts.peers.a2a import A2aAgentState, A2aCall, answer
 from llmts.peers.a2a import state as state_module
-from llmts.peers.a2a.state import message_resident
 from llmts.runtime.memory import MemoryBudget
 from llmts.runtime.session_memory import MemoryShare
 from llmts.schema.a2a import A2aAgent
@@ -52,7 +51,7 @@ def _send(state: A2aAgentState, params: dict[str, Any]) -> dict[str, Any]:
         lambda domain: f"{serial}-{domain}",
         1_767_225_600.0,
         len(body),
-        message_resident(body),
+        body,
     )
     payload: dict[str, Any] = answer(state, call).payloads[0]
     return payload

@@ -220,8 +220,7 @@ class MemoryBudget:
 
     def state_changed(self, kind: str, delta: int) -> None:
         """A share of ``kind`` (``store``, ``conversation``, ``recording``, ``configuration``, ``peer``,
-        ``realtime``)
-        grew by ``delta`` bytes (negative: shrank)."""
+        ``realtime``) grew by ``delta`` bytes (negative: shrank)."""
         attribute = kind + "_bytes"
         setattr(self, attribute, getattr(self, attribute) + delta)
 

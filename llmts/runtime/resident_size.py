@@ -1,6 +1,8 @@
 """What parsed state costs the process while it is kept: the accounted sizes, in the memory budget
-(docs/journal.md, "Process memory budget"), of a session's configuration in force and of JSON a session
-keeps parsed (a stored response's input items).
+(docs/journal.md, "Process memory budget"), of a session's configuration in force (``configuration_size``),
+of JSON a session keeps parsed, estimated on its text (``json_size``: a stored response's input items,
+journaled peer arguments, an A2A message), and of values walked as they are (``value_size``,
+``text_size``: a realtime conversation).
 
 A configuration is held twice: the validated models (one pydantic model per scenario, response, tool
 call...) and the plans compiled from them (runtime/plans.py). Its JSON length says little about that: one
@@ -28,6 +30,18 @@ from typing import Any
 from pydantic import BaseModel
 
 __all__ = ["configuration_size", "json_size", "text_size", "value_size"]
+
+
+# A model instance with its compiled counterpart (the plan, the scripted output): the bulk of the cost.
+_MODEL_BYTES = 2048
+# A list, tuple or dict, plus each of its slots.
+_CONTAINER_BYTES = 128
+_SLOT_BYTES = 16
+# A string: its object, and its characters held about one and a half times (the fixture's and the
+# plan's copies, chunks).
+_STRING_BYTES = 64
+# A number, a boolean.
+_SCALAR_BYTES = 32
 
 
 def text_size(text: str) -> int:
@@ -68,18 +82,6 @@ def value_size(value: Any) -> int:
         else:
             total += _SCALAR_BYTES
     return total
-
-
-# A model instance with its compiled counterpart (the plan, the scripted output): the bulk of the cost.
-_MODEL_BYTES = 2048
-# A list, tuple or dict, plus each of its slots.
-_CONTAINER_BYTES = 128
-_SLOT_BYTES = 16
-# A string: its object, and its characters held about one and a half times (the fixture's and the
-# plan's copies, chunks).
-_STRING_BYTES = 64
-# A number, a boolean.
-_SCALAR_BYTES = 32
 
 
 def configuration_size(config: BaseModel) -> int:

@@ -56,7 +56,8 @@ def _parser(only_serve: bool = False) -> argparse.ArgumentParser:
     serve.add_argument(
         "--max-memory",
         default=os.environ.get("LLMTS_MAX_MEMORY"),
-        help="process-wide budget for journals, stored responses, conversation state and configurations "
+        help="process-wide budget for journals, stored responses, conversation state, configurations, "
+        "MCP and A2A state and realtime connections "
         "(bytes, or 512M / 2G; default: a quarter of the machine's memory, 256M..8G)",
     )
     serve.add_argument(

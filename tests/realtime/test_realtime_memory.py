@@ -15,7 +15,7 @@ import pytest
 from google.genai import types
 from websockets.exceptions import ConnectionClosed, ConnectionClosedError
 
-from llmts import LlmTestServer
+from llmts import LlmTestServer, SessionClient
 from tests.realtime.support import check_openai_event
 from tests.support.configure import script
 
@@ -35,6 +35,15 @@ def _add_text(connection: Any, text: str) -> dict[str, Any]:
     return check_openai_event(connection.recv())
 
 
+def _served(factory: Callable[..., LlmTestServer], *options: str) -> tuple[LlmTestServer, SessionClient, Any]:
+    """A dedicated server (the budget's counters are the test's alone) started with ``options``, a session
+    answering every realtime turn "fine", and an OpenAI client of that session."""
+    server = factory(access_log=False, extra_args=list(options))
+    session = server.create_session()
+    _configure(session, {"text": "fine"})
+    return server, session, session.openai_client(max_retries=0)
+
+
 def _wait_for(condition: Callable[[], bool]) -> None:
     deadline = time.monotonic() + 10
     while not condition():
@@ -45,10 +54,7 @@ def _wait_for(condition: Callable[[], bool]) -> None:
 def test_a_connection_and_its_conversation_are_charged_and_given_back(
     own_server_factory: Callable[..., LlmTestServer],
 ) -> None:
-    server = own_server_factory(access_log=False)
-    session = server.create_session()
-    _configure(session, {"text": "fine"})
-    client = session.openai_client(max_retries=0)
+    server, _, client = _served(own_server_factory)
     with client.realtime.connect(model=MODEL) as connection:
         assert check_openai_event(connection.recv())["type"] == "session.created"
         opened = _realtime_bytes(server)
@@ -64,10 +70,7 @@ def test_a_connection_and_its_conversation_are_charged_and_given_back(
 def test_an_item_the_budget_has_no_room_for_closes_the_connection_with_1013(
     own_server_factory: Callable[..., LlmTestServer],
 ) -> None:
-    server = own_server_factory(access_log=False, extra_args=["--max-memory", "2M"])
-    session = server.create_session()
-    _configure(session, {"text": "fine"})
-    client = session.openai_client(max_retries=0)
+    server, _, client = _served(own_server_factory, "--max-memory", "2M")
     with client.realtime.connect(model=MODEL) as connection:
         check_openai_event(connection.recv())
         text = "\N{GRINNING FACE}" + "a" * 200_000  # about 1.6 MB charged each
@@ -134,10 +137,7 @@ def test_a_gemini_turn_whose_message_cannot_fit_fails_journaled_and_the_connecti
 def test_deleting_the_session_ends_its_connections_and_gives_their_memory_back(
     own_server_factory: Callable[..., LlmTestServer],
 ) -> None:
-    server = own_server_factory(access_log=False)
-    session = server.create_session()
-    _configure(session, {"text": "fine"})
-    client = session.openai_client(max_retries=0)
+    server, session, client = _served(own_server_factory)
     with client.realtime.connect(model=MODEL) as connection:
         check_openai_event(connection.recv())
         assert _add_text(connection, "a" * 50_000)["type"] == "conversation.item.added"

@@ -28,13 +28,13 @@ from llmts.schema.peer_limits import PEER_LIMITS
 __all__ = [
     "CLIENT_RESIDENT_BYTES",
     "LOG_LEVELS",
-    "SUBSCRIPTION_BYTES",
     "SUBSCRIPTION_ID_KEY",
     "ClientBook",
     "Flight",
     "McpClient",
     "PendingAnswer",
     "Sent",
+    "subscription_bytes",
 ]
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -54,9 +54,14 @@ Sent = Callable[[bool], None]
 # URI, a queued notification, and a queued answer or server request (rendered from the configuration,
 # whose texts it shares).
 CLIENT_RESIDENT_BYTES = 5120
-SUBSCRIPTION_BYTES = 160
+_SUBSCRIPTION_BYTES = 160
 _NOTE_BYTES = 512
 _REPLY_BYTES = 1024
+
+
+def subscription_bytes(uri: str) -> int:
+    """What a session's subscription to ``uri`` is charged."""
+    return _SUBSCRIPTION_BYTES + len(uri)
 
 
 class PendingAnswer:
@@ -226,12 +231,12 @@ class McpClient:
         for uri in uris:
             if uri not in self.subscriptions:
                 self.subscriptions.add(uri)
-                self._grew(SUBSCRIPTION_BYTES + len(uri))
+                self._grew(subscription_bytes(uri))
 
     def unsubscribe(self, uri: str) -> None:
         if uri in self.subscriptions:
             self.subscriptions.discard(uri)
-            self._grew(-SUBSCRIPTION_BYTES - len(uri))
+            self._grew(-subscription_bytes(uri))
 
     def wants_log(self, level: str) -> bool:
         """Whether a ``notifications/message`` at ``level`` goes to this client (``logging/setLevel``)."""

@@ -17,7 +17,7 @@ from llmts.peers.jsonrpc import (
     error_response,
 )
 from llmts.peers.mcp.calls import CallPlan, memory_refused, plan_call
-from llmts.peers.mcp.clients import CLIENT_RESIDENT_BYTES, LOG_LEVELS, SUBSCRIPTION_BYTES, McpClient
+from llmts.peers.mcp.clients import CLIENT_RESIDENT_BYTES, LOG_LEVELS, McpClient, subscription_bytes
 from llmts.peers.mcp.render import (
     initialize_result,
     page,
@@ -172,7 +172,7 @@ def _subscribe(state: McpServerState, client: McpClient, params: dict[str, Any])
         and len(client.subscriptions) >= PEER_LIMITS["mcp_subscriptions_per_session"]
     ):
         raise JsonRpcError(INVALID_REQUEST, "too many subscriptions in this session")
-    if uri not in client.subscriptions and not state.memory.fits(SUBSCRIPTION_BYTES + len(uri)):
+    if uri not in client.subscriptions and not state.memory.fits(subscription_bytes(uri)):
         raise memory_refused("another subscription")
     client.subscribe((uri,))
     return {}

@@ -13,7 +13,7 @@ from typing import Any
 
 from llmts.peers.jsonrpc import INVALID_PARAMS, JsonRpcError, RequestId
 from llmts.peers.mcp.calls import memory_refused
-from llmts.peers.mcp.clients import CLIENT_RESIDENT_BYTES, SUBSCRIPTION_BYTES, SUBSCRIPTION_ID_KEY, McpClient
+from llmts.peers.mcp.clients import CLIENT_RESIDENT_BYTES, SUBSCRIPTION_ID_KEY, McpClient, subscription_bytes
 from llmts.peers.mcp.revisions import MODERN_VERSIONS
 from llmts.peers.mcp.state import McpServerState
 from llmts.schema.peer_limits import PEER_LIMITS
@@ -68,7 +68,7 @@ def open_listen(state: McpServerState, listen: Listen, subscription_id: RequestI
     if state.listens.full:  # refused for the count before any journal entry is evicted for room
         return None
     listener = McpClient(MODERN_VERSIONS[0], {}, {})
-    needed = CLIENT_RESIDENT_BYTES + sum(SUBSCRIPTION_BYTES + len(uri) for uri in listen.uris)
+    needed = CLIENT_RESIDENT_BYTES + sum(map(subscription_bytes, listen.uris))
     if not state.memory.fits(needed):
         raise memory_refused("another subscriptions/listen stream")
     listener.listening = listen.kinds

@@ -11,6 +11,7 @@ import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,6 +28,14 @@ class RawResponse:
 
     def json(self) -> Any:
         return json.loads(self.body)
+
+
+def parent_pid(pid: int) -> int:
+    """The parent of process ``pid``, from ``/proc`` (Linux)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("PPid:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no parent of {pid}")
 
 
 def free_port(count: int = 1) -> int:

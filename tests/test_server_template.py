@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from llmts import LlmTestServer
+from tests.helpers import parent_pid
 from tests.support.server_template import ServerTemplate, TemplateChild
 
 
@@ -62,6 +63,31 @@ def test_another_pythonpath_starts_a_fresh_interpreter(tmp_path: Path) -> None:
         assert log.read_text().startswith("llmts ")
     finally:
         template.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads parent pids from /proc")
+def test_a_workers_supervisor_forks_its_processes_and_stops_them(
+    own_server_factory: Callable[..., LlmTestServer],
+) -> None:
+    """The supervisor of ``--workers`` forked by the template forks its processes too, and they are what
+    ``llmts serve`` runs: each serves its own sessions, and a graceful stop ends every one with 0."""
+    server = own_server_factory(workers=2, access_log=False)
+    assert isinstance(server.process, TemplateChild)
+    members = server.members()
+    arbiters = []
+    for member in members:
+        session = member.create_session()
+        answer = session.openai_client(max_retries=0).chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "Hi"}]
+        )
+        assert answer.choices[0].message.content
+        arbiters.append(parent_pid(int(member.process_stats()["pid"])))
+    for arbiter in arbiters:
+        assert parent_pid(arbiter) == server.process.pid  # the supervisor's children
+        assert b"server_template.py" in Path(f"/proc/{arbiter}/cmdline").read_bytes()  # no new interpreter
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(30) == 0
+    assert not any(Path(f"/proc/{arbiter}").exists() for arbiter in arbiters)
 
 
 @pytest.mark.fresh_interpreter

@@ -8,9 +8,10 @@ and forks a child per ``LlmTestServer.start``. The child runs what ``python -m l
 a session of its own): the same arbiter, which forks the same gevent worker, which patches with gevent
 before it loads the app. What differs is what gunicorn's ``preload_app`` changes: the app's modules
 were imported before gevent patched, so the worker's boot only forks, patches and builds the app (about
-0.07 s of CPU). A test whose subject is the boot itself (what the arbiter imports, resident memory, the
-interpreter's own start) is marked ``fresh_interpreter`` and gets ``llmts serve`` from a fresh
-interpreter, as everything outside the test suite does.
+0.07 s of CPU). A ``--workers`` supervisor forked here forks its processes too (``_fork_instance``). A test
+whose subject is the boot itself (what the arbiter imports, resident memory, the interpreter's own start)
+is marked ``fresh_interpreter`` and gets ``llmts serve`` from a fresh interpreter, as everything outside
+the test suite does.
 
 Run as a script, this file is the template: it reads one JSON request per line on stdin (``argv``,
 ``env``, ``cwd``, ``log``, ``exit_file``), answers each with the child's pid, and writes each child's exit
@@ -28,22 +29,66 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
-__all__ = ["ServerTemplate", "TemplateChild"]
+__all__ = ["ServerTemplate", "TemplateChild", "fresh_interpreter"]
 
 
-class TemplateChild:
-    """A server forked by the template: ``subprocess.Popen``'s ``pid``, ``returncode``, ``poll``, ``wait``,
-    ``send_signal``, ``terminate`` and ``kill``. The template (its parent) reaps it and writes its exit
-    status to ``exit_file``; until then it is running."""
+@contextlib.contextmanager
+def fresh_interpreter() -> Iterator[None]:
+    """Servers started inside start from a fresh interpreter, as ``llmts serve`` elsewhere: for a fixture
+    whose subject is the process (a module-scoped one starts before a test's ``fresh_interpreter`` marker
+    applies)."""
+    import llmts.client.server
 
-    def __init__(self, pid: int, args: list[str], exit_file: Path) -> None:
+    launch = llmts.client.server._launch
+    llmts.client.server._launch = llmts.client.server._popen
+    try:
+        yield
+    finally:
+        llmts.client.server._launch = launch
+
+
+class _Child:
+    """What ``llmts.client.server`` and the ``--workers`` supervisor use of a ``subprocess.Popen``: ``pid``,
+    ``returncode``, ``poll``, ``wait``, ``send_signal``, ``terminate`` and ``kill``; ``poll`` is each kind's
+    own."""
+
+    def __init__(self, pid: int, args: list[str]) -> None:
         self.pid = pid
         self.args = args
         self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        raise NotImplementedError
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while (code := self.poll()) is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+            time.sleep(0.01)
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+class TemplateChild(_Child):
+    """A server forked by the template, for the test process that asked for it. The template (its parent)
+    reaps it and writes its exit status to ``exit_file``; until then it is running."""
+
+    def __init__(self, pid: int, args: list[str], exit_file: Path) -> None:
+        super().__init__(pid, args)
         self._exit_file = exit_file
 
     def poll(self) -> int | None:
@@ -64,23 +109,17 @@ class TemplateChild:
         except FileNotFoundError:
             return None
 
-    def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while (code := self.poll()) is None:
-            if deadline is not None and time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
-            time.sleep(0.01)
-        return code
 
-    def send_signal(self, sig: int) -> None:
-        if self.poll() is None:
-            os.kill(self.pid, sig)
+class _ForkedInstance(_Child):
+    """One process of a ``--workers`` supervisor forked by the template, forked in turn by that
+    supervisor, its parent, which reaps it."""
 
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
 
 
 def _interpreter_settings(env: Mapping[str, str]) -> dict[str, str]:
@@ -167,10 +206,11 @@ class ServerTemplate:
 # --- the template process -------------------------------------------------------------------------------
 
 
-# In a server's order: the arbiter imports the CLI (and gunicorn, under the deferred ``ssl``) and the worker
-# classes; its forked worker gevent, the app and the connection loop.
+# In a server's order: the arbiter imports the CLI (and gunicorn, under the deferred ``ssl``; a ``--workers``
+# supervisor its module) and the worker classes; its forked worker gevent, the app and the connection loop.
 _PRELOADED = (
     "llmts.server.cli",
+    "llmts.server.process.workers",
     "llmts.server.worker",
     "gevent",
     "gevent.monkey",
@@ -193,7 +233,6 @@ def _preload() -> None:
 
 def _child(request: dict[str, Any]) -> None:
     """In the forked child: become ``python -m llmts <argv>`` and exit with its status."""
-    code = 1
     try:
         os.setsid()
         signal.set_wakeup_fd(-1)
@@ -207,24 +246,69 @@ def _child(request: dict[str, Any]) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
+    except BaseException:
+        _exit_with(1)
+    _become(request["argv"])
+
+
+def _fork_instance(args: list[str], env: dict[str, str] | None) -> subprocess.Popen[bytes]:
+    """``llmts.server.process.workers._start`` in a server forked by the template: its ``--workers``
+    supervisor forks each of its processes, as the template forks servers, instead of starting an
+    interpreter (about 0.45 s of CPU each). Each runs what ``subprocess.Popen`` would have run: a session
+    of its own, no input, the supervisor's output, ``env``."""
+    from llmts.server.process import workers
+
+    if args[1:3] != ["-m", "llmts"]:
+        return workers._popen(args, env)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):  # the supervisor's, not ours
+                signal.signal(signum, signal.SIG_DFL)
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+            os.closerange(3, 1 << 16)
+            if env is not None:
+                os.environ.clear()
+                os.environ.update(env)
+        except BaseException:
+            _exit_with(1)
+        _become(args[3:])
+    return _ForkedInstance(pid, args)  # type: ignore[return-value]
+
+
+def _become(argv: list[str]) -> NoReturn:
+    """Run ``python -m llmts <argv>`` in this forked process and exit with its status."""
+    code = 1
+    try:
         import random
 
-        random.seed()  # a state of its own, as a fresh interpreter's
-        sys.argv = [sys.executable, *request["argv"]]
         from llmts.server.cli import main
+        from llmts.server.process import workers
 
-        code = main(request["argv"])
+        random.seed()  # a state of its own, as a fresh interpreter's
+        sys.argv = [sys.executable, *argv]
+        workers._start = _fork_instance
+        code = main(argv)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:
+        _exit_with(1)
+    _exit_with(code)
+
+
+def _exit_with(code: int) -> NoReturn:
+    """Print the exception being handled, if any, flush and leave without the parent's exit handlers."""
+    if sys.exc_info()[0] is not None:
         import traceback
 
         traceback.print_exc()
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):  # the log may be gone with its test's working directory
-                stream.flush()
-        os._exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # the log may be gone with its test's working directory
+            stream.flush()
+    os._exit(code)
 
 
 def _reap(exit_files: dict[int, str]) -> None:

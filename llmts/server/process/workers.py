@@ -23,7 +23,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -32,6 +32,17 @@ __all__ = ["serve_workers", "worker_ports"]
 # Seconds the processes have to start listening.
 _START_TIMEOUT = 60.0
 _POLL_SECONDS = 0.05
+
+
+def _popen(args: list[str], env: dict[str, str] | None) -> subprocess.Popen[bytes]:
+    # A session of its own: a terminal's Ctrl-C reaches only this supervisor, which stops them gracefully.
+    return subprocess.Popen(args, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+
+
+# How each process starts (``python -m llmts serve ...``). The test suite's server template, whose forked
+# children already hold llmts's modules, forks them instead (tests/support/server_template.py), as
+# ``llmts.client.server._launch`` for the servers it starts.
+_start: Callable[[list[str], dict[str, str] | None], subprocess.Popen[bytes]] = _popen
 
 
 def worker_ports(port: int, workers: int) -> list[int]:
@@ -67,8 +78,7 @@ def serve_workers(
             args = [sys.executable, "-m", "llmts", "serve", *child_args, "--port", str(child_port)]
             args += ["--ready-file", str(workdir / f"{index}.url"), "--parent-pid", str(os.getpid())]
             args += ["--restart-file", str(workdir / f"{index}.restarts")]
-            # Own sessions: a terminal's Ctrl-C reaches only this supervisor, which stops them gracefully.
-            children.append(subprocess.Popen(args, stdin=subprocess.DEVNULL, env=env, start_new_session=True))
+            children.append(_start(args, env))
         urls = _wait_ready(children, workdir, stop)
         if urls is None:
             return 1 if not stop.is_set() else 0

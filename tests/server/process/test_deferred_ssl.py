@@ -11,13 +11,7 @@ from pathlib import Path
 
 from llmts import LlmTestServer
 from llmts.server.process.deferred_ssl import SEEDED_CONSTANTS
-
-
-def _parent_pid(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("PPid:"):
-            return int(line.split()[1])
-    raise AssertionError(f"no parent of {pid}")
+from tests.helpers import parent_pid
 
 
 def _maps_openssl(pid: int) -> bool:
@@ -29,7 +23,7 @@ def test_the_arbiter_of_a_server_without_tls_maps_no_openssl_and_its_worker_does
     llmts_server: LlmTestServer,
 ) -> None:
     worker = int(llmts_server.process_stats()["pid"])
-    arbiter = _parent_pid(worker)
+    arbiter = parent_pid(worker)
     assert _maps_openssl(worker), "the worker loads ssl (gevent patches it), so the check can see it"
     assert not _maps_openssl(arbiter), "the arbiter of a server without TLS loaded OpenSSL"
 
@@ -38,7 +32,7 @@ def test_the_arbiter_of_a_tls_server_loads_ssl_and_serves(tls_server: LlmTestSer
     # Its certificate is checked before it forks (server/process/tls.py imports ssl after gunicorn, whose
     # modules keep the stand-in, which then forwards to the real module).
     worker = int(tls_server.process_stats()["pid"])
-    assert _maps_openssl(_parent_pid(worker))
+    assert _maps_openssl(parent_pid(worker))
 
 
 def _run_fresh(code: str) -> None:

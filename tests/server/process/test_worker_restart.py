@@ -21,7 +21,7 @@ import pytest
 
 from llmts import ConfigBuilder, LlmTestServer, SessionClient
 from llmts.client import ServerError, new_session_id
-from tests.helpers import OPENAI_CHAT_PATH, USER_HI, RawResponse, free_port, raw_request
+from tests.helpers import OPENAI_CHAT_PATH, USER_HI, RawResponse, free_port, parent_pid, raw_request
 from tests.support.servers import BackgroundStops
 
 pytestmark = [
@@ -35,19 +35,12 @@ CODE = "llm_test_server_worker_restarted"
 WAIT_SECONDS = 90.0
 
 
-def _parent_pid(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("PPid:"):
-            return int(line.split()[1])
-    raise AssertionError(f"no parent of {pid}")
-
-
 def _kill_worker(member: LlmTestServer, master: int | None = None) -> int:
     """SIGKILL the gevent worker of one server process (the gunicorn master's child); its pid."""
     worker = int(member.process_stats()["pid"])
     if master is not None:
-        assert _parent_pid(worker) == master, "the worker is the gunicorn master's child"
-    assert worker != _parent_pid(worker)
+        assert parent_pid(worker) == master, "the worker is the gunicorn master's child"
+    assert worker != parent_pid(worker)
     os.kill(worker, signal.SIGKILL)
     return worker
 
@@ -120,7 +113,7 @@ def test_workers_2_a_killed_worker_fails_its_lost_sessions_loudly_and_the_rest_k
     lost = _session_on(server, second, "lost")
     assert _answer(kept) == "kept" and _answer(lost) == "lost"
 
-    old = _kill_worker(second, master=_parent_pid(int(second.process_stats()["pid"])))
+    old = _kill_worker(second, master=parent_pid(int(second.process_stats()["pid"])))
     new = _wait_replaced(second, old)
 
     # The official SDK raises its typed 5xx error, never NotFoundError.

@@ -19,7 +19,8 @@ import pytest
 from llmts import ConfigBuilder, LlmTestServer
 from llmts.client import new_session_id
 from llmts.server.process.workers import worker_ports
-from tests.helpers import USER_HI, alternating_session_ids, free_port, raw_request
+from tests.helpers import USER_HI, alternating_session_ids, free_port, parent_pid, raw_request
+from tests.support.server_template import fresh_interpreter
 from tests.support.servers import BackgroundStops
 
 pytestmark = pytest.mark.sdk
@@ -42,13 +43,6 @@ def _wait_closed(urls: list[str], timeout: float = 20) -> None:
     while any(_listening(url) for url in urls):
         assert time.monotonic() < deadline, f"still listening: {[u for u in urls if _listening(u)]}"
         time.sleep(0.1)
-
-
-def _parent_pid(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("PPid:"):
-            return int(line.split()[1])
-    raise AssertionError(f"no parent of {pid}")
 
 
 def test_worker_ports_are_consecutive_or_all_free() -> None:
@@ -97,13 +91,15 @@ def base_port() -> int:
 @pytest.fixture(scope="module")
 def configured(background_stops: BackgroundStops, base_port: int) -> Iterator[LlmTestServer]:
     """Two processes from a fixed base port, with keys and a setting, for the tests that only look at
-    them (one start of the N-process server for both)."""
-    server = LlmTestServer.start(
-        port=base_port,
-        workers=2,
-        control_key=_KEY,
-        extra_args=["--metrics-key", "m-key", "--ws-idle-timeout", "7.5"],
-    )
+    them (one start of the N-process server for both); from a fresh interpreter, whose processes are
+    started with command lines (the suite's server template forks them)."""
+    with fresh_interpreter():
+        server = LlmTestServer.start(
+            port=base_port,
+            workers=2,
+            control_key=_KEY,
+            extra_args=["--metrics-key", "m-key", "--ws-idle-timeout", "7.5"],
+        )
     try:
         yield server
     finally:
@@ -121,7 +117,7 @@ def test_one_process_dying_stops_the_others_and_the_supervisor_fails() -> None:
     try:
         assert server.process is not None
         worker = server.members()[1].process_stats()["pid"]
-        victim = _parent_pid(worker)  # the process's gunicorn master (it would respawn a killed worker)
+        victim = parent_pid(worker)  # the process's gunicorn master (it would respawn a killed worker)
         assert victim != server.process.pid
         os.kill(victim, signal.SIGKILL)
         assert server.process.wait(30) == 1
@@ -139,7 +135,7 @@ def test_every_process_gets_the_settings_and_keys_stay_off_command_lines(configu
         assert metrics.status == 200
         assert member.sessions()[0]["id"] == "default"  # the client sends the control key
         worker = member.process_stats()["pid"]
-        for pid in (worker, _parent_pid(worker)):
+        for pid in (worker, parent_pid(worker)):
             assert b"secret" not in Path(f"/proc/{pid}/cmdline").read_bytes()
             assert b"m-key" not in Path(f"/proc/{pid}/cmdline").read_bytes()
         assert b"\0--ws-idle-timeout\x007.5\0" in Path(f"/proc/{worker}/cmdline").read_bytes()

@@ -22,6 +22,7 @@ from tests.helpers import CHROMIUM_ARGS, DASHBOARD_CONTROL_KEY, RawResponse, raw
 from tests.support.in_process import InProcessServer, InProcessSession
 from tests.support.server_template import ServerTemplate
 from tests.support.servers import BackgroundStops, SharedServers
+from tests.support.worker_zygote import WorkerZygote
 
 # One rank cache per run (docs/tokens.md, "The rank cache"), made by the first process that loads this
 # conftest (the xdist controller, or the only process) and inherited by the workers, the servers and the
@@ -201,6 +202,20 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
         return int(configured)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return 2 * cpus + 1
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """An xdist controller's ``popen`` workers come from the run's zygote (tests/support/worker_zygote.py),
+    which has imported the SDKs they all import; ``LLMTS_TEST_WORKER_ZYGOTE=0`` starts each from a fresh
+    interpreter."""
+    if hasattr(config, "workerinput") or os.environ.get("LLMTS_TEST_WORKER_ZYGOTE") == "0":
+        return
+    specs = config.getoption("tx", None)  # ["popen"] * N for -n N
+    if not specs or any(spec != "popen" for spec in specs):
+        return
+    zygote = WorkerZygote.start()
+    config.add_cleanup(zygote.close)
+    config.option.tx = [zygote.spec] * len(specs)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,0 +1,101 @@
+"""The xdist workers' zygote (tests/support/worker_zygote.py; docs/design/test-suite.md, "The workers'
+zygote"): what execnet starts becomes ``python -u -c <bootstrap>`` on its own pipes, environment and
+directory, with what the zygote imported, and exits with the worker's status; a worker whose client was
+killed is killed too; without a zygote the client runs the interpreter itself."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import parent_pid
+from tests.support.worker_zygote import WorkerZygote
+
+# execnet's own bootstrap line: the first line of the input is the program.
+_BOOTSTRAP = "import sys;exec(eval(sys.stdin.readline()))"
+
+# What the program below reports, one line each, then the rest of its input and the exit status 3.
+_REPORT = (
+    "import os, sys; "
+    "print(repr(sys.argv)); print(repr(sys.path[0])); print(os.getcwd()); "
+    "print(os.environ.get('ZYGOTE_PROBE')); print('colorsys' in sys.modules); "
+    "print(sys.stdout.write_through); print(sys.stdin.read().strip()); sys.exit(3)"
+)
+
+
+@pytest.fixture(scope="module")
+def zygote() -> Iterator[WorkerZygote]:
+    started = WorkerZygote.start(preload=("colorsys",))  # a module no worker imports: its presence shows
+    try:
+        yield started
+    finally:
+        started.close()
+
+
+def _run(client: list[str], tmp_path: Path, program: str, rest: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*client, "-u", "-c", _BOOTSTRAP],
+        input=repr(program) + "\n" + rest,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "ZYGOTE_PROBE": "from-the-client"},
+        timeout=30,
+        check=False,
+    )
+
+
+def test_a_worker_runs_the_bootstrap_on_its_clients_streams_and_exits_with_its_status(
+    zygote: WorkerZygote, tmp_path: Path
+) -> None:
+    result = _run(zygote.client, tmp_path, _REPORT, rest="more input\n")
+    assert result.returncode == 3, result.stderr
+    argv, path0, cwd, probe, preloaded, unbuffered, rest = result.stdout.splitlines()
+    assert (argv, path0) == ("['-c']", "''")  # as `python -c` has them
+    assert cwd == str(tmp_path)
+    assert probe == "from-the-client"  # the client's environment, not the zygote's
+    assert preloaded == "True"  # what the zygote imported, not imported again
+    assert unbuffered == "True"  # -u, as execnet starts workers
+    assert rest == "more input"  # what followed the first line is the worker's to read
+
+
+def test_a_worker_whose_client_is_killed_is_killed_too(zygote: WorkerZygote, tmp_path: Path) -> None:
+    client = subprocess.Popen(
+        [*zygote.client, "-u", "-c", _BOOTSTRAP],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert client.stdin is not None and client.stdout is not None
+    client.stdin.write(repr("import os, time; print(os.getpid(), flush=True); time.sleep(60)") + "\n")
+    client.stdin.flush()
+    worker = int(client.stdout.readline())
+    assert worker != client.pid and parent_pid(worker) != client.pid  # a child of the zygote
+    client.send_signal(signal.SIGKILL)
+    client.wait(10)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{worker}").exists():
+        assert time.monotonic() < deadline, "the worker outlived its client"
+        time.sleep(0.02)
+
+
+def test_without_a_zygote_the_client_runs_the_interpreter_itself(tmp_path: Path) -> None:
+    client = [sys.executable, "-S", str(Path(__file__).parent / "support" / "worker_zygote.py")]
+    result = _run([*client, "connect", str(tmp_path / "no-socket")], tmp_path, _REPORT)
+    assert result.returncode == 3, result.stderr
+    assert result.stdout.splitlines()[4] == "False"  # a fresh interpreter
+
+
+def test_this_runs_workers_come_from_the_zygote(worker_id: str) -> None:
+    if worker_id == "master" or os.environ.get("LLMTS_TEST_WORKER_ZYGOTE") == "0":
+        pytest.skip("not an xdist worker of a run with the zygote")
+    zygote_cmdline = Path(f"/proc/{os.getppid()}/cmdline").read_bytes()
+    assert b"worker_zygote.py\0serve\0" in zygote_cmdline

@@ -66,6 +66,12 @@ def test_a_worker_runs_the_bootstrap_on_its_clients_streams_and_exits_with_its_s
     assert rest == "more input"  # what followed the first line is the worker's to read
 
 
+def test_a_worker_killed_by_a_signal_is_a_client_killed_by_it(zygote: WorkerZygote, tmp_path: Path) -> None:
+    """As execnet would see a crashed interpreter (pytest-xdist reports the worker crashed)."""
+    result = _run(zygote.client, tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGTERM)")
+    assert result.returncode == -signal.SIGTERM
+
+
 def test_a_worker_whose_client_is_killed_is_killed_too(zygote: WorkerZygote, tmp_path: Path) -> None:
     client = subprocess.Popen(
         [*zygote.client, "-u", "-c", _BOOTSTRAP],

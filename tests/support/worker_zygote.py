@@ -143,7 +143,11 @@ def _connect(address: str, argv: list[str]) -> NoReturn:
     answer = b""
     while chunk := connection.recv(64):
         answer += chunk
-    os._exit(int(answer) if answer.strip().lstrip(b"-").isdigit() else 1)
+    status = int(answer) if answer.strip().lstrip(b"-").isdigit() else 1
+    if status < 0:  # killed by a signal: so is this process, as execnet would have seen the interpreter
+        signal.signal(-status, signal.SIG_DFL)
+        os.kill(os.getpid(), -status)
+    os._exit(status & 0xFF)
 
 
 # --- the zygote ---------------------------------------------------------------------------------------------

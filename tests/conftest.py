@@ -210,12 +210,18 @@ def pytest_configure(config: pytest.Config) -> None:
     interpreter."""
     if hasattr(config, "workerinput") or os.environ.get("LLMTS_TEST_WORKER_ZYGOTE") == "0":
         return
-    specs = config.getoption("tx", None)  # ["popen"] * N for -n N
-    if not specs or any(spec != "popen" for spec in specs):
-        return
-    zygote = WorkerZygote.start()
-    config.add_cleanup(zygote.close)
-    config.option.tx = [zygote.spec] * len(specs)
+    if config.getoption("collectonly") or config.getoption("dist", "no") == "no":
+        return  # no worker will start
+    count = 0
+    for spec in config.getoption("tx", None) or ():  # ["popen"] * N for -n N; --tx 2*popen
+        times, star, kind = spec.rpartition("*")
+        if kind != "popen" or (star and not times.isdigit()):
+            return  # a gateway of another kind (ssh, a chdir, a python of its own): as given
+        count += int(times) if star else 1
+    zygote = WorkerZygote.start() if count else None
+    if zygote is not None:
+        config.add_cleanup(zygote.close)
+        config.option.tx = [zygote.spec] * count
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

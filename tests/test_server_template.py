@@ -88,6 +88,8 @@ def test_a_workers_supervisor_forks_its_processes_and_stops_them(
     server.process.send_signal(signal.SIGTERM)
     assert server.process.wait(30) == 0
     assert not any(Path(f"/proc/{arbiter}").exists() for arbiter in arbiters)
+    # Each process stopped gracefully (gunicorn's arbiter says so as it exits), into the supervisor's log.
+    assert (server.log_path or Path()).read_text().count("Shutting down: Master") == 2
 
 
 @pytest.mark.fresh_interpreter

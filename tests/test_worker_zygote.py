@@ -39,17 +39,45 @@ def zygote() -> Iterator[WorkerZygote]:
         started.close()
 
 
-def _run(client: list[str], tmp_path: Path, program: str, rest: str = "") -> subprocess.CompletedProcess[str]:
+def _run(
+    client: list[str], tmp_path: Path, program: str, rest: str = "", **env: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*client, "-u", "-c", _BOOTSTRAP],
         input=repr(program) + "\n" + rest,
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        env={**os.environ, "ZYGOTE_PROBE": "from-the-client"},
+        env={**os.environ, "ZYGOTE_PROBE": "from-the-client", **env},
         timeout=30,
         check=False,
     )
+
+
+# How a program ends, which a zygote's worker must end the same way as the interpreter (execnet and
+# pytest-xdist read the status and the output).
+_ENDINGS = {
+    "keyboard-interrupt": "raise KeyboardInterrupt",  # dies of SIGINT
+    "exit-message": "import sys; sys.exit('the message')",  # to stderr, status 1
+    "exit-status": "import sys; sys.exit(7)",
+    "exit-none": "import sys; sys.exit()",
+    "error": "1 / 0",
+    "thread-joined": (
+        "import threading, time; "
+        "threading.Thread(target=lambda: (time.sleep(0.2), print('joined', flush=True))).start()"
+    ),
+    "atexit": "import atexit; atexit.register(print, 'at exit')",
+    "sigint-handler": "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)",
+}
+
+
+@pytest.mark.parametrize("program", list(_ENDINGS.values()), ids=list(_ENDINGS))
+def test_a_worker_ends_as_the_interpreter_does(zygote: WorkerZygote, tmp_path: Path, program: str) -> None:
+    fresh = _run([sys.executable], tmp_path, program)
+    forked = _run(zygote.client, tmp_path, program)
+    assert forked.returncode == fresh.returncode
+    assert forked.stdout == fresh.stdout
+    assert forked.stderr.splitlines()[-1:] == fresh.stderr.splitlines()[-1:]
 
 
 def test_a_worker_runs_the_bootstrap_on_its_clients_streams_and_exits_with_its_status(
@@ -95,9 +123,46 @@ def test_a_worker_whose_client_is_killed_is_killed_too(zygote: WorkerZygote, tmp
 
 def test_without_a_zygote_the_client_runs_the_interpreter_itself(tmp_path: Path) -> None:
     client = [sys.executable, "-S", str(Path(__file__).parent / "support" / "worker_zygote.py")]
-    result = _run([*client, "connect", str(tmp_path / "no-socket")], tmp_path, _REPORT)
+    result = _run([*client, "connect", "@llmts-zygote-nobody-listens"], tmp_path, _REPORT)
     assert result.returncode == 3, result.stderr
     assert result.stdout.splitlines()[4] == "False"  # a fresh interpreter
+    handler = _run([*client, "connect", "@llmts-zygote-nobody-listens"], tmp_path, _ENDINGS["sigint-handler"])
+    assert handler.stdout == "True\n"  # Ctrl-C interrupts it, as any interpreter
+
+
+def test_other_interpreter_settings_get_an_interpreter_of_their_own(
+    zygote: WorkerZygote, tmp_path: Path
+) -> None:
+    """``PYTHON*`` variables are read as an interpreter starts: the zygote's were its own."""
+    result = _run(zygote.client, tmp_path, _REPORT, PYTHONHASHSEED="123")
+    assert result.returncode == 3, result.stderr
+    assert result.stdout.splitlines()[4] == "False"  # not forked from the zygote
+
+
+def test_an_import_that_fails_or_warns_is_reported_and_changes_nothing_for_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "zygote_broken.py").write_text("raise RuntimeError('no native library')\n")
+    (tmp_path / "zygote_warns.py").write_text(
+        "import warnings\n"
+        "warnings.filterwarnings('ignore', message='zygote-probe-filter')\n"
+        "warnings.warn('zygote-import-warning')\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # the zygote's and its clients' alike
+    zygote = WorkerZygote.start(preload=("zygote_broken", "zygote_warns", "colorsys"))
+    assert zygote is not None
+    try:
+        program = (
+            "import sys, warnings; print('colorsys' in sys.modules); "
+            "print(any('zygote-probe-filter' in str(f[1]) for f in warnings.filters))"
+        )
+        result = _run(zygote.client, tmp_path, program)
+    finally:
+        zygote.close()
+    assert result.stdout.splitlines() == ["True", "False"], result.stderr  # forked; the filter undone
+    logged = capfd.readouterr().err
+    assert "importing zygote_broken failed" in logged and "RuntimeError: no native library" in logged
+    assert "UserWarning: zygote-import-warning" in logged
 
 
 def test_this_runs_workers_come_from_the_zygote(worker_id: str) -> None:

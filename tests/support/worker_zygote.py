@@ -9,16 +9,22 @@ How a worker gets one: execnet starts a ``popen`` worker as ``<python> -u -c <bo
 ``<python>`` is the spec's ``python=`` command line. The controller (``tests/conftest.py``) gives it this
 file in ``connect`` mode, run by an interpreter without ``site`` (``-S``: a few milliseconds): it passes
 its standard input, output and error (execnet's pipes) to the zygote over a Unix socket with its
-environment and working directory, closes its own copies, and waits for the child's exit status, which it
-exits with. The forked child becomes ``python -u -c <bootstrap>`` on those descriptors: the same pipes,
-environment, directory, ``sys.argv``, ``sys.path[0]`` and standard streams, its own random state. When the
-zygote cannot be reached the client runs the interpreter itself (``os.execv``), as execnet would have.
+environment and working directory; once the zygote says it forked, it closes its own copies and waits for
+the child's exit status, which it exits with (or dies of its signal). The forked child becomes ``python -u
+-c <bootstrap>`` on those descriptors: the same pipes, environment, directory, ``sys.argv``,
+``sys.path[0]``, unbuffered standard streams, its own random state; it ends as the interpreter does
+(non-daemon threads joined, exit handlers run, a ``KeyboardInterrupt`` kills it with SIGINT). What differs:
+the zygote's string-hash seed, shared by every worker (as the server template's children share theirs).
+When the zygote cannot be reached, or the client's ``PYTHON*`` variables differ from the zygote's (they
+are read as an interpreter starts), the client runs the interpreter itself (``os.execv``), as execnet
+would have. The socket is in Linux's abstract namespace: no path to outlive the run.
 
 What the zygote imports must not be asserted on: pytest rewrites the asserts of the modules of every
 distribution that declares a pytest plugin when pytest imports them, so those stay out (``llmts``,
 ``hypothesis``, pytest-xdist); ``anyio``, which the SDKs import, is one, and setup.cfg silences pytest's
-warning that it was imported before pytest could rewrite it. ``LLMTS_TEST_WORKER_ZYGOTE=0`` starts every
-worker from a fresh interpreter.
+warning that it was imported before pytest could rewrite it. The warnings the imports raise are printed
+(pytest would have shown them from a worker's collection) and the warning filters they add are undone.
+``LLMTS_TEST_WORKER_ZYGOTE=0`` starts every worker from a fresh interpreter.
 
 Only the standard library is imported at the top: the client runs without ``site``.
 """
@@ -35,7 +41,6 @@ import socket
 import struct
 import subprocess
 import sys
-import tempfile
 from typing import Any, NoReturn
 
 __all__ = ["WorkerZygote"]
@@ -81,27 +86,28 @@ class WorkerZygote:
     """The zygote process of a run, started by the xdist controller, and the ``popen`` spec that makes
     execnet's workers come from it. ``close`` ends it (the workers it forked have ended by then)."""
 
-    def __init__(self, process: subprocess.Popen[bytes], address: str, folder: str) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], address: str) -> None:
         self._process = process
-        self._folder = folder
         client = [sys.executable, "-S", os.path.abspath(__file__), "connect", address]
         self.spec = "popen//python=" + shlex.join(client)
 
     @classmethod
-    def start(cls, preload: tuple[str, ...] = _PRELOADED) -> WorkerZygote:
-        folder = tempfile.mkdtemp(prefix="llmts-zygote-")
-        address = os.path.join(folder, "socket")
+    def start(cls, preload: tuple[str, ...] = _PRELOADED) -> WorkerZygote | None:
+        """The zygote, or None where it cannot listen (not Linux: no abstract socket namespace)."""
+        if not sys.platform.startswith("linux"):
+            return None
+        address = f"@llmts-zygote-{os.getpid()}-{os.urandom(6).hex()}"
         # Listening before the zygote runs: a worker connects at once and waits in the backlog while the
         # zygote starts and imports, instead of finding no socket and starting an interpreter itself.
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
-            listener.bind(address)
+            listener.bind(_socket_name(address))
             listener.listen(64)
             # -u: the flags the workers' interpreters would have had (execnet passes -u).
             command = [sys.executable, "-u", os.path.abspath(__file__), "serve", str(listener.fileno())]
             process = subprocess.Popen(
                 [*command, *preload], stdin=subprocess.PIPE, pass_fds=[listener.fileno()]
             )
-        return cls(process, address, folder)
+        return cls(process, address)
 
     @property
     def client(self) -> list[str]:
@@ -109,18 +115,17 @@ class WorkerZygote:
         return shlex.split(self.spec.partition("python=")[2])
 
     def close(self) -> None:
+        """End the zygote now, importing or not (a run that started no worker: ``--collect-only``)."""
+        self._process.kill()
+        self._process.wait()
         assert self._process.stdin is not None
         with contextlib.suppress(OSError):
-            self._process.stdin.close()  # the zygote ends at the end of its input
-        try:
-            self._process.wait(10)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
-        with contextlib.suppress(OSError):
-            os.unlink(os.path.join(self._folder, "socket"))
-        with contextlib.suppress(OSError):
-            os.rmdir(self._folder)
+            self._process.stdin.close()
+
+
+def _socket_name(address: str) -> str:
+    """``@name`` (a command line holds no NUL) is the abstract socket ``\\0name``."""
+    return "\0" + address[1:]
 
 
 # --- the client: what execnet starts ----------------------------------------------------------------------
@@ -128,22 +133,24 @@ class WorkerZygote:
 
 def _connect(address: str, argv: list[str]) -> NoReturn:
     """Hand this process's streams to a child of the zygote and exit with that child's status."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the worker's to handle
     request = json.dumps({"argv": argv, "env": dict(os.environ), "cwd": os.getcwd()}).encode()
     try:
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        connection.connect(address)
+        connection.connect(_socket_name(address))
         socket.send_fds(connection, [_LENGTH.pack(len(request))], list(range(_STREAMS)))
         connection.sendall(request)
+        answer = connection.makefile("rb")
+        forked = answer.readline()  # "forked", or "exec" (run it yourself), or nothing (the zygote failed)
     except OSError:
-        os.execv(sys.executable, [sys.executable, *argv])  # no zygote: the interpreter itself
+        forked = b""
+    if forked != b"forked\n":
+        os.execv(sys.executable, [sys.executable, *argv])  # the interpreter itself, as execnet runs it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the worker's to handle
     null = os.open(os.devnull, os.O_RDWR)
     for fd in range(_STREAMS):  # the child holds execnet's pipes alone: their end is its end
         os.dup2(null, fd)
-    answer = b""
-    while chunk := connection.recv(64):
-        answer += chunk
-    status = int(answer) if answer.strip().lstrip(b"-").isdigit() else 1
+    text = answer.read().strip()
+    status = int(text) if text.lstrip(b"-").isdigit() else 1
     if status < 0:  # killed by a signal: so is this process, as execnet would have seen the interpreter
         signal.signal(-status, signal.SIG_DFL)
         os.kill(os.getpid(), -status)
@@ -154,12 +161,27 @@ def _connect(address: str, argv: list[str]) -> NoReturn:
 
 
 def _preload(names: list[str]) -> None:
+    """Import ``names``; what fails or warns is printed, the filters the imports add are undone."""
     import gc
     import importlib
+    import traceback
+    import warnings
 
-    for name in names:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass  # an optional extra not installed: its tests skip
+            except Exception:  # the workers import it themselves, and fail the way they would have
+                print(f"llmts worker zygote: importing {name} failed:", file=sys.stderr)
+                traceback.print_exc()
+    for warning in caught:
+        text = warnings.formatwarning(
+            warning.message, warning.category, warning.filename, warning.lineno, warning.line
+        )
+        print(f"llmts worker zygote: {text}", end="", file=sys.stderr)
     gc.collect()
     gc.freeze()  # what the imports made stays out of every child's collections, as in a worker
 
@@ -167,6 +189,7 @@ def _preload(names: list[str]) -> None:
 def _serve(listener: socket.socket, preload: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # it ends with the controller's input, not Ctrl-C
     _preload(preload)
+    settings = _interpreter_settings(os.environ)
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
     signal.set_wakeup_fd(wake_write)
@@ -185,18 +208,23 @@ def _serve(listener: socket.socket, preload: list[str]) -> None:
                 os.read(wake_read, 4096)
                 _reap(children, selector)
             elif key.data == "client":
-                _fork_worker(listener, children, selector)
-            else:  # a client's connection: it ended before its child, so the child has no one to serve
+                _fork_worker(listener, children, selector, settings)
+            elif children.get(key.data) is key.fileobj:  # not reaped during this select
+                # A client's connection: it ended before its child, which has no one left to serve.
                 selector.unregister(key.fileobj)
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(key.data, signal.SIGKILL)
 
 
 def _fork_worker(
-    listener: socket.socket, children: dict[int, socket.socket], selector: selectors.BaseSelector
+    listener: socket.socket,
+    children: dict[int, socket.socket],
+    selector: selectors.BaseSelector,
+    settings: dict[str, str],
 ) -> None:
     connection, _ = listener.accept()
     connection.settimeout(10)
+    fds: list[int] = []
     try:
         header, fds, _, _ = socket.recv_fds(connection, _LENGTH.size, _STREAMS)
         (length,) = _LENGTH.unpack(header)
@@ -207,7 +235,12 @@ def _fork_worker(
                 raise OSError("the client left mid-request")
             payload += chunk
         request = json.loads(payload)
-    except (OSError, ValueError, struct.error):
+        if _interpreter_settings(request["env"]) != settings:
+            connection.sendall(b"exec\n")  # read as an interpreter starts: the client runs one itself
+            raise OSError("other interpreter settings")
+    except (OSError, ValueError, KeyError, TypeError, struct.error):
+        for fd in fds:
+            os.close(fd)
         connection.close()
         return
     pid = os.fork()
@@ -215,8 +248,16 @@ def _fork_worker(
         _become(request, fds)
     for fd in fds:
         os.close(fd)
+    try:
+        connection.sendall(b"forked\n")
+    except OSError:  # the client is gone: so is the child's reason to run
+        os.kill(pid, signal.SIGKILL)
     children[pid] = connection
     selector.register(connection, selectors.EVENT_READ, pid)
+
+
+def _interpreter_settings(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    return {key: value for key, value in env.items() if key.startswith("PYTHON")}
 
 
 def _reap(children: dict[int, socket.socket], selector: selectors.BaseSelector) -> None:
@@ -238,7 +279,7 @@ def _reap(children: dict[int, socket.socket], selector: selectors.BaseSelector) 
 
 
 def _become(request: dict[str, Any], fds: list[int]) -> NoReturn:
-    """In the forked child: become ``python -u -c <code>`` on the client's streams."""
+    """In the forked child: become ``python -u -c <code>`` on the client's streams, and end as it would."""
     code = 1
     try:
         import io
@@ -260,12 +301,15 @@ def _become(request: dict[str, Any], fds: list[int]) -> NoReturn:
         sys.path[0] = ""  # as for ``-c``: the working directory
         sys.dont_write_bytecode = "-B" in argv[: argv.index("-c")]
         random.seed()  # a state of its own, as a fresh interpreter's
-        sys.stdin = sys.__stdin__ = open(0, closefd=False)  # noqa: SIM115 (the interpreter's own stream)
+        encoding, _, errors = os.environ.get("PYTHONIOENCODING", "").partition(":")
+        stdin = open(0, encoding=encoding or None, errors=errors or None, closefd=False)  # noqa: SIM115
+        sys.stdin = sys.__stdin__ = stdin
         for fd, name in ((1, "stdout"), (2, "stderr")):  # -u: unbuffered, as execnet starts workers
             stream = io.TextIOWrapper(
                 io.FileIO(fd, "w", closefd=False),
+                encoding=encoding or None,
+                errors="backslashreplace" if fd == 2 else (errors or None),
                 write_through=True,
-                errors="backslashreplace" if fd == 2 else None,
             )
             setattr(sys, name, stream)
             setattr(sys, f"__{name}__", stream)
@@ -274,19 +318,38 @@ def _become(request: dict[str, Any], fds: list[int]) -> NoReturn:
         exec(compile(source, "<string>", "exec"), main.__dict__)  # execnet's bootstrap
         code = 0
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or 0
+        else:  # as the interpreter: the message to stderr, status 1
+            print(exc.code, file=sys.stderr)
+    except KeyboardInterrupt:
+        import traceback
+
+        traceback.print_exc()
+        code = -signal.SIGINT  # the interpreter dies of SIGINT then
     except BaseException:
         import traceback
 
         traceback.print_exc()
-    finally:
-        import atexit
+    _end(code)
 
+
+def _end(code: int) -> NoReturn:
+    """The interpreter's end: non-daemon threads joined, exit handlers run, streams flushed."""
+    import atexit
+    import threading
+
+    with contextlib.suppress(BaseException):
+        threading._shutdown()  # type: ignore[attr-defined]
+    with contextlib.suppress(BaseException):
         atexit._run_exitfuncs()
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code & 0xFF)
 
 
 if __name__ == "__main__":

@@ -218,7 +218,8 @@ def pytest_configure(config: pytest.Config) -> None:
         if kind != "popen" or (star and not times.isdigit()):
             return  # a gateway of another kind (ssh, a chdir, a python of its own): as given
         count += int(times) if star else 1
-    zygote = WorkerZygote.start() if count else None
+    filters = [*config.getini("filterwarnings"), *(config.known_args_namespace.pythonwarnings or ())]
+    zygote = WorkerZygote.start(warning_filters=filters) if count else None
     if zygote is not None:
         config.add_cleanup(zygote.close)
         config.option.tx = [zygote.spec] * count

@@ -149,7 +149,13 @@ def test_an_import_that_fails_or_warns_is_reported_and_changes_nothing_for_the_w
         "warnings.warn('zygote-import-warning')\n"
     )
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # the zygote's and its clients' alike
-    zygote = WorkerZygote.start(preload=("zygote_broken", "zygote_warns", "colorsys"))
+    (tmp_path / "zygote_quiet.py").write_text(
+        "import warnings\nwarnings.warn(DeprecationWarning('zygote-known'))\n"
+    )
+    filters = ["ignore:zygote-known:DeprecationWarning"]  # as setup.cfg's filterwarnings has them
+    zygote = WorkerZygote.start(
+        preload=("zygote_broken", "zygote_warns", "zygote_quiet", "colorsys"), warning_filters=filters
+    )
     assert zygote is not None
     try:
         program = (
@@ -163,6 +169,7 @@ def test_an_import_that_fails_or_warns_is_reported_and_changes_nothing_for_the_w
     logged = capfd.readouterr().err
     assert "importing zygote_broken failed" in logged and "RuntimeError: no native library" in logged
     assert "UserWarning: zygote-import-warning" in logged
+    assert "zygote-known" not in logged  # the run's filters apply
 
 
 def test_this_runs_workers_come_from_the_zygote(worker_id: str) -> None:

@@ -22,8 +22,9 @@ would have. The socket is in Linux's abstract namespace: no path to outlive the 
 What the zygote imports must not be asserted on: pytest rewrites the asserts of the modules of every
 distribution that declares a pytest plugin when pytest imports them, so those stay out (``llmts``,
 ``hypothesis``, pytest-xdist); ``anyio``, which the SDKs import, is one, and setup.cfg silences pytest's
-warning that it was imported before pytest could rewrite it. The warnings the imports raise are printed
-(pytest would have shown them from a worker's collection) and the warning filters they add are undone.
+warning that it was imported before pytest could rewrite it. The imports run under the run's warning
+filters; what they still warn is printed (pytest would have shown it from a worker's collection), and the
+filters they add are undone.
 ``LLMTS_TEST_WORKER_ZYGOTE=0`` starts every worker from a fresh interpreter.
 
 Only the standard library is imported at the top: the client runs without ``site``.
@@ -41,6 +42,7 @@ import socket
 import struct
 import subprocess
 import sys
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 __all__ = ["WorkerZygote"]
@@ -92,8 +94,12 @@ class WorkerZygote:
         self.spec = "popen//python=" + shlex.join(client)
 
     @classmethod
-    def start(cls, preload: tuple[str, ...] = _PRELOADED) -> WorkerZygote | None:
-        """The zygote, or None where it cannot listen (not Linux: no abstract socket namespace)."""
+    def start(
+        cls, preload: tuple[str, ...] = _PRELOADED, warning_filters: Sequence[str] = ()
+    ) -> WorkerZygote | None:
+        """The zygote, or None where it cannot listen (not Linux: no abstract socket namespace).
+        ``warning_filters`` are the run's (``filterwarnings``, then ``-W``), which a worker's collection
+        would have applied to these imports."""
         if not sys.platform.startswith("linux"):
             return None
         address = f"@llmts-zygote-{os.getpid()}-{os.urandom(6).hex()}"
@@ -104,6 +110,7 @@ class WorkerZygote:
             listener.listen(64)
             # -u: the flags the workers' interpreters would have had (execnet passes -u).
             command = [sys.executable, "-u", os.path.abspath(__file__), "serve", str(listener.fileno())]
+            command.append(json.dumps(list(warning_filters)))
             process = subprocess.Popen(
                 [*command, *preload], stdin=subprocess.PIPE, pass_fds=[listener.fileno()]
             )
@@ -160,15 +167,21 @@ def _connect(address: str, argv: list[str]) -> NoReturn:
 # --- the zygote ---------------------------------------------------------------------------------------------
 
 
-def _preload(names: list[str]) -> None:
-    """Import ``names``; what fails or warns is printed, the filters the imports add are undone."""
+def _preload(names: list[str], warning_filters: list[str]) -> None:
+    """Import ``names`` under the warning filters pytest applies while a worker collects; what fails or
+    warns is printed, the filters the imports add are undone."""
     import gc
     import importlib
     import traceback
     import warnings
 
+    from _pytest.config import parse_warning_filter  # pytest's own reading of a filter line
+
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+        warnings.filterwarnings("always", category=DeprecationWarning)
+        warnings.filterwarnings("always", category=PendingDeprecationWarning)
+        for line in warning_filters:
+            warnings.filterwarnings(*parse_warning_filter(line, escape=False))
         for name in names:
             try:
                 importlib.import_module(name)
@@ -186,9 +199,9 @@ def _preload(names: list[str]) -> None:
     gc.freeze()  # what the imports made stays out of every child's collections, as in a worker
 
 
-def _serve(listener: socket.socket, preload: list[str]) -> None:
+def _serve(listener: socket.socket, preload: list[str], warning_filters: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # it ends with the controller's input, not Ctrl-C
-    _preload(preload)
+    _preload(preload, warning_filters)
     settings = _interpreter_settings(os.environ)
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
@@ -356,4 +369,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "connect":
         _connect(sys.argv[2], sys.argv[3:])
     sys.path[0] = ""  # not this file's folder; each child's is its worker's
-    _serve(socket.socket(fileno=int(sys.argv[2])), sys.argv[3:])
+    _serve(socket.socket(fileno=int(sys.argv[2])), sys.argv[4:], json.loads(sys.argv[3]))

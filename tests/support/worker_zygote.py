@@ -157,8 +157,13 @@ def _connect(address: str, argv: list[str]) -> NoReturn:
     for fd in range(_STREAMS):  # the child holds execnet's pipes alone: their end is its end
         os.dup2(null, fd)
     text = answer.read().strip()
-    status = int(text) if text.lstrip(b"-").isdigit() else 1
-    if status < 0:  # killed by a signal: so is this process, as execnet would have seen the interpreter
+    # Killed by a signal: so is this process, as execnet would have seen the interpreter.
+    _exit_as(int(text) if text.lstrip(b"-").isdigit() else 1)
+
+
+def _exit_as(status: int) -> NoReturn:
+    """Exit with ``status`` as ``subprocess`` reports it: a negative one is death by that signal."""
+    if status < 0:
         signal.signal(-status, signal.SIG_DFL)
         os.kill(os.getpid(), -status)
     os._exit(status & 0xFF)
@@ -359,10 +364,7 @@ def _end(code: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
-    if code < 0:
-        signal.signal(-code, signal.SIG_DFL)
-        os.kill(os.getpid(), -code)
-    os._exit(code & 0xFF)
+    _exit_as(code)
 
 
 if __name__ == "__main__":

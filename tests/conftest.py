@@ -185,6 +185,7 @@ def tls_session(tls_server: LlmTestServer) -> Iterator[SessionClient]:
     session.delete()
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: without xdist (-p no:xdist) there is none
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto`` runs two workers per CPU and one more: many tests wait on other processes (Chromium, inner
     pytest runs, deadlines and SDK backoffs running out), and one worker per core leaves the cores idle

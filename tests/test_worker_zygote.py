@@ -177,3 +177,18 @@ def test_this_runs_workers_come_from_the_zygote(worker_id: str) -> None:
         pytest.skip("not an xdist worker of a run with the zygote")
     zygote_cmdline = Path(f"/proc/{os.getppid()}/cmdline").read_bytes()
     assert b"worker_zygote.py\0serve\0" in zygote_cmdline
+
+
+def test_a_run_without_xdist_runs(request: pytest.FixtureRequest) -> None:
+    """This suite's conftest implements a pytest-xdist hook (the worker count) next to the zygote's
+    start; ``-p no:xdist`` leaves pytest without that hook, and the run must still start."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-q", "tests/test_errors.py"],
+        cwd=request.config.rootpath,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 passed" in result.stdout

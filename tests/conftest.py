@@ -22,7 +22,7 @@ from tests.helpers import CHROMIUM_ARGS, DASHBOARD_CONTROL_KEY, RawResponse, raw
 from tests.support.in_process import InProcessServer, InProcessSession
 from tests.support.server_template import ServerTemplate
 from tests.support.servers import BackgroundStops, SharedServers
-from tests.support.worker_zygote import WorkerZygote
+from tests.support.worker_zygote import SPEC_VARIABLE, WorkerZygote
 
 # One rank cache per run (docs/tokens.md, "The rank cache"), made by the first process that loads this
 # conftest (the xdist controller, or the only process) and inherited by the workers, the servers and the
@@ -223,7 +223,9 @@ def pytest_configure(config: pytest.Config) -> None:
     zygote = WorkerZygote.start(warning_filters=filters) if count else None
     if zygote is not None:
         config.add_cleanup(zygote.close)
+        config.add_cleanup(lambda: os.environ.pop(SPEC_VARIABLE, None))
         config.option.tx = [zygote.spec] * count
+        os.environ[SPEC_VARIABLE] = zygote.spec  # for the inner xdist runs (tests/support/inner_pytest.py)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

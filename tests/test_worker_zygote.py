@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import parent_pid
-from tests.support.worker_zygote import WorkerZygote
+from tests.support.worker_zygote import WorkerZygote, _added_path
 
 # execnet's own bootstrap line: the first line of the input is the program.
 _BOOTSTRAP = "import sys;exec(eval(sys.stdin.readline()))"
@@ -137,6 +137,55 @@ def test_other_interpreter_settings_get_an_interpreter_of_their_own(
     result = _run(zygote.client, tmp_path, _REPORT, PYTHONHASHSEED="123")
     assert result.returncode == 3, result.stderr
     assert result.stdout.splitlines()[4] == "False"  # not forked from the zygote
+
+
+def test_folders_put_before_the_zygotes_pythonpath_come_first_unless_they_hide_what_it_imported(
+    zygote: WorkerZygote, tmp_path: Path
+) -> None:
+    """pytester's subprocess runs put their own folder first on ``PYTHONPATH``: a worker of theirs forks
+    from the zygote with that folder where a fresh interpreter has it, after ``''``. A folder holding a
+    module the zygote imported (here ``colorsys``) would hide it in a fresh interpreter: such a client
+    gets one."""
+    theirs = os.environ.get("PYTHONPATH", "")
+    first, shadowing = tmp_path / "first", tmp_path / "shadowing"
+    for folder in (first, shadowing):
+        folder.mkdir()
+    (first / "zygote_helper.py").write_text("NAME = 'from the first folder'\n")
+    (shadowing / "colorsys.py").write_text("")
+    program = (
+        "import sys, colorsys, zygote_helper; print(sys.path[1]); print(zygote_helper.NAME); "
+        "print(colorsys.__file__)"
+    )
+    fresh = [sys.executable, "-S", str(Path(__file__).parent / "support" / "worker_zygote.py")]
+
+    for client, forked in (
+        (zygote.client, "True"),
+        ([*fresh, "connect", "@llmts-zygote-nobody-listens"], "False"),
+    ):
+        path = os.pathsep.join(filter(None, [str(first), theirs]))
+        result = _run(client, tmp_path, _REPORT, PYTHONPATH=path)
+        assert result.stdout.splitlines()[4] == forked  # from the zygote, or a fresh interpreter to compare
+        result = _run(client, tmp_path, program, PYTHONPATH=path)
+        assert result.stdout.splitlines()[:2] == [str(first), "from the first folder"], result.stderr
+
+    hiding = os.pathsep.join(filter(None, [str(shadowing), str(first), theirs]))
+    result = _run(zygote.client, tmp_path, _REPORT, PYTHONPATH=hiding)
+    assert result.stdout.splitlines()[4] == "False"  # an interpreter of its own
+    result = _run(zygote.client, tmp_path, program, PYTHONPATH=hiding)
+    assert result.stdout.splitlines()[2] == str(shadowing / "colorsys.py"), result.stderr
+
+
+def test_only_folders_put_before_the_zygotes_own_pythonpath_are_followed(tmp_path: Path) -> None:
+    ours = {"PYTHONPATH": "/zygote/a", "PYTHONUTF8": "1"}
+    first = str(tmp_path)
+    assert _added_path({**ours, "PYTHONPATH": f"{first}:/zygote/a"}, ours) == [first]
+    assert _added_path({**ours, "PYTHONPATH": f"{first}::/zygote/a"}, ours) is None  # '' is the cwd
+    assert _added_path(dict(ours), ours) == []
+    assert _added_path({**ours, "PYTHONPATH": f"/zygote/a:{first}"}, ours) is None  # after the zygote's
+    assert _added_path({**ours, "PYTHONPATH": f"{first}/zygote/a"}, ours) is None  # not a folder of its own
+    assert _added_path({**ours, "PYTHONPATH": first}, ours) is None  # without the zygote's
+    assert _added_path({**ours, "PYTHONPATH": f"{first}:/zygote/a", "PYTHONUTF8": "0"}, ours) is None
+    assert _added_path({"PYTHONPATH": first}, {}) == [first]
 
 
 def test_an_import_that_fails_or_warns_is_reported_and_changes_nothing_for_the_workers(

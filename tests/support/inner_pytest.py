@@ -7,13 +7,22 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _pytest import pytester as _pytester
 
-__all__ = ["UNRELATED_PLUGINS", "attached_to", "run_in_process", "run_in_subprocess"]
+from tests.support.worker_zygote import SPEC_VARIABLE
+
+__all__ = [
+    "UNRELATED_PLUGINS",
+    "attached_to",
+    "run_in_process",
+    "run_in_subprocess",
+    "workers_from_the_zygote",
+]
 
 # Installed pytest plugins an inner run's subject does not involve: each loads in the run's controller and
 # in every xdist worker it starts (anyio's and hypothesis's most of all), about 1 s of CPU per ``-n 2`` run
@@ -91,5 +100,26 @@ def run_in_process(pytester: pytest.Pytester, *args: str, preload: tuple[str, ..
 
 def run_in_subprocess(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     """``pytester.runpytest_subprocess`` without the ``UNRELATED_PLUGINS``, for runs whose subject is
-    pytest-xdist or the run's own processes."""
-    return pytester.runpytest_subprocess(*UNRELATED_PLUGINS, *args)
+    pytest-xdist or the run's own processes; its ``-n`` workers fork from this run's zygote when it has
+    one (``workers_from_the_zygote``)."""
+    return pytester.runpytest_subprocess(*UNRELATED_PLUGINS, *workers_from_the_zygote(args))
+
+
+def workers_from_the_zygote(args: Sequence[str]) -> list[str]:
+    """``-n N`` as ``--tx N*<this run's zygote>`` (with ``--dist load``, what ``-n`` implies), when this run
+    has a zygote (tests/support/worker_zygote.py): an inner run's workers then fork from the process this
+    run's workers came from, which has imported the SDKs, instead of each starting an interpreter that
+    imports them (about 1.4 s of CPU each, 11 a run). Their subject (the plugin under xdist) is the same;
+    how an xdist worker's process starts is the zygote's own tests' subject."""
+    spec = os.environ.get(SPEC_VARIABLE)
+    arguments = list(args)
+    if not spec or "-n" not in arguments:
+        return arguments
+    at = arguments.index("-n")
+    count = arguments[at + 1] if at + 1 < len(arguments) else ""
+    if not count.isdigit():
+        return arguments
+    arguments[at : at + 2] = ["--tx", f"{count}*{spec}"]
+    if "--dist" not in arguments:
+        arguments += ["--dist", "load"]
+    return arguments

@@ -17,7 +17,10 @@ the child's exit status, which it exits with (or dies of its signal). The forked
 the zygote's string-hash seed, shared by every worker (as the server template's children share theirs).
 When the zygote cannot be reached, or the client's ``PYTHON*`` variables differ from the zygote's (they
 are read as an interpreter starts), the client runs the interpreter itself (``os.execv``), as execnet
-would have. The socket is in Linux's abstract namespace: no path to outlive the run.
+would have; except folders put first on ``PYTHONPATH`` (as pytester's subprocess runs put theirs), which
+the child puts first on ``sys.path``, unless one holds a module the zygote imported. The run's inner
+xdist runs take their workers from the zygote too (``SPEC_VARIABLE``, tests/support/inner_pytest.py).
+The socket is in Linux's abstract namespace: no path to outlive the run.
 
 What the zygote imports must not be asserted on: pytest rewrites the asserts of the modules of every
 distribution that declares a pytest plugin when pytest imports them, so those stay out (``llmts``,
@@ -45,7 +48,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-__all__ = ["WorkerZygote"]
+__all__ = ["SPEC_VARIABLE", "WorkerZygote"]
+
+# Where a run with a zygote tells its processes the zygote's ``popen`` spec: inner xdist runs
+# (tests/support/inner_pytest.py) take their workers from it too.
+SPEC_VARIABLE = "LLMTS_TEST_WORKER_ZYGOTE_SPEC"
 
 # The libraries the xdist workers import, that no pytest plugin's distribution owns (see above), heaviest
 # first: what each worker imports while it collects, then what most import as their tests run (bpe_openai
@@ -253,9 +260,11 @@ def _fork_worker(
                 raise OSError("the client left mid-request")
             payload += chunk
         request = json.loads(payload)
-        if _interpreter_settings(request["env"]) != settings:
+        added = _added_path(request["env"], settings)
+        if added is None:
             connection.sendall(b"exec\n")  # read as an interpreter starts: the client runs one itself
             raise OSError("other interpreter settings")
+        request["added_path"] = added
     except (OSError, ValueError, KeyError, TypeError, struct.error):
         for fd in fds:
             os.close(fd)
@@ -276,6 +285,33 @@ def _fork_worker(
 
 def _interpreter_settings(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
     return {key: value for key, value in env.items() if key.startswith("PYTHON")}
+
+
+def _added_path(env: dict[str, str], settings: dict[str, str]) -> list[str] | None:
+    """The folders a client's ``PYTHONPATH`` puts before the zygote's (pytester's subprocess runs put their
+    own folder first), when that is all that differs in its interpreter settings and none of them holds a
+    module the zygote imported (which would shadow it in a fresh interpreter); else None."""
+    theirs, ours = _interpreter_settings(env), dict(settings)
+    path, mine = theirs.pop("PYTHONPATH", ""), ours.pop("PYTHONPATH", "")
+    if theirs != ours or not path.endswith(mine):
+        return None
+    head = path[: len(path) - len(mine)]
+    if mine and head:
+        if not head.endswith(os.pathsep):
+            return None
+        head = head[: -len(os.pathsep)]
+    added = head.split(os.pathsep) if head else []
+    if "" in added:
+        return None  # an empty entry is the working directory, wherever the worker runs
+    imported = {name.partition(".")[0] for name in sys.modules}
+    for folder in added:
+        try:
+            names = {entry.partition(".")[0] for entry in os.listdir(folder)}
+        except OSError:
+            continue  # a folder that does not exist adds nothing to import
+        if names & imported:
+            return None
+    return added
 
 
 def _reap(children: dict[int, socket.socket], selector: selectors.BaseSelector) -> None:
@@ -317,6 +353,7 @@ def _become(request: dict[str, Any], fds: list[int]) -> NoReturn:
         source = argv[argv.index("-c") + 1]
         sys.argv = ["-c", *argv[argv.index("-c") + 2 :]]
         sys.path[0] = ""  # as for ``-c``: the working directory
+        sys.path[1:1] = [os.path.abspath(folder) for folder in request["added_path"]]  # PYTHONPATH's
         sys.dont_write_bytecode = "-B" in argv[: argv.index("-c")]
         random.seed()  # a state of its own, as a fresh interpreter's
         encoding, _, errors = os.environ.get("PYTHONIOENCODING", "").partition(":")

@@ -152,6 +152,7 @@ def test_folders_put_before_the_zygotes_pythonpath_come_first_unless_they_hide_w
         folder.mkdir()
     (first / "zygote_helper.py").write_text("NAME = 'from the first folder'\n")
     (shadowing / "colorsys.py").write_text("")
+    (first / "colorsys.ini").write_text("")  # not a module: hides nothing
     program = (
         "import sys, colorsys, zygote_helper; print(sys.path[1]); print(zygote_helper.NAME); "
         "print(colorsys.__file__)"

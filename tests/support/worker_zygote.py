@@ -303,12 +303,21 @@ def _added_path(env: dict[str, str], settings: dict[str, str]) -> list[str] | No
     added = head.split(os.pathsep) if head else []
     if "" in added:
         return None  # an empty entry is the working directory, wherever the worker runs
+    import importlib.machinery
+
     imported = {name.partition(".")[0] for name in sys.modules}
+    suffixes = tuple(importlib.machinery.all_suffixes())
     for folder in added:
         try:
-            names = {entry.partition(".")[0] for entry in os.listdir(folder)}
+            entries = list(os.scandir(folder))
         except OSError:
             continue  # a folder that does not exist adds nothing to import
+        # What an import could find there: a package (a folder) or a module file (not a pytest.ini).
+        names = {
+            entry.name.partition(".")[0]
+            for entry in entries
+            if entry.is_dir() or entry.name.endswith(suffixes)
+        }
         if names & imported:
             return None
     return added

@@ -219,8 +219,11 @@ def pytest_configure(config: pytest.Config) -> None:
         if kind != "popen" or (star and not times.isdigit()):
             return  # a gateway of another kind (ssh, a chdir, a python of its own): as given
         count += int(times) if star else 1
-    filters = [*config.getini("filterwarnings"), *(config.known_args_namespace.pythonwarnings or ())]
-    zygote = WorkerZygote.start(warning_filters=filters) if count else None
+    config_filters = config.getini("filterwarnings")
+    cmdline_filters = config.known_args_namespace.pythonwarnings or ()
+    zygote = (
+        WorkerZygote.start(config_filters=config_filters, cmdline_filters=cmdline_filters) if count else None
+    )
     if zygote is not None:
         config.add_cleanup(zygote.close)
         config.add_cleanup(lambda: os.environ.pop(SPEC_VARIABLE, None))

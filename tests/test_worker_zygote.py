@@ -18,6 +18,10 @@ import pytest
 from tests.helpers import parent_pid
 from tests.support.worker_zygote import WorkerZygote, _added_path
 
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the zygote listens in Linux's abstract socket namespace"
+)
+
 # execnet's own bootstrap line: the first line of the input is the program.
 _BOOTSTRAP = "import sys;exec(eval(sys.stdin.readline()))"
 
@@ -61,6 +65,8 @@ _ENDINGS = {
     "exit-message": "import sys; sys.exit('the message')",  # to stderr, status 1
     "exit-status": "import sys; sys.exit(7)",
     "exit-none": "import sys; sys.exit()",
+    "exit-negative": "import sys; sys.exit(-1)",  # 255, not a signal
+    "exit-over-a-byte": "import sys; sys.exit(300)",  # 44
     "error": "1 / 0",
     "thread-joined": (
         "import threading, time; "
@@ -94,10 +100,14 @@ def test_a_worker_runs_the_bootstrap_on_its_clients_streams_and_exits_with_its_s
     assert rest == "more input"  # what followed the first line is the worker's to read
 
 
-def test_a_worker_killed_by_a_signal_is_a_client_killed_by_it(zygote: WorkerZygote, tmp_path: Path) -> None:
-    """As execnet would see a crashed interpreter (pytest-xdist reports the worker crashed)."""
-    result = _run(zygote.client, tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGTERM)")
-    assert result.returncode == -signal.SIGTERM
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_a_worker_killed_by_a_signal_is_a_client_killed_by_it(
+    zygote: WorkerZygote, tmp_path: Path, signum: int
+) -> None:
+    """As execnet would see a crashed interpreter (pytest-xdist reports the worker crashed); SIGKILL (the
+    OOM killer's) takes no handler, the client dies of it all the same."""
+    result = _run(zygote.client, tmp_path, f"import os; os.kill(os.getpid(), {int(signum)})")
+    assert result.returncode == -signum
 
 
 def test_a_worker_whose_client_is_killed_is_killed_too(zygote: WorkerZygote, tmp_path: Path) -> None:
@@ -204,7 +214,7 @@ def test_an_import_that_fails_or_warns_is_reported_and_changes_nothing_for_the_w
     )
     filters = ["ignore:zygote-known:DeprecationWarning"]  # as setup.cfg's filterwarnings has them
     zygote = WorkerZygote.start(
-        preload=("zygote_broken", "zygote_warns", "zygote_quiet", "colorsys"), warning_filters=filters
+        preload=("zygote_broken", "zygote_warns", "zygote_quiet", "colorsys"), config_filters=filters
     )
     assert zygote is not None
     try:

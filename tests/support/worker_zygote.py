@@ -45,6 +45,7 @@ import socket
 import struct
 import subprocess
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -102,11 +103,14 @@ class WorkerZygote:
 
     @classmethod
     def start(
-        cls, preload: tuple[str, ...] = _PRELOADED, warning_filters: Sequence[str] = ()
+        cls,
+        preload: tuple[str, ...] = _PRELOADED,
+        config_filters: Sequence[str] = (),
+        cmdline_filters: Sequence[str] = (),
     ) -> WorkerZygote | None:
         """The zygote, or None where it cannot listen (not Linux: no abstract socket namespace).
-        ``warning_filters`` are the run's (``filterwarnings``, then ``-W``), which a worker's collection
-        would have applied to these imports."""
+        ``config_filters`` (``filterwarnings``) and ``cmdline_filters`` (``-W``) are the run's, which a
+        worker's collection would have applied to these imports."""
         if not sys.platform.startswith("linux"):
             return None
         address = f"@llmts-zygote-{os.getpid()}-{os.urandom(6).hex()}"
@@ -117,7 +121,8 @@ class WorkerZygote:
             listener.listen(64)
             # -u: the flags the workers' interpreters would have had (execnet passes -u).
             command = [sys.executable, "-u", os.path.abspath(__file__), "serve", str(listener.fileno())]
-            command.append(json.dumps(list(warning_filters)))
+            # The run's filters, and whether the interpreter was given any (pytest adds its defaults if not).
+            command.append(json.dumps([list(config_filters), list(cmdline_filters), bool(sys.warnoptions)]))
             process = subprocess.Popen(
                 [*command, *preload], stdin=subprocess.PIPE, pass_fds=[listener.fileno()]
             )
@@ -171,7 +176,8 @@ def _connect(address: str, argv: list[str]) -> NoReturn:
 def _exit_as(status: int) -> NoReturn:
     """Exit with ``status`` as ``subprocess`` reports it: a negative one is death by that signal."""
     if status < 0:
-        signal.signal(-status, signal.SIG_DFL)
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP take no handler: already default
+            signal.signal(-status, signal.SIG_DFL)
         os.kill(os.getpid(), -status)
     os._exit(status & 0xFF)
 
@@ -179,21 +185,22 @@ def _exit_as(status: int) -> NoReturn:
 # --- the zygote ---------------------------------------------------------------------------------------------
 
 
-def _preload(names: list[str], warning_filters: list[str]) -> None:
-    """Import ``names`` under the warning filters pytest applies while a worker collects; what fails or
-    warns is printed, the filters the imports add are undone."""
+def _preload(names: list[str], warning_filters: list[Any]) -> None:
+    """Import ``names`` under the warning filters pytest applies while a worker collects
+    (``Config._catch_configured_warnings``: ``[config filters, -W filters, interpreter had its own]``);
+    what fails or warns is printed, the filters the imports add are undone."""
     import gc
     import importlib
     import traceback
-    import warnings
 
-    from _pytest.config import parse_warning_filter  # pytest's own reading of a filter line
+    from _pytest.config import apply_warning_filters  # pytest's own reading of the filter lines
 
+    config_filters, cmdline_filters, interpreter_has_filters = warning_filters
     with warnings.catch_warnings(record=True) as caught:
-        warnings.filterwarnings("always", category=DeprecationWarning)
-        warnings.filterwarnings("always", category=PendingDeprecationWarning)
-        for line in warning_filters:
-            warnings.filterwarnings(*parse_warning_filter(line, escape=False))
+        if not interpreter_has_filters:  # as pytest: its defaults only where the interpreter has none
+            warnings.filterwarnings("always", category=DeprecationWarning)
+            warnings.filterwarnings("always", category=PendingDeprecationWarning)
+        apply_warning_filters(config_filters, cmdline_filters)
         for name in names:
             try:
                 importlib.import_module(name)
@@ -211,7 +218,7 @@ def _preload(names: list[str], warning_filters: list[str]) -> None:
     gc.freeze()  # what the imports made stays out of every child's collections, as in a worker
 
 
-def _serve(listener: socket.socket, preload: list[str], warning_filters: list[str]) -> None:
+def _serve(listener: socket.socket, preload: list[str], warning_filters: list[Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # it ends with the controller's input, not Ctrl-C
     _preload(preload, warning_filters)
     settings = _interpreter_settings(os.environ)
@@ -270,7 +277,11 @@ def _fork_worker(
             os.close(fd)
         connection.close()
         return
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # Python 3.12+ warns of a fork in a process with threads. The zygote's only ones are OpenBLAS's
+        # idle pool, which numpy's import starts and OpenBLAS shuts down around a fork (pthread_atfork).
+        warnings.filterwarnings("ignore", r".*multi-threaded, use of fork\(\)", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:
         _become(request, fds)
     for fd in fds:
@@ -383,7 +394,7 @@ def _become(request: dict[str, Any], fds: list[int]) -> NoReturn:
         code = 0
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
-            code = exc.code or 0
+            code = (exc.code or 0) & 0xFF  # as the interpreter's exit(): a byte, never a signal
         else:  # as the interpreter: the message to stderr, status 1
             print(exc.code, file=sys.stderr)
     except KeyboardInterrupt:

@@ -20,7 +20,7 @@ from llmts import LlmTestServer, SessionClient
 from llmts.client.server import _popen
 from tests.helpers import CHROMIUM_ARGS, DASHBOARD_CONTROL_KEY, RawResponse, raw_request
 from tests.support.in_process import InProcessServer, InProcessSession
-from tests.support.server_template import ServerTemplate
+from tests.support.server_template import ServerTemplate, fresh_interpreter
 from tests.support.servers import BackgroundStops, SharedServers
 from tests.support.worker_zygote import SPEC_VARIABLE, WorkerZygote
 
@@ -99,24 +99,18 @@ def server_template(llmts_server: LlmTestServer) -> Iterator[ServerTemplate]:
         template.close()
 
 
-@contextlib.contextmanager
-def _launcher_for(node: pytest.Item | pytest.Collector, template: ServerTemplate) -> Iterator[None]:
-    if node.get_closest_marker("fresh_interpreter") is None or llmts.client.server._launch is _popen:
-        yield
-        return
-    llmts.client.server._launch = _popen
-    try:
-        yield
-    finally:
-        llmts.client.server._launch = template.launch
+def _launcher_for(node: pytest.Item | pytest.Collector) -> contextlib.AbstractContextManager[None]:
+    marked = node.get_closest_marker("fresh_interpreter") is not None
+    return fresh_interpreter() if marked else contextlib.nullcontext()
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _fresh_interpreter_module(
     request: pytest.FixtureRequest, server_template: ServerTemplate
 ) -> Iterator[None]:
-    """``fresh_interpreter`` on a module (``pytestmark``) reaches its module-scoped servers too."""
-    with _launcher_for(request.node, server_template):
+    """``fresh_interpreter`` on a module (``pytestmark``) reaches its module-scoped servers too (set up
+    after ``server_template``, whose launch it puts back)."""
+    with _launcher_for(request.node):
         yield
 
 
@@ -124,7 +118,7 @@ def _fresh_interpreter_module(
 def _fresh_interpreter_test(
     request: pytest.FixtureRequest, server_template: ServerTemplate
 ) -> Iterator[None]:
-    with _launcher_for(request.node, server_template):
+    with _launcher_for(request.node):
         yield
 
 

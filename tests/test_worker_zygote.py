@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import parent_pid
-from tests.support.worker_zygote import WorkerZygote, _added_path
+from tests.support.inner_pytest import workers_from_the_zygote
+from tests.support.worker_zygote import SPEC_VARIABLE, WorkerZygote, _added_path
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the zygote listens in Linux's abstract socket namespace"
@@ -241,9 +242,10 @@ def test_this_runs_workers_come_from_the_zygote(worker_id: str) -> None:
 
 def test_a_run_without_xdist_runs(request: pytest.FixtureRequest) -> None:
     """This suite's conftest implements a pytest-xdist hook (the worker count) next to the zygote's
-    start; ``-p no:xdist`` leaves pytest without that hook, and the run must still start."""
+    start; ``-p no:xdist`` leaves pytest without that hook, and the run must still start (pytest checks
+    its plugins' hooks before it collects)."""
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-q", "tests/test_errors.py"],
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "--collect-only", "-q", "tests/test_errors.py"],
         cwd=request.config.rootpath,
         capture_output=True,
         text=True,
@@ -251,4 +253,15 @@ def test_a_run_without_xdist_runs(request: pytest.FixtureRequest) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 passed" in result.stdout
+    assert "tests/test_errors.py::" in result.stdout  # its tests collected
+
+
+def test_inner_runs_take_their_n_workers_from_the_zygote(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(SPEC_VARIABLE, "popen//python=zygote-client")
+    spec = "2*popen//python=zygote-client"
+    assert workers_from_the_zygote(["-n", "2", "-q"]) == ["--tx", spec, "-q", "--dist", "load"]
+    assert workers_from_the_zygote(["-n", "2", "--dist=loadscope"]) == ["--tx", spec, "--dist=loadscope"]
+    assert workers_from_the_zygote(["-n", "0"]) == ["-n", "0"]  # no worker to start
+    assert workers_from_the_zygote(["-n", "auto"]) == ["-n", "auto"]
+    monkeypatch.delenv(SPEC_VARIABLE)
+    assert workers_from_the_zygote(["-n", "2"]) == ["-n", "2"]  # a run without a zygote

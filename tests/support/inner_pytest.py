@@ -117,9 +117,9 @@ def workers_from_the_zygote(args: Sequence[str]) -> list[str]:
         return arguments
     at = arguments.index("-n")
     count = arguments[at + 1] if at + 1 < len(arguments) else ""
-    if not count.isdigit():
+    if not count.isdigit() or int(count) == 0:  # -n 0 runs no worker
         return arguments
     arguments[at : at + 2] = ["--tx", f"{count}*{spec}"]
-    if "--dist" not in arguments:
+    if not any(argument == "--dist" or argument.startswith("--dist=") for argument in arguments):
         arguments += ["--dist", "load"]
     return arguments

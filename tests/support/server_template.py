@@ -266,7 +266,9 @@ def _fork_instance(args: list[str], env: dict[str, str] | None) -> subprocess.Po
     if pid == 0:
         try:
             os.setsid()
-            for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):  # the supervisor's, not ours
+            # The supervisor's handlers, not ours: an interpreter's own (Ctrl-C raises KeyboardInterrupt).
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            for signum in (signal.SIGTERM, signal.SIGCHLD):
                 signal.signal(signum, signal.SIG_DFL)
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
             os.closerange(3, 1 << 16)

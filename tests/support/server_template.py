@@ -234,17 +234,8 @@ def _preload() -> None:
 def _child(request: dict[str, Any]) -> None:
     """In the forked child: become ``python -m llmts <argv>`` and exit with its status."""
     try:
-        os.setsid()
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         log = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.closerange(3, 1 << 16)
-        os.environ.clear()
-        os.environ.update(request["env"])
+        _detach(request["env"], output=log)
         os.chdir(request["cwd"])
     except BaseException:
         _exit_with(1)
@@ -265,20 +256,31 @@ def _fork_instance(args: list[str], env: dict[str, str] | None) -> subprocess.Po
     pid = os.fork()
     if pid == 0:
         try:
-            os.setsid()
-            # The supervisor's handlers, not ours: an interpreter's own (Ctrl-C raises KeyboardInterrupt).
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            for signum in (signal.SIGTERM, signal.SIGCHLD):
-                signal.signal(signum, signal.SIG_DFL)
-            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-            os.closerange(3, 1 << 16)
-            if env is not None:
-                os.environ.clear()
-                os.environ.update(env)
+            _detach(env, output=None)
         except BaseException:
             _exit_with(1)
         _become(args[3:])
     return _ForkedInstance(pid, args)  # type: ignore[return-value]
+
+
+def _detach(env: Mapping[str, str] | None, output: int | None) -> None:
+    """In a forked child: what ``subprocess.Popen(..., start_new_session=True, stdin=DEVNULL)`` gives a
+    new interpreter. A session of its own, an interpreter's signal handlers (not the template's or the
+    supervisor's; Ctrl-C raises KeyboardInterrupt), no input, ``output`` (else the parent's) as stdout and
+    stderr, no other descriptor, ``env`` (else the parent's) as the environment."""
+    os.setsid()
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for signum in (signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(signum, signal.SIG_DFL)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    if output is not None:
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+    os.closerange(3, 1 << 16)
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
 
 
 def _become(argv: list[str]) -> NoReturn:
